@@ -1,0 +1,35 @@
+"""The bus contract: every event schema and topic name Ballast uses, in one place."""
+
+from events.envelope import Envelope
+from events.models import (
+    Condition,
+    DeadLetter,
+    ReplicasChangeCommand,
+    ReplicasChangeRecord,
+    ReplicasChangeState,
+    ReplicasChangeStatus,
+    TopicSpec,
+    TopicSpecDeleted,
+    TopicStatus,
+)
+from events.serde import Decoded, InvalidEvent, decode, encode
+from events.topics import TOPICS, Topics
+
+__all__ = [
+    "TOPICS",
+    "Condition",
+    "DeadLetter",
+    "Decoded",
+    "Envelope",
+    "InvalidEvent",
+    "ReplicasChangeCommand",
+    "ReplicasChangeRecord",
+    "ReplicasChangeState",
+    "ReplicasChangeStatus",
+    "TopicSpec",
+    "TopicSpecDeleted",
+    "TopicStatus",
+    "Topics",
+    "decode",
+    "encode",
+]

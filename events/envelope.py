@@ -1,0 +1,31 @@
+"""The envelope every event travels in: schema name, version, id, time and correlation id."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import UTC, datetime
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+from pydantic.alias_generators import to_camel
+
+
+def new_id() -> str:
+    return str(uuid.uuid4())
+
+
+def utcnow() -> datetime:
+    return datetime.now(UTC)
+
+
+class Envelope(BaseModel):
+    """Wire form: {"schema", "version", "id", "time", "correlationId", "payload"}."""
+
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid")
+
+    schema_name: str = Field(alias="schema", min_length=1)
+    version: int = Field(ge=1)
+    id: str = Field(default_factory=new_id, min_length=1)
+    time: datetime = Field(default_factory=utcnow)
+    correlation_id: str = Field(default_factory=new_id, min_length=1)
+    payload: dict[str, Any]

@@ -1,0 +1,200 @@
+"""Pydantic models for every event on the bus.
+
+JSON field names are camelCase, as in Strimzi's KafkaTopic status (``replicasChange``, ``targetReplicas``), so users
+coming from Strimzi read familiar documents. Each event class names its schema and version; the envelope carries them.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime
+from enum import StrEnum
+from typing import Annotated, Any, ClassVar
+
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator
+from pydantic.alias_generators import to_camel
+
+from events.envelope import utcnow
+
+# Kafka's own rule for topic names (kafka.common.internals.Topic).
+_TOPIC_NAME = re.compile(r"^[a-zA-Z0-9._-]{1,249}$")
+
+
+def _check_topic_name(name: str) -> str:
+    if name in {".", ".."} or not _TOPIC_NAME.match(name):
+        raise ValueError(
+            f"invalid Kafka topic name {name!r}: use 1-249 characters from [a-zA-Z0-9._-], not '.' or '..'"
+        )
+    return name
+
+
+TopicName = Annotated[str, AfterValidator(_check_topic_name)]
+
+
+class Event(BaseModel):
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid", frozen=True)
+
+    SCHEMA: ClassVar[str]
+    VERSION: ClassVar[int] = 1
+
+    @property
+    def key(self) -> str:
+        """The Kafka record key: the resource the event is about."""
+        raise NotImplementedError
+
+    def to_payload(self) -> dict[str, Any]:
+        return self.model_dump(mode="json", by_alias=True, exclude_none=True)
+
+
+class TopicSpec(Event):
+    """Desired state of one Kafka topic. The latest spec per topic wins."""
+
+    SCHEMA: ClassVar[str] = "ballast.TopicSpec"
+
+    name: TopicName
+    partitions: int = Field(ge=1, le=100_000)
+    replicas: int = Field(ge=1, le=32)
+    config: dict[str, str] = Field(default_factory=dict)
+
+    @field_validator("config", mode="before")
+    @classmethod
+    def _stringify_config(cls, value: Any) -> Any:
+        # YAML users write `retention.ms: 604800000` and `min.insync.replicas: 2`; Kafka configs are strings.
+        if isinstance(value, dict):
+            return {str(k): str(v).lower() if isinstance(v, bool) else str(v) for k, v in value.items()}
+        return value
+
+    @property
+    def key(self) -> str:
+        return self.name
+
+
+class TopicSpecDeleted(Event):
+    """The spec was withdrawn: Ballast deletes the topic."""
+
+    SCHEMA: ClassVar[str] = "ballast.TopicSpecDeleted"
+
+    name: TopicName
+
+    @property
+    def key(self) -> str:
+        return self.name
+
+
+class ReplicasChangeCommand(Event):
+    """Reconciler -> replicas-change service: make this topic's replication factor ``target_replicas``."""
+
+    SCHEMA: ClassVar[str] = "ballast.ReplicasChangeCommand"
+
+    topic: TopicName
+    target_replicas: int = Field(ge=1)
+    generation: int = Field(ge=0, default=0)
+
+    @property
+    def key(self) -> str:
+        return self.topic
+
+
+class ReplicasChangeState(StrEnum):
+    # Not in Cruise Control's queue: not sent yet, or the last request failed (then ``message`` says why).
+    PENDING = "pending"
+    # In Cruise Control's queue (task Active or InExecution), identified by ``session_id``.
+    ONGOING = "ongoing"
+    # The topic has the target replication factor.
+    COMPLETED = "completed"
+
+
+class ReplicasChangeRecord(Event):
+    """The replicas-change service's durable memory for one topic (compacted topic, last record per key wins)."""
+
+    SCHEMA: ClassVar[str] = "ballast.ReplicasChangeRecord"
+
+    topic: str
+    state: ReplicasChangeState
+    target_replicas: int = Field(ge=1)
+    session_id: str | None = None
+    message: str | None = None
+    generation: int = 0
+    attempts: int = 0
+    next_attempt_at: datetime | None = None
+    # Set while a topic_configuration request is in flight: it is sent as Cruise Control's ``reason`` so that after a
+    # crash between the request and the record of its User-Task-ID the task can still be found in ``user_tasks``.
+    batch_id: str | None = None
+    updated_at: datetime = Field(default_factory=utcnow)
+
+    @property
+    def key(self) -> str:
+        return self.topic
+
+
+class ReplicasChangeStatus(BaseModel):
+    """The ``replicasChange`` block of a topic status, as in Strimzi's KafkaTopic status."""
+
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid", frozen=True)
+
+    state: ReplicasChangeState
+    target_replicas: int
+    session_id: str | None = None
+    message: str | None = None
+
+
+class Condition(BaseModel):
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid", frozen=True)
+
+    type: str
+    status: str  # "True" | "False" | "Unknown", as in Kubernetes conditions
+    reason: str | None = None
+    message: str | None = None
+    last_transition_time: datetime = Field(default_factory=utcnow)
+
+
+class TopicStatus(Event):
+    """What Ballast knows about one topic: published on every transition, compacted."""
+
+    SCHEMA: ClassVar[str] = "ballast.TopicStatus"
+
+    topic: str
+    ready: bool
+    generation: int = 0
+    observed_generation: int = 0
+    partitions: int | None = None
+    replicas: int | None = None
+    replicas_change: ReplicasChangeStatus | None = None
+    conditions: list[Condition] = Field(default_factory=list)
+    deleted: bool = False
+
+    @property
+    def key(self) -> str:
+        return self.topic
+
+    def condition(self, type_: str) -> Condition | None:
+        return next((c for c in self.conditions if c.type == type_), None)
+
+
+class DeadLetter(Event):
+    """An event that no consumer could accept, with the reason. Nothing is dropped silently."""
+
+    SCHEMA: ClassVar[str] = "ballast.DeadLetter"
+
+    source_topic: str
+    partition: int | None = None
+    offset: int | None = None
+    record_key: str | None = None
+    reason: str
+    service: str
+    value: str | None = None
+    value_encoding: str = "utf-8"
+
+    @property
+    def key(self) -> str:
+        return self.record_key or self.source_topic
+
+
+EVENT_TYPES: tuple[type[Event], ...] = (
+    TopicSpec,
+    TopicSpecDeleted,
+    ReplicasChangeCommand,
+    ReplicasChangeRecord,
+    TopicStatus,
+    DeadLetter,
+)

@@ -1,0 +1,76 @@
+"""Encode events into envelopes and decode them back, with a clear reason when a record is not a valid event."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import ValidationError
+
+from events.envelope import Envelope
+from events.models import EVENT_TYPES, Event
+
+REGISTRY: dict[str, type[Event]] = {cls.SCHEMA: cls for cls in EVENT_TYPES}
+
+
+class InvalidEvent(ValueError):
+    """A record that is not a valid Ballast event. ``reason`` is what goes to the dead-letter topic."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+@dataclass(frozen=True)
+class Decoded:
+    envelope: Envelope
+    event: Event
+
+
+def envelope_for(event: Event, *, correlation_id: str | None = None) -> Envelope:
+    fields: dict[str, Any] = {"schema": event.SCHEMA, "version": event.VERSION, "payload": event.to_payload()}
+    if correlation_id:
+        fields["correlationId"] = correlation_id
+    return Envelope.model_validate(fields)
+
+
+def encode(event: Event, *, correlation_id: str | None = None) -> bytes:
+    return envelope_for(event, correlation_id=correlation_id).model_dump_json(by_alias=True).encode()
+
+
+def _describe(error: ValidationError) -> str:
+    parts = []
+    for item in error.errors(include_url=False):
+        where = ".".join(str(p) for p in item["loc"]) or "(root)"
+        parts.append(f"{where}: {item['msg']}")
+    return "; ".join(parts)
+
+
+def decode(raw: bytes | str | None, *, expect: tuple[type[Event], ...] | None = None) -> Decoded:
+    """Parse and validate one record value. Raises InvalidEvent with a human-readable reason."""
+    if raw is None:
+        raise InvalidEvent("empty record value (tombstone): Ballast events are never null")
+    try:
+        document = json.loads(raw)
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise InvalidEvent(f"not JSON: {exc}") from None
+    if not isinstance(document, dict):
+        raise InvalidEvent(f"not an event envelope: expected a JSON object, got {type(document).__name__}")
+    try:
+        envelope = Envelope.model_validate(document)
+    except ValidationError as exc:
+        raise InvalidEvent(f"invalid envelope: {_describe(exc)}") from None
+    cls = REGISTRY.get(envelope.schema_name)
+    if cls is None:
+        raise InvalidEvent(f"unknown schema {envelope.schema_name!r}; known: {', '.join(sorted(REGISTRY))}")
+    if envelope.version != cls.VERSION:
+        raise InvalidEvent(f"unsupported version {envelope.version} of {cls.SCHEMA} (this Ballast reads {cls.VERSION})")
+    if expect is not None and cls not in expect:
+        wanted = ", ".join(c.SCHEMA for c in expect)
+        raise InvalidEvent(f"schema {cls.SCHEMA} does not belong on this topic (expected {wanted})")
+    try:
+        event = cls.model_validate(envelope.payload)
+    except ValidationError as exc:
+        raise InvalidEvent(f"invalid {cls.SCHEMA}: {_describe(exc)}") from None
+    return Decoded(envelope=envelope, event=event)

@@ -1,0 +1,39 @@
+"""Topic names on the bus. The only place they are spelled out."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class BusTopic:
+    name: str
+    compacted: bool
+    description: str
+
+    @property
+    def config(self) -> dict[str, str]:
+        return {"cleanup.policy": "compact"} if self.compacted else {}
+
+
+@dataclass(frozen=True)
+class Topics:
+    # Desired state, written by users (keyed by Kafka topic name).
+    specs: BusTopic = BusTopic("ballast.topic.specs", True, "desired topic specs (TopicSpec, TopicSpecDeleted)")
+    # User-facing status, one record per topic, written by the topic reconciler only.
+    status: BusTopic = BusTopic("ballast.topic.status", True, "per-topic status (TopicStatus)")
+    # Work for the replicas-change service, written by the topic reconciler.
+    replicas_commands: BusTopic = BusTopic(
+        "ballast.replicas-change.commands", False, "replication-factor change commands (ReplicasChangeCommand)"
+    )
+    # The replicas-change service's memory: one record per topic with a change in flight or done.
+    replicas_state: BusTopic = BusTopic(
+        "ballast.replicas-change.state", True, "replication-factor change progress (ReplicasChangeRecord)"
+    )
+    dead_letters: BusTopic = BusTopic("ballast.dead-letters", False, "events no consumer could accept (DeadLetter)")
+
+    def all(self) -> list[BusTopic]:
+        return [self.specs, self.status, self.replicas_commands, self.replicas_state, self.dead_letters]
+
+
+TOPICS = Topics()

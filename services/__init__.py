@@ -1,0 +1,1 @@
+"""Ballast stream processors and what they share."""

@@ -1,0 +1,106 @@
+"""Wiring of the cluster simulator: the model, the simulated Cruise Control, and its two HTTP listeners."""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+import ssl
+import time
+
+from aiohttp import web
+
+from services.cluster_sim.cruise_control import SimCruiseControl, SimTuning
+from services.cluster_sim.faults import FaultPlan
+from services.cluster_sim.http_admin import build_admin_app
+from services.cluster_sim.http_cruise_control import build_cruise_control_app
+from services.cluster_sim.model import Broker, Cluster
+from services.common.logging import get_logger
+from services.common.settings import SimulatorSettings
+
+log = get_logger(__name__)
+
+
+def parse_brokers(items: list[str]) -> list[Broker]:
+    brokers = []
+    for item in items:
+        broker_id, _, rack = item.partition(":")
+        brokers.append(Broker(id=int(broker_id), rack=rack or None))
+    return brokers
+
+
+class Simulator:
+    def __init__(self, settings: SimulatorSettings) -> None:
+        self.settings = settings
+        self.cluster = Cluster(parse_brokers(settings.brokers), default_partition_mb=settings.partition_size_mb)
+        self.cruise_control = SimCruiseControl(self.cluster, SimTuning(
+            time_scale=settings.time_scale, replica_bandwidth_mb_s=settings.replica_bandwidth_mb_s,
+            min_execution_s=settings.min_execution_s, proposal_s=settings.proposal_s, warmup_s=settings.warmup_s,
+            max_active_user_tasks=settings.max_active_user_tasks))
+        self.faults = FaultPlan()
+        self._admin_runner: web.AppRunner | None = None
+        self._cc_runner: web.AppRunner | None = None
+        self._restarts: set[asyncio.Task[None]] = set()
+
+    @property
+    def cruise_control_up(self) -> bool:
+        return self._cc_runner is not None
+
+    async def start(self) -> None:
+        self._admin_runner = web.AppRunner(build_admin_app(self), access_log=None)
+        await self._admin_runner.setup()
+        await web.TCPSite(self._admin_runner, self.settings.host, self.settings.admin_port).start()
+        await self.start_cruise_control()
+        log.info("simulator started", admin_port=self.settings.admin_port,
+                 cruise_control_port=self.settings.cruise_control_port, brokers=len(self.cluster.brokers))
+
+    async def start_cruise_control(self) -> None:
+        if self._cc_runner is not None:
+            return
+        s = self.settings
+        app = build_cruise_control_app(
+            self.cruise_control, self.faults, username=s.auth_username,
+            password=s.auth_password.get_secret_value() if s.auth_password else None)
+        runner = web.AppRunner(app, access_log=None)
+        await runner.setup()
+        context = None
+        if s.tls_certfile and s.tls_keyfile:
+            context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+            context.load_cert_chain(str(s.tls_certfile), str(s.tls_keyfile))
+        await web.TCPSite(runner, s.host, s.cruise_control_port, ssl_context=context, reuse_address=True).start()
+        self._cc_runner = runner
+
+    async def stop_cruise_control(self) -> None:
+        if self._cc_runner is not None:
+            runner, self._cc_runner = self._cc_runner, None
+            await runner.cleanup()
+
+    async def restart_cruise_control(self, down_s: float, warmup_s: float | None) -> None:
+        """Stop the listener, forget every task, come back after ``down_s`` (and warm up for ``warmup_s``)."""
+        await self.stop_cruise_control()
+        self.cruise_control.restart(warmup_s)
+
+        async def come_back() -> None:
+            await asyncio.sleep(down_s)
+            # Warm-up counts from when Cruise Control is back, as metric sampling restarts then.
+            self.cruise_control.started_at = time.monotonic()
+            await self.start_cruise_control()
+
+        task = asyncio.get_running_loop().create_task(come_back())
+        self._restarts.add(task)
+        task.add_done_callback(self._restarts.discard)
+
+    async def stop(self) -> None:
+        await self.stop_cruise_control()
+        if self._admin_runner is not None:
+            await self._admin_runner.cleanup()
+
+
+async def serve(settings: SimulatorSettings) -> None:
+    sim = Simulator(settings)
+    await sim.start()
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+    await stop.wait()
+    await sim.stop()

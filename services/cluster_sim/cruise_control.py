@@ -1,0 +1,312 @@
+"""The simulated Cruise Control: user tasks with Cruise Control's semantics and an executor over accelerated time.
+
+What it reproduces (seed 000, reference/cruise-control.md): tasks Active -> InExecution -> Completed /
+CompletedWithError; at most ``max_active_user_tasks`` Active tasks (the servlet-capacity error); one execution at a
+time (OngoingExecutionException); NotEnoughValidWindowsException while warming up; a target RF above the alive
+brokers refused with Cruise Control's words; the 202 progress answer while a proposal is computed, and the same
+task's answer when the request is repeated with its ``User-Task-ID``; every task forgotten on restart.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+import time
+import uuid
+from dataclasses import dataclass, field
+from typing import Any
+
+from services.cluster_sim import responses
+from services.cluster_sim.model import Cluster, ClusterError, ReplicaMove
+
+DEFAULT_GOALS = ["RackAwareGoal", "ReplicaCapacityGoal", "DiskCapacityGoal", "ReplicaDistributionGoal",
+                 "LeaderReplicaDistributionGoal", "TopicReplicaDistributionGoal"]
+KCC = "com.linkedin.kafka.cruisecontrol.exception.KafkaCruiseControlException"
+
+
+class CruiseControlFailure(Exception):
+    """An error answer: HTTP status and Cruise Control's error body."""
+
+    def __init__(self, status: int, body: dict[str, Any]) -> None:
+        super().__init__(body.get("errorMessage"))
+        self.status = status
+        self.body = body
+
+
+@dataclass
+class SimTask:
+    id: str
+    endpoint: str
+    request_url: str
+    client: str
+    start_ms: int
+    status: str = "Active"
+    result: dict[str, Any] | None = None
+    error: dict[str, Any] | None = None
+    proposal_ready: asyncio.Event = field(default_factory=asyncio.Event)
+
+    def as_json(self, fetch_completed: bool) -> dict[str, Any]:
+        row = {"UserTaskId": self.id, "RequestURL": self.request_url, "ClientIdentity": self.client,
+               "StartMs": str(self.start_ms), "Status": self.status}
+        if fetch_completed and self.status in ("Completed", "CompletedWithError"):
+            row["originalResponse"] = json.dumps(self.result if self.result is not None else self.error)
+        return row
+
+
+@dataclass
+class Execution:
+    task_id: str
+    moves: list[ReplicaMove]
+    duration_s: float
+    started: float = field(default_factory=time.monotonic)
+    finished_moves: int = 0
+    finished_mb: float = 0.0
+
+    @property
+    def total_mb(self) -> float:
+        return sum(m.data_to_move_mb for m in self.moves)
+
+
+@dataclass
+class SimTuning:
+    time_scale: float = 60.0  # simulated seconds per real second
+    replica_bandwidth_mb_s: float = 100.0  # simulated throttle per execution
+    min_execution_s: float = 0.5  # real seconds; long enough to be seen InExecution
+    proposal_s: float = 0.1  # real seconds a task stays Active computing its proposal
+    max_block_s: float = 10.0  # how long a request waits for its proposal before answering 202
+    warmup_s: float = 0.0  # NotEnoughValidWindows for this long after (re)start
+    max_active_user_tasks: int = 5
+
+
+class SimCruiseControl:
+    def __init__(self, cluster: Cluster, tuning: SimTuning | None = None) -> None:
+        self.cluster = cluster
+        self.tuning = tuning or SimTuning()
+        self.tasks: dict[str, SimTask] = {}
+        self.execution: Execution | None = None
+        self._runner: asyncio.Task[None] | None = None
+        self._background: set[asyncio.Task[None]] = set()
+        self.started_at = time.monotonic()
+        self.requests_served = 0
+
+    # -- lifecycle ---------------------------------------------------------------------------------------------
+
+    def restart(self, warmup_s: float | None = None) -> None:
+        """Forget every task, as a restarted Cruise Control does. Reassignments already handed to Kafka still
+        finish in the cluster; nobody reports on them any more."""
+        self.tasks.clear()
+        if warmup_s is not None:
+            self.tuning.warmup_s = warmup_s
+        self.started_at = time.monotonic()
+        if self.execution is not None:
+            orphan = self.execution
+            self.execution = None
+            if self._runner is not None:
+                self._runner.cancel()
+            remaining = max(0.0, orphan.duration_s - (time.monotonic() - orphan.started))
+            self._spawn(self._finish_orphan(orphan, remaining))
+
+    async def _finish_orphan(self, orphan: Execution, delay: float) -> None:
+        await asyncio.sleep(delay)
+        for move in orphan.moves[orphan.finished_moves:]:
+            self.cluster.apply(move)
+
+    def _spawn(self, coro: Any) -> asyncio.Task[None]:
+        task = asyncio.get_running_loop().create_task(coro)
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+        return task
+
+    @property
+    def warm(self) -> bool:
+        return time.monotonic() - self.started_at >= self.tuning.warmup_s
+
+    def active_count(self) -> int:
+        return sum(1 for t in self.tasks.values() if t.status == "Active")
+
+    # -- endpoints ---------------------------------------------------------------------------------------------
+
+    async def topic_configuration(self, params: dict[str, str], body: dict[str, Any] | None, request_url: str,
+                                  client: str, task_id_header: str | None) -> tuple[int, dict[str, Any], str]:
+        if task_id_header and task_id_header in self.tasks:
+            return await self._answer(self.tasks[task_id_header], "topic_configuration")
+        by_rf = self._parse_rf_request(params, body)
+        dryrun = params.get("dryrun", "true").lower() != "false"
+        goals = [g for g in params.get("goals", "").split(",") if g] or DEFAULT_GOALS
+        self._check_capacity("POST", "topic_configuration")
+        task = self._new_task("topic_configuration", request_url, client)
+        self._spawn(self._run_topic_configuration(task, by_rf, dryrun, goals))
+        return await self._answer(task, "topic_configuration")
+
+    def _parse_rf_request(self, params: dict[str, str], body: dict[str, Any] | None) -> dict[int, str]:
+        if body:
+            try:
+                mapping = body["replication_factor"]["topic_by_replication_factor"]
+                return {int(rf): str(regex) for rf, regex in mapping.items()}
+            except (KeyError, TypeError, ValueError):
+                raise CruiseControlFailure(400, responses.error_body(
+                    "POST", "topic_configuration",
+                    "Expected {\"replication_factor\":{\"topic_by_replication_factor\":{<rf>:<regex>}}}.",
+                    "java.lang.IllegalArgumentException")) from None
+        if "topic" in params and "replication_factor" in params:
+            try:
+                return {int(params["replication_factor"]): params["topic"]}
+            except ValueError:
+                pass
+        raise CruiseControlFailure(400, responses.error_body(
+            "POST", "topic_configuration", "Topic and replication factor are required.",
+            "java.lang.IllegalArgumentException"))
+
+    def _check_capacity(self, method: str, endpoint: str) -> None:
+        active = self.active_count()
+        if active >= self.tuning.max_active_user_tasks:
+            raise CruiseControlFailure(500, responses.error_body(
+                method, endpoint, f"There are already {active} active user tasks, which has reached the servlet capacity.",
+                "java.lang.RuntimeException"))
+
+    def _new_task(self, endpoint: str, request_url: str, client: str) -> SimTask:
+        task = SimTask(id=str(uuid.uuid4()), endpoint=endpoint, request_url=request_url, client=client,
+                       start_ms=int(time.time() * 1000))
+        self.tasks[task.id] = task
+        return task
+
+    async def _answer(self, task: SimTask, endpoint: str) -> tuple[int, dict[str, Any], str]:
+        try:
+            await asyncio.wait_for(task.proposal_ready.wait(), timeout=self.tuning.max_block_s)
+        except TimeoutError:
+            elapsed = int(time.time() * 1000) - task.start_ms
+            return 202, responses.progress_body("Topic configuration", elapsed), task.id
+        if task.error is not None:
+            raise CruiseControlFailure(500, task.error)
+        return 200, task.result or {}, task.id
+
+    async def _run_topic_configuration(self, task: SimTask, by_rf: dict[int, str], dryrun: bool,
+                                       goals: list[str]) -> None:
+        await asyncio.sleep(self.tuning.proposal_s)
+        if self.tasks.get(task.id) is not task:
+            return  # forgotten by a restart
+        try:
+            moves = self._propose_rf_change(by_rf)
+        except CruiseControlFailure as failure:
+            task.error, task.status = failure.body, "CompletedWithError"
+            task.proposal_ready.set()
+            return
+        task.result = responses.optimization_result(self.cluster, moves, goals=goals)
+        if dryrun or not moves:
+            task.status = "Completed"
+        elif self.execution is not None:
+            task.error = responses.error_body(
+                "POST", "topic_configuration", "Cannot execute new proposals while there is an ongoing execution.",
+                f"{KCC}: com.linkedin.kafka.cruisecontrol.executor.OngoingExecutionException")
+            task.status = "CompletedWithError"
+        else:
+            task.status = "InExecution"
+            self._start_execution(task, moves)
+        task.proposal_ready.set()
+
+    def _propose_rf_change(self, by_rf: dict[int, str]) -> list[ReplicaMove]:
+        if not self.warm:
+            raise CruiseControlFailure(500, responses.error_body(
+                "POST", "topic_configuration",
+                f"There are only 0 valid windows when aggregating in range [-1, {int(time.time() * 1000)}] for "
+                "aggregation options (minValidEntityRatio=0.95, minValidEntityGroupRatio=0.00, minValidWindows=1, "
+                f"numEntitiesToInclude={sum(len(t.partitions) for t in self.cluster.topics.values())}, "
+                "granularity=ENTITY)",
+                f"{KCC}: com.linkedin.cruisecontrol.exception.NotEnoughValidWindowsException"))
+        alive = len(self.cluster.alive_ids)
+        moves: list[ReplicaMove] = []
+        for rf, regex in sorted(by_rf.items()):
+            try:
+                pattern = re.compile(regex)
+            except re.error as exc:
+                raise CruiseControlFailure(400, responses.error_body(
+                    "POST", "topic_configuration", f"Invalid topic regex {regex!r}: {exc}",
+                    "java.util.regex.PatternSyntaxException")) from None
+            topics = sorted(name for name in self.cluster.topics if pattern.fullmatch(name))
+            if rf > alive:
+                raise CruiseControlFailure(500, responses.error_body(
+                    "POST", "topic_configuration",
+                    f"Unable to change replication factor (RF) of topics {topics} to {rf} since there are only "
+                    f"{alive} alive brokers in the cluster. Requested RF cannot be more than number of alive brokers.",
+                    f"{KCC}: java.lang.RuntimeException"))
+            try:
+                moves.extend(self.cluster.plan_replication_factor(topics, rf))
+            except ClusterError as exc:
+                raise CruiseControlFailure(500, responses.error_body(
+                    "POST", "topic_configuration", str(exc), f"{KCC}: java.lang.IllegalStateException")) from None
+        return moves
+
+    # -- executor ----------------------------------------------------------------------------------------------
+
+    def _start_execution(self, task: SimTask, moves: list[ReplicaMove]) -> None:
+        total_mb = sum(m.data_to_move_mb for m in moves)
+        simulated_s = total_mb / self.tuning.replica_bandwidth_mb_s
+        duration = max(self.tuning.min_execution_s, simulated_s / self.tuning.time_scale)
+        self.execution = Execution(task_id=task.id, moves=moves, duration_s=duration)
+        self._runner = self._spawn(self._execute(self.execution, task))
+
+    async def _execute(self, execution: Execution, task: SimTask) -> None:
+        """Apply movements in order as simulated data flows at the throttle."""
+        total = execution.total_mb or 1.0
+        cumulative, boundaries = 0.0, []
+        for move in execution.moves:
+            cumulative += move.data_to_move_mb
+            boundaries.append(cumulative)
+        tick = min(0.05, execution.duration_s / 10)
+        while execution.finished_moves < len(execution.moves):
+            await asyncio.sleep(tick)
+            elapsed = time.monotonic() - execution.started
+            execution.finished_mb = min(total, total * elapsed / execution.duration_s)
+            while (execution.finished_moves < len(execution.moves)
+                   and (boundaries[execution.finished_moves] <= execution.finished_mb + 1e-9
+                        or elapsed >= execution.duration_s)):
+                self.cluster.apply(execution.moves[execution.finished_moves])
+                execution.finished_moves += 1
+        if self.execution is execution:
+            self.execution = None
+        task.status = "Completed"
+
+    def executor_state(self) -> dict[str, Any]:
+        ex = self.execution
+        if ex is None:
+            return {"state": "NO_TASK_IN_PROGRESS"}
+        in_progress = 0 if ex.finished_moves >= len(ex.moves) else 1
+        return {
+            "state": "INTER_BROKER_REPLICA_MOVEMENT_TASK_IN_PROGRESS",
+            "triggeredUserTaskId": ex.task_id,
+            "triggeredTaskReason": "Topic configuration",
+            "numTotalPartitionMovements": len(ex.moves),
+            "numFinishedPartitionMovements": ex.finished_moves,
+            "numInProgressPartitionMovements": in_progress,
+            "numPendingPartitionMovements": len(ex.moves) - ex.finished_moves - in_progress,
+            "numCancelledPartitionMovements": 0,
+            "abortingPartitions": 0,
+            "totalDataToMove": int(ex.total_mb),
+            "finishedDataMovement": int(ex.finished_mb),
+            "maximumConcurrentPartitionMovementsPerBroker": 5,
+            "minimumConcurrentPartitionMovementsPerBroker": 5,
+            "averageConcurrentPartitionMovementsPerBroker": 5,
+        }
+
+    # -- read-only endpoints -----------------------------------------------------------------------------------
+
+    def user_tasks(self, params: dict[str, str]) -> dict[str, Any]:
+        ids = {i for i in params.get("user_task_ids", "").split(",") if i}
+        endpoints = {e.strip().lower() for e in params.get("endpoints", "").split(",") if e.strip()}
+        types = {t.strip().upper() for t in params.get("types", "").split(",") if t.strip()}
+        fetch = params.get("fetch_completed_task", "false").lower() == "true"
+        type_of = {"Active": "ACTIVE", "InExecution": "IN_EXECUTION", "Completed": "COMPLETED",
+                   "CompletedWithError": "COMPLETED_WITH_ERROR"}
+        rows = [
+            t.as_json(fetch)
+            for t in self.tasks.values()
+            if (not ids or t.id in ids) and (not endpoints or t.endpoint in endpoints)
+            and (not types or type_of[t.status] in types)
+        ]
+        return {"userTasks": rows, "version": 1}
+
+    def state(self) -> dict[str, Any]:
+        partitions = sum(len(t.partitions) for t in self.cluster.topics.values())
+        return responses.cruise_control_state(executor=self.executor_state(), warm=self.warm,
+                                              num_partitions=partitions, goals=DEFAULT_GOALS)

@@ -1,0 +1,34 @@
+"""Faults the tests inject into the simulated Cruise Control: error answers and added latency per endpoint."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass
+class InjectedError:
+    endpoint: str  # "topic_configuration", "user_tasks", ... or "*" for every endpoint
+    status: int
+    message: str
+    remaining: int  # how many requests still get it; -1 = until cleared
+
+
+@dataclass
+class FaultPlan:
+    errors: list[InjectedError] = field(default_factory=list)
+    latency_s: dict[str, float] = field(default_factory=dict)
+
+    def take_error(self, endpoint: str) -> tuple[int, str] | None:
+        for error in self.errors:
+            if error.endpoint in (endpoint, "*") and error.remaining != 0:
+                if error.remaining > 0:
+                    error.remaining -= 1
+                return error.status, error.message
+        return None
+
+    def latency_for(self, endpoint: str) -> float:
+        return self.latency_s.get(endpoint, self.latency_s.get("*", 0.0))
+
+    def clear(self) -> None:
+        self.errors.clear()
+        self.latency_s.clear()

@@ -1,0 +1,158 @@
+"""The simulator's admin API (what the cluster-admin port talks to) and its fault API (what tests talk to)."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, fields
+from typing import TYPE_CHECKING, Any
+
+from aiohttp import web
+
+from services.cluster_sim.faults import InjectedError
+from services.cluster_sim.model import ClusterError, NoSuchTopic, Topic, TopicExists
+
+if TYPE_CHECKING:
+    from services.cluster_sim.app import Simulator
+
+
+def _topic_json(topic: Topic, alive: set[int]) -> dict[str, Any]:
+    return {
+        "name": topic.name,
+        "replicationFactor": topic.replication_factor,
+        "config": topic.config,
+        "partitions": [
+            {"partition": p.index, "replicas": p.replicas, "leader": p.leader, "isr": p.isr(alive),
+             "sizeMB": p.size_mb}
+            for p in topic.partitions
+        ],
+    }
+
+
+def _error(status: int, message: str) -> web.Response:
+    return web.json_response({"error": message}, status=status)
+
+
+def build_admin_app(sim: Simulator) -> web.Application:
+    cluster = sim.cluster
+
+    @web.middleware
+    async def errors(request: web.Request, handler: Any) -> web.StreamResponse:
+        try:
+            return await handler(request)
+        except NoSuchTopic as exc:
+            return _error(404, str(exc))
+        except TopicExists as exc:
+            return _error(409, str(exc))
+        except ClusterError as exc:
+            return _error(400, str(exc))
+        except (KeyError, ValueError, TypeError) as exc:
+            return _error(400, f"bad request: {exc!r}")
+
+    app = web.Application(middlewares=[errors])
+    r = app.router
+
+    async def health(_: web.Request) -> web.Response:
+        return web.json_response({"status": "ok", "cruiseControlUp": sim.cruise_control_up})
+
+    async def brokers(_: web.Request) -> web.Response:
+        return web.json_response({"brokers": [
+            {"id": b.id, "rack": b.rack, "alive": b.alive} for b in sorted(cluster.brokers.values(), key=lambda b: b.id)
+        ]})
+
+    async def list_topics(_: web.Request) -> web.Response:
+        alive = cluster.alive_ids
+        return web.json_response({"topics": [_topic_json(t, alive) for t in cluster.topics.values()]})
+
+    async def describe(request: web.Request) -> web.Response:
+        names = (await request.json())["names"]
+        alive = cluster.alive_ids
+        return web.json_response({"topics": [_topic_json(cluster.topics[n], alive) for n in names
+                                             if n in cluster.topics]})
+
+    async def create(request: web.Request) -> web.Response:
+        body = await request.json()
+        topic = cluster.create_topic(body["name"], int(body["partitions"]), int(body["replicationFactor"]),
+                                     {str(k): str(v) for k, v in body.get("config", {}).items()})
+        return web.json_response(_topic_json(topic, cluster.alive_ids), status=201)
+
+    async def delete(request: web.Request) -> web.Response:
+        cluster.delete_topic(request.match_info["name"])
+        return web.Response(status=204)
+
+    async def partitions(request: web.Request) -> web.Response:
+        cluster.create_partitions(request.match_info["name"], int((await request.json())["total"]))
+        return web.Response(status=204)
+
+    async def config(request: web.Request) -> web.Response:
+        body = await request.json()
+        cluster.alter_config(request.match_info["name"], {str(k): str(v) for k, v in body["config"].items()})
+        return web.Response(status=204)
+
+    async def broker_state(request: web.Request) -> web.Response:
+        cluster.set_alive(int(request.match_info["id"]), request.match_info["action"] == "start")
+        return web.Response(status=204)
+
+    # -- faults ------------------------------------------------------------------------------------------------
+
+    async def cc_restart(request: web.Request) -> web.Response:
+        body = await request.json() if request.can_read_body else {}
+        await sim.restart_cruise_control(down_s=float(body.get("downSeconds", 0.5)),
+                                         warmup_s=body.get("warmupSeconds"))
+        return web.Response(status=204)
+
+    async def cc_stop(_: web.Request) -> web.Response:
+        await sim.stop_cruise_control()
+        return web.Response(status=204)
+
+    async def cc_start(_: web.Request) -> web.Response:
+        await sim.start_cruise_control()
+        return web.Response(status=204)
+
+    async def inject_error(request: web.Request) -> web.Response:
+        body = await request.json()
+        sim.faults.errors.append(InjectedError(body.get("endpoint", "*"), int(body.get("status", 500)),
+                                               body["message"], int(body.get("count", 1))))
+        return web.Response(status=204)
+
+    async def latency(request: web.Request) -> web.Response:
+        body = await request.json()
+        sim.faults.latency_s[body.get("endpoint", "*")] = float(body["seconds"])
+        return web.Response(status=204)
+
+    async def tuning(request: web.Request) -> web.Response:
+        body = await request.json()
+        known = {f.name for f in fields(sim.cruise_control.tuning)}
+        for key, value in body.items():
+            if key not in known:
+                return _error(400, f"unknown tuning {key!r}; known: {sorted(known)}")
+            setattr(sim.cruise_control.tuning, key, type(getattr(sim.cruise_control.tuning, key))(value))
+        return web.json_response(asdict(sim.cruise_control.tuning))
+
+    async def reset(_: web.Request) -> web.Response:
+        sim.faults.clear()
+        if not sim.cruise_control_up:
+            await sim.start_cruise_control()
+        return web.Response(status=204)
+
+    async def stats(_: web.Request) -> web.Response:
+        cc = sim.cruise_control
+        return web.json_response({"requestsServed": cc.requests_served, "tasks": len(cc.tasks),
+                                  "executing": cc.execution is not None})
+
+    r.add_get("/health", health)
+    r.add_get("/admin/brokers", brokers)
+    r.add_post("/admin/brokers/{id}/{action:stop|start}", broker_state)
+    r.add_get("/admin/topics", list_topics)
+    r.add_post("/admin/topics", create)
+    r.add_post("/admin/topics/describe", describe)
+    r.add_delete("/admin/topics/{name}", delete)
+    r.add_post("/admin/topics/{name}/partitions", partitions)
+    r.add_patch("/admin/topics/{name}/config", config)
+    r.add_post("/faults/cruise-control/restart", cc_restart)
+    r.add_post("/faults/cruise-control/stop", cc_stop)
+    r.add_post("/faults/cruise-control/start", cc_start)
+    r.add_post("/faults/errors", inject_error)
+    r.add_post("/faults/latency", latency)
+    r.add_post("/faults/tuning", tuning)
+    r.add_post("/faults/reset", reset)
+    r.add_get("/faults/stats", stats)
+    return app

@@ -1,0 +1,96 @@
+"""Cruise Control's REST API over the simulator, under ``/kafkacruisecontrol/``, with optional Basic auth and TLS,
+and the fault plan (errors, latency) applied before each request."""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import hmac
+import json
+from typing import Any
+
+from aiohttp import web
+
+from services.cluster_sim import responses
+from services.cluster_sim.cruise_control import CruiseControlFailure, SimCruiseControl
+from services.cluster_sim.faults import FaultPlan
+
+PREFIX = "/kafkacruisecontrol"
+
+
+def _json(status: int, body: dict[str, Any], task_id: str | None = None) -> web.Response:
+    headers = {"Cruise-Control-Version": "2.5.141-ballast-sim"}
+    if task_id:
+        headers["User-Task-ID"] = task_id
+    return web.json_response(body, status=status, headers=headers)
+
+
+def _request_url(request: web.Request) -> str:
+    # Cruise Control records "<METHOD> <path>?<query>" for each task; Ballast relies on the query being kept.
+    query = f"?{request.query_string}" if request.query_string else ""
+    return f"{request.method} {request.path}{query}"
+
+
+def build_cruise_control_app(cc: SimCruiseControl, faults: FaultPlan, *, username: str | None = None,
+                             password: str | None = None) -> web.Application:
+    @web.middleware
+    async def guard(request: web.Request, handler: Any) -> web.StreamResponse:
+        endpoint = request.path.removeprefix(PREFIX).strip("/")
+        if username is not None and not _authorized(request, username, password or ""):
+            return web.Response(status=401, text="Unauthorized", headers={"WWW-Authenticate": 'Basic realm="cc"'})
+        delay = faults.latency_for(endpoint)
+        if delay:
+            await asyncio.sleep(delay)
+        injected = faults.take_error(endpoint)
+        if injected is not None:
+            status, message = injected
+            exc = "java.lang.RuntimeException"
+            return _json(status, responses.error_body(request.method, endpoint, message, exc))
+        cc.requests_served += 1
+        try:
+            return await handler(request)
+        except CruiseControlFailure as failure:
+            return _json(failure.status, failure.body)
+
+    app = web.Application(middlewares=[guard])
+
+    async def topic_configuration(request: web.Request) -> web.Response:
+        body = None
+        if request.can_read_body:
+            raw = await request.read()
+            if raw.strip():
+                try:
+                    body = json.loads(raw)
+                except json.JSONDecodeError as exc:
+                    return _json(400, responses.error_body("POST", "topic_configuration", f"Invalid JSON body: {exc}",
+                                                           "java.lang.IllegalArgumentException"))
+        client = request.remote or "127.0.0.1"
+        status, payload, task_id = await cc.topic_configuration(
+            dict(request.query), body, _request_url(request), client, request.headers.get("User-Task-ID"))
+        return _json(status, payload, task_id)
+
+    async def user_tasks(request: web.Request) -> web.Response:
+        return _json(200, cc.user_tasks(dict(request.query)))
+
+    async def state(request: web.Request) -> web.Response:
+        return _json(200, cc.state())
+
+    async def kafka_cluster_state(request: web.Request) -> web.Response:
+        return _json(200, responses.kafka_cluster_state(cc.cluster))
+
+    app.router.add_post(f"{PREFIX}/topic_configuration", topic_configuration)
+    app.router.add_get(f"{PREFIX}/user_tasks", user_tasks)
+    app.router.add_get(f"{PREFIX}/state", state)
+    app.router.add_get(f"{PREFIX}/kafka_cluster_state", kafka_cluster_state)
+    return app
+
+
+def _authorized(request: web.Request, username: str, password: str) -> bool:
+    header = request.headers.get("Authorization", "")
+    if not header.startswith("Basic "):
+        return False
+    try:
+        user, _, secret = base64.b64decode(header[6:]).decode().partition(":")
+    except (ValueError, UnicodeDecodeError):
+        return False
+    return hmac.compare_digest(user, username) and hmac.compare_digest(secret, password)

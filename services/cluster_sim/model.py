@@ -1,0 +1,203 @@
+"""The simulated Kafka cluster: brokers with hierarchical racks, topics and partitions. Pure and synchronous.
+
+Replica choices here are deliberately simple (least-loaded alive broker, preferring racks the partition does not use
+yet): the simulator stands in for Kafka and Cruise Control, it is not Ballast's placement logic.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+
+
+class ClusterError(Exception):
+    """An operation Kafka would refuse, with Kafka's wording where it has one."""
+
+
+class TopicExists(ClusterError):
+    pass
+
+
+class NoSuchTopic(ClusterError):
+    pass
+
+
+@dataclass
+class Broker:
+    id: int
+    rack: str | None = None
+    alive: bool = True
+    log_dirs: tuple[str, ...] = ("/var/kafka/data-0",)
+
+
+@dataclass
+class Partition:
+    index: int
+    replicas: list[int]
+    leader: int | None
+    size_mb: float = 100.0
+
+    def isr(self, alive: set[int]) -> list[int]:
+        return [b for b in self.replicas if b in alive]
+
+
+@dataclass
+class Topic:
+    name: str
+    partitions: list[Partition]
+    config: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def replication_factor(self) -> int:
+        counts = Counter(len(p.replicas) for p in self.partitions)
+        return counts.most_common(1)[0][0] if counts else 0
+
+
+@dataclass(frozen=True)
+class ReplicaMove:
+    """One partition's change of replica set (what Cruise Control's executor calls a partition movement)."""
+
+    topic: str
+    partition: int
+    old_replicas: tuple[int, ...]
+    new_replicas: tuple[int, ...]
+    size_mb: float
+
+    @property
+    def data_to_move_mb(self) -> float:
+        return self.size_mb * len(set(self.new_replicas) - set(self.old_replicas))
+
+
+class Cluster:
+    def __init__(self, brokers: list[Broker], *, default_partition_mb: float = 100.0) -> None:
+        self.brokers: dict[int, Broker] = {b.id: b for b in brokers}
+        self.topics: dict[str, Topic] = {}
+        self.default_partition_mb = default_partition_mb
+
+    # -- brokers -----------------------------------------------------------------------------------------------
+
+    @property
+    def alive_ids(self) -> set[int]:
+        return {b.id for b in self.brokers.values() if b.alive}
+
+    def set_alive(self, broker_id: int, alive: bool) -> None:
+        if broker_id not in self.brokers:
+            raise ClusterError(f"Broker {broker_id} does not exist")
+        self.brokers[broker_id].alive = alive
+        for topic in self.topics.values():
+            for p in topic.partitions:
+                if not alive and p.leader == broker_id:
+                    p.leader = next((b for b in p.replicas if b in self.alive_ids), None)
+                if alive and p.leader is None and broker_id in p.replicas:
+                    p.leader = broker_id
+
+    def replica_counts(self) -> Counter[int]:
+        counts: Counter[int] = Counter({b: 0 for b in self.brokers})
+        for topic in self.topics.values():
+            for p in topic.partitions:
+                counts.update(p.replicas)
+        return counts
+
+    def leader_counts(self) -> Counter[int]:
+        counts: Counter[int] = Counter({b: 0 for b in self.brokers})
+        for topic in self.topics.values():
+            counts.update(p.leader for p in topic.partitions if p.leader is not None)
+        return counts
+
+    def _pick(self, exclude: list[int], load: Counter[int]) -> int | None:
+        """Least-loaded alive broker, preferring racks not yet used by the partition."""
+        used_racks = {self.brokers[b].rack for b in exclude if b in self.brokers}
+        candidates = [b for b in sorted(self.alive_ids) if b not in exclude]
+        if not candidates:
+            return None
+        return min(candidates, key=lambda b: (self.brokers[b].rack in used_racks, load[b], b))
+
+    # -- topics ------------------------------------------------------------------------------------------------
+
+    def create_topic(self, name: str, partitions: int, replication_factor: int, config: dict[str, str]) -> Topic:
+        if name in self.topics:
+            raise TopicExists(f"Topic '{name}' already exists.")
+        if partitions < 1:
+            raise ClusterError("Number of partitions must be larger than 0.")
+        if replication_factor < 1:
+            raise ClusterError("Replication factor must be larger than 0.")
+        alive = len(self.alive_ids)
+        if replication_factor > alive:
+            raise ClusterError(
+                f"Unable to replicate the partition {replication_factor} time(s): The target replication factor of "
+                f"{replication_factor} cannot be reached because only {alive} broker(s) are registered."
+            )
+        topic = Topic(name=name, partitions=[], config=dict(config))
+        self.topics[name] = topic
+        self._add_partitions(topic, partitions, replication_factor)
+        return topic
+
+    def _add_partitions(self, topic: Topic, total: int, replication_factor: int) -> None:
+        load = self.replica_counts()
+        leaders = self.leader_counts()
+        for index in range(len(topic.partitions), total):
+            replicas: list[int] = []
+            # Leader first: spread leadership, then followers by replica load.
+            first = min(sorted(self.alive_ids), key=lambda b: (leaders[b], load[b], b))
+            replicas.append(first)
+            while len(replicas) < replication_factor:
+                nxt = self._pick(replicas, load)
+                if nxt is None:
+                    break
+                replicas.append(nxt)
+            load.update(replicas)
+            leaders[first] += 1
+            topic.partitions.append(Partition(index, replicas, first, self.default_partition_mb))
+
+    def topic(self, name: str) -> Topic:
+        try:
+            return self.topics[name]
+        except KeyError:
+            raise NoSuchTopic(f"This server does not host this topic-partition: {name}") from None
+
+    def delete_topic(self, name: str) -> None:
+        self.topic(name)
+        del self.topics[name]
+
+    def create_partitions(self, name: str, total: int) -> None:
+        topic = self.topic(name)
+        if total <= len(topic.partitions):
+            raise ClusterError(f"Topic currently has {len(topic.partitions)} partitions, {total} would not be an increase.")
+        self._add_partitions(topic, total, topic.replication_factor)
+
+    def alter_config(self, name: str, config: dict[str, str]) -> None:
+        self.topic(name).config.update(config)
+
+    # -- replication-factor changes ----------------------------------------------------------------------------
+
+    def plan_replication_factor(self, topics: list[str], target: int) -> list[ReplicaMove]:
+        """Movements that bring every partition of ``topics`` to ``target`` replicas (nothing for those already
+        there). Growing adds the least-loaded alive brokers; shrinking drops followers from the most-loaded ones."""
+        load = self.replica_counts()
+        moves: list[ReplicaMove] = []
+        for name in topics:
+            for p in self.topic(name).partitions:
+                replicas = list(p.replicas)
+                while len(replicas) < target:
+                    nxt = self._pick(replicas, load)
+                    if nxt is None:
+                        break
+                    replicas.append(nxt)
+                    load[nxt] += 1
+                while len(replicas) > target:
+                    followers = [b for b in replicas if b != p.leader] or replicas[1:]
+                    drop = max(followers, key=lambda b: (load[b], b))
+                    replicas.remove(drop)
+                    load[drop] -= 1
+                if replicas != p.replicas:
+                    moves.append(ReplicaMove(name, p.index, tuple(p.replicas), tuple(replicas), p.size_mb))
+        return moves
+
+    def apply(self, move: ReplicaMove) -> None:
+        topic = self.topics.get(move.topic)
+        if topic is None or move.partition >= len(topic.partitions):
+            return  # deleted while the movement ran: Kafka drops the reassignment with the topic
+        p = topic.partitions[move.partition]
+        p.replicas = list(move.new_replicas)
+        if p.leader not in p.replicas:
+            p.leader = next((b for b in p.replicas if b in self.alive_ids), None)

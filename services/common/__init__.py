@@ -1,0 +1,1 @@
+"""What every service shares: settings, logging, the bus, and the two ports to the managed cluster."""

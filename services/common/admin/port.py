@@ -1,0 +1,91 @@
+"""The port every service uses to read and change the managed cluster, and the factory that picks an adapter."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Protocol
+
+if TYPE_CHECKING:
+    from services.common.settings import ClusterAdminSettings
+
+
+class AdminError(Exception):
+    """The managed cluster refused or failed an admin operation."""
+
+
+class UnknownTopic(AdminError):
+    pass
+
+
+class TopicAlreadyExists(AdminError):
+    pass
+
+
+@dataclass(frozen=True)
+class BrokerInfo:
+    id: int
+    rack: str | None = None
+    alive: bool = True
+
+
+@dataclass(frozen=True)
+class PartitionInfo:
+    id: int
+    replicas: tuple[int, ...]
+    leader: int | None = None
+    isr: tuple[int, ...] = ()
+
+
+@dataclass(frozen=True)
+class TopicDescription:
+    name: str
+    partitions: tuple[PartitionInfo, ...]
+    config: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def replication_factor(self) -> int:
+        # During a change partitions may briefly differ; the topic's RF is what most partitions have.
+        if not self.partitions:
+            return 0
+        counts = [len(p.replicas) for p in self.partitions]
+        return max(set(counts), key=counts.count)
+
+    @property
+    def partition_count(self) -> int:
+        return len(self.partitions)
+
+
+class ClusterAdmin(Protocol):
+    async def brokers(self) -> list[BrokerInfo]: ...
+
+    async def list_topics(self) -> dict[str, TopicDescription]:
+        """Every non-internal topic, described."""
+        ...
+
+    async def describe_topics(self, names: list[str]) -> dict[str, TopicDescription | None]:
+        """``None`` for a topic that does not exist."""
+        ...
+
+    async def create_topic(
+        self, name: str, partitions: int, replication_factor: int, config: dict[str, str] | None = None
+    ) -> None: ...
+
+    async def delete_topic(self, name: str) -> None: ...
+
+    async def create_partitions(self, name: str, total: int) -> None: ...
+
+    async def alter_configs(self, name: str, config: dict[str, str]) -> None:
+        """Set these keys; keys not named keep their value."""
+        ...
+
+    async def aclose(self) -> None: ...
+
+
+def make_cluster_admin(settings: ClusterAdminSettings) -> ClusterAdmin:
+    if settings.kind == "kafka":
+        from services.common.admin.kafka import KafkaClusterAdmin
+
+        return KafkaClusterAdmin({"bootstrap.servers": settings.bootstrap_servers, **settings.extra}, settings.timeout_s)
+    from services.common.admin.simulator import SimulatorClusterAdmin
+
+    return SimulatorClusterAdmin(settings.simulator_url, timeout_s=settings.timeout_s)

@@ -1,0 +1,81 @@
+"""Cluster-admin adapter for the embedded cluster simulator's admin HTTP API."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import httpx
+
+from services.common.admin.port import (
+    AdminError,
+    BrokerInfo,
+    PartitionInfo,
+    TopicAlreadyExists,
+    TopicDescription,
+    UnknownTopic,
+)
+
+
+def _topic(document: dict[str, Any]) -> TopicDescription:
+    return TopicDescription(
+        name=document["name"],
+        partitions=tuple(
+            PartitionInfo(id=p["partition"], replicas=tuple(p["replicas"]), leader=p.get("leader"), isr=tuple(p["isr"]))
+            for p in document["partitions"]
+        ),
+        config=dict(document.get("config", {})),
+    )
+
+
+class SimulatorClusterAdmin:
+    def __init__(self, base_url: str, *, timeout_s: float = 30.0, transport: httpx.AsyncBaseTransport | None = None):
+        self._http = httpx.AsyncClient(base_url=base_url.rstrip("/") + "/admin/", timeout=timeout_s, transport=transport)
+
+    async def _call(self, method: str, path: str, **kwargs: Any) -> Any:
+        try:
+            response = await self._http.request(method, path, **kwargs)
+        except httpx.TransportError as exc:
+            raise AdminError(f"cluster admin unreachable: {exc}") from exc
+        if response.status_code == 404:
+            raise UnknownTopic(response.json().get("error", "unknown topic"))
+        if response.status_code == 409:
+            raise TopicAlreadyExists(response.json().get("error", "topic exists"))
+        if response.status_code >= 400:
+            raise AdminError(response.json().get("error", response.text))
+        return response.json() if response.content else None
+
+    async def brokers(self) -> list[BrokerInfo]:
+        data = await self._call("GET", "brokers")
+        return [BrokerInfo(id=b["id"], rack=b.get("rack"), alive=b["alive"]) for b in data["brokers"]]
+
+    async def list_topics(self) -> dict[str, TopicDescription]:
+        data = await self._call("GET", "topics")
+        return {t["name"]: _topic(t) for t in data["topics"]}
+
+    async def describe_topics(self, names: list[str]) -> dict[str, TopicDescription | None]:
+        if not names:
+            return {}
+        data = await self._call("POST", "topics/describe", json={"names": names})
+        found = {t["name"]: _topic(t) for t in data["topics"]}
+        return {name: found.get(name) for name in names}
+
+    async def create_topic(
+        self, name: str, partitions: int, replication_factor: int, config: dict[str, str] | None = None
+    ) -> None:
+        await self._call(
+            "POST",
+            "topics",
+            json={"name": name, "partitions": partitions, "replicationFactor": replication_factor, "config": config or {}},
+        )
+
+    async def delete_topic(self, name: str) -> None:
+        await self._call("DELETE", f"topics/{name}")
+
+    async def create_partitions(self, name: str, total: int) -> None:
+        await self._call("POST", f"topics/{name}/partitions", json={"total": total})
+
+    async def alter_configs(self, name: str, config: dict[str, str]) -> None:
+        await self._call("PATCH", f"topics/{name}/config", json={"config": config})
+
+    async def aclose(self) -> None:
+        await self._http.aclose()

@@ -1,0 +1,43 @@
+"""Cruise Control REST port: one async httpx client with typed responses."""
+
+from services.common.cruise_control.client import CruiseControlClient, Submission, topic_regex
+from services.common.cruise_control.errors import (
+    AuthorizationError,
+    ClusterModelNotReady,
+    ConnectionFailed,
+    CruiseControlError,
+    OngoingExecution,
+    RequestRejected,
+    ServletFull,
+)
+from services.common.cruise_control.models import (
+    CruiseControlState,
+    ErrorResponse,
+    KafkaClusterState,
+    OptimizationResult,
+    ProgressResponse,
+    TaskStatus,
+    UserTask,
+    UserTasks,
+)
+
+__all__ = [
+    "AuthorizationError",
+    "ClusterModelNotReady",
+    "ConnectionFailed",
+    "CruiseControlClient",
+    "CruiseControlError",
+    "CruiseControlState",
+    "ErrorResponse",
+    "KafkaClusterState",
+    "OngoingExecution",
+    "OptimizationResult",
+    "ProgressResponse",
+    "RequestRejected",
+    "ServletFull",
+    "Submission",
+    "TaskStatus",
+    "UserTask",
+    "UserTasks",
+    "topic_regex",
+]

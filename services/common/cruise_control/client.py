@@ -1,0 +1,198 @@
+"""Async Cruise Control client. The same code talks to a real Cruise Control and to the simulator.
+
+Layering, as in httpx: settings -> one ``httpx.AsyncClient`` (auth, TLS, timeouts, optional transport as the test
+seam) -> one method per endpoint returning typed models -> ``errors.classify`` for every non-2xx answer.
+"""
+
+from __future__ import annotations
+
+import json
+import ssl
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+from pydantic import ValidationError
+from tenacity import AsyncRetrying, retry_if_exception_type, stop_after_attempt, wait_exponential
+
+from services.common.cruise_control.errors import ConnectionFailed, CruiseControlError, classify
+from services.common.cruise_control.models import (
+    CruiseControlState,
+    ErrorResponse,
+    KafkaClusterState,
+    OptimizationResult,
+    ProgressResponse,
+    UserTasks,
+)
+from services.common.settings import CruiseControlSettings
+
+USER_TASK_ID = "User-Task-ID"
+
+
+def topic_regex(topics: Iterable[str]) -> str:
+    """An alternation that matches exactly these topics and nothing else (``a.c`` must never match ``abc``).
+
+    Every character outside [A-Za-z0-9_] is backslash-escaped, which means the literal character in both Java's
+    regex dialect (Cruise Control) and Python's (the simulator). Sorted for stable, comparable requests.
+    """
+    return "|".join("".join(ch if ch.isalnum() or ch == "_" else "\\" + ch for ch in name) for name in sorted(topics))
+
+
+@dataclass(frozen=True)
+class Submission:
+    """A request Cruise Control accepted: its task id, and the result if it was ready (200) rather than 202."""
+
+    task_id: str
+    result: OptimizationResult | None
+    in_progress: bool
+
+
+class CruiseControlClient:
+    def __init__(self, settings: CruiseControlSettings, *, transport: httpx.AsyncBaseTransport | None = None) -> None:
+        self.settings = settings
+        auth = None
+        if settings.auth_enabled and settings.username and settings.password:
+            auth = httpx.BasicAuth(settings.username, settings.password.get_secret_value())
+        verify: ssl.SSLContext | bool = True
+        if settings.ssl_enabled and settings.ca_file:
+            verify = ssl.create_default_context(cafile=str(settings.ca_file))
+        self._http = httpx.AsyncClient(
+            base_url=settings.base_url,
+            auth=auth,
+            verify=verify,
+            timeout=httpx.Timeout(settings.timeout_s, connect=min(settings.timeout_s, 10.0)),
+            transport=transport,
+            headers={"Accept": "application/json"},
+        )
+
+    async def aclose(self) -> None:
+        await self._http.aclose()
+
+    async def __aenter__(self) -> CruiseControlClient:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+    # -- endpoints ---------------------------------------------------------------------------------------------
+
+    async def topic_configuration(
+        self,
+        topics_by_replication_factor: Mapping[int, Iterable[str]],
+        *,
+        dryrun: bool = False,
+        reason: str | None = None,
+        goals: list[str] | None = None,
+        replication_throttle: int | None = None,
+    ) -> Submission:
+        """One request for many replication-factor changes, grouped by target RF (the JSON-body form)."""
+        body = {
+            "replication_factor": {
+                "topic_by_replication_factor": {
+                    str(rf): topic_regex(topics) for rf, topics in sorted(topics_by_replication_factor.items())
+                }
+            }
+        }
+        params: dict[str, Any] = {
+            "skip_rack_awareness_check": _flag(not self.settings.rack_enabled),
+            "dryrun": _flag(dryrun),
+            "json": "true",
+        }
+        if reason:
+            params["reason"] = reason
+        if goals:
+            params["goals"] = ",".join(goals)
+        if replication_throttle:
+            params["replication_throttle"] = replication_throttle
+        response = await self._send("POST", "topic_configuration", params=params, json_body=body)
+        task_id = response.headers.get(USER_TASK_ID)
+        if not task_id:
+            raise CruiseControlError("Cruise Control accepted the request but sent no User-Task-ID header")
+        if response.status_code == 202:
+            return Submission(task_id=task_id, result=None, in_progress=True)
+        return Submission(task_id=task_id, result=_parse(OptimizationResult, response), in_progress=False)
+
+    async def user_tasks(
+        self,
+        task_ids: Iterable[str] | None = None,
+        *,
+        endpoints: str | None = None,
+        fetch_completed_task: bool = False,
+    ) -> UserTasks:
+        params: dict[str, Any] = {"json": "true", "fetch_completed_task": _flag(fetch_completed_task)}
+        ids = sorted(set(task_ids or ()))
+        if ids:
+            params["user_task_ids"] = ",".join(ids)
+        if endpoints:
+            params["endpoints"] = endpoints
+        return _parse(UserTasks, await self._get("user_tasks", params))
+
+    async def state(self, substates: str | None = None, *, verbose: bool = False) -> CruiseControlState:
+        params: dict[str, Any] = {"json": "true", "verbose": _flag(verbose)}
+        if substates:
+            params["substates"] = substates
+        return _parse(CruiseControlState, await self._get("state", params))
+
+    async def kafka_cluster_state(self) -> KafkaClusterState:
+        return _parse(KafkaClusterState, await self._get("kafka_cluster_state", {"json": "true"}))
+
+    # -- plumbing ----------------------------------------------------------------------------------------------
+
+    async def _get(self, path: str, params: dict[str, Any]) -> httpx.Response:
+        # GETs are idempotent: ride out a short blip before reporting Cruise Control unreachable.
+        async for attempt in AsyncRetrying(
+            retry=retry_if_exception_type(ConnectionFailed),
+            stop=stop_after_attempt(3),
+            wait=wait_exponential(multiplier=0.2, max=1.0),
+            reraise=True,
+        ):
+            with attempt:
+                return await self._send("GET", path, params=params)
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    async def _send(
+        self, method: str, path: str, *, params: dict[str, Any], json_body: dict[str, Any] | None = None
+    ) -> httpx.Response:
+        try:
+            response = await self._http.request(method, path, params=params, json=json_body)
+        except httpx.TimeoutException as exc:
+            raise ConnectionFailed(f"Connection failed: Cruise Control did not answer in time ({exc!r})") from exc
+        except httpx.TransportError as exc:
+            raise ConnectionFailed(f"Connection failed: {exc}") from exc
+        if response.status_code in (200, 202):
+            return response
+        raise _error_from(response)
+
+
+def _flag(value: bool) -> str:
+    return "true" if value else "false"
+
+
+def _error_from(response: httpx.Response) -> CruiseControlError:
+    message = ""
+    try:
+        message = ErrorResponse.model_validate(response.json()).error_message
+    except (ValueError, ValidationError):
+        message = response.text[:500]
+    return classify(response.status_code, message)
+
+
+def _parse(model: type, response: httpx.Response) -> Any:
+    if response.status_code == 202:
+        progress = ProgressResponse.model_validate(response.json())
+        steps = [s.step for op in progress.progress for s in op.operation_progress]
+        raise CruiseControlError(f"Cruise Control is still working on the request ({', '.join(steps) or 'pending'})")
+    try:
+        return model.model_validate(response.json())
+    except (ValueError, ValidationError) as exc:
+        raise CruiseControlError(
+            f"unexpected answer from Cruise Control {response.request.url.path}: {exc}",
+            status_code=response.status_code,
+        ) from exc
+
+
+def parse_document(model: type, document: str | bytes | dict[str, Any]) -> Any:
+    """Parse a stored Cruise Control answer (tests use the recorded responses)."""
+    data = json.loads(document) if isinstance(document, str | bytes) else document
+    return model.model_validate(data)

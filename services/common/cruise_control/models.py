@@ -1,0 +1,138 @@
+"""Typed views of Cruise Control's JSON answers.
+
+Field names follow Cruise Control's own (including its mixed casing). Models accept extra fields: Cruise Control adds
+keys between versions, and a client that breaks on a new key is worse than one that ignores it.
+"""
+
+from __future__ import annotations
+
+import json
+from enum import StrEnum
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class _CCModel(BaseModel):
+    model_config = ConfigDict(extra="allow", populate_by_name=True)
+
+
+class TaskStatus(StrEnum):
+    ACTIVE = "Active"
+    IN_EXECUTION = "InExecution"
+    COMPLETED = "Completed"
+    COMPLETED_WITH_ERROR = "CompletedWithError"
+
+
+class UserTask(_CCModel):
+    user_task_id: str = Field(alias="UserTaskId")
+    status: TaskStatus = Field(alias="Status")
+    start_ms: str = Field(alias="StartMs")
+    request_url: str | None = Field(default=None, alias="RequestURL")
+    client_identity: str | None = Field(default=None, alias="ClientIdentity")
+    # A JSON *string* holding the operation's result (with fetch_completed_task=true).
+    original_response: str | None = Field(default=None, alias="originalResponse")
+
+    def original_result(self) -> dict[str, Any] | None:
+        return json.loads(self.original_response) if self.original_response else None
+
+
+class UserTasks(_CCModel):
+    user_tasks: list[UserTask] = Field(alias="userTasks")
+    version: int = 1
+
+    def by_id(self) -> dict[str, UserTask]:
+        return {task.user_task_id: task for task in self.user_tasks}
+
+
+class OptimizationSummary(_CCModel):
+    num_replica_movements: int = Field(default=0, alias="numReplicaMovements")
+    num_leader_movements: int = Field(default=0, alias="numLeaderMovements")
+    data_to_move_mb: float = Field(default=0, alias="dataToMoveMB")
+    num_intra_broker_replica_movements: int = Field(default=0, alias="numIntraBrokerReplicaMovements")
+    intra_broker_data_to_move_mb: float = Field(default=0, alias="intraBrokerDataToMoveMB")
+    balancedness_before: float | None = Field(default=None, alias="onDemandBalancednessScoreBefore")
+    balancedness_after: float | None = Field(default=None, alias="onDemandBalancednessScoreAfter")
+    recent_windows: int | None = Field(default=None, alias="recentWindows")
+    monitored_partitions_percentage: float | None = Field(default=None, alias="monitoredPartitionsPercentage")
+    excluded_topics: list[str] = Field(default_factory=list, alias="excludedTopics")
+    provision_status: str | None = Field(default=None, alias="provisionStatus")
+
+
+class OptimizationResult(_CCModel):
+    summary: OptimizationSummary
+    goal_summary: list[dict[str, Any]] = Field(default_factory=list, alias="goalSummary")
+    load_after_optimization: dict[str, Any] | None = Field(default=None, alias="loadAfterOptimization")
+    load_before_optimization: dict[str, Any] | None = Field(default=None, alias="loadBeforeOptimization")
+    proposals: list[dict[str, Any]] | None = None
+    version: int = 1
+
+
+class OperationStep(_CCModel):
+    step: str
+    description: str | None = None
+    time_in_ms: int | None = Field(default=None, alias="time-in-ms")
+    completion_percentage: float | None = Field(default=None, alias="completionPercentage")
+
+
+class OperationProgress(_CCModel):
+    operation: str
+    operation_progress: list[OperationStep] = Field(default_factory=list, alias="operationProgress")
+
+
+class ProgressResponse(_CCModel):
+    """The 202 body while Cruise Control is still working on a request."""
+
+    progress: list[OperationProgress]
+    version: int = 1
+
+
+class ErrorResponse(_CCModel):
+    error_message: str = Field(default="", alias="errorMessage")
+    stack_trace: str | None = Field(default=None, alias="stackTrace")
+    version: int = 1
+
+
+class ExecutorState(_CCModel):
+    state: str
+    triggered_user_task_id: str | None = Field(default=None, alias="triggeredUserTaskId")
+    num_total_partition_movements: int | None = Field(default=None, alias="numTotalPartitionMovements")
+    num_finished_partition_movements: int | None = Field(default=None, alias="numFinishedPartitionMovements")
+    total_data_to_move: float | None = Field(default=None, alias="totalDataToMove")
+    finished_data_movement: float | None = Field(default=None, alias="finishedDataMovement")
+
+
+class MonitorState(_CCModel):
+    state: str
+    trained: bool | None = None
+    num_monitored_windows: int | None = Field(default=None, alias="numMonitoredWindows")
+    monitoring_coverage_pct: float | None = Field(default=None, alias="monitoringCoveragePct")
+
+
+class AnalyzerState(_CCModel):
+    is_proposal_ready: bool = Field(alias="isProposalReady")
+    ready_goals: list[str] = Field(default_factory=list, alias="readyGoals")
+
+
+class CruiseControlState(_CCModel):
+    executor: ExecutorState | None = Field(default=None, alias="ExecutorState")
+    monitor: MonitorState | None = Field(default=None, alias="MonitorState")
+    analyzer: AnalyzerState | None = Field(default=None, alias="AnalyzerState")
+    anomaly_detector: dict[str, Any] | None = Field(default=None, alias="AnomalyDetectorState")
+    version: int = 1
+
+
+class PartitionState(_CCModel):
+    topic: str
+    partition: int
+    leader: int
+    replicas: list[int]
+    in_sync: list[int] = Field(alias="in-sync")
+    out_of_sync: list[int] = Field(default_factory=list, alias="out-of-sync")
+    offline: list[int] = Field(default_factory=list)
+
+
+class KafkaClusterState(_CCModel):
+    broker_state: dict[str, Any] = Field(alias="KafkaBrokerState")
+    partition_state: dict[str, list[PartitionState]] = Field(alias="KafkaPartitionState")
+    version: int = 1

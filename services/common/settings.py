@@ -1,0 +1,149 @@
+"""All settings, in one place. Environment variables use the prefix ``BALLAST_`` and ``__`` for nesting,
+e.g. ``BALLAST_CRUISE_CONTROL__HOST=cc.internal`` or ``BALLAST_BUS__BOOTSTRAP_SERVERS=kafka:9092``."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, Field, SecretStr, model_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+class BusSettings(BaseModel):
+    """The Kafka cluster that carries Ballast's events. Passed unchanged to every client."""
+
+    bootstrap_servers: str = "127.0.0.1:9092"
+    security_protocol: Literal["PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL"] = "PLAINTEXT"
+    sasl_mechanism: Literal["PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"] | None = None
+    sasl_username: str | None = None
+    sasl_password: SecretStr | None = None
+    ssl_cafile: Path | None = None
+    topic_partitions: int = Field(default=1, ge=1)
+    # Replication of Ballast's own topics; 1 suits the single local broker, use 3 on a real bus.
+    topic_replication_factor: int = Field(default=1, ge=1)
+
+    def confluent_config(self) -> dict[str, str]:
+        """librdkafka properties for confluent-kafka clients."""
+        config = {"bootstrap.servers": self.bootstrap_servers, "security.protocol": self.security_protocol}
+        if self.sasl_mechanism:
+            config["sasl.mechanism"] = self.sasl_mechanism
+        if self.sasl_username:
+            config["sasl.username"] = self.sasl_username
+        if self.sasl_password:
+            config["sasl.password"] = self.sasl_password.get_secret_value()
+        if self.ssl_cafile:
+            config["ssl.ca.location"] = str(self.ssl_cafile)
+        return config
+
+
+class CruiseControlSettings(BaseModel):
+    """Equivalent to Strimzi's STRIMZI_CRUISE_CONTROL_* variables (seed 000), plus timeouts."""
+
+    enabled: bool = True
+    # Rack awareness in the managed cluster; when off, requests carry skip_rack_awareness_check=true.
+    rack_enabled: bool = False
+    host: str = "127.0.0.1"
+    port: int = 9090
+    url_prefix: str = "kafkacruisecontrol"
+    ssl_enabled: bool = False
+    ca_file: Path | None = None
+    auth_enabled: bool = False
+    username: str | None = None
+    password: SecretStr | None = None
+    # Strimzi mounts the credentials as files; either form works.
+    username_file: Path | None = None
+    password_file: Path | None = None
+    timeout_s: float = Field(default=60.0, gt=0)
+
+    @model_validator(mode="after")
+    def _read_credential_files(self) -> CruiseControlSettings:
+        if self.username_file and not self.username:
+            self.username = self.username_file.read_text().strip()
+        if self.password_file and not self.password:
+            self.password = SecretStr(self.password_file.read_text().strip())
+        if self.auth_enabled and not (self.username and self.password):
+            raise ValueError("cruise_control.auth_enabled needs username and password (or their files)")
+        return self
+
+    @property
+    def base_url(self) -> str:
+        scheme = "https" if self.ssl_enabled else "http"
+        return f"{scheme}://{self.host}:{self.port}/{self.url_prefix.strip('/')}/"
+
+
+class ClusterAdminSettings(BaseModel):
+    """How Ballast reaches the managed cluster's admin API: a real Kafka or the embedded simulator."""
+
+    kind: Literal["simulator", "kafka"] = "simulator"
+    simulator_url: str = "http://127.0.0.1:9095"
+    # For kind=kafka: librdkafka properties of the managed cluster (may differ from the bus).
+    bootstrap_servers: str = "127.0.0.1:9092"
+    extra: dict[str, str] = Field(default_factory=dict)
+    timeout_s: float = Field(default=30.0, gt=0)
+
+
+class ReplicasChangeSettings(BaseModel):
+    # Commands arriving within this window go to Cruise Control in one topic_configuration request.
+    batch_window_s: float = Field(default=0.5, gt=0)
+    poll_interval_s: float = Field(default=1.0, gt=0)
+    retry_initial_s: float = Field(default=2.0, gt=0)
+    retry_max_s: float = Field(default=120.0, gt=0)
+
+
+class ReconcilerSettings(BaseModel):
+    # Full comparison of desired and actual state; catches topics deleted or changed outside Ballast.
+    resync_interval_s: float = Field(default=10.0, gt=0)
+
+
+class SimulatorSettings(BaseModel):
+    """The embedded cluster simulator (``ballast run cluster-sim``)."""
+
+    host: str = "127.0.0.1"
+    cruise_control_port: int = 9090
+    admin_port: int = 9095
+    # Brokers as "id:rack" items; racks are hierarchical paths.
+    brokers: list[str] = Field(
+        default_factory=lambda: ["1:/dc1/r1", "2:/dc1/r2", "3:/dc2/r1", "4:/dc2/r2", "5:/dc3/r1", "6:/dc3/r2"]
+    )
+    time_scale: float = Field(default=60.0, gt=0)
+    replica_bandwidth_mb_s: float = Field(default=100.0, gt=0)
+    min_execution_s: float = Field(default=0.5, ge=0)
+    proposal_s: float = Field(default=0.1, ge=0)
+    warmup_s: float = Field(default=0.0, ge=0)
+    partition_size_mb: float = Field(default=100.0, ge=0)
+    max_active_user_tasks: int = Field(default=5, ge=1)
+    auth_username: str | None = None
+    auth_password: SecretStr | None = None
+    tls_certfile: Path | None = None
+    tls_keyfile: Path | None = None
+
+
+class ServicePorts(BaseModel):
+    """Health / web ports of each service (faust's web server), bound to ``web_host``."""
+
+    topic_reconciler: int = 6066
+    replicas_change: int = 6067
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="BALLAST_", env_nested_delimiter="__", extra="ignore")
+
+    bus: BusSettings = BusSettings()
+    cruise_control: CruiseControlSettings = CruiseControlSettings()
+    cluster_admin: ClusterAdminSettings = ClusterAdminSettings()
+    replicas_change: ReplicasChangeSettings = ReplicasChangeSettings()
+    reconciler: ReconcilerSettings = ReconcilerSettings()
+    simulator: SimulatorSettings = SimulatorSettings()
+    ports: ServicePorts = ServicePorts()
+    web_host: str = "127.0.0.1"
+    log_level: Literal["debug", "info", "warning", "error"] = "info"
+    log_format: Literal["json", "console", "auto"] = "auto"
+    # Where faust keeps its local data (table state, not used for correctness).
+    data_dir: Path = Path(".ballast/data")
+
+
+@lru_cache(maxsize=1)
+def get_settings() -> Settings:
+    return Settings()
