@@ -1,0 +1,1 @@
+"""The ``ballast`` command line."""

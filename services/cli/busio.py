@@ -1,0 +1,82 @@
+"""Plain confluent-kafka producing and consuming for the CLI (no consumer group state is left behind)."""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from confluent_kafka import Consumer, Producer, TopicPartition
+
+from services.common.settings import BusSettings
+
+
+@dataclass(frozen=True)
+class Record:
+    topic: str
+    partition: int
+    offset: int
+    key: bytes | None
+    value: bytes | None
+    headers: list[tuple[str, bytes]]
+    timestamp_ms: int
+
+
+def producer(bus: BusSettings) -> Producer:
+    return Producer({**bus.confluent_config(), "enable.idempotence": True, "linger.ms": 5})
+
+
+def produce(bus: BusSettings, items: list[tuple[str, bytes | None, bytes | None, list[tuple[str, bytes]] | None]]) -> int:
+    p = producer(bus)
+    errors: list[str] = []
+
+    def report(err: object, _msg: object) -> None:
+        if err is not None:
+            errors.append(str(err))
+
+    for topic, key, value, headers in items:
+        while True:
+            try:
+                p.produce(topic, key=key, value=value, headers=headers or None, on_delivery=report)
+                break
+            except BufferError:
+                p.poll(0.1)
+        p.poll(0)
+    remaining = p.flush(60)
+    if errors or remaining:
+        raise RuntimeError(f"{len(errors) + remaining} record(s) were not delivered: {errors[:3]}")
+    return len(items)
+
+
+def consume(bus: BusSettings, topics: list[str], *, follow: bool, idle_s: float = 1.0,
+            from_beginning: bool = True, deadline: float | None = None) -> Iterator[Record]:
+    """Every record of ``topics`` from the beginning; stop after ``idle_s`` without records unless ``follow``, and
+    in any case at ``deadline`` (a time.monotonic() value)."""
+    consumer = Consumer({**bus.confluent_config(), "group.id": f"ballast-cli-{uuid.uuid4()}",
+                         "enable.auto.commit": False, "auto.offset.reset": "earliest" if from_beginning else "latest"})
+    try:
+        assignments = []
+        for topic in topics:
+            meta = consumer.list_topics(topic, timeout=10).topics.get(topic)
+            if meta is None or meta.error is not None:
+                continue
+            offset = -2 if from_beginning else -1  # OFFSET_BEGINNING / OFFSET_END
+            assignments += [TopicPartition(topic, p, offset) for p in meta.partitions]
+        consumer.assign(assignments)
+        last = time.monotonic()
+        while True:
+            if deadline is not None and time.monotonic() >= deadline:
+                return
+            message = consumer.poll(0.2)
+            if message is None:
+                if not follow and time.monotonic() - last >= idle_s:
+                    return
+                continue
+            if message.error():
+                continue
+            last = time.monotonic()
+            yield Record(message.topic(), message.partition(), message.offset(), message.key(), message.value(),
+                         list(message.headers() or []), message.timestamp()[1])
+    finally:
+        consumer.close()

@@ -1,0 +1,262 @@
+"""``ballast``: apply specs, watch status, record and replay the bus, run services, and run the embedded stack."""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+from rich.console import Console
+
+from events import TOPICS, InvalidEvent, TopicSpecDeleted, TopicStatus, decode, encode
+from events.schema import json_schemas
+from services.cli import busio
+from services.cli.manifests import ManifestError, load_file
+from services.cli.views import status_table, transition_line
+from services.common.settings import get_settings
+
+app = typer.Typer(help=__doc__, no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False)
+console = Console()
+err = Console(stderr=True)
+
+SERVICES = ("topic-reconciler", "replicas-change", "cluster-sim")
+STATE_FILE = Path(".ballast/stack.json")
+
+
+def _fail(message: str, code: int = 1) -> typer.Exit:
+    err.print(f"[red]error:[/red] {message}")
+    return typer.Exit(code)
+
+
+@app.command()
+def run(service: Annotated[str, typer.Argument(help=f"one of: {', '.join(SERVICES)}")]) -> None:
+    """Run one service in the foreground (settings from BALLAST_* environment variables)."""
+    from services.common.logging import configure_logging
+
+    settings = get_settings()
+    configure_logging(service, level=settings.log_level, fmt=settings.log_format)
+    if service == "cluster-sim":
+        import asyncio
+
+        from services.cluster_sim.app import serve
+
+        asyncio.run(serve(settings.simulator))
+        return
+    if service == "topic-reconciler":
+        from services.topic_reconciler.app import create_service
+    elif service == "replicas-change":
+        from services.replicas_change.app import create_service
+    else:
+        raise _fail(f"unknown service {service!r}; choose one of: {', '.join(SERVICES)}", 2)
+    from faust.worker import Worker
+
+    worker = Worker(create_service(settings).app, loglevel="warning", quiet=True, redirect_stdouts=False)
+    worker.execute_from_commandline()
+
+
+@app.command()
+def apply(file: Annotated[Path, typer.Option("-f", "--file", help="YAML: Strimzi KafkaTopic or plain topic specs")]) -> None:
+    """Publish the desired state of one or more topics."""
+    try:
+        specs = load_file(file)
+    except ManifestError as exc:
+        raise _fail(str(exc)) from None
+    settings = get_settings()
+    busio.produce(settings.bus, [(TOPICS.specs.name, s.key.encode(), encode(s), None) for s in specs])
+    for spec in specs:
+        console.print(f"topic spec {spec.name}: partitions={spec.partitions} replicas={spec.replicas} applied")
+
+
+@app.command()
+def delete(topics: Annotated[list[str], typer.Argument(help="topic names")]) -> None:
+    """Withdraw topic specs: Ballast deletes the topics."""
+    settings = get_settings()
+    events = [TopicSpecDeleted(name=name) for name in topics]
+    busio.produce(settings.bus, [(TOPICS.specs.name, e.key.encode(), encode(e), None) for e in events])
+    for name in topics:
+        console.print(f"topic spec {name}: deleted")
+
+
+def _latest_statuses() -> dict[str, TopicStatus]:
+    latest: dict[str, TopicStatus] = {}
+    for record in busio.consume(get_settings().bus, [TOPICS.status.name], follow=False, idle_s=0.7):
+        try:
+            event = decode(record.value, expect=(TopicStatus,)).event
+        except InvalidEvent:
+            continue
+        assert isinstance(event, TopicStatus)
+        latest[event.topic] = event
+    return latest
+
+
+@app.command()
+def status(
+    topic: Annotated[Optional[str], typer.Argument(help="only this topic")] = None,  # noqa: UP007 -- typer
+    as_json: Annotated[bool, typer.Option("--json", help="JSON lines instead of a table")] = False,
+    watch: Annotated[bool, typer.Option("--watch", "-w", help="keep printing transitions (Ctrl-C stops)")] = False,
+) -> None:
+    """Show topic statuses: the latest per topic, or every transition with --watch."""
+    if not watch:
+        statuses = [s for s in _latest_statuses().values() if topic is None or s.topic == topic]
+        if topic is not None and not statuses:
+            raise _fail(f"no status for topic {topic!r} yet")
+        if as_json:
+            for s in statuses:
+                print(s.model_dump_json(by_alias=True, exclude_none=True))
+        else:
+            console.print(status_table(statuses))
+        return
+    previous: dict[str, TopicStatus] = {}
+    try:
+        for record in busio.consume(get_settings().bus, [TOPICS.status.name], follow=True):
+            try:
+                event = decode(record.value, expect=(TopicStatus,)).event
+            except InvalidEvent:
+                continue
+            assert isinstance(event, TopicStatus)
+            if topic is not None and event.topic != topic:
+                continue
+            if as_json:
+                print(event.model_dump_json(by_alias=True, exclude_none=True), flush=True)
+            else:
+                console.print(transition_line(event, previous.get(event.topic)))
+            previous[event.topic] = event
+    except KeyboardInterrupt:
+        pass
+
+
+@app.command()
+def produce(
+    topic: Annotated[str, typer.Option(help="bus topic")] = TOPICS.specs.name,
+    key: Annotated[Optional[str], typer.Option(help="record key (default: the event's key)")] = None,  # noqa: UP007
+    file: Annotated[Optional[Path], typer.Option("-f", "--file", help="JSON lines; - or omitted: stdin")] = None,  # noqa: UP007
+    validate: Annotated[bool, typer.Option(help="refuse records that are not valid events")] = True,
+) -> None:
+    """Produce envelopes (one JSON document per line) to a bus topic."""
+    lines = (file.read_text() if file and str(file) != "-" else sys.stdin.read()).splitlines()
+    items = []
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        record_key = key
+        if validate:
+            try:
+                record_key = record_key or decode(line).event.key
+            except InvalidEvent as exc:
+                raise _fail(f"line {number}: {exc.reason}") from None
+        items.append((topic, record_key.encode() if record_key else None, line.encode(), None))
+    count = busio.produce(get_settings().bus, items)
+    console.print(f"produced {count} record(s) to {topic}")
+
+
+@app.command()
+def record(
+    topics: Annotated[list[str], typer.Argument(help="bus topics to record")],
+    follow: Annotated[bool, typer.Option(help="keep recording until Ctrl-C")] = False,
+    idle: Annotated[float, typer.Option(help="without --follow: stop after this many idle seconds")] = 1.0,
+) -> None:
+    """Write every record of TOPICS to stdout as JSON lines (keys, headers and timestamps kept)."""
+    try:
+        for r in busio.consume(get_settings().bus, topics, follow=follow, idle_s=idle):
+            print(json.dumps({
+                "topic": r.topic, "partition": r.partition, "offset": r.offset, "timestampMs": r.timestamp_ms,
+                "key": _b64(r.key), "value": _b64(r.value),
+                "headers": [[k, _b64(v)] for k, v in r.headers],
+            }), flush=True)
+    except KeyboardInterrupt:
+        pass
+
+
+@app.command()
+def replay(
+    log: Annotated[Path, typer.Argument(help="a log written by `ballast record`")],
+    speed: Annotated[float, typer.Option(help="time compression; 0 = as fast as possible")] = 0.0,
+    to_topic: Annotated[Optional[str], typer.Option(help="send everything to this topic instead")] = None,  # noqa: UP007
+) -> None:
+    """Feed a recorded log into the bus in order, keys and headers kept."""
+    settings = get_settings()
+    entries = [json.loads(line) for line in log.read_text().splitlines() if line.strip()]
+    entries.sort(key=lambda e: (e["timestampMs"], e["offset"]))
+    start_wall, start_log = time.monotonic(), entries[0]["timestampMs"] if entries else 0
+    for entry in entries:
+        if speed > 0:
+            due = (entry["timestampMs"] - start_log) / 1000.0 / speed
+            delay = due - (time.monotonic() - start_wall)
+            if delay > 0:
+                time.sleep(delay)
+        headers = [(k, _unb64(v)) for k, v in entry.get("headers", [])]
+        busio.produce(settings.bus, [(to_topic or entry["topic"], _unb64(entry["key"]), _unb64(entry["value"]), headers)])
+    console.print(f"replayed {len(entries)} record(s) from {log}")
+
+
+def _b64(data: bytes | None) -> str | None:
+    return base64.b64encode(data).decode() if data is not None else None
+
+
+def _unb64(text: str | None) -> bytes | None:
+    return base64.b64decode(text) if text is not None else None
+
+
+@app.command()
+def schema(out: Annotated[Optional[Path], typer.Option(help="write one file per schema here")] = None) -> None:  # noqa: UP007
+    """Export the JSON schemas of the envelope and every event."""
+    schemas = json_schemas()
+    if out is None:
+        print(json.dumps(schemas, indent=2))
+        return
+    out.mkdir(parents=True, exist_ok=True)
+    for name, document in schemas.items():
+        (out / f"{name}.json").write_text(json.dumps(document, indent=2) + "\n")
+    console.print(f"wrote {len(schemas)} schemas to {out}")
+
+
+@app.command()
+def up() -> None:
+    """Start the embedded stack in the background (stop it with `ballast down`)."""
+    from services.local.stack import LocalStack
+
+    if STATE_FILE.exists():
+        raise _fail(f"a stack is already up (see {STATE_FILE}); run `ballast down` first")
+    run_dir = Path(".ballast") / f"stack-{int(time.time())}"
+    stack = LocalStack(run_dir).start(progress=lambda m: console.print(f"[dim]{m}[/dim]"))
+    info = stack.info()
+    info.save(STATE_FILE)
+    console.print("stack is up. Point the CLI at it with:")
+    for key in ("BALLAST_BUS__BOOTSTRAP_SERVERS", "BALLAST_CRUISE_CONTROL__PORT", "BALLAST_CLUSTER_ADMIN__SIMULATOR_URL"):
+        console.print(f"  export {key}={info.env[key]}")
+    console.print(f"logs: {stack.logs}")
+
+
+@app.command()
+def down() -> None:
+    """Stop the stack started by `ballast up`."""
+    import signal
+
+    from services.local.stack import StackInfo
+
+    if not STATE_FILE.exists():
+        console.print("no stack is up")
+        return
+    info = StackInfo.load(STATE_FILE)
+    for name, pid in sorted(info.pids.items(), key=lambda item: item[0] == "broker"):
+        try:
+            os.killpg(pid, signal.SIGTERM)
+            console.print(f"stopped {name}")
+        except ProcessLookupError:
+            pass
+    STATE_FILE.unlink()
+
+
+@app.command()
+def demo(
+    timeout: Annotated[float, typer.Option(help="give up after this many seconds")] = 180.0,
+) -> None:
+    """Start the embedded stack, apply a sample scenario, show the status stream and a final table, stop."""
+    from services.cli.demo import run_demo
+
+    raise typer.Exit(run_demo(console, timeout_s=timeout))

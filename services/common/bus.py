@@ -1,0 +1,194 @@
+"""The bus: faust app factory tuned for both Tansu and Kafka, raw topics, dead letters, and catch-up reads of
+compacted topics (how a restarted service rebuilds its memory)."""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import time
+import uuid
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+import faust
+from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
+from confluent_kafka.admin import AdminClient, NewTopic
+
+from events import TOPICS, DeadLetter, Decoded, InvalidEvent, decode, encode
+from events.models import Event
+from events.topics import BusTopic
+from services.common.logging import get_logger
+from services.common.settings import BusSettings, Settings
+
+log = get_logger(__name__)
+
+
+def make_app(service: str, settings: Settings, *, web_port: int) -> faust.App:
+    bus = settings.bus
+    credentials: Any = None
+    if bus.security_protocol.startswith("SASL"):
+        credentials = faust.SASLCredentials(
+            username=bus.sasl_username,
+            password=bus.sasl_password.get_secret_value() if bus.sasl_password else None,
+            mechanism=bus.sasl_mechanism or "PLAIN",
+            ssl_context=faust.ssl.create_default_context(cafile=str(bus.ssl_cafile)) if bus.ssl_cafile else None,
+        )
+    elif bus.security_protocol == "SSL":
+        credentials = faust.SSLCredentials(faust.ssl.create_default_context(cafile=str(bus.ssl_cafile)))
+    datadir = settings.data_dir / service
+    datadir.parent.mkdir(parents=True, exist_ok=True)
+    return faust.App(
+        f"ballast-{service}",
+        broker=[f"kafka://{server}" for server in bus.bootstrap_servers.split(",")],
+        broker_credentials=credentials,
+        # Short group timeouts: a restarted worker is back in seconds, on Tansu as on Kafka.
+        broker_session_timeout=6,
+        broker_heartbeat_interval=1,
+        broker_rebalance_timeout=6,
+        table_standby_replicas=0,
+        topic_partitions=bus.topic_partitions,
+        topic_replication_factor=bus.topic_replication_factor,
+        producer_acks=-1,
+        consumer_auto_offset_reset="earliest",
+        store="memory://",
+        web_enabled=True,
+        web_host=settings.web_host,
+        web_port=web_port,
+        web_in_thread=False,
+        datadir=str(datadir),
+        # Ballast's state lives in compacted topics it reads itself; no faust tables or changelogs.
+        topic_allow_declare=True,
+    )
+
+
+def raw_topic(app: faust.App, topic: BusTopic, settings: BusSettings) -> faust.TopicT:
+    return app.topic(
+        topic.name,
+        key_type=bytes,
+        value_type=bytes,
+        key_serializer="raw",
+        value_serializer="raw",
+        partitions=settings.topic_partitions,
+        config=topic.config or None,
+    )
+
+
+async def send_event(topic: faust.TopicT, event: Event, *, correlation_id: str | None = None) -> Any:
+    """Send and wait for the broker's acknowledgement: what follows may rely on the record being durable."""
+    fut = await topic.send(key=event.key.encode(), value=encode(event, correlation_id=correlation_id))
+    return await fut
+
+
+class DeadLetters:
+    """Sends what could not be accepted to the dead-letter topic, with the reason. Never raises on bad input."""
+
+    def __init__(self, topic: faust.TopicT, service: str) -> None:
+        self._topic = topic
+        self._service = service
+
+    async def send(self, *, source: str, key: bytes | None, value: bytes | None, reason: str,
+                   partition: int | None = None, offset: int | None = None) -> None:
+        text, encoding = None, "utf-8"
+        if value is not None:
+            try:
+                text = value.decode()
+            except UnicodeDecodeError:
+                text, encoding = base64.b64encode(value).decode(), "base64"
+        record_key = key.decode(errors="replace") if key else None
+        letter = DeadLetter(source_topic=source, partition=partition, offset=offset, record_key=record_key,
+                            reason=reason, service=self._service, value=text, value_encoding=encoding)
+        log.warning("dead letter", source_topic=source, offset=offset, reason=reason)
+        await send_event(self._topic, letter)
+
+    async def decode_or_reject(self, event: faust.EventT, expect: tuple[type[Event], ...]) -> Decoded | None:
+        message = event.message
+        try:
+            return decode(event.value, expect=expect)
+        except InvalidEvent as exc:
+            await self.send(source=message.topic, key=event.key, value=event.value, reason=exc.reason,
+                            partition=message.partition, offset=message.offset)
+            return None
+
+
+def ensure_topics(settings: BusSettings, topics: Iterable[BusTopic] | None = None, timeout_s: float = 30.0) -> None:
+    """Create Ballast's topics if missing (idempotent)."""
+    admin = AdminClient(settings.confluent_config())
+    wanted = list(topics or TOPICS.all())
+    existing = set(admin.list_topics(timeout=timeout_s).topics)
+    new = [
+        NewTopic(t.name, num_partitions=settings.topic_partitions,
+                 replication_factor=settings.topic_replication_factor, config=t.config)
+        for t in wanted if t.name not in existing
+    ]
+    if not new:
+        return
+    for name, future in admin.create_topics(new, request_timeout=timeout_s).items():
+        try:
+            future.result()
+        except KafkaException as exc:
+            if exc.args[0].code() != KafkaError.TOPIC_ALREADY_EXISTS:
+                raise
+        log.info("created bus topic", topic=name)
+
+
+@dataclass(frozen=True)
+class Stored:
+    decoded: Decoded
+    partition: int
+    offset: int
+
+
+def read_compacted(settings: BusSettings, topic: BusTopic, *, expect: tuple[type[Event], ...],
+                   idle_s: float = 0.5, timeout_s: float = 60.0) -> dict[str, Stored]:
+    """The latest valid event per key, read from the beginning of a compacted topic.
+
+    Reads until every partition's position has reached the high watermark *and* the topic has been idle for
+    ``idle_s``: a broker may report the watermark as the start of its last batch (Tansu does), so stopping exactly at
+    the watermark could miss that batch's tail. Invalid records are skipped here; the live consumer dead-letters them.
+    """
+    consumer = Consumer({
+        **settings.confluent_config(),
+        "group.id": f"ballast-catch-up-{uuid.uuid4()}",
+        "enable.auto.commit": False,
+        "auto.offset.reset": "earliest",
+    })
+    latest: dict[str, Stored] = {}
+    try:
+        metadata = consumer.list_topics(topic.name, timeout=timeout_s).topics.get(topic.name)
+        if metadata is None or metadata.error is not None or not metadata.partitions:
+            return latest
+        partitions = [TopicPartition(topic.name, p, 0) for p in metadata.partitions]
+        high = {tp.partition: consumer.get_watermark_offsets(tp, timeout=timeout_s)[1] for tp in partitions}
+        consumer.assign(partitions)
+        position = {p: 0 for p in high}
+        deadline = time.monotonic() + timeout_s
+        last_record = time.monotonic()
+        while time.monotonic() < deadline:
+            message = consumer.poll(0.1)
+            if message is None:
+                caught_up = all(position[p] >= high[p] for p in high)
+                if caught_up and time.monotonic() - last_record >= idle_s:
+                    break
+                continue
+            if message.error():
+                continue
+            last_record = time.monotonic()
+            position[message.partition()] = message.offset() + 1
+            key = message.key().decode() if message.key() else None
+            if key is None:
+                continue
+            try:
+                latest[key] = Stored(decode(message.value(), expect=expect), message.partition(), message.offset())
+            except InvalidEvent:
+                continue
+        else:
+            raise TimeoutError(f"could not read {topic.name} to its end within {timeout_s:.0f} s")
+    finally:
+        consumer.close()
+    return latest
+
+
+async def read_compacted_async(settings: BusSettings, topic: BusTopic, *,
+                               expect: tuple[type[Event], ...]) -> dict[str, Stored]:
+    return await asyncio.to_thread(read_compacted, settings, topic, expect=expect)

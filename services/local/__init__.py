@@ -1,0 +1,1 @@
+"""The embedded stack on one machine: local broker, cluster simulator, services."""

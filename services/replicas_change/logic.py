@@ -1,0 +1,177 @@
+"""Pure reconciliation logic of replication-factor changes. No I/O: every function takes the current records (and
+what Cruise Control or the cluster said) and returns the records that changed.
+
+States (seed 000): pending -> ongoing(sessionId) -> completed; a failure is pending again with a message and a retry
+time. The rules that Strimzi's implementation gets wrong, and this one must not (reference/strimzi.md):
+- a sessionId missing from a user_tasks answer means that task is gone, even if other tasks were returned;
+- each record keeps its own sessionId; polling several tasks together never relabels one with another's;
+- a failed poll changes nothing (the sessionId is never dropped because Cruise Control was unreachable).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable, Mapping
+from datetime import datetime, timedelta
+from enum import StrEnum
+
+from events import ReplicasChangeCommand, ReplicasChangeRecord, ReplicasChangeState
+from services.common.cruise_control.models import TaskStatus, UserTask
+
+PENDING, ONGOING, COMPLETED = ReplicasChangeState.PENDING, ReplicasChangeState.ONGOING, ReplicasChangeState.COMPLETED
+
+Records = Mapping[str, ReplicasChangeRecord]
+
+
+class TaskOutcome(StrEnum):
+    PENDING = "pending"  # task unknown to Cruise Control: never sent, or forgotten by a restart
+    ONGOING = "ongoing"  # Active or InExecution
+    COMPLETED = "completed"
+    FAILED = "failed"  # CompletedWithError
+
+
+def task_outcome(task: UserTask | None) -> TaskOutcome:
+    if task is None:
+        return TaskOutcome.PENDING
+    return {
+        TaskStatus.ACTIVE: TaskOutcome.ONGOING,
+        TaskStatus.IN_EXECUTION: TaskOutcome.ONGOING,
+        TaskStatus.COMPLETED: TaskOutcome.COMPLETED,
+        TaskStatus.COMPLETED_WITH_ERROR: TaskOutcome.FAILED,
+    }[task.status]
+
+
+def backoff(attempts: int, *, initial_s: float, max_s: float) -> timedelta:
+    """Capped exponential backoff: initial, 2x, 4x, ... up to max."""
+    return timedelta(seconds=min(max_s, initial_s * 2 ** max(0, attempts - 1)))
+
+
+def _update(record: ReplicasChangeRecord, now: datetime, **fields: object) -> ReplicasChangeRecord:
+    return record.model_copy(update={**fields, "updated_at": now})
+
+
+def on_command(current: ReplicasChangeRecord | None, command: ReplicasChangeCommand, now: datetime,
+               actual_rf: int | None) -> ReplicasChangeRecord | None:
+    """A new desired RF for one topic. Returns the new record, or None when nothing changes (a duplicate)."""
+    target = command.target_replicas
+    if current is not None and current.target_replicas == target and current.state in (PENDING, ONGOING):
+        return None
+    if current is not None and current.state == ONGOING:
+        # Cruise Control is executing the previous target; remember the new one. When that task ends, the RF is
+        # compared with this target and the change is resubmitted if they differ.
+        return _update(current, now, target_replicas=target, generation=command.generation)
+    if actual_rf == target:
+        if current is not None and current.state == COMPLETED and current.target_replicas == target:
+            return None
+        return ReplicasChangeRecord(topic=command.topic, state=COMPLETED, target_replicas=target,
+                                    generation=command.generation, updated_at=now)
+    return ReplicasChangeRecord(topic=command.topic, state=PENDING, target_replicas=target,
+                                generation=command.generation, updated_at=now)
+
+
+def due_for_submission(records: Records, now: datetime) -> list[ReplicasChangeRecord]:
+    """Pending changes whose retry time has come, unless one of our tasks is still executing.
+
+    Cruise Control runs one execution at a time; a request sent while ours executes would only fail with
+    OngoingExecutionException. Holding the batch until then lets it grow into one request."""
+    if any(r.state == ONGOING for r in records.values()):
+        return []
+    return [
+        r for r in records.values()
+        if r.state == PENDING and r.batch_id is None and (r.next_attempt_at is None or r.next_attempt_at <= now)
+    ]
+
+
+def group_by_target(records: Iterable[ReplicasChangeRecord]) -> dict[int, list[str]]:
+    groups: dict[int, list[str]] = defaultdict(list)
+    for record in records:
+        groups[record.target_replicas].append(record.topic)
+    return {rf: sorted(topics) for rf, topics in sorted(groups.items())}
+
+
+def mark_submitting(records: Iterable[ReplicasChangeRecord], batch_id: str, now: datetime) -> list[ReplicasChangeRecord]:
+    """Recorded *before* the request, so a crash mid-request can find the task again by its ``reason``."""
+    return [_update(r, now, batch_id=batch_id) for r in records]
+
+
+def on_submitted(records: Records, topics: Iterable[str], session_id: str, now: datetime) -> list[ReplicasChangeRecord]:
+    changed = []
+    for topic in topics:
+        record = records.get(topic)
+        if record is not None and record.state == PENDING:
+            changed.append(_update(record, now, state=ONGOING, session_id=session_id, batch_id=None, message=None))
+    return changed
+
+
+def on_submit_failed(records: Records, topics: Iterable[str], message: str, now: datetime, *,
+                     initial_s: float, max_s: float) -> list[ReplicasChangeRecord]:
+    changed = []
+    for topic in topics:
+        record = records.get(topic)
+        if record is None or record.state != PENDING:
+            continue
+        attempts = record.attempts + 1
+        changed.append(_update(record, now, message=message, attempts=attempts, batch_id=None,
+                               next_attempt_at=now + backoff(attempts, initial_s=initial_s, max_s=max_s)))
+    return changed
+
+
+def recover_in_doubt(records: Records, tasks: Iterable[UserTask], now: datetime) -> list[ReplicasChangeRecord]:
+    """After a restart: a pending record with a batch id was being submitted when the service stopped. If Cruise
+    Control knows a task whose request carried that batch id as its reason, the change is ongoing under that task;
+    otherwise the request never arrived and the change is simply pending."""
+    by_batch: dict[str, str] = {}
+    for task in tasks:
+        for batch_id in {r.batch_id for r in records.values() if r.batch_id}:
+            if task.request_url and f"reason={batch_id}" in task.request_url:
+                by_batch[batch_id] = task.user_task_id
+    changed = []
+    for record in records.values():
+        if record.state != PENDING or record.batch_id is None:
+            continue
+        session = by_batch.get(record.batch_id)
+        if session:
+            changed.append(_update(record, now, state=ONGOING, session_id=session, batch_id=None))
+        else:
+            changed.append(_update(record, now, batch_id=None))
+    return changed
+
+
+def on_poll(records: Records, tasks: Mapping[str, UserTask], actual_rf: Mapping[str, int | None], now: datetime, *,
+            initial_s: float, max_s: float) -> list[ReplicasChangeRecord]:
+    """Apply one user_tasks answer (for every sessionId we hold) and the topics' actual RFs."""
+    changed = []
+    for record in records.values():
+        if record.state == COMPLETED:
+            continue
+        actual = actual_rf.get(record.topic)
+        reached = actual == record.target_replicas
+        gone = actual is None and record.topic in actual_rf
+        if record.state == PENDING:
+            # A pending change whose RF already matches (reverted spec, or done by someone else) is complete.
+            if record.batch_id is None and (reached or gone):
+                message = "Topic no longer exists; nothing left to change" if gone else None
+                changed.append(_update(record, now, state=COMPLETED, message=message, next_attempt_at=None))
+            continue
+        outcome = task_outcome(tasks.get(record.session_id or ""))
+        if outcome == TaskOutcome.ONGOING:
+            continue
+        if gone:
+            changed.append(_update(record, now, state=COMPLETED, session_id=None,
+                                   message="Topic no longer exists; nothing left to change"))
+        elif reached:
+            changed.append(_update(record, now, state=COMPLETED, session_id=None, message=None, attempts=0,
+                                   next_attempt_at=None))
+        elif outcome == TaskOutcome.FAILED:
+            attempts = record.attempts + 1
+            changed.append(_update(record, now, state=PENDING, session_id=None, attempts=attempts,
+                                   message="Replicas change completed with error",
+                                   next_attempt_at=now + backoff(attempts, initial_s=initial_s, max_s=max_s)))
+        elif outcome == TaskOutcome.PENDING:
+            changed.append(_update(record, now, state=PENDING, session_id=None, next_attempt_at=None,
+                                   message=f"Cruise Control no longer knows task {record.session_id} "
+                                           "(restarted?); resubmitting"))
+        else:
+            # Completed, but the RF is not the target: the target changed while the task ran. Submit again.
+            changed.append(_update(record, now, state=PENDING, session_id=None, message=None, next_attempt_at=None))
+    return changed

@@ -1,0 +1,1 @@
+"""Topic reconciler: desired topic specs -> topics created, configured, deleted; replicas-change commands; status."""

@@ -1,0 +1,198 @@
+"""Wiring of the topic reconciler: agents for specs and replicas-change records, a resync timer, a start-up rebuild.
+
+Decisions are made in ``logic``; this module executes them against the cluster-admin port and publishes status.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import UTC, datetime
+
+import faust
+
+from events import (
+    TOPICS,
+    ReplicasChangeCommand,
+    ReplicasChangeRecord,
+    TopicSpec,
+    TopicSpecDeleted,
+    TopicStatus,
+    encode,
+)
+from services.common.admin import AdminError, ClusterAdmin, TopicDescription, make_cluster_admin
+from services.common.bus import DeadLetters, make_app, raw_topic, read_compacted_async
+from services.common.health import add_health_page
+from services.common.logging import correlation, get_logger
+from services.common.settings import Settings
+from services.topic_reconciler import logic
+
+log = get_logger(__name__)
+SERVICE = "topic-reconciler"
+BATCH = 1000
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)
+
+
+class TopicReconciler:
+    def __init__(self, settings: Settings, *, admin: ClusterAdmin | None = None) -> None:
+        self.settings = settings
+        self.app = make_app(SERVICE, settings, web_port=settings.ports.topic_reconciler)
+        bus = settings.bus
+        self.specs_topic = raw_topic(self.app, TOPICS.specs, bus)
+        self.status_topic = raw_topic(self.app, TOPICS.status, bus)
+        self.commands_topic = raw_topic(self.app, TOPICS.replicas_commands, bus)
+        self.changes_topic = raw_topic(self.app, TOPICS.replicas_state, bus)
+        self.dead_letters = DeadLetters(raw_topic(self.app, TOPICS.dead_letters, bus), SERVICE)
+        self.admin = admin or make_cluster_admin(settings.cluster_admin)
+        # Desired state per topic: the spec (None once deleted) and its generation.
+        self.specs: dict[str, TopicSpec | None] = {}
+        self.generations: dict[str, int] = {}
+        self.correlations: dict[str, str] = {}
+        self.changes: dict[str, ReplicasChangeRecord] = {}
+        self.published: dict[str, TopicStatus] = {}
+        self.ready = asyncio.Event()
+        self._lock = asyncio.Lock()
+        add_health_page(self.app, SERVICE, lambda: {"ready": self.ready.is_set(), "topics": len(self.specs)})
+        self._wire()
+
+    def _wire(self) -> None:
+        app = self.app
+
+        @app.task
+        async def rebuild() -> None:
+            await self.rebuild()
+
+        @app.agent(self.specs_topic)
+        async def specs(stream: faust.StreamT) -> None:
+            await self.ready.wait()
+            async for events in stream.take_events(BATCH, within=0.05):
+                names = []
+                for event in events:
+                    decoded = await self.dead_letters.decode_or_reject(event, (TopicSpec, TopicSpecDeleted))
+                    if decoded is None:
+                        continue
+                    spec = decoded.event
+                    name = spec.key
+                    generation = event.message.offset + 1
+                    if generation < self.generations.get(name, 0):
+                        continue  # already seen (replayed after the start-up rebuild)
+                    self.specs[name] = spec if isinstance(spec, TopicSpec) else None
+                    self.generations[name] = generation
+                    self.correlations[name] = decoded.envelope.correlation_id
+                    names.append(name)
+                if names:
+                    await self.reconcile(sorted(set(names)))
+
+        @app.agent(self.changes_topic)
+        async def changes(stream: faust.StreamT) -> None:
+            await self.ready.wait()
+            async for events in stream.take_events(BATCH, within=0.05):
+                names = []
+                for event in events:
+                    decoded = await self.dead_letters.decode_or_reject(event, (ReplicasChangeRecord,))
+                    if decoded is None:
+                        continue
+                    record = decoded.event
+                    assert isinstance(record, ReplicasChangeRecord)
+                    self.changes[record.topic] = record
+                    names.append(record.topic)
+                managed = sorted({n for n in names if n in self.specs})
+                if managed:
+                    await self.reconcile(managed)
+
+        @app.timer(self.settings.reconciler.resync_interval_s)
+        async def resync() -> None:
+            if self.ready.is_set():
+                await self.reconcile(sorted(self.specs))
+
+    async def rebuild(self) -> None:
+        bus = self.settings.bus
+        specs, statuses, changes = await asyncio.gather(
+            read_compacted_async(bus, TOPICS.specs, expect=(TopicSpec, TopicSpecDeleted)),
+            read_compacted_async(bus, TOPICS.status, expect=(TopicStatus,)),
+            read_compacted_async(bus, TOPICS.replicas_state, expect=(ReplicasChangeRecord,)),
+        )
+        for name, item in specs.items():
+            spec = item.decoded.event
+            self.specs[name] = spec if isinstance(spec, TopicSpec) else None
+            self.generations[name] = item.offset + 1
+            self.correlations[name] = item.decoded.envelope.correlation_id
+        for name, item in statuses.items():
+            assert isinstance(item.decoded.event, TopicStatus)
+            self.published[name] = item.decoded.event
+        for name, item in changes.items():
+            assert isinstance(item.decoded.event, ReplicasChangeRecord)
+            self.changes[name] = item.decoded.event
+        log.info("rebuilt state", specs=len(self.specs), statuses=len(self.published), changes=len(self.changes))
+        self.ready.set()
+        await self.reconcile(sorted(self.specs))
+
+    async def reconcile(self, names: list[str]) -> None:
+        """Compare desired with actual for these topics, act, and publish every status that changed."""
+        if not names:
+            return
+        async with self._lock:
+            try:
+                actual = await self.admin.describe_topics(names)
+            except AdminError as exc:
+                log.warning("cannot read the cluster; will retry at the next resync", error=str(exc))
+                return
+            sends = []
+            for name in names:
+                spec = self.specs.get(name)
+                with correlation(self.correlations.get(name), topic=name):
+                    sends.extend(await self._reconcile_one(name, spec, actual.get(name)))
+            await asyncio.gather(*sends)
+
+    async def _reconcile_one(self, name: str, spec: TopicSpec | None,
+                             actual: TopicDescription | None) -> list[asyncio.Future]:
+        if spec is None and actual is None and (self.published.get(name) or TopicStatus(topic=name, ready=False)).deleted:
+            return []
+        change = self.changes.get(name)
+        plan = logic.plan(spec, actual, change)
+        error = None
+        sends: list[asyncio.Future] = []
+        for action in plan.actions:
+            try:
+                sends.extend(await self._execute(action))
+            except AdminError as exc:
+                error = f"{type(action).__name__} failed: {exc}"
+                log.warning("reconcile action failed", action=type(action).__name__, error=str(exc))
+        if any(isinstance(a, logic.CreateTopic | logic.DeleteTopic | logic.CreatePartitions) for a in plan.actions):
+            actual = (await self.admin.describe_topics([name])).get(name)
+        status = logic.build_status(name=name, spec=spec, generation=self.generations.get(name, 0), actual=actual,
+                                    change=change, error=error, warnings=plan.warnings,
+                                    previous=self.published.get(name), now=_now())
+        if not logic.same_status(self.published.get(name), status):
+            self.published[name] = status
+            log.info("status", ready=status.ready, replicas=status.replicas,
+                     change=status.replicas_change.state if status.replicas_change else None)
+            sends.append(await self.status_topic.send(
+                key=name.encode(), value=encode(status, correlation_id=self.correlations.get(name))))
+        return sends
+
+    async def _execute(self, action: logic.Action) -> list[asyncio.Future]:
+        match action:
+            case logic.CreateTopic(name, partitions, rf, config):
+                log.info("creating topic", partitions=partitions, replicas=rf)
+                await self.admin.create_topic(name, partitions, rf, config)
+            case logic.DeleteTopic(name):
+                log.info("deleting topic")
+                await self.admin.delete_topic(name)
+            case logic.CreatePartitions(name, total):
+                await self.admin.create_partitions(name, total)
+            case logic.AlterConfig(name, config):
+                await self.admin.alter_configs(name, config)
+            case logic.RequestReplicasChange(name, target):
+                command = ReplicasChangeCommand(topic=name, target_replicas=target,
+                                                generation=self.generations.get(name, 0))
+                log.info("requesting replicas change", target=target)
+                return [await self.commands_topic.send(
+                    key=name.encode(), value=encode(command, correlation_id=self.correlations.get(name)))]
+        return []
+
+
+def create_service(settings: Settings) -> TopicReconciler:
+    return TopicReconciler(settings)

@@ -1,0 +1,148 @@
+"""Pure logic of the topic reconciler: what to do for one topic, and what its status says.
+
+Generation: a spec's generation is its record's offset + 1 in the specs topic (monotonic per topic, like Kubernetes'
+metadata.generation); ``observedGeneration`` is the generation the reconciler last acted on.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from events import (
+    Condition,
+    ReplicasChangeRecord,
+    ReplicasChangeState,
+    ReplicasChangeStatus,
+    TopicSpec,
+    TopicStatus,
+)
+from services.common.admin import TopicDescription
+
+
+@dataclass(frozen=True)
+class CreateTopic:
+    name: str
+    partitions: int
+    replication_factor: int
+    config: dict[str, str]
+
+
+@dataclass(frozen=True)
+class DeleteTopic:
+    name: str
+
+
+@dataclass(frozen=True)
+class CreatePartitions:
+    name: str
+    total: int
+
+
+@dataclass(frozen=True)
+class AlterConfig:
+    name: str
+    config: dict[str, str]
+
+
+@dataclass(frozen=True)
+class RequestReplicasChange:
+    name: str
+    target_replicas: int
+
+
+Action = CreateTopic | DeleteTopic | CreatePartitions | AlterConfig | RequestReplicasChange
+
+
+@dataclass
+class Plan:
+    actions: list[Action] = field(default_factory=list)
+    warnings: list[Condition] = field(default_factory=list)
+
+
+def plan(spec: TopicSpec | None, actual: TopicDescription | None, change: ReplicasChangeRecord | None) -> Plan:
+    """``spec`` None means the spec was deleted."""
+    result = Plan()
+    if spec is None:
+        if actual is not None:
+            result.actions.append(DeleteTopic(actual.name))
+        return result
+    if actual is None:
+        # Missing: never created, or deleted outside Ballast. Either way, (re)create it with the target RF.
+        result.actions.append(CreateTopic(spec.name, spec.partitions, spec.replicas, dict(spec.config)))
+        return result
+    if spec.partitions > actual.partition_count:
+        result.actions.append(CreatePartitions(spec.name, spec.partitions))
+    elif spec.partitions < actual.partition_count:
+        result.warnings.append(Condition(
+            type="PartitionsDecreaseNotSupported", status="True", reason="NotSupported",
+            message=f"Kafka cannot remove partitions: the topic keeps {actual.partition_count} "
+                    f"(spec asks for {spec.partitions})"))
+    drift = {k: v for k, v in spec.config.items() if actual.config.get(k) != v}
+    if drift:
+        result.actions.append(AlterConfig(spec.name, drift))
+    if actual.replication_factor != spec.replicas and not _change_in_flight(change, spec.replicas):
+        result.actions.append(RequestReplicasChange(spec.name, spec.replicas))
+    return result
+
+
+def _change_in_flight(change: ReplicasChangeRecord | None, target: int) -> bool:
+    return (change is not None and change.target_replicas == target
+            and change.state in (ReplicasChangeState.PENDING, ReplicasChangeState.ONGOING))
+
+
+def min_insync_warning(spec: TopicSpec, actual: TopicDescription | None) -> Condition | None:
+    """Seed 000: RF below min.insync.replicas is allowed, but producers with acks=all will fail. Say so."""
+    raw = spec.config.get("min.insync.replicas") or (actual.config.get("min.insync.replicas") if actual else None)
+    try:
+        min_isr = int(raw) if raw is not None else None
+    except ValueError:
+        return None
+    if min_isr is None or spec.replicas >= min_isr:
+        return None
+    return Condition(type="ReplicationFactorBelowMinInsyncReplicas", status="True", reason="BelowMinInsyncReplicas",
+                     message=f"replicas {spec.replicas} < min.insync.replicas {min_isr}: producers using acks=all "
+                             "will fail to write")
+
+
+def build_status(*, name: str, spec: TopicSpec | None, generation: int, actual: TopicDescription | None,
+                 change: ReplicasChangeRecord | None, error: str | None, warnings: list[Condition],
+                 previous: TopicStatus | None, now: datetime) -> TopicStatus:
+    deleted = spec is None
+    ready = not deleted and actual is not None and error is None
+    if deleted:
+        ready_condition = Condition(type="Ready", status="False", reason="Deleted",
+                                    message="spec deleted; topic removed" if actual is None else "deleting topic")
+    elif error is not None:
+        ready_condition = Condition(type="Ready", status="False", reason="ReconcileError", message=error)
+    elif actual is None:
+        ready_condition = Condition(type="Ready", status="False", reason="Creating", message="creating topic")
+    else:
+        ready_condition = Condition(type="Ready", status="True")
+    conditions = [ready_condition, *warnings]
+    if spec is not None and (w := min_insync_warning(spec, actual)) is not None:
+        conditions.append(w)
+    conditions = [_keep_transition_time(c, previous, now) for c in conditions]
+    replicas_change = None
+    if change is not None and not deleted:
+        replicas_change = ReplicasChangeStatus(state=change.state, target_replicas=change.target_replicas,
+                                               session_id=change.session_id, message=change.message)
+    return TopicStatus(
+        topic=name, ready=ready, generation=generation, observed_generation=generation,
+        partitions=actual.partition_count if actual else None,
+        replicas=actual.replication_factor if actual else None,
+        replicas_change=replicas_change, conditions=conditions, deleted=deleted)
+
+
+def _keep_transition_time(condition: Condition, previous: TopicStatus | None, now: datetime) -> Condition:
+    old = previous.condition(condition.type) if previous else None
+    when = old.last_transition_time if old is not None and old.status == condition.status else now
+    return condition.model_copy(update={"last_transition_time": when})
+
+
+def same_status(a: TopicStatus | None, b: TopicStatus) -> bool:
+    """Equal apart from timestamps: only transitions are published."""
+    if a is None:
+        return False
+    strip = {"conditions": {"__all__": {"last_transition_time"}}}
+    return a.model_dump(exclude=strip) == b.model_dump(exclude=strip)
