@@ -247,20 +247,22 @@ class SimCruiseControl:
         self._runner = self._spawn(self._execute(self.execution, task))
 
     async def _execute(self, execution: Execution, task: SimTask) -> None:
-        """Apply movements in order as simulated data flows at the throttle."""
-        total = execution.total_mb or 1.0
+        """Apply movements in order as the execution's time runs. Each movement weighs its data; when nothing is
+        copied (replicas only dropped) each weighs the same, so a shrink also takes its execution time."""
+        total = execution.total_mb
+        weights = [m.data_to_move_mb for m in execution.moves] if total > 0 else [1.0] * len(execution.moves)
+        whole = sum(weights) or 1.0
         cumulative, boundaries = 0.0, []
-        for move in execution.moves:
-            cumulative += move.data_to_move_mb
+        for weight in weights:
+            cumulative += weight / whole
             boundaries.append(cumulative)
-        tick = min(0.05, execution.duration_s / 10)
+        tick = min(0.05, execution.duration_s / 10) or 0.01
         while execution.finished_moves < len(execution.moves):
             await asyncio.sleep(tick)
-            elapsed = time.monotonic() - execution.started
-            execution.finished_mb = min(total, total * elapsed / execution.duration_s)
-            while (execution.finished_moves < len(execution.moves)
-                   and (boundaries[execution.finished_moves] <= execution.finished_mb + 1e-9
-                        or elapsed >= execution.duration_s)):
+            fraction = min(1.0, (time.monotonic() - execution.started) / execution.duration_s)
+            execution.finished_mb = total * fraction
+            while execution.finished_moves < len(execution.moves) and (
+                    boundaries[execution.finished_moves] <= fraction + 1e-9):
                 self.cluster.apply(execution.moves[execution.finished_moves])
                 execution.finished_moves += 1
         if self.execution is execution:

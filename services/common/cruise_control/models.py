@@ -34,7 +34,15 @@ class UserTask(_CCModel):
     original_response: str | None = Field(default=None, alias="originalResponse")
 
     def original_result(self) -> dict[str, Any] | None:
-        return json.loads(self.original_response) if self.original_response else None
+        """The operation's result as JSON, or None. Cruise Control sometimes stores a bare word here
+        (e.g. ``COMPLETED_WITH_ERROR``) rather than a JSON document."""
+        if not self.original_response:
+            return None
+        try:
+            parsed = json.loads(self.original_response)
+        except json.JSONDecodeError:
+            return None
+        return parsed if isinstance(parsed, dict) else None
 
 
 class UserTasks(_CCModel):

@@ -1,0 +1,191 @@
+"""The simulator speaks Cruise Control: every answer validates against Cruise Control's OpenAPI description, and the
+task semantics (servlet capacity, one execution at a time, warm-up, restart) match seed 000."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import ssl
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import httpx
+import pytest
+import trustme
+from pydantic import SecretStr
+from openapi_core import Config, OpenAPI
+from openapi_core.testing import MockRequest, MockResponse
+
+from services.cluster_sim.app import Simulator
+from services.common.admin.simulator import SimulatorClusterAdmin
+from services.common.cruise_control import (
+    AuthorizationError,
+    ClusterModelNotReady,
+    ConnectionFailed,
+    CruiseControlClient,
+    OngoingExecution,
+    RequestRejected,
+    ServletFull,
+)
+from services.common.settings import CruiseControlSettings, SimulatorSettings
+from services.local.broker import free_port
+
+OPENAPI = Path(__file__).resolve().parents[3] / "shared" / "reference" / "cruise-control-openapi" / "base.yaml"
+
+
+@pytest.fixture(scope="module")
+def openapi() -> OpenAPI:
+    # Cruise Control's own description does not pass strict spec validation (null defaults on strings);
+    # the responses are still validated against it.
+    return OpenAPI.from_file_path(str(OPENAPI), config=Config(spec_validator_cls=None))
+
+
+class Recorder(httpx.AsyncBaseTransport):
+    """Keeps every exchange so the test can validate each against the OpenAPI description."""
+
+    def __init__(self, inner: httpx.AsyncBaseTransport) -> None:
+        self.inner = inner
+        self.exchanges: list[tuple[httpx.Request, httpx.Response, bytes]] = []
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        response = await self.inner.handle_async_request(request)
+        body = await response.aread()
+        self.exchanges.append((request, response, body))
+        return httpx.Response(response.status_code, headers=response.headers, content=body, request=request)
+
+
+def validate_all(openapi: OpenAPI, recorder: Recorder) -> int:
+    for request, response, body in recorder.exchanges:
+        mock_request = MockRequest("http://localhost", request.method.lower(), request.url.path,
+                                   args=dict(request.url.params))
+        mock_response = MockResponse(body, status_code=response.status_code, content_type="application/json")
+        openapi.validate_response(mock_request, mock_response)
+    return len(recorder.exchanges)
+
+
+@pytest.fixture
+async def sim() -> AsyncIterator[Simulator]:
+    simulator = Simulator(SimulatorSettings(cruise_control_port=free_port(), admin_port=free_port(),
+                                            min_execution_s=0.3, proposal_s=0.05))
+    await simulator.start()
+    yield simulator
+    await simulator.stop()
+
+
+def client_for(sim: Simulator, transport: httpx.AsyncBaseTransport | None = None, **kw) -> CruiseControlClient:
+    return CruiseControlClient(CruiseControlSettings(port=sim.settings.cruise_control_port, **kw), transport=transport)
+
+
+async def wait_status(cc: CruiseControlClient, task_id: str, status: str, timeout: float = 5.0) -> None:
+    for _ in range(int(timeout / 0.05)):
+        tasks = (await cc.user_tasks([task_id])).by_id()
+        if task_id in tasks and tasks[task_id].status == status:
+            return
+        await asyncio.sleep(0.05)
+    raise AssertionError(f"task {task_id} never reached {status}")
+
+
+async def test_answers_validate_against_openapi(sim: Simulator, openapi: OpenAPI) -> None:
+    admin = SimulatorClusterAdmin(f"http://127.0.0.1:{sim.settings.admin_port}")
+    await admin.create_topic("a", 3, 3)
+    await admin.create_topic("b", 2, 2, {"min.insync.replicas": "2"})
+    recorder = Recorder(httpx.AsyncHTTPTransport())
+    cc = client_for(sim, recorder)
+    await cc.state()
+    submission = await cc.topic_configuration({2: ["a"], 3: ["b"]})
+    await cc.state()  # executing
+    await wait_status(cc, submission.task_id, "Completed")
+    await cc.user_tasks([submission.task_id], fetch_completed_task=True)
+    with pytest.raises(RequestRejected):
+        await cc.topic_configuration({9: ["a"]})
+    sim.cluster.set_alive(1, False)
+    await cc.kafka_cluster_state()
+    sim.cruise_control.tuning.proposal_s, sim.cruise_control.tuning.max_block_s = 0.5, 0.05
+    slow = await cc.topic_configuration({2: ["b"]}, dryrun=True)
+    assert slow.in_progress
+    assert validate_all(openapi, recorder) >= 8
+    await cc.aclose()
+    await admin.aclose()
+
+
+async def test_validation_catches_a_wrong_shape(openapi: OpenAPI) -> None:
+    request = MockRequest("http://localhost", "get", "/kafkacruisecontrol/user_tasks")
+    response = MockResponse(json.dumps({"userTasks": [{"Status": "Done"}], "version": 1}).encode(),
+                            content_type="application/json")
+    with pytest.raises(Exception, match="not valid for schema"):
+        openapi.validate_response(request, response)
+
+
+async def test_task_lifecycle_and_one_execution_at_a_time(sim: Simulator) -> None:
+    admin = SimulatorClusterAdmin(f"http://127.0.0.1:{sim.settings.admin_port}")
+    await admin.create_topic("a", 2, 3)
+    await admin.create_topic("b", 2, 3)
+    sim.cruise_control.tuning.min_execution_s = 1.0
+    cc = client_for(sim)
+    first = await cc.topic_configuration({2: ["a"]})
+    assert (await cc.user_tasks([first.task_id])).user_tasks[0].status == "InExecution"
+    assert (await cc.state()).executor.triggered_user_task_id == first.task_id
+    with pytest.raises(OngoingExecution, match="Another task is executing"):
+        await cc.topic_configuration({2: ["b"]})
+    await wait_status(cc, first.task_id, "Completed")
+    assert (await admin.describe_topics(["a"]))["a"].replication_factor == 2
+    await cc.aclose()
+    await admin.aclose()
+
+
+async def test_servlet_capacity(sim: Simulator) -> None:
+    admin = SimulatorClusterAdmin(f"http://127.0.0.1:{sim.settings.admin_port}")
+    await admin.create_topic("a", 1, 3)
+    sim.cruise_control.tuning.proposal_s, sim.cruise_control.tuning.max_block_s = 2.0, 0.05
+    cc = client_for(sim)
+    for _ in range(5):
+        assert (await cc.topic_configuration({2: ["a"]}, dryrun=True)).in_progress
+    with pytest.raises(ServletFull):
+        await cc.topic_configuration({2: ["a"]}, dryrun=True)
+    await cc.aclose()
+    await admin.aclose()
+
+
+async def test_restart_forgets_tasks_and_warms_up(sim: Simulator) -> None:
+    admin = SimulatorClusterAdmin(f"http://127.0.0.1:{sim.settings.admin_port}")
+    await admin.create_topic("a", 1, 3)
+    cc = client_for(sim)
+    done = await cc.topic_configuration({2: ["a"]})
+    await sim.restart_cruise_control(down_s=0.3, warmup_s=0.6)
+    with pytest.raises(ConnectionFailed):
+        await CruiseControlClient(CruiseControlSettings(port=sim.settings.cruise_control_port, timeout_s=0.1)) \
+            .topic_configuration({3: ["a"]})
+    await asyncio.sleep(0.4)
+    assert (await cc.user_tasks([done.task_id])).user_tasks == []
+    with pytest.raises(ClusterModelNotReady):
+        await cc.topic_configuration({3: ["a"]})
+    await asyncio.sleep(0.7)
+    assert (await cc.topic_configuration({3: ["a"]})).task_id
+    await cc.aclose()
+    await admin.aclose()
+
+
+async def test_basic_auth_and_tls(tmp_path: Path) -> None:
+    ca = trustme.CA()
+    cert = ca.issue_cert("127.0.0.1")
+    cert.private_key_and_cert_chain_pem.write_to_path(str(tmp_path / "server.pem"))
+    ca.cert_pem.write_to_path(str(tmp_path / "ca.pem"))
+    settings = SimulatorSettings(cruise_control_port=free_port(), admin_port=free_port(), auth_username="admin",
+                                 auth_password="pw", tls_certfile=tmp_path / "server.pem",
+                                 tls_keyfile=tmp_path / "server.pem")
+    simulator = Simulator(settings)
+    await simulator.start()
+    try:
+        good = CruiseControlSettings(port=settings.cruise_control_port, ssl_enabled=True, ca_file=tmp_path / "ca.pem",
+                                     auth_enabled=True, username="admin", password="pw")
+        async with CruiseControlClient(good) as cc:
+            assert (await cc.state()).executor.state == "NO_TASK_IN_PROGRESS"
+        async with CruiseControlClient(good.model_copy(update={"password": SecretStr("wrong")})) as cc:
+            with pytest.raises(AuthorizationError, match="Authorization error"):
+                await cc.state()
+        async with CruiseControlClient(good.model_copy(update={"ca_file": None})) as cc:
+            with pytest.raises(ConnectionFailed):  # server certificate not trusted without the CA
+                await cc.state()
+    finally:
+        await simulator.stop()
+    assert isinstance(ssl.create_default_context(cafile=str(tmp_path / "ca.pem")), ssl.SSLContext)

@@ -1,0 +1,139 @@
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from events import ReplicasChangeCommand, ReplicasChangeRecord
+from services.common.cruise_control.models import UserTask
+from services.replicas_change import logic
+from services.replicas_change.logic import COMPLETED, ONGOING, PENDING, TaskOutcome
+
+NOW = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)
+RETRY = {"initial_s": 2.0, "max_s": 60.0}
+
+
+def rec(topic: str, state=PENDING, target=2, **kw) -> ReplicasChangeRecord:
+    return ReplicasChangeRecord(topic=topic, state=state, target_replicas=target, updated_at=NOW, **kw)
+
+
+def task(task_id: str, status: str, url: str = "POST /kafkacruisecontrol/topic_configuration?json=true") -> UserTask:
+    return UserTask.model_validate({"UserTaskId": task_id, "Status": status, "StartMs": "1", "RequestURL": url})
+
+
+def by_topic(*records: ReplicasChangeRecord) -> dict[str, ReplicasChangeRecord]:
+    return {r.topic: r for r in records}
+
+
+@pytest.mark.parametrize(
+    ("status", "outcome"),
+    [(None, TaskOutcome.PENDING), ("Active", TaskOutcome.ONGOING), ("InExecution", TaskOutcome.ONGOING),
+     ("Completed", TaskOutcome.COMPLETED), ("CompletedWithError", TaskOutcome.FAILED)],
+)
+def test_task_state_mapping(status: str | None, outcome: TaskOutcome) -> None:
+    assert logic.task_outcome(task("t", status) if status else None) == outcome
+
+
+def test_command_creates_pending_and_duplicates_are_ignored() -> None:
+    command = ReplicasChangeCommand(topic="a", target_replicas=3, generation=4)
+    first = logic.on_command(None, command, NOW, actual_rf=2)
+    assert first is not None and first.state == PENDING and first.target_replicas == 3 and first.generation == 4
+    assert logic.on_command(first, command, NOW, actual_rf=2) is None
+    ongoing = first.model_copy(update={"state": ONGOING, "session_id": "s1"})
+    assert logic.on_command(ongoing, command, NOW, actual_rf=2) is None
+
+
+def test_command_while_ongoing_retargets_without_dropping_the_session() -> None:
+    ongoing = rec("a", ONGOING, 3, session_id="s1")
+    updated = logic.on_command(ongoing, ReplicasChangeCommand(topic="a", target_replicas=2), NOW, actual_rf=2)
+    assert updated is not None
+    assert (updated.state, updated.session_id, updated.target_replicas) == (ONGOING, "s1", 2)
+
+
+def test_command_for_rf_already_in_place_completes() -> None:
+    done = logic.on_command(None, ReplicasChangeCommand(topic="a", target_replicas=3), NOW, actual_rf=3)
+    assert done is not None and done.state == COMPLETED
+
+
+def test_batch_holds_while_one_of_our_tasks_executes() -> None:
+    records = by_topic(rec("a"), rec("b", ONGOING, session_id="s"))
+    assert logic.due_for_submission(records, NOW) == []
+    records = by_topic(rec("a"), rec("b", COMPLETED), rec("c", next_attempt_at=NOW + timedelta(seconds=5)))
+    assert [r.topic for r in logic.due_for_submission(records, NOW)] == ["a"]
+
+
+def test_group_by_target() -> None:
+    groups = logic.group_by_target([rec("x", target=3), rec("b", target=2), rec("a", target=2)])
+    assert groups == {2: ["a", "b"], 3: ["x"]}
+
+
+def test_submit_failure_backs_off_exponentially_with_cap() -> None:
+    records = by_topic(rec("a"))
+    delays = []
+    for _ in range(8):
+        (records["a"],) = logic.on_submit_failed(records, ["a"], "Cluster model not ready", NOW, **RETRY)
+        delays.append((records["a"].next_attempt_at - NOW).total_seconds())
+    assert delays == [2, 4, 8, 16, 32, 60, 60, 60]
+    assert records["a"].state == PENDING and records["a"].message == "Cluster model not ready"
+
+
+def test_missing_session_is_reset_even_when_other_tasks_are_returned() -> None:
+    """Strimzi resets only on an empty list; a Cruise Control restart with a new task in the list must also count."""
+    records = by_topic(rec("lost", ONGOING, 3, session_id="old"), rec("kept", ONGOING, 3, session_id="new"))
+    changed = logic.on_poll(records, {"new": task("new", "InExecution")}, {"lost": 2, "kept": 2}, NOW, **RETRY)
+    assert len(changed) == 1
+    (lost,) = changed
+    assert lost.topic == "lost" and lost.state == PENDING and lost.session_id is None
+    assert "no longer knows task old" in lost.message
+
+
+def test_missing_session_with_rf_already_reached_completes() -> None:
+    records = by_topic(rec("a", ONGOING, 3, session_id="gone"))
+    (done,) = logic.on_poll(records, {}, {"a": 3}, NOW, **RETRY)
+    assert done.state == COMPLETED and done.session_id is None
+
+
+def test_each_record_keeps_its_own_session() -> None:
+    """Strimzi relabels all ongoing topics with one task's id; here two sessions progress independently."""
+    records = by_topic(rec("a", ONGOING, 3, session_id="s1"), rec("b", ONGOING, 3, session_id="s2"))
+    tasks = {"s1": task("s1", "Completed"), "s2": task("s2", "InExecution")}
+    (a,) = logic.on_poll(records, tasks, {"a": 3, "b": 2}, NOW, **RETRY)
+    assert a.topic == "a" and a.state == COMPLETED
+    assert records["b"].session_id == "s2"
+
+
+def test_failed_task_goes_back_to_pending_with_message_and_backoff() -> None:
+    records = by_topic(rec("a", ONGOING, 3, session_id="s1"))
+    (failed,) = logic.on_poll(records, {"s1": task("s1", "CompletedWithError")}, {"a": 2}, NOW, **RETRY)
+    assert failed.state == PENDING and failed.message == "Replicas change completed with error"
+    assert failed.attempts == 1 and failed.next_attempt_at == NOW + timedelta(seconds=2)
+
+
+def test_completed_task_but_target_moved_on_is_resubmitted() -> None:
+    records = by_topic(rec("a", ONGOING, 2, session_id="s1"))  # retargeted to 2 while the task for 3 ran
+    (again,) = logic.on_poll(records, {"s1": task("s1", "Completed")}, {"a": 3}, NOW, **RETRY)
+    assert again.state == PENDING and again.session_id is None
+
+
+def test_pending_change_is_completed_when_spec_reverted_to_actual() -> None:
+    records = by_topic(rec("a", PENDING, 3, message="Request failed (500), ...", attempts=2))
+    (done,) = logic.on_poll(records, {}, {"a": 3}, NOW, **RETRY)
+    assert done.state == COMPLETED and done.message is None
+
+
+def test_deleted_topic_settles_change() -> None:
+    records = by_topic(rec("a", ONGOING, 3, session_id="s"), rec("b", PENDING, 3))
+    changed = logic.on_poll(records, {"s": task("s", "Completed")}, {"a": None, "b": None}, NOW, **RETRY)
+    assert {r.topic: r.state for r in changed} == {"a": COMPLETED, "b": COMPLETED}
+    assert all("no longer exists" in r.message for r in changed)
+
+
+def test_in_doubt_submission_is_recovered_by_reason() -> None:
+    records = by_topic(rec("a", batch_id="ballast-b1"), rec("b", batch_id="ballast-b2"))
+    tasks = [task("t1", "InExecution", "POST /kafkacruisecontrol/topic_configuration?dryrun=false&reason=ballast-b1")]
+    changed = {r.topic: r for r in logic.recover_in_doubt(records, tasks, NOW)}
+    assert (changed["a"].state, changed["a"].session_id, changed["a"].batch_id) == (ONGOING, "t1", None)
+    assert (changed["b"].state, changed["b"].session_id, changed["b"].batch_id) == (PENDING, None, None)
+
+
+def test_in_doubt_record_is_not_resubmitted_until_settled() -> None:
+    records = by_topic(rec("a", batch_id="ballast-b1"))
+    assert logic.due_for_submission(records, NOW) == []

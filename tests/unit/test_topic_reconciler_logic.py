@@ -1,0 +1,78 @@
+from datetime import UTC, datetime, timedelta
+
+from events import ReplicasChangeRecord, TopicSpec
+from services.common.admin import PartitionInfo, TopicDescription
+from services.topic_reconciler import logic
+
+NOW = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)
+
+
+def desc(name: str, partitions: int = 3, rf: int = 3, config: dict | None = None) -> TopicDescription:
+    return TopicDescription(name, tuple(PartitionInfo(i, tuple(range(1, rf + 1)), 1) for i in range(partitions)),
+                            config or {})
+
+
+def spec(name: str = "t", partitions: int = 3, replicas: int = 3, **config: str) -> TopicSpec:
+    return TopicSpec(name=name, partitions=partitions, replicas=replicas,
+                     config={k.replace("_", "."): v for k, v in config.items()})
+
+
+def test_missing_topic_is_created_with_target_rf() -> None:
+    plan = logic.plan(spec(replicas=2, retention_ms="1000"), None, None)
+    assert plan.actions == [logic.CreateTopic("t", 3, 2, {"retention.ms": "1000"})]
+
+
+def test_deleted_spec_deletes_topic() -> None:
+    assert logic.plan(None, desc("t"), None).actions == [logic.DeleteTopic("t")]
+    assert logic.plan(None, None, None).actions == []
+
+
+def test_rf_difference_requests_a_change_once() -> None:
+    assert logic.plan(spec(replicas=2), desc("t", rf=3), None).actions == [logic.RequestReplicasChange("t", 2)]
+    in_flight = ReplicasChangeRecord(topic="t", state="ongoing", target_replicas=2, session_id="s")
+    assert logic.plan(spec(replicas=2), desc("t", rf=3), in_flight).actions == []
+    other_target = ReplicasChangeRecord(topic="t", state="pending", target_replicas=1)
+    assert logic.plan(spec(replicas=2), desc("t", rf=3), other_target).actions == [logic.RequestReplicasChange("t", 2)]
+
+
+def test_config_drift_and_partition_growth() -> None:
+    plan = logic.plan(spec(partitions=6, retention_ms="5"), desc("t", 3, config={"retention.ms": "1"}), None)
+    assert logic.CreatePartitions("t", 6) in plan.actions
+    assert logic.AlterConfig("t", {"retention.ms": "5"}) in plan.actions
+
+
+def test_partition_decrease_is_a_warning_not_an_action() -> None:
+    plan = logic.plan(spec(partitions=2), desc("t", 3), None)
+    assert plan.actions == []
+    assert plan.warnings[0].type == "PartitionsDecreaseNotSupported"
+
+
+def test_rf_below_min_isr_is_a_condition_and_the_topic_stays_ready() -> None:
+    s = spec(replicas=1, min_insync_replicas="2")
+    status = logic.build_status(name="t", spec=s, generation=4, actual=desc("t", rf=1), change=None, error=None,
+                                warnings=[], previous=None, now=NOW)
+    assert status.ready
+    condition = status.condition("ReplicationFactorBelowMinInsyncReplicas")
+    assert condition is not None and "min.insync.replicas 2" in condition.message
+    assert status.observed_generation == 4
+
+
+def test_status_carries_replicas_change() -> None:
+    change = ReplicasChangeRecord(topic="t", state="ongoing", target_replicas=2, session_id="s1")
+    status = logic.build_status(name="t", spec=spec(replicas=2), generation=1, actual=desc("t"), change=change,
+                                error=None, warnings=[], previous=None, now=NOW)
+    assert status.replicas_change is not None
+    assert (status.replicas_change.state, status.replicas_change.session_id) == ("ongoing", "s1")
+    assert status.replicas == 3
+
+
+def test_transition_time_kept_while_condition_unchanged() -> None:
+    first = logic.build_status(name="t", spec=spec(), generation=1, actual=desc("t"), change=None, error=None,
+                               warnings=[], previous=None, now=NOW)
+    again = logic.build_status(name="t", spec=spec(), generation=1, actual=desc("t"), change=None, error=None,
+                               warnings=[], previous=first, now=NOW + timedelta(minutes=5))
+    assert again.condition("Ready").last_transition_time == NOW
+    assert logic.same_status(first, again)
+    failing = logic.build_status(name="t", spec=spec(), generation=1, actual=desc("t"), change=None, error="boom",
+                                 warnings=[], previous=first, now=NOW + timedelta(minutes=5))
+    assert not failing.ready and not logic.same_status(first, failing)
