@@ -6,6 +6,7 @@ import asyncio
 import signal
 import ssl
 import time
+from dataclasses import replace
 
 from aiohttp import web
 
@@ -37,9 +38,22 @@ class Simulator:
             min_execution_s=settings.min_execution_s, proposal_s=settings.proposal_s, warmup_s=settings.warmup_s,
             max_active_user_tasks=settings.max_active_user_tasks))
         self.faults = FaultPlan()
+        self._initial_tuning = replace(self.cruise_control.tuning)
+        self.reset_faults()
         self._admin_runner: web.AppRunner | None = None
         self._cc_runner: web.AppRunner | None = None
         self._restarts: set[asyncio.Task[None]] = set()
+
+    def reset_faults(self) -> None:
+        """Back to the configured behaviour: no injected faults, initial tuning and credentials, brokers alive."""
+        self.faults.clear()
+        s = self.settings
+        self.faults.credentials = (
+            (s.auth_username, s.auth_password.get_secret_value()) if s.auth_username and s.auth_password else None)
+        self.cruise_control.tuning = replace(self._initial_tuning)
+        for broker in self.cluster.brokers.values():
+            if not broker.alive:
+                self.cluster.set_alive(broker.id, True)
 
     @property
     def cruise_control_up(self) -> bool:
@@ -57,9 +71,7 @@ class Simulator:
         if self._cc_runner is not None:
             return
         s = self.settings
-        app = build_cruise_control_app(
-            self.cruise_control, self.faults, username=s.auth_username,
-            password=s.auth_password.get_secret_value() if s.auth_password else None)
+        app = build_cruise_control_app(self.cruise_control, self.faults)
         runner = web.AppRunner(app, access_log=None)
         await runner.setup()
         context = None

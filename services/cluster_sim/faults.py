@@ -17,6 +17,8 @@ class InjectedError:
 class FaultPlan:
     errors: list[InjectedError] = field(default_factory=list)
     latency_s: dict[str, float] = field(default_factory=dict)
+    # Basic-auth credentials Cruise Control requires (None: no authentication). Settable at run time.
+    credentials: tuple[str, str] | None = None
 
     def take_error(self, endpoint: str) -> tuple[int, str] | None:
         for error in self.errors:

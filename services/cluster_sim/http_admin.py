@@ -127,8 +127,14 @@ def build_admin_app(sim: Simulator) -> web.Application:
             setattr(sim.cruise_control.tuning, key, type(getattr(sim.cruise_control.tuning, key))(value))
         return web.json_response(asdict(sim.cruise_control.tuning))
 
+    async def require_auth(request: web.Request) -> web.Response:
+        body = await request.json()
+        username = body.get("username")
+        sim.faults.credentials = (username, body.get("password", "")) if username else None
+        return web.Response(status=204)
+
     async def reset(_: web.Request) -> web.Response:
-        sim.faults.clear()
+        sim.reset_faults()
         if not sim.cruise_control_up:
             await sim.start_cruise_control()
         return web.Response(status=204)
@@ -153,6 +159,7 @@ def build_admin_app(sim: Simulator) -> web.Application:
     r.add_post("/faults/errors", inject_error)
     r.add_post("/faults/latency", latency)
     r.add_post("/faults/tuning", tuning)
+    r.add_post("/faults/cruise-control/auth", require_auth)
     r.add_post("/faults/reset", reset)
     r.add_get("/faults/stats", stats)
     return app

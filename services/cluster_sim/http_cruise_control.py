@@ -31,12 +31,11 @@ def _request_url(request: web.Request) -> str:
     return f"{request.method} {request.path}{query}"
 
 
-def build_cruise_control_app(cc: SimCruiseControl, faults: FaultPlan, *, username: str | None = None,
-                             password: str | None = None) -> web.Application:
+def build_cruise_control_app(cc: SimCruiseControl, faults: FaultPlan) -> web.Application:
     @web.middleware
     async def guard(request: web.Request, handler: Any) -> web.StreamResponse:
         endpoint = request.path.removeprefix(PREFIX).strip("/")
-        if username is not None and not _authorized(request, username, password or ""):
+        if faults.credentials is not None and not _authorized(request, *faults.credentials):
             return web.Response(status=401, text="Unauthorized", headers={"WWW-Authenticate": 'Basic realm="cc"'})
         delay = faults.latency_for(endpoint)
         if delay:

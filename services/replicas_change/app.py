@@ -57,15 +57,17 @@ class ReplicasChangeService:
         @app.agent(self.commands)
         async def commands(stream: faust.StreamT) -> None:
             await self.ready.wait()
-            async for event in stream.events():
-                decoded = await self.dead_letters.decode_or_reject(event, (ReplicasChangeCommand,))
-                if decoded is None:
-                    continue
-                command = decoded.event
-                assert isinstance(command, ReplicasChangeCommand)
-                with correlation(decoded.envelope.correlation_id, topic=command.topic):
-                    self.correlations[command.topic] = decoded.envelope.correlation_id
-                    await self.handle_command(command)
+            async for events in stream.take_events(1000, within=0.05):
+                batch: list[ReplicasChangeCommand] = []
+                for event in events:
+                    decoded = await self.dead_letters.decode_or_reject(event, (ReplicasChangeCommand,))
+                    if decoded is None:
+                        continue
+                    assert isinstance(decoded.event, ReplicasChangeCommand)
+                    self.correlations[decoded.event.topic] = decoded.envelope.correlation_id
+                    batch.append(decoded.event)
+                if batch:
+                    await self.handle_commands(batch)
 
         @app.timer(tuning.batch_window_s)
         async def submit() -> None:
@@ -100,12 +102,23 @@ class ReplicasChangeService:
                  in_flight=sum(1 for r in self.records.values() if r.state != logic.COMPLETED))
         self.ready.set()
 
-    async def handle_command(self, command: ReplicasChangeCommand) -> None:
-        actual = await self._actual_rf([command.topic])
-        record = logic.on_command(self.records.get(command.topic), command, _now(), actual.get(command.topic))
-        if record is not None:
-            log.info("replicas change requested", target=command.target_replicas, state=record.state)
-            await self._publish([record])
+    async def handle_commands(self, commands: list[ReplicasChangeCommand]) -> None:
+        try:
+            actual = await self._actual_rf(sorted({c.topic for c in commands}))
+        except AdminError as exc:
+            # Unknown actual RF only means "not known to be done yet": the change is recorded as pending.
+            log.warning("cannot read actual replication factors", error=str(exc))
+            actual = {}
+        changed = []
+        for command in commands:
+            with correlation(self.correlations.get(command.topic), topic=command.topic):
+                record = logic.on_command(self.records.get(command.topic), command, _now(),
+                                          actual.get(command.topic))
+                if record is not None:
+                    log.info("replicas change requested", target=command.target_replicas, state=record.state)
+                    self.records[command.topic] = record
+                    changed.append(record)
+        await self._publish(changed)
 
     async def submit_due(self) -> None:
         async with self._cc_lock:

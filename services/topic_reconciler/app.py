@@ -89,18 +89,13 @@ class TopicReconciler:
         async def changes(stream: faust.StreamT) -> None:
             await self.ready.wait()
             async for events in stream.take_events(BATCH, within=0.05):
-                names = []
+                records = []
                 for event in events:
                     decoded = await self.dead_letters.decode_or_reject(event, (ReplicasChangeRecord,))
-                    if decoded is None:
-                        continue
-                    record = decoded.event
-                    assert isinstance(record, ReplicasChangeRecord)
-                    self.changes[record.topic] = record
-                    names.append(record.topic)
-                managed = sorted({n for n in names if n in self.specs})
-                if managed:
-                    await self.reconcile(managed)
+                    if decoded is not None:
+                        assert isinstance(decoded.event, ReplicasChangeRecord)
+                        records.append(decoded.event)
+                await self.on_change_records(records)
 
         @app.timer(self.settings.reconciler.resync_interval_s)
         async def resync() -> None:
@@ -128,6 +123,27 @@ class TopicReconciler:
         log.info("rebuilt state", specs=len(self.specs), statuses=len(self.published), changes=len(self.changes))
         self.ready.set()
         await self.reconcile(sorted(self.specs))
+
+    async def on_change_records(self, records: list[ReplicasChangeRecord]) -> None:
+        """Publish a status for every replicas-change transition, in order, then reconcile the topics once."""
+        managed = sorted({r.topic for r in records if self.specs.get(r.topic) is not None})
+        if not managed:
+            for record in records:
+                self.changes[record.topic] = record
+            return
+        async with self._lock:
+            try:
+                actual = await self.admin.describe_topics(managed)
+            except AdminError:
+                actual = {}
+            sends = []
+            for record in records:
+                self.changes[record.topic] = record
+                if record.topic in actual:
+                    sends.extend(await self._publish_status(record.topic, self.specs.get(record.topic),
+                                                            actual[record.topic], error=None, warnings=[]))
+            await asyncio.gather(*sends)
+        await self.reconcile(managed)
 
     async def reconcile(self, names: list[str]) -> None:
         """Compare desired with actual for these topics, act, and publish every status that changed."""
@@ -162,16 +178,21 @@ class TopicReconciler:
                 log.warning("reconcile action failed", action=type(action).__name__, error=str(exc))
         if any(isinstance(a, logic.CreateTopic | logic.DeleteTopic | logic.CreatePartitions) for a in plan.actions):
             actual = (await self.admin.describe_topics([name])).get(name)
-        status = logic.build_status(name=name, spec=spec, generation=self.generations.get(name, 0), actual=actual,
-                                    change=change, error=error, warnings=plan.warnings,
-                                    previous=self.published.get(name), now=_now())
-        if not logic.same_status(self.published.get(name), status):
-            self.published[name] = status
-            log.info("status", ready=status.ready, replicas=status.replicas,
-                     change=status.replicas_change.state if status.replicas_change else None)
-            sends.append(await self.status_topic.send(
-                key=name.encode(), value=encode(status, correlation_id=self.correlations.get(name))))
+        sends.extend(await self._publish_status(name, spec, actual, error=error, warnings=plan.warnings))
         return sends
+
+    async def _publish_status(self, name: str, spec: TopicSpec | None, actual: TopicDescription | None, *,
+                              error: str | None, warnings: list) -> list[asyncio.Future]:
+        status = logic.build_status(name=name, spec=spec, generation=self.generations.get(name, 0), actual=actual,
+                                    change=self.changes.get(name), error=error, warnings=warnings,
+                                    previous=self.published.get(name), now=_now())
+        if logic.same_status(self.published.get(name), status):
+            return []
+        self.published[name] = status
+        log.info("status", ready=status.ready, replicas=status.replicas,
+                 change=status.replicas_change.state if status.replicas_change else None)
+        return [await self.status_topic.send(
+            key=name.encode(), value=encode(status, correlation_id=self.correlations.get(name)))]
 
     async def _execute(self, action: logic.Action) -> list[asyncio.Future]:
         match action:

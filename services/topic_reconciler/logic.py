@@ -83,11 +83,20 @@ def plan(spec: TopicSpec | None, actual: TopicDescription | None, change: Replic
         result.actions.append(AlterConfig(spec.name, drift))
     if actual.replication_factor != spec.replicas and not _change_in_flight(change, spec.replicas):
         result.actions.append(RequestReplicasChange(spec.name, spec.replicas))
+    elif actual.replication_factor == spec.replicas and _change_in_flight_elsewhere(change, spec.replicas):
+        # The spec was reverted while a change to another RF was pending or ongoing: tell the replicas-change
+        # service the target is the current RF again, so it settles (or follows up) instead of retrying the old one.
+        result.actions.append(RequestReplicasChange(spec.name, spec.replicas))
     return result
 
 
 def _change_in_flight(change: ReplicasChangeRecord | None, target: int) -> bool:
     return (change is not None and change.target_replicas == target
+            and change.state in (ReplicasChangeState.PENDING, ReplicasChangeState.ONGOING))
+
+
+def _change_in_flight_elsewhere(change: ReplicasChangeRecord | None, target: int) -> bool:
+    return (change is not None and change.target_replicas != target
             and change.state in (ReplicasChangeState.PENDING, ReplicasChangeState.ONGOING))
 
 

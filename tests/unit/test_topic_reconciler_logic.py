@@ -76,3 +76,10 @@ def test_transition_time_kept_while_condition_unchanged() -> None:
     failing = logic.build_status(name="t", spec=spec(), generation=1, actual=desc("t"), change=None, error="boom",
                                  warnings=[], previous=first, now=NOW + timedelta(minutes=5))
     assert not failing.ready and not logic.same_status(first, failing)
+
+
+def test_revert_to_actual_rf_tells_the_replicas_change_service() -> None:
+    stuck = ReplicasChangeRecord(topic="t", state="pending", target_replicas=4, message="refused")
+    assert logic.plan(spec(replicas=2), desc("t", rf=2), stuck).actions == [logic.RequestReplicasChange("t", 2)]
+    settled = ReplicasChangeRecord(topic="t", state="completed", target_replicas=4)
+    assert logic.plan(spec(replicas=2), desc("t", rf=2), settled).actions == []

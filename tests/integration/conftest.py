@@ -1,0 +1,56 @@
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from services.local.stack import LocalStack
+from tests.integration.harness import Ballast
+
+# Faster loops than production defaults, so failure paths resolve within seconds in tests.
+TEST_ENV = {
+    "BALLAST_REPLICAS_CHANGE__RETRY_INITIAL_S": "0.5",
+    "BALLAST_REPLICAS_CHANGE__RETRY_MAX_S": "2",
+    "BALLAST_REPLICAS_CHANGE__POLL_INTERVAL_S": "0.5",
+    "BALLAST_RECONCILER__RESYNC_INTERVAL_S": "2",
+    "BALLAST_SIMULATOR__MIN_EXECUTION_S": "0.3",
+}
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if "integration" in str(item.path):
+            item.add_marker(pytest.mark.integration)
+
+
+@pytest.fixture(scope="session")
+def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalStack]:
+    run_dir: Path = tmp_path_factory.mktemp("stack")
+    local = LocalStack(run_dir, env=TEST_ENV)
+    try:
+        local.start()
+        yield local
+    finally:
+        local.stop()
+
+
+@pytest.fixture(scope="session")
+def ballast(stack: LocalStack) -> Iterator[Ballast]:
+    client = Ballast(stack)
+    yield client
+    client.close()
+
+
+@pytest.fixture(autouse=True)
+def clean_faults(request: pytest.FixtureRequest) -> Iterator[None]:
+    yield
+    if "ballast" in request.fixturenames:
+        request.getfixturevalue("ballast").fault("reset")
+
+
+@pytest.fixture
+def name(request: pytest.FixtureRequest) -> str:
+    """A topic-name prefix unique to the test, so tests sharing the stack never meet."""
+    return f"{request.node.name.removeprefix('test_')[:30].replace('_', '-')}-{uuid.uuid4().hex[:6]}"

@@ -1,0 +1,134 @@
+"""Test harness over the real local stack: apply specs, watch the status and dead-letter topics, drive faults."""
+
+from __future__ import annotations
+
+import threading
+import time
+import uuid
+from collections import defaultdict
+from collections.abc import Callable
+
+import httpx
+from confluent_kafka import Consumer, TopicPartition
+
+from events import TOPICS, DeadLetter, InvalidEvent, TopicSpec, TopicSpecDeleted, TopicStatus, decode, encode
+from services.cli import busio
+from services.common.settings import Settings
+from services.local.stack import LocalStack
+
+
+class Watcher:
+    """Follows the status and dead-letter topics in a background thread, from the beginning."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.bus = settings.bus
+        self.latest: dict[str, TopicStatus] = {}
+        self.history: dict[str, list[TopicStatus]] = defaultdict(list)
+        self.dead_letters: list[DeadLetter] = []
+        self._stop = threading.Event()
+        self._changed = threading.Condition()
+        self._thread = threading.Thread(target=self._run, daemon=True, name="status-watcher")
+        self._thread.start()
+
+    def _run(self) -> None:
+        consumer = Consumer({**self.bus.confluent_config(), "group.id": f"test-{uuid.uuid4()}",
+                             "enable.auto.commit": False, "auto.offset.reset": "earliest"})
+        consumer.assign([TopicPartition(TOPICS.status.name, 0, -2), TopicPartition(TOPICS.dead_letters.name, 0, -2)])
+        try:
+            while not self._stop.is_set():
+                message = consumer.poll(0.1)
+                if message is None or message.error():
+                    continue
+                try:
+                    event = decode(message.value()).event
+                except InvalidEvent:
+                    continue
+                with self._changed:
+                    if isinstance(event, TopicStatus):
+                        self.latest[event.topic] = event
+                        self.history[event.topic].append(event)
+                    elif isinstance(event, DeadLetter):
+                        self.dead_letters.append(event)
+                    self._changed.notify_all()
+        finally:
+            consumer.close()
+
+    def wait(self, what: str, predicate: Callable[[], bool], timeout: float = 60.0) -> None:
+        deadline = time.monotonic() + timeout
+        with self._changed:
+            while not predicate():
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    raise AssertionError(f"timed out after {timeout:.0f} s waiting for {what}")
+                self._changed.wait(min(remaining, 0.5))
+
+    def wait_status(self, topic: str, predicate: Callable[[TopicStatus], bool], what: str,
+                    timeout: float = 60.0) -> TopicStatus:
+        self.wait(f"{topic}: {what} (last: {self.describe(topic)})",
+                  lambda: topic in self.latest and predicate(self.latest[topic]), timeout)
+        return self.latest[topic]
+
+    def wait_rf(self, topic: str, rf: int, timeout: float = 60.0) -> TopicStatus:
+        """Ready, RF reached, and no change in flight."""
+        return self.wait_status(
+            topic, lambda s: s.ready and s.replicas == rf and (s.replicas_change is None
+                                                                or s.replicas_change.state == "completed"),
+            f"RF {rf} completed", timeout)
+
+    def describe(self, topic: str) -> str:
+        status = self.latest.get(topic)
+        if status is None:
+            return "no status"
+        return status.model_dump_json(by_alias=True, exclude_none=True, exclude={"conditions"})
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join(timeout=5)
+
+
+class Ballast:
+    """What a test does to the system: the same bus events and fault calls a user or an operator would make."""
+
+    def __init__(self, stack: LocalStack) -> None:
+        self.stack = stack
+        self.settings = stack.settings()
+        self.watcher = Watcher(self.settings)
+        self.sim = httpx.Client(base_url=stack.sim_url, timeout=10)
+
+    def apply(self, *specs: TopicSpec) -> None:
+        busio.produce(self.settings.bus, [(TOPICS.specs.name, s.key.encode(), encode(s), None) for s in specs])
+
+    def delete(self, *names: str) -> None:
+        events = [TopicSpecDeleted(name=n) for n in names]
+        busio.produce(self.settings.bus, [(TOPICS.specs.name, e.key.encode(), encode(e), None) for e in events])
+
+    def produce_raw(self, topic: str, key: bytes | None, value: bytes | None) -> None:
+        busio.produce(self.settings.bus, [(topic, key, value, None)])
+
+    def cluster_rf(self, topic: str) -> int | None:
+        response = self.sim.post("/admin/topics/describe", json={"names": [topic]}).json()["topics"]
+        if not response:
+            return None
+        return max(len(p["replicas"]) for p in response[0]["partitions"])
+
+    def cluster_topic(self, topic: str) -> dict | None:
+        found = self.sim.post("/admin/topics/describe", json={"names": [topic]}).json()["topics"]
+        return found[0] if found else None
+
+    def fault(self, path: str, body: dict | None = None) -> None:
+        response = self.sim.post(f"/faults/{path}", json=body or {})
+        assert response.status_code in (200, 204), response.text
+
+    def tune(self, **tuning: float) -> None:
+        self.fault("tuning", tuning)
+
+    def topic_configuration_tasks(self) -> list[dict]:
+        """Cruise Control's own record of topic_configuration tasks (what Ballast submitted)."""
+        port = self.stack.ports.cruise_control
+        answer = httpx.get(f"http://127.0.0.1:{port}/kafkacruisecontrol/user_tasks",
+                           params={"json": "true", "endpoints": "topic_configuration"}, timeout=10)
+        return answer.json()["userTasks"]
+
+    def close(self) -> None:
+        self.watcher.stop()
+        self.sim.close()

@@ -1,0 +1,147 @@
+"""Replication-factor changes end to end on the real local broker and the cluster simulator."""
+
+from __future__ import annotations
+
+from events import TopicSpec
+from tests.integration.harness import Ballast
+
+
+def spec(name: str, replicas: int, partitions: int = 3, **config: str) -> TopicSpec:
+    return TopicSpec(name=name, partitions=partitions, replicas=replicas,
+                     config={k.replace("_", "."): v for k, v in config.items()})
+
+
+def test_round_trip_3_2_3(ballast: Ballast, name: str) -> None:
+    topic = f"{name}-orders"
+    ballast.apply(spec(topic, 3))
+    ballast.watcher.wait_rf(topic, 3)
+    assert ballast.cluster_rf(topic) == 3
+
+    ballast.apply(spec(topic, 2))
+    ongoing = ballast.watcher.wait_status(
+        topic, lambda s: s.replicas_change is not None and s.replicas_change.state == "ongoing", "ongoing")
+    assert ongoing.replicas_change.session_id and ongoing.replicas_change.target_replicas == 2
+    assert ongoing.ready, "the topic stays Ready throughout a change"
+    done = ballast.watcher.wait_rf(topic, 2)
+    assert ballast.cluster_rf(topic) == 2
+    assert done.observed_generation == done.generation > 1
+
+    ballast.apply(spec(topic, 3))
+    ballast.watcher.wait_rf(topic, 3)
+    assert ballast.cluster_rf(topic) == 3
+    sessions = {s.replicas_change.session_id for s in ballast.watcher.history[topic]
+                if s.replicas_change and s.replicas_change.session_id}
+    assert len(sessions) == 2, "one Cruise Control task per change"
+
+
+def test_fifty_topics_mixed_targets_in_one_request(ballast: Ballast, name: str) -> None:
+    topics = [f"{name}-t{i:02d}" for i in range(50)]
+    ballast.apply(*(spec(t, 3, partitions=2) for t in topics))
+    for t in topics:
+        ballast.watcher.wait_rf(t, 3)
+    before = len(ballast.topic_configuration_tasks())
+    targets = {t: (1, 2, 3)[i % 3] for i, t in enumerate(topics)}  # a third keep RF 3: no change for them
+    ballast.apply(*(spec(t, rf, partitions=2) for t, rf in targets.items()))
+    for t, rf in targets.items():
+        ballast.watcher.wait_rf(t, rf)
+        assert ballast.cluster_rf(t) == rf
+    new_tasks = ballast.topic_configuration_tasks()[before:]
+    assert len(new_tasks) == 1, f"expected one topic_configuration request, saw {len(new_tasks)}"
+    sessions = {s.replicas_change.session_id for t in topics for s in ballast.watcher.history[t]
+                if s.replicas_change and s.replicas_change.session_id}
+    assert sessions == {new_tasks[0]["UserTaskId"]}
+    unchanged = [t for t, rf in targets.items() if rf == 3]
+    assert all(ballast.watcher.latest[t].replicas_change is None for t in unchanged)
+
+
+def test_names_with_regex_metacharacters_touch_only_their_topic(ballast: Ballast, name: str) -> None:
+    dotted, lookalike, dashed = f"{name}.a.c", f"{name}.abc", f"{name}-x-y.z"
+    ballast.apply(spec(dotted, 3), spec(lookalike, 3), spec(dashed, 3))
+    for t in (dotted, lookalike, dashed):
+        ballast.watcher.wait_rf(t, 3)
+    ballast.apply(spec(dotted, 2))
+    ballast.watcher.wait_rf(dotted, 2)
+    (task,) = [t for t in ballast.topic_configuration_tasks()
+               if any(s.replicas_change and s.replicas_change.session_id == t["UserTaskId"]
+                      for s in ballast.watcher.history[dotted])]
+    assert task["Status"] == "Completed"
+    assert ballast.cluster_rf(dotted) == 2
+    assert ballast.cluster_rf(lookalike) == 3, "a.c must never match abc"
+    assert ballast.cluster_rf(dashed) == 3
+
+
+def test_rf_above_alive_brokers_waits_for_brokers(ballast: Ballast, name: str) -> None:
+    topic = f"{name}-critical"
+    ballast.apply(spec(topic, 2))
+    ballast.watcher.wait_rf(topic, 2)
+    for broker in (3, 4, 5, 6):
+        ballast.sim.post(f"/admin/brokers/{broker}/stop")
+    ballast.apply(spec(topic, 3))
+    pending = ballast.watcher.wait_status(
+        topic, lambda s: s.replicas_change is not None and s.replicas_change.state == "pending"
+        and "Requested RF cannot be more than number of alive brokers" in (s.replicas_change.message or ""),
+        "pending with Cruise Control's refusal")
+    assert pending.replicas_change.target_replicas == 3 and pending.ready
+    assert ballast.cluster_rf(topic) == 2
+    for broker in (3, 4, 5, 6):
+        ballast.sim.post(f"/admin/brokers/{broker}/start")
+    ballast.watcher.wait_rf(topic, 3, timeout=30)
+    assert ballast.cluster_rf(topic) == 3
+
+
+def test_revert_of_a_failed_change(ballast: Ballast, name: str) -> None:
+    topic = f"{name}-revert"
+    ballast.apply(spec(topic, 2))
+    ballast.watcher.wait_rf(topic, 2)
+    for broker in (3, 4, 5, 6):
+        ballast.sim.post(f"/admin/brokers/{broker}/stop")
+    ballast.apply(spec(topic, 4))
+    ballast.watcher.wait_status(topic, lambda s: s.replicas_change is not None and bool(s.replicas_change.message),
+                                "failed change pending with a message")
+    ballast.apply(spec(topic, 2))  # the user reverts; brokers are still down
+    done = ballast.watcher.wait_status(
+        topic, lambda s: s.replicas_change is not None and s.replicas_change.state == "completed"
+        and s.replicas_change.target_replicas == 2, "revert completed")
+    assert done.replicas_change.message is None and done.replicas == 2
+    assert ballast.cluster_rf(topic) == 2
+    # Settled while Cruise Control still refuses RF 4: the revert did not depend on it.
+    assert ballast.sim.get("/admin/brokers").json()["brokers"][3]["alive"] is False
+
+
+def test_rf_below_min_insync_replicas_is_a_condition(ballast: Ballast, name: str) -> None:
+    topic = f"{name}-audit"
+    ballast.apply(spec(topic, 3, min_insync_replicas="2"))
+    ballast.watcher.wait_rf(topic, 3)
+    ballast.apply(spec(topic, 1, min_insync_replicas="2"))
+    done = ballast.watcher.wait_rf(topic, 1)
+    condition = done.condition("ReplicationFactorBelowMinInsyncReplicas")
+    assert condition is not None and condition.status == "True"
+    assert done.ready, "a warning, not a block"
+
+
+def test_topic_deleted_outside_is_recreated_with_target_rf(ballast: Ballast, name: str) -> None:
+    topic = f"{name}-victim"
+    ballast.apply(spec(topic, 2, partitions=4))
+    ballast.watcher.wait_rf(topic, 2)
+    ballast.sim.delete(f"/admin/topics/{topic}")
+    ballast.watcher.wait("recreation", lambda: ballast.cluster_rf(topic) == 2, timeout=30)
+    recreated = ballast.cluster_topic(topic)
+    assert recreated is not None and len(recreated["partitions"]) == 4
+
+
+def test_topic_deleted_during_a_change(ballast: Ballast, name: str) -> None:
+    topic = f"{name}-doomed"
+    ballast.apply(spec(topic, 3))
+    ballast.watcher.wait_rf(topic, 3)
+    ballast.tune(min_execution_s=3.0)
+    ballast.apply(spec(topic, 2))
+    ballast.watcher.wait_status(topic, lambda s: s.replicas_change is not None and s.replicas_change.state == "ongoing",
+                                "ongoing")
+    ballast.delete(topic)
+    gone = ballast.watcher.wait_status(topic, lambda s: s.deleted, "deleted")
+    assert not gone.ready and gone.replicas_change is None
+    assert ballast.cluster_topic(topic) is None
+    # The Cruise Control task keeps running and ends; nothing is recreated.
+    ballast.watcher.wait("task end", lambda: all(t["Status"] != "InExecution"
+                                                 for t in ballast.topic_configuration_tasks()), timeout=15)
+    assert ballast.cluster_topic(topic) is None
