@@ -1,0 +1,161 @@
+"""The bus contract on the real broker: dead letters, the CLI, record and replay, the Kafka admin adapter."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from events import TOPICS, InvalidEvent, TopicSpec, TopicStatus, decode, encode
+from services.common.admin import TopicAlreadyExists
+from services.common.admin.kafka import KafkaClusterAdmin
+from services.local.stack import LocalStack
+from tests.integration.harness import Ballast, Watcher
+
+
+def cli(stack: LocalStack, *args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "services.cli", *args], input=stdin, capture_output=True, text=True,
+                          env={**os.environ, **stack.env, "COLUMNS": "250"}, timeout=120)
+
+
+def test_malformed_events_go_to_dead_letters_and_services_carry_on(ballast: Ballast, name: str) -> None:
+    bad = [
+        (TOPICS.specs.name, b"k1", b"not json at all"),
+        (TOPICS.specs.name, b"k2", b'{"schema": "ballast.TopicSpec", "version": 1, "payload": {"name": "x"}}'),
+        (TOPICS.specs.name, b"k3", encode(TopicStatus(topic="t", ready=True))),
+        (TOPICS.specs.name, b"k4", b"\xff\xfe\x00binary"),
+        (TOPICS.replicas_commands.name, b"k5", b'{"schema": "ballast.Nope", "version": 1, "payload": {}}'),
+    ]
+    before = len(ballast.watcher.dead_letters)
+    for topic, key, value in bad:
+        ballast.produce_raw(topic, key, value)
+    ballast.watcher.wait("5 dead letters", lambda: len(ballast.watcher.dead_letters) >= before + 5, timeout=30)
+    letters = {d.record_key: d for d in ballast.watcher.dead_letters[before:]}
+    assert "not JSON" in letters["k1"].reason
+    assert "partitions: Field required" in letters["k2"].reason
+    assert "does not belong on this topic" in letters["k3"].reason
+    assert letters["k4"].value_encoding == "base64"
+    assert "unknown schema 'ballast.Nope'" in letters["k5"].reason
+    assert letters["k1"].value == "not json at all" and letters["k1"].source_topic == TOPICS.specs.name
+    assert letters["k5"].service == "replicas-change" and letters["k1"].service == "topic-reconciler"
+    # Still working after the bad input.
+    topic = f"{name}-after"
+    ballast.apply(TopicSpec(name=topic, partitions=1, replicas=2))
+    ballast.watcher.wait_rf(topic, 2)
+
+
+def test_cli_apply_strimzi_yaml_status_and_schema(ballast: Ballast, name: str, tmp_path: Path) -> None:
+    topic = f"{name}-cli"
+    manifest = tmp_path / "topic.yaml"
+    manifest.write_text(f"""
+apiVersion: kafka.strimzi.io/v1beta2
+kind: KafkaTopic
+metadata:
+  name: {topic}
+spec:
+  partitions: 2
+  replicas: 3
+  config:
+    retention.ms: 3600000
+""")
+    result = cli(ballast.stack, "apply", "-f", str(manifest))
+    assert result.returncode == 0, result.stderr
+    ballast.watcher.wait_rf(topic, 3)
+    assert ballast.cluster_topic(topic)["config"]["retention.ms"] == "3600000"
+    shown = cli(ballast.stack, "status", topic, "--json")
+    assert shown.returncode == 0, shown.stderr
+    status = json.loads(shown.stdout.strip().splitlines()[-1])
+    assert status["topic"] == topic and status["ready"] and status["replicas"] == 3
+    table = cli(ballast.stack, "status")
+    assert topic in table.stdout
+    broken = tmp_path / "broken.yaml"
+    broken.write_text("name: 'bad name'\npartitions: 1\nreplicas: 1\n")
+    refused = cli(ballast.stack, "apply", "-f", str(broken))
+    assert refused.returncode == 1 and "invalid Kafka topic name" in refused.stderr
+    schemas = cli(ballast.stack, "schema")
+    assert "ballast.TopicSpec" in json.loads(schemas.stdout)
+
+
+def _final_statuses(watcher: Watcher, topics: list[str]) -> dict[str, tuple]:
+    result = {}
+    for t in topics:
+        s = watcher.latest[t]
+        change = s.replicas_change
+        result[t] = (s.ready, s.partitions, s.replicas, s.deleted,
+                     (change.state, change.target_replicas) if change else None)
+    return result
+
+
+def test_replay_of_a_recorded_log_reproduces_final_statuses(ballast: Ballast, name: str, tmp_path: Path) -> None:
+    topics = [f"{name}-{i}" for i in range(4)]
+    ballast.apply(*(TopicSpec(name=t, partitions=2, replicas=3) for t in topics))
+    for t in topics:
+        ballast.watcher.wait_rf(t, 3)
+    ballast.apply(TopicSpec(name=topics[0], partitions=2, replicas=2), TopicSpec(name=topics[1], partitions=4, replicas=1))
+    ballast.delete(topics[3])
+    ballast.watcher.wait_rf(topics[0], 2)
+    ballast.watcher.wait_rf(topics[1], 1)
+    ballast.watcher.wait_status(topics[3], lambda s: s.deleted, "deleted")
+    expected = _final_statuses(ballast.watcher, topics)
+
+    recorded = cli(ballast.stack, "record", TOPICS.specs.name)
+    assert recorded.returncode == 0, recorded.stderr
+    mine = [line for line in recorded.stdout.splitlines() if _key_of(line) in topics]
+    log = tmp_path / "specs.jsonl"
+    log.write_text("\n".join(mine) + "\n")
+    assert len(mine) == 7
+
+    with LocalStack(tmp_path / "replay-stack") as fresh:
+        fresh.start()
+        watcher = Watcher(fresh.settings())
+        try:
+            replayed = cli(fresh, "replay", str(log), "--speed", "5")
+            assert replayed.returncode == 0, replayed.stderr
+            for t in topics[:3]:
+                watcher.wait_status(t, lambda s, t=t: expected[t][2] == s.replicas and s.ready, "replayed RF", 60)
+            watcher.wait_status(topics[3], lambda s: s.deleted, "replayed deletion", 60)
+            watcher.wait("final statuses", lambda: _final_statuses(watcher, topics) == expected, timeout=30)
+        finally:
+            watcher.stop()
+
+
+def _key_of(line: str) -> str | None:
+    import base64
+
+    entry = json.loads(line)
+    return base64.b64decode(entry["key"]).decode() if entry["key"] else None
+
+
+def test_confluent_admin_adapter_against_the_local_broker(stack: LocalStack, name: str) -> None:
+    """The production adapter, on what the local broker supports (create, describe, list, delete)."""
+    admin = KafkaClusterAdmin({"bootstrap.servers": stack.env["BALLAST_BUS__BOOTSTRAP_SERVERS"]}, timeout_s=10)
+
+    async def exercise() -> None:
+        topic = f"{name}-real"
+        await admin.create_topic(topic, 3, 1, {"cleanup.policy": "compact"})
+        with pytest.raises(TopicAlreadyExists):
+            await admin.create_topic(topic, 3, 1)
+        described = (await admin.describe_topics([topic, f"{name}-missing"]))
+        assert described[f"{name}-missing"] is None
+        assert described[topic].partition_count == 3 and described[topic].replication_factor == 1
+        assert topic in await admin.list_topics()
+        brokers = await admin.brokers()
+        assert len(brokers) == 1 and brokers[0].alive
+        await admin.delete_topic(topic)
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and (await admin.describe_topics([topic]))[topic] is not None:
+            await asyncio.sleep(0.2)
+        assert (await admin.describe_topics([topic]))[topic] is None
+
+    asyncio.run(exercise())
+
+
+def test_decode_rejects_what_the_dead_letter_reasons_say() -> None:
+    with pytest.raises(InvalidEvent, match="not JSON"):
+        decode(b"not json at all")

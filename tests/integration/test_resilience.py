@@ -1,0 +1,148 @@
+"""Failures of Cruise Control and of Ballast itself: nothing lost, nothing submitted twice."""
+
+from __future__ import annotations
+
+import signal
+
+import httpx
+
+from events import TopicSpec
+from services.common.cruise_control import CruiseControlClient
+from services.common.settings import CruiseControlSettings
+from tests.integration.harness import Ballast
+
+
+def spec(name: str, replicas: int, partitions: int = 3) -> TopicSpec:
+    return TopicSpec(name=name, partitions=partitions, replicas=replicas)
+
+
+def change_message_contains(text: str):
+    return lambda s: s.replicas_change is not None and s.replicas_change.state == "pending" \
+        and text in (s.replicas_change.message or "")
+
+
+def is_ongoing(s) -> bool:
+    return s.replicas_change is not None and s.replicas_change.state == "ongoing"
+
+
+def test_cruise_control_down_then_back(ballast: Ballast, name: str) -> None:
+    topic = f"{name}-t"
+    ballast.apply(spec(topic, 3))
+    ballast.watcher.wait_rf(topic, 3)
+    ballast.fault("cruise-control/stop")
+    ballast.apply(spec(topic, 2))
+    pending = ballast.watcher.wait_status(topic, change_message_contains("Connection failed"), "connection failure")
+    assert pending.ready and ballast.cluster_rf(topic) == 3
+    ballast.fault("cruise-control/start")
+    ballast.watcher.wait_rf(topic, 2, timeout=30)
+
+
+def test_unauthorized_then_fixed(ballast: Ballast, name: str) -> None:
+    topic = f"{name}-t"
+    ballast.apply(spec(topic, 3))
+    ballast.watcher.wait_rf(topic, 3)
+    ballast.fault("cruise-control/auth", {"username": "admin", "password": "rotated"})
+    ballast.apply(spec(topic, 2))
+    ballast.watcher.wait_status(topic, change_message_contains("Authorization error"), "401 in status")
+    assert ballast.cluster_rf(topic) == 3
+    ballast.fault("cruise-control/auth", {})  # the operator fixes the credentials
+    ballast.watcher.wait_rf(topic, 2, timeout=30)
+
+
+def test_servlet_full_keeps_the_change_and_retries(ballast: Ballast, name: str) -> None:
+    topic, other = f"{name}-t", f"{name}-other"
+    ballast.apply(spec(topic, 3), spec(other, 3))
+    ballast.watcher.wait_rf(topic, 3)
+    ballast.watcher.wait_rf(other, 3)
+    ballast.tune(proposal_s=4.0, max_block_s=0.05)
+    port = ballast.stack.ports.cruise_control
+    for _ in range(5):  # another team fills Cruise Control's five active task slots with dry runs
+        answer = httpx.post(f"http://127.0.0.1:{port}/kafkacruisecontrol/topic_configuration",
+                            params={"topic": other, "replication_factor": "2", "dryrun": "true", "json": "true"})
+        assert answer.status_code == 202
+    ballast.apply(spec(topic, 2))
+    ballast.watcher.wait_status(topic, change_message_contains("servlet capacity"), "servlet capacity in status")
+    ballast.tune(proposal_s=0.1, max_block_s=10.0)
+    ballast.watcher.wait_rf(topic, 2, timeout=30)
+    assert ballast.cluster_rf(other) == 3, "dry runs change nothing"
+
+
+def test_ongoing_execution_of_another_client(ballast: Ballast, name: str) -> None:
+    topic, foreign = f"{name}-t", f"{name}-foreign"
+    ballast.apply(spec(topic, 3))
+    ballast.watcher.wait_rf(topic, 3)
+    ballast.sim.post("/admin/topics", json={"name": foreign, "partitions": 6, "replicationFactor": 2})
+    ballast.tune(min_execution_s=4.0)
+    port = ballast.stack.ports.cruise_control
+    answer = httpx.post(f"http://127.0.0.1:{port}/kafkacruisecontrol/topic_configuration",
+                        params={"topic": foreign, "replication_factor": "3", "dryrun": "false", "json": "true"})
+    assert answer.status_code == 200
+    ballast.apply(spec(topic, 2))
+    ballast.watcher.wait_status(topic, change_message_contains("Another task is executing"), "ongoing execution")
+    ballast.watcher.wait_rf(topic, 2, timeout=30)
+
+
+def test_cruise_control_restart_mid_change(ballast: Ballast, name: str) -> None:
+    """Session 1 is lost with the restart; the change is resubmitted as session 2 (or completes if the cluster got
+    there anyway), and a second topic changed meanwhile rides along. Nothing hangs."""
+    first, second = f"{name}-a", f"{name}-b"
+    ballast.apply(spec(first, 3), spec(second, 3))
+    ballast.watcher.wait_rf(first, 3)
+    ballast.watcher.wait_rf(second, 3)
+    ballast.tune(min_execution_s=4.0)
+    ballast.apply(spec(first, 2))
+    lost_session = ballast.watcher.wait_status(first, is_ongoing, "ongoing").replicas_change.session_id
+    ballast.fault("cruise-control/restart", {"downSeconds": 0.5, "warmupSeconds": 1.0})
+    ballast.apply(spec(second, 4))
+    ballast.watcher.wait_rf(first, 2, timeout=45)
+    ballast.watcher.wait_rf(second, 4, timeout=45)
+    history = ballast.watcher.history[first]
+    assert any(s.replicas_change and s.replicas_change.message
+               and f"no longer knows task {lost_session}" in s.replicas_change.message for s in history) or \
+        history[-1].replicas_change.session_id is None
+    assert ballast.cluster_rf(first) == 2 and ballast.cluster_rf(second) == 4
+
+
+def test_kill_9_of_replicas_change_mid_change(ballast: Ballast, name: str) -> None:
+    topic = f"{name}-t"
+    ballast.apply(spec(topic, 3))
+    ballast.watcher.wait_rf(topic, 3)
+    ballast.tune(min_execution_s=5.0)
+    ballast.apply(spec(topic, 2))
+    session = ballast.watcher.wait_status(topic, is_ongoing, "ongoing").replicas_change.session_id
+    tasks_before = len(ballast.topic_configuration_tasks())
+    ballast.stack.kill("replicas-change", signal.SIGKILL)
+    ballast.stack.start_process("replicas-change")
+    ballast.stack.wait_http(ballast.stack.health_url("replicas-change"), "replicas-change")
+    done = ballast.watcher.wait_rf(topic, 2, timeout=45)
+    assert done.replicas_change.target_replicas == 2
+    sessions = {s.replicas_change.session_id for s in ballast.watcher.history[topic]
+                if s.replicas_change and s.replicas_change.session_id}
+    assert sessions == {session}, "the restarted service resumed the known session instead of resubmitting"
+    assert len(ballast.topic_configuration_tasks()) == tasks_before
+
+
+def test_kill_9_of_topic_reconciler_loses_no_spec(ballast: Ballast, name: str) -> None:
+    topics = [f"{name}-{i}" for i in range(5)]
+    ballast.apply(*(spec(t, 3) for t in topics))
+    for t in topics:
+        ballast.watcher.wait_rf(t, 3)
+    ballast.stack.kill("topic-reconciler", signal.SIGKILL)
+    ballast.apply(*(spec(t, 2) for t in topics))  # while the reconciler is down
+    ballast.stack.start_process("topic-reconciler")
+    for t in topics:
+        ballast.watcher.wait_rf(t, 2, timeout=60)
+        assert ballast.cluster_rf(t) == 2
+
+
+def test_client_against_live_simulator_parses_state(ballast: Ballast) -> None:
+    import asyncio
+
+    async def read() -> str:
+        async with CruiseControlClient(CruiseControlSettings(port=ballast.stack.ports.cruise_control)) as cc:
+            state = await cc.state()
+            cluster = await cc.kafka_cluster_state()
+            assert cluster.broker_state["Summary"]["Brokers"] == 6
+            return state.executor.state
+
+    assert asyncio.run(read()) in ("NO_TASK_IN_PROGRESS", "INTER_BROKER_REPLICA_MOVEMENT_TASK_IN_PROGRESS")
