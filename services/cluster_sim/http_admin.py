@@ -161,5 +161,11 @@ def build_admin_app(sim: Simulator) -> web.Application:
     r.add_post("/faults/tuning", tuning)
     r.add_post("/faults/cruise-control/auth", require_auth)
     r.add_post("/faults/reset", reset)
+    async def tasks(_: web.Request) -> web.Response:
+        return web.json_response({"tasks": [
+            {"id": t.id, "status": t.status, "startMs": t.start_ms, "completedMs": t.completed_ms,
+             "endpoint": t.endpoint} for t in sim.cruise_control.tasks.values()]})
+
     r.add_get("/faults/stats", stats)
+    r.add_get("/faults/tasks", tasks)
     return app

@@ -50,6 +50,10 @@ def make_app(service: str, settings: Settings, *, web_port: int) -> faust.App:
         topic_partitions=bus.topic_partitions,
         topic_replication_factor=bus.topic_replication_factor,
         producer_acks=-1,
+        # Statuses are small and come in bursts: pack them into few large produce requests (the producer keeps one
+        # request in flight per broker, so 16 KB batches made a burst of 10,000 statuses wait on ~300 round trips).
+        producer_max_batch_size=512 * 1024,
+        producer_linger=0.005,
         consumer_auto_offset_reset="earliest",
         store="memory://",
         web_enabled=True,
@@ -74,17 +78,24 @@ def raw_topic(app: faust.App, topic: BusTopic, settings: BusSettings) -> faust.T
     )
 
 
-async def send_event(topic: faust.TopicT, event: Event, *, correlation_id: str | None = None) -> Any:
+async def publish(app: faust.App, topic: BusTopic, key: str, value: bytes) -> asyncio.Future:
+    """Hand one record to the app's producer; await the returned future for the broker's acknowledgement.
+
+    Goes to faust's producer directly rather than through ``Topic.send``: the same producer and batching, without
+    the channel machinery that cost a third of the CPU of a burst of status events."""
+    return await app.producer.send(topic.name, key.encode(), value, partition=None, timestamp=None, headers=None)
+
+
+async def send_event(app: faust.App, topic: BusTopic, event: Event, *, correlation_id: str | None = None) -> Any:
     """Send and wait for the broker's acknowledgement: what follows may rely on the record being durable."""
-    fut = await topic.send(key=event.key.encode(), value=encode(event, correlation_id=correlation_id))
-    return await fut
+    return await (await publish(app, topic, event.key, encode(event, correlation_id=correlation_id)))
 
 
 class DeadLetters:
     """Sends what could not be accepted to the dead-letter topic, with the reason. Never raises on bad input."""
 
-    def __init__(self, topic: faust.TopicT, service: str) -> None:
-        self._topic = topic
+    def __init__(self, app: faust.App, service: str) -> None:
+        self._app = app
         self._service = service
 
     async def send(self, *, source: str, key: bytes | None, value: bytes | None, reason: str,
@@ -99,7 +110,7 @@ class DeadLetters:
         letter = DeadLetter(source_topic=source, partition=partition, offset=offset, record_key=record_key,
                             reason=reason, service=self._service, value=text, value_encoding=encoding)
         log.warning("dead letter", source_topic=source, offset=offset, reason=reason)
-        await send_event(self._topic, letter)
+        await send_event(self._app, TOPICS.dead_letters, letter)
 
     async def decode_or_reject(self, event: faust.EventT, expect: tuple[type[Event], ...]) -> Decoded | None:
         message = event.message

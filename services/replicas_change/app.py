@@ -13,7 +13,7 @@ import faust
 
 from events import TOPICS, ReplicasChangeCommand, ReplicasChangeRecord, encode
 from services.common.admin import AdminError, ClusterAdmin, make_cluster_admin
-from services.common.bus import DeadLetters, make_app, raw_topic, read_compacted_async
+from services.common.bus import DeadLetters, make_app, publish, raw_topic, read_compacted_async
 from services.common.cruise_control import CruiseControlClient, CruiseControlError
 from services.common.health import add_health_page
 from services.common.logging import correlation, get_logger
@@ -35,7 +35,8 @@ class ReplicasChangeService:
         self.app = make_app(SERVICE, settings, web_port=settings.ports.replicas_change)
         self.commands = raw_topic(self.app, TOPICS.replicas_commands, settings.bus)
         self.state_topic = raw_topic(self.app, TOPICS.replicas_state, settings.bus)
-        self.dead_letters = DeadLetters(raw_topic(self.app, TOPICS.dead_letters, settings.bus), SERVICE)
+        raw_topic(self.app, TOPICS.dead_letters, settings.bus)
+        self.dead_letters = DeadLetters(self.app, SERVICE)
         self.admin = admin or make_cluster_admin(settings.cluster_admin)
         self.cc = cruise_control or CruiseControlClient(settings.cruise_control)
         self.records: dict[str, ReplicasChangeRecord] = {}
@@ -115,7 +116,7 @@ class ReplicasChangeService:
                 record = logic.on_command(self.records.get(command.topic), command, _now(),
                                           actual.get(command.topic))
                 if record is not None:
-                    log.info("replicas change requested", target=command.target_replicas, state=record.state)
+                    log.debug("replicas change requested", target=command.target_replicas, state=record.state)
                     self.records[command.topic] = record
                     changed.append(record)
         await self._publish(changed)
@@ -166,9 +167,8 @@ class ReplicasChangeService:
         futures = []
         for record in records:
             self.records[record.topic] = record
-            futures.append(await self.state_topic.send(
-                key=record.key.encode(),
-                value=encode(record, correlation_id=self.correlations.get(record.topic))))
+            futures.append(await publish(self.app, TOPICS.replicas_state, record.key,
+                                         encode(record, correlation_id=self.correlations.get(record.topic))))
         await asyncio.gather(*futures)
 
 

@@ -14,13 +14,14 @@ from events import (
     TOPICS,
     ReplicasChangeCommand,
     ReplicasChangeRecord,
+    ReplicasChangeState,
     TopicSpec,
     TopicSpecDeleted,
     TopicStatus,
     encode,
 )
 from services.common.admin import AdminError, ClusterAdmin, TopicDescription, make_cluster_admin
-from services.common.bus import DeadLetters, make_app, raw_topic, read_compacted_async
+from services.common.bus import DeadLetters, make_app, publish, raw_topic, read_compacted_async
 from services.common.health import add_health_page
 from services.common.logging import correlation, get_logger
 from services.common.settings import Settings
@@ -44,7 +45,8 @@ class TopicReconciler:
         self.status_topic = raw_topic(self.app, TOPICS.status, bus)
         self.commands_topic = raw_topic(self.app, TOPICS.replicas_commands, bus)
         self.changes_topic = raw_topic(self.app, TOPICS.replicas_state, bus)
-        self.dead_letters = DeadLetters(raw_topic(self.app, TOPICS.dead_letters, bus), SERVICE)
+        raw_topic(self.app, TOPICS.dead_letters, bus)
+        self.dead_letters = DeadLetters(self.app, SERVICE)
         self.admin = admin or make_cluster_admin(settings.cluster_admin)
         # Desired state per topic: the spec (None once deleted) and its generation.
         self.specs: dict[str, TopicSpec | None] = {}
@@ -143,7 +145,11 @@ class TopicReconciler:
                     sends.extend(await self._publish_status(record.topic, self.specs.get(record.topic),
                                                             actual[record.topic], error=None, warnings=[]))
             await asyncio.gather(*sends)
-        await self.reconcile(managed)
+        # Only a finished change whose target is no longer the spec's needs more work now (the spec moved on while
+        # it ran); everything else is already reflected, and the resync timer catches drift.
+        follow_up = sorted({r.topic for r in records if r.state == ReplicasChangeState.COMPLETED
+                            and (spec := self.specs.get(r.topic)) is not None and spec.replicas != r.target_replicas})
+        await self.reconcile(follow_up)
 
     async def reconcile(self, names: list[str]) -> None:
         """Compare desired with actual for these topics, act, and publish every status that changed."""
@@ -189,10 +195,9 @@ class TopicReconciler:
         if logic.same_status(self.published.get(name), status):
             return []
         self.published[name] = status
-        log.info("status", ready=status.ready, replicas=status.replicas,
+        log.debug("status", ready=status.ready, replicas=status.replicas,
                  change=status.replicas_change.state if status.replicas_change else None)
-        return [await self.status_topic.send(
-            key=name.encode(), value=encode(status, correlation_id=self.correlations.get(name)))]
+        return [await publish(self.app, TOPICS.status, name, encode(status, correlation_id=self.correlations.get(name)))]
 
     async def _execute(self, action: logic.Action) -> list[asyncio.Future]:
         match action:
@@ -210,8 +215,8 @@ class TopicReconciler:
                 command = ReplicasChangeCommand(topic=name, target_replicas=target,
                                                 generation=self.generations.get(name, 0))
                 log.info("requesting replicas change", target=target)
-                return [await self.commands_topic.send(
-                    key=name.encode(), value=encode(command, correlation_id=self.correlations.get(name)))]
+                return [await publish(self.app, TOPICS.replicas_commands, name,
+                                      encode(command, correlation_id=self.correlations.get(name)))]
         return []
 
 

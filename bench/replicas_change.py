@@ -1,0 +1,230 @@
+"""Benchmark: N topic specs with replication-factor changes through the local stack.
+
+    python -m bench.replicas_change [--topics 10000] [--rate 1000] [--write BENCHMARKS.md]
+
+Phase 1 creates N topics at RF 3. Phase 2 (throughput) produces N RF changes (3 -> 2) in one burst and measures spec
+events processed per second and Cruise Control requests. Phase 3 (latency) produces N RF changes (2 -> 3) paced at
+``--rate`` specs per second and measures spec -> submission (spec produced -> topic_configuration accepted, from the
+replicas-change record) and task completion -> status event (simulator's completion time -> the status event).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+import threading
+import time
+import uuid
+from pathlib import Path
+
+import httpx
+from confluent_kafka import Consumer, TopicPartition
+
+from events import TOPICS, Decoded, InvalidEvent, ReplicasChangeRecord, TopicSpec, TopicStatus, decode, encode
+from services.cli import busio
+from services.local.stack import LocalStack
+
+ENV = {
+    "BALLAST_SIMULATOR__MIN_EXECUTION_S": "0.5",
+    "BALLAST_SIMULATOR__PROPOSAL_S": "0.1",
+    # Small partitions: the measured latencies are Ballast's, not the simulated data copy's.
+    "BALLAST_SIMULATOR__PARTITION_SIZE_MB": "1",
+    "BALLAST_REPLICAS_CHANGE__POLL_INTERVAL_S": "0.5",
+    "BALLAST_RECONCILER__RESYNC_INTERVAL_S": "300",
+    "BALLAST_LOG_LEVEL": "warning",
+}
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(round(q / 100 * (len(ordered) - 1))))] if ordered else float("nan")
+
+
+class Tail:
+    """Follows the status and replicas-change topics in a thread, keeping the times each transition happened."""
+
+    def __init__(self, bus) -> None:
+        self.bus = bus
+        self.lock = threading.Lock()
+        self.status: dict[str, TopicStatus] = {}
+        self.completed_event_time: dict[str, float] = {}
+        self.submitted_at: dict[str, float] = {}
+        self.pending_at: dict[str, float] = {}
+        self.session_of: dict[str, str] = {}
+        self.target = 0
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.thread.start()
+
+    def reset_latency(self, target: int) -> None:
+        with self.lock:
+            self.target = target
+            for table in (self.completed_event_time, self.submitted_at, self.pending_at, self.session_of):
+                table.clear()
+
+    def _run(self) -> None:
+        consumer = Consumer({**self.bus.confluent_config(), "group.id": f"bench-{uuid.uuid4()}",
+                             "enable.auto.commit": False, "auto.offset.reset": "earliest"})
+        consumer.assign([TopicPartition(TOPICS.status.name, 0, -2), TopicPartition(TOPICS.replicas_state.name, 0, -2)])
+        while not self.stop.is_set():
+            for message in consumer.consume(1000, 0.2):
+                if message.error():
+                    continue
+                try:
+                    decoded = decode(message.value())
+                except InvalidEvent:
+                    continue
+                with self.lock:
+                    self._take(decoded)
+        consumer.close()
+
+    def _take(self, decoded: Decoded) -> None:
+        event = decoded.event
+        if isinstance(event, TopicStatus):
+            self.status[event.topic] = event
+            change = event.replicas_change
+            if change and change.state == "completed" and change.target_replicas == self.target:
+                self.completed_event_time.setdefault(event.topic, decoded.envelope.time.timestamp())
+        elif isinstance(event, ReplicasChangeRecord):
+            if event.target_replicas != self.target:
+                return
+            if event.state == "pending" and not event.batch_id:
+                self.pending_at.setdefault(event.topic, event.updated_at.timestamp())
+            elif event.state == "ongoing" and event.session_id:
+                self.submitted_at.setdefault(event.topic, event.updated_at.timestamp())
+                self.session_of[event.topic] = event.session_id
+
+    def count(self, names: list[str], predicate) -> int:
+        with self.lock:
+            return sum(1 for n in names if (s := self.status.get(n)) is not None and predicate(s))
+
+
+def wait(what: str, predicate, timeout: float) -> float:
+    start = time.monotonic()
+    while not predicate():
+        if time.monotonic() - start > timeout:
+            raise TimeoutError(f"timed out waiting for {what}")
+        time.sleep(0.1)
+    return time.monotonic() - start
+
+
+def completed_at(rf: int):
+    return lambda s: s.replicas == rf and s.replicas_change is not None and s.replicas_change.state == "completed"
+
+
+def run(topics: int, rate: int) -> dict[str, float]:
+    names = [f"bench-{i:05d}" for i in range(topics)]
+    say = lambda m: print(m, file=sys.stderr, flush=True)  # noqa: E731
+    with LocalStack(Path(tempfile.mkdtemp(prefix="ballast-bench-")), env=ENV) as stack:
+        stack.start(progress=lambda m: say(f"  {m}"))
+        bus = stack.settings().bus
+        tail = Tail(bus)
+        sim = httpx.Client(base_url=stack.sim_url, timeout=30)
+
+        def task_ids() -> set[str]:
+            return {t["id"] for t in sim.get("/faults/tasks").json()["tasks"]}
+
+        say(f"phase 1: creating {topics} topics")
+        busio.produce(bus, [(TOPICS.specs.name, n.encode(), encode(TopicSpec(name=n, partitions=1, replicas=3)), None)
+                            for n in names])
+        create_s = wait("creation", lambda: tail.count(names, lambda s: s.ready) == topics, 900)
+
+        say(f"phase 2 (throughput): {topics} RF changes 3 -> 2 in one burst")
+        before, served_before = task_ids(), sim.get("/faults/stats").json()["requestsServed"]
+        start = time.time()
+        busio.produce(bus, [(TOPICS.specs.name, n.encode(), encode(TopicSpec(name=n, partitions=1, replicas=2)), None)
+                            for n in names])
+        observed_s = wait("specs observed", lambda: tail.count(names, lambda s: s.generation > 1) == topics, 900)
+        wait("burst completed", lambda: tail.count(names, completed_at(2)) == topics, 900)
+        burst_total_s = time.time() - start
+        burst_requests = len(task_ids() - before)
+        burst_served = sim.get("/faults/stats").json()["requestsServed"] - served_before
+
+        say(f"phase 3 (latency): {topics} RF changes 2 -> 3 paced at {rate}/s")
+        tail.reset_latency(target=3)
+        before = task_ids()
+        producer = busio.producer(bus)
+        sent_at: dict[str, float] = {}
+        start_paced = time.monotonic()
+        for i, n in enumerate(names):
+            if (delay := start_paced + i / rate - time.monotonic()) > 0:
+                time.sleep(delay)
+            sent_at[n] = time.time()
+            producer.produce(TOPICS.specs.name, key=n.encode(), value=encode(TopicSpec(name=n, partitions=1, replicas=3)))
+            producer.poll(0)
+        producer.flush(60)
+        wait("paced changes completed", lambda: tail.count(names, completed_at(3)) == topics, 900)
+        time.sleep(1)
+        tasks = {t["id"]: t for t in sim.get("/faults/tasks").json()["tasks"] if t["id"] not in before}
+        tail.stop.set()
+        tail.thread.join(5)
+
+        submit = [tail.submitted_at[n] - sent_at[n] for n in names if n in tail.submitted_at]
+        to_pending = [tail.pending_at[n] - sent_at[n] for n in names if n in tail.pending_at]
+        status = [tail.completed_event_time[n] - tasks[s]["completedMs"] / 1000 for n in names
+                  if (s := tail.session_of.get(n)) in tasks and tasks[s]["completedMs"] and n in tail.completed_event_time]
+        return {
+            "topics": topics, "rate": rate, "create_s": create_s,
+            "spec_events_per_s": topics / observed_s, "burst_total_s": burst_total_s,
+            "burst_requests": burst_requests, "burst_served": burst_served,
+            "paced_requests": len(tasks),
+            "pending_p50": percentile(to_pending, 50), "pending_p99": percentile(to_pending, 99),
+            "submit_p50": percentile(submit, 50), "submit_p99": percentile(submit, 99), "submit_n": len(submit),
+            "status_p50": percentile(status, 50), "status_p99": percentile(status, 99), "status_n": len(status),
+        }
+
+
+def render(r: dict[str, float], command: str) -> str:
+    def verdict(good: bool) -> str:
+        return "met" if good else "**not met**"
+
+    n = int(r["topics"])
+    return f"""## Replication-factor changes through the local stack
+
+Command: `{command}`
+
+{n:,} topics (1 partition each) at RF 3 on the local stack (Tansu, topic reconciler, replicas-change service,
+simulated Cruise Control; simulated execution at least 0.5 s per task, 1 MB partitions so that the simulated data
+copy does not dominate; Ballast polling every 0.5 s), all on this 2-core machine.
+
+| measure | result | target |
+| --- | --- | --- |
+| burst of {n:,} RF changes: spec events processed per second (burst -> every spec observed in status) | {r['spec_events_per_s']:,.0f}/s | >= 2,000/s: {verdict(r['spec_events_per_s'] >= 2000)} |
+| burst: topic_configuration requests for {n:,} changes / all Cruise Control requests | {r['burst_requests']:.0f} / {r['burst_served']:.0f} | |
+| burst: produced -> every change completed | {r['burst_total_s']:.1f} s | |
+| paced at {r['rate']:,.0f} specs/s: spec -> submission p50 / p99 (n={r['submit_n']:,.0f}) | {r['submit_p50']:.2f} s / {r['submit_p99']:.2f} s | p99 <= 1 s: {verdict(r['submit_p99'] <= 1)} |
+| paced: of which spec -> change recorded pending, p50 / p99 | {r['pending_p50']:.2f} s / {r['pending_p99']:.2f} s | |
+| paced: task completion -> status event p50 / p99 (n={r['status_n']:,.0f}) | {r['status_p50']:.2f} s / {r['status_p99']:.2f} s | p99 <= 2 s: {verdict(r['status_p99'] <= 2)} |
+| paced: topic_configuration requests | {r['paced_requests']:.0f} | |
+| creating the {n:,} topics | {r['create_s']:.1f} s | |
+"""
+
+
+def replace_section(path: Path, section: str) -> None:
+    header = section.splitlines()[0]
+    text = path.read_text() if path.exists() else "# Benchmarks\n\nEach section names the command that reproduces it.\n"
+    if header in text:
+        start = text.index(header)
+        end = text.find("\n## ", start + len(header))
+        text = text[:start] + section + (text[end + 1:] if end >= 0 else "")
+    else:
+        text = text.rstrip() + "\n\n" + section
+    path.write_text(text)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--topics", type=int, default=10_000)
+    parser.add_argument("--rate", type=int, default=1_000, help="specs per second in the latency phase")
+    parser.add_argument("--write", type=Path, help="replace this benchmark's section in the given markdown file")
+    args = parser.parse_args()
+    command = f"python -m bench.replicas_change --topics {args.topics} --rate {args.rate}"
+    section = render(run(args.topics, args.rate), command + (f" --write {args.write}" if args.write else ""))
+    print(section)
+    if args.write:
+        replace_section(args.write, section)
+
+
+if __name__ == "__main__":
+    main()
