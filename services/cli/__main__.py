@@ -1,3 +1,3 @@
-from services.cli.main import app
+from services.cli.main import main
 
-app(prog_name="ballast")
+main()

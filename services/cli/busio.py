@@ -12,6 +12,17 @@ from confluent_kafka import Consumer, Producer, TopicPartition
 from services.common.settings import BusSettings
 
 
+class BusUnavailable(RuntimeError):
+    """The bus could not be reached in time."""
+
+
+def _check_reachable(client: Producer | Consumer, bus: BusSettings, timeout_s: float = 10.0) -> None:
+    try:
+        client.list_topics(timeout=timeout_s)
+    except Exception as exc:  # noqa: BLE001 -- librdkafka reports unreachable brokers in several ways
+        raise BusUnavailable(f"no broker answered within {timeout_s:.0f} s ({exc})") from None
+
+
 @dataclass(frozen=True)
 class Record:
     topic: str
@@ -23,12 +34,17 @@ class Record:
     timestamp_ms: int
 
 
+# The CLI reports an unreachable bus itself, in one line; librdkafka's own connection log would repeat it every 50 ms.
+QUIET = {"log_level": 0}
+
+
 def producer(bus: BusSettings) -> Producer:
-    return Producer({**bus.confluent_config(), "enable.idempotence": True, "linger.ms": 5})
+    return Producer({**bus.confluent_config(), **QUIET, "enable.idempotence": True, "linger.ms": 5})
 
 
 def produce(bus: BusSettings, items: list[tuple[str, bytes | None, bytes | None, list[tuple[str, bytes]] | None]]) -> int:
     p = producer(bus)
+    _check_reachable(p, bus)
     errors: list[str] = []
 
     def report(err: object, _msg: object) -> None:
@@ -53,9 +69,10 @@ def consume(bus: BusSettings, topics: list[str], *, follow: bool, idle_s: float 
             from_beginning: bool = True, deadline: float | None = None) -> Iterator[Record]:
     """Every record of ``topics`` from the beginning; stop after ``idle_s`` without records unless ``follow``, and
     in any case at ``deadline`` (a time.monotonic() value)."""
-    consumer = Consumer({**bus.confluent_config(), "group.id": f"ballast-cli-{uuid.uuid4()}",
+    consumer = Consumer({**bus.confluent_config(), **QUIET, "group.id": f"ballast-cli-{uuid.uuid4()}",
                          "enable.auto.commit": False, "auto.offset.reset": "earliest" if from_beginning else "latest"})
     try:
+        _check_reachable(consumer, bus)
         assignments = []
         for topic in topics:
             meta = consumer.list_topics(topic, timeout=10).topics.get(topic)

@@ -16,11 +16,14 @@ from rich.console import Console
 from events import TOPICS, InvalidEvent, TopicSpecDeleted, TopicStatus, decode, encode
 from events.schema import json_schemas
 from services.cli import busio
+from services.cli.busio import BusUnavailable
 from services.cli.manifests import ManifestError, load_file
 from services.cli.views import status_table, transition_line
 from services.common.settings import get_settings
 
-app = typer.Typer(help=__doc__, no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False)
+app = typer.Typer(
+    help="Ballast: declare how Kafka topics are replicated; Ballast makes the cluster match through Cruise Control.",
+    no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False)
 console = Console()
 err = Console(stderr=True)
 
@@ -260,3 +263,16 @@ def demo(
     from services.cli.demo import run_demo
 
     raise typer.Exit(run_demo(console, timeout_s=timeout))
+
+
+def main() -> None:
+    """Console entry point: the commands, with bus failures reported in one readable line."""
+    from confluent_kafka import KafkaException
+
+    try:
+        app(prog_name="ballast")
+    except (KafkaException, BusUnavailable) as exc:
+        bootstrap = get_settings().bus.bootstrap_servers
+        err.print(f"[red]error:[/red] cannot use the bus at {bootstrap}: {exc}\n"
+                  "Is the stack up (`ballast up`), or BALLAST_BUS__BOOTSTRAP_SERVERS set to your Kafka?")
+        sys.exit(1)
