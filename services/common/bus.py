@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import logging
 import time
 import uuid
 from collections.abc import Iterable
@@ -18,7 +19,8 @@ from confluent_kafka.admin import AdminClient, NewTopic
 from events import TOPICS, DeadLetter, Decoded, InvalidEvent, decode, encode
 from events.models import Event
 from events.topics import BusTopic
-from services.common.logging import get_logger
+from services.common.faust_transport import BallastApp
+from services.common.logging import get_logger, quiet_libraries
 from services.common.settings import BusSettings, Settings
 
 log = get_logger(__name__)
@@ -38,8 +40,9 @@ def make_app(service: str, settings: Settings, *, web_port: int) -> faust.App:
         credentials = faust.SSLCredentials(faust.ssl.create_default_context(cafile=str(bus.ssl_cafile)))
     datadir = settings.data_dir / service
     datadir.parent.mkdir(parents=True, exist_ok=True)
-    return faust.App(
+    app = BallastApp(
         f"ballast-{service}",
+        fetch_max_wait_ms=bus.fetch_max_wait_ms,
         broker=[f"kafka://{server}" for server in bus.bootstrap_servers.split(",")],
         broker_credentials=credentials,
         # Short group timeouts: a restarted worker is back in seconds, on Tansu as on Kafka.
@@ -64,6 +67,13 @@ def make_app(service: str, settings: Settings, *, web_port: int) -> faust.App:
         # Ballast's state lives in compacted topics it reads itself; no faust tables or changelogs.
         topic_allow_declare=True,
     )
+
+    @app.task
+    async def quiet() -> None:
+        # Runs once the worker has set up logging, which would otherwise undo this.
+        quiet_libraries(logging.DEBUG if settings.log_level == "debug" else logging.WARNING)
+
+    return app
 
 
 def raw_topic(app: faust.App, topic: BusTopic, settings: BusSettings) -> faust.TopicT:

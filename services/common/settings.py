@@ -21,6 +21,8 @@ class BusSettings(BaseModel):
     sasl_password: SecretStr | None = None
     ssl_cafile: Path | None = None
     topic_partitions: int = Field(default=1, ge=1)
+    # Longest a consumer fetch waits for data; short because the local broker holds waiting fetches to the limit.
+    fetch_max_wait_ms: int = Field(default=100, ge=1, le=10_000)
     # Replication of Ballast's own topics; 1 suits the single local broker, use 3 on a real bus.
     topic_replication_factor: int = Field(default=1, ge=1)
 

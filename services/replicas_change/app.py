@@ -123,22 +123,26 @@ class ReplicasChangeService:
 
     async def submit_due(self) -> None:
         async with self._cc_lock:
-            due = logic.due_for_submission(self.records, _now())
-            if not due:
-                return
-            batch_id = f"ballast-{uuid.uuid4()}"
-            await self._publish(logic.mark_submitting(due, batch_id, _now()))
-            groups = logic.group_by_target(due)
-            topics = [t for names in groups.values() for t in names]
-            try:
-                submission = await self.cc.topic_configuration(groups, reason=batch_id)
-            except CruiseControlError as exc:
-                log.warning("replicas change request failed", error=exc.message, topics=len(topics))
-                await self._publish(logic.on_submit_failed(self.records, topics, exc.message, _now(), **self._retry))
-                return
-            log.info("replicas change submitted", session_id=submission.task_id, topics=len(topics),
-                     targets={rf: len(names) for rf, names in groups.items()})
-            await self._publish(logic.on_submitted(self.records, topics, submission.task_id, _now()))
+            await self._submit_due_locked()
+
+    async def _submit_due_locked(self) -> None:
+        """Send every due change in one request. The caller holds the Cruise Control lock."""
+        due = logic.due_for_submission(self.records, _now())
+        if not due:
+            return
+        batch_id = f"ballast-{uuid.uuid4()}"
+        await self._publish(logic.mark_submitting(due, batch_id, _now()))
+        groups = logic.group_by_target(due)
+        topics = [t for names in groups.values() for t in names]
+        try:
+            submission = await self.cc.topic_configuration(groups, reason=batch_id)
+        except CruiseControlError as exc:
+            log.warning("replicas change request failed", error=exc.message, topics=len(topics))
+            await self._publish(logic.on_submit_failed(self.records, topics, exc.message, _now(), **self._retry))
+            return
+        log.info("replicas change submitted", session_id=submission.task_id, topics=len(topics),
+                 targets={rf: len(names) for rf, names in groups.items()})
+        await self._publish(logic.on_submitted(self.records, topics, submission.task_id, _now()))
 
     async def poll(self) -> None:
         async with self._cc_lock:
@@ -153,7 +157,11 @@ class ReplicasChangeService:
                 # Nothing is concluded from a failed poll: sessionIds stay as they are.
                 log.warning("poll failed; will retry", error=str(exc))
                 return
-            await self._publish(logic.on_poll(self.records, tasks, actual, _now(), **self._retry))
+            changed = logic.on_poll(self.records, tasks, actual, _now(), **self._retry)
+            await self._publish(changed)
+            if any(r.state != logic.ONGOING for r in changed):
+                # Our execution ended: send what piled up behind it now rather than at the next batch tick.
+                await self._submit_due_locked()
 
     # -- helpers -----------------------------------------------------------------------------------------------
 

@@ -6,6 +6,7 @@ Decisions are made in ``logic``; this module executes them against the cluster-a
 from __future__ import annotations
 
 import asyncio
+import time
 from datetime import UTC, datetime
 
 import faust
@@ -54,9 +55,16 @@ class TopicReconciler:
         self.correlations: dict[str, str] = {}
         self.changes: dict[str, ReplicasChangeRecord] = {}
         self.published: dict[str, TopicStatus] = {}
+        # Last described state per topic, and the inputs of the last status built, to skip work that cannot
+        # change anything.
+        self.actual: dict[str, TopicDescription | None] = {}
+        self._status_inputs: dict[str, tuple] = {}
         self.ready = asyncio.Event()
         self._lock = asyncio.Lock()
-        add_health_page(self.app, SERVICE, lambda: {"ready": self.ready.is_set(), "topics": len(self.specs)})
+        # How old the last batch of spec events was on arrival, and how long handling it took (seconds).
+        self.last_batch: dict[str, float] = {}
+        add_health_page(self.app, SERVICE, lambda: {"ready": self.ready.is_set(), "topics": len(self.specs),
+                                                    "lastSpecBatch": self.last_batch})
         self._wire()
 
     def _wire(self) -> None:
@@ -70,6 +78,7 @@ class TopicReconciler:
         async def specs(stream: faust.StreamT) -> None:
             await self.ready.wait()
             async for events in stream.take_events(BATCH, within=0.05):
+                received = time.time()
                 names = []
                 for event in events:
                     decoded = await self.dead_letters.decode_or_reject(event, (TopicSpec, TopicSpecDeleted))
@@ -86,6 +95,8 @@ class TopicReconciler:
                     names.append(name)
                 if names:
                     await self.reconcile(sorted(set(names)))
+                self.last_batch = {"events": len(events), "handledS": round(time.time() - received, 3),
+                                   "oldestAgeS": round(received - events[0].message.timestamp, 3)}
 
         @app.agent(self.changes_topic)
         async def changes(stream: faust.StreamT) -> None:
@@ -127,23 +138,27 @@ class TopicReconciler:
         await self.reconcile(sorted(self.specs))
 
     async def on_change_records(self, records: list[ReplicasChangeRecord]) -> None:
-        """Publish a status for every replicas-change transition, in order, then reconcile the topics once."""
-        managed = sorted({r.topic for r in records if self.specs.get(r.topic) is not None})
+        """Publish a status for every replicas-change transition, in order. Only a completed change alters the
+        cluster, so only those topics are described again; the others reuse the last description."""
+        managed = {r.topic for r in records if self.specs.get(r.topic) is not None}
         if not managed:
             for record in records:
                 self.changes[record.topic] = record
             return
         async with self._lock:
-            try:
-                actual = await self.admin.describe_topics(managed)
-            except AdminError:
-                actual = {}
+            stale = sorted({r.topic for r in records if r.topic in managed and
+                            (r.state == ReplicasChangeState.COMPLETED or r.topic not in self.actual)})
+            if stale:
+                try:
+                    self.actual.update(await self.admin.describe_topics(stale))
+                except AdminError as exc:
+                    log.warning("cannot read the cluster; statuses wait for the next resync", error=str(exc))
             sends = []
             for record in records:
                 self.changes[record.topic] = record
-                if record.topic in actual:
+                if record.topic in managed and record.topic in self.actual:
                     sends.extend(await self._publish_status(record.topic, self.specs.get(record.topic),
-                                                            actual[record.topic], error=None, warnings=[]))
+                                                            self.actual[record.topic], error=None, warnings=[]))
             await asyncio.gather(*sends)
         # Only a finished change whose target is no longer the spec's needs more work now (the spec moved on while
         # it ran); everything else is already reflected, and the resync timer catches drift.
@@ -161,6 +176,7 @@ class TopicReconciler:
             except AdminError as exc:
                 log.warning("cannot read the cluster; will retry at the next resync", error=str(exc))
                 return
+            self.actual.update(actual)
             sends = []
             for name in names:
                 spec = self.specs.get(name)
@@ -184,11 +200,17 @@ class TopicReconciler:
                 log.warning("reconcile action failed", action=type(action).__name__, error=str(exc))
         if any(isinstance(a, logic.CreateTopic | logic.DeleteTopic | logic.CreatePartitions) for a in plan.actions):
             actual = (await self.admin.describe_topics([name])).get(name)
+            self.actual[name] = actual
         sends.extend(await self._publish_status(name, spec, actual, error=error, warnings=plan.warnings))
         return sends
 
     async def _publish_status(self, name: str, spec: TopicSpec | None, actual: TopicDescription | None, *,
                               error: str | None, warnings: list) -> list[asyncio.Future]:
+        inputs = logic.status_inputs(spec, self.generations.get(name, 0), actual, self.changes.get(name), error,
+                                     warnings)
+        if self._status_inputs.get(name) == inputs and name in self.published:
+            return []
+        self._status_inputs[name] = inputs
         status = logic.build_status(name=name, spec=spec, generation=self.generations.get(name, 0), actual=actual,
                                     change=self.changes.get(name), error=error, warnings=warnings,
                                     previous=self.published.get(name), now=_now())

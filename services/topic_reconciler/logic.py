@@ -149,9 +149,28 @@ def _keep_transition_time(condition: Condition, previous: TopicStatus | None, no
     return condition.model_copy(update={"last_transition_time": when})
 
 
+def fingerprint(status: TopicStatus) -> tuple:
+    """What makes a status a transition: everything but timestamps."""
+    change = status.replicas_change
+    return (status.ready, status.generation, status.observed_generation, status.partitions, status.replicas,
+            status.deleted,
+            (change.state, change.target_replicas, change.session_id, change.message) if change else None,
+            tuple((c.type, c.status, c.reason, c.message) for c in status.conditions))
+
+
 def same_status(a: TopicStatus | None, b: TopicStatus) -> bool:
     """Equal apart from timestamps: only transitions are published."""
-    if a is None:
-        return False
-    strip = {"conditions": {"__all__": {"last_transition_time"}}}
-    return a.model_dump(exclude=strip) == b.model_dump(exclude=strip)
+    return a is not None and fingerprint(a) == fingerprint(b)
+
+
+def status_inputs(spec: TopicSpec | None, generation: int, actual: TopicDescription | None,
+                  change: ReplicasChangeRecord | None, error: str | None, warnings: list[Condition]) -> tuple:
+    """Everything ``build_status`` reads, as a comparable key: equal inputs give an equal status, so a reconciler
+    can skip building it (a resync of thousands of unchanged topics then costs almost nothing)."""
+    return (
+        spec, generation,
+        (actual.partition_count, actual.replication_factor, actual.config.get("min.insync.replicas"))
+        if actual else None,
+        (change.state, change.target_replicas, change.session_id, change.message) if change else None,
+        error, tuple((w.type, w.message) for w in warnings),
+    )

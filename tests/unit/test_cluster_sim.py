@@ -189,3 +189,30 @@ async def test_basic_auth_and_tls(tmp_path: Path) -> None:
     finally:
         await simulator.stop()
     assert isinstance(ssl.create_default_context(cafile=str(tmp_path / "ca.pem")), ssl.SSLContext)
+
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from services.cluster_sim.cruise_control import _literal_alternatives
+from services.common.cruise_control import topic_regex
+
+TOPIC_NAMES = st.text(alphabet="abc.-_1", min_size=1, max_size=6)
+
+
+@settings(max_examples=300, deadline=None)
+@given(chosen=st.lists(TOPIC_NAMES, min_size=1, max_size=5), others=st.lists(TOPIC_NAMES, max_size=8))
+def test_literal_fast_path_agrees_with_the_regex(chosen: list[str], others: list[str]) -> None:
+    import re
+
+    regex = topic_regex(chosen)
+    literals = _literal_alternatives(regex)
+    assert literals == set(chosen)
+    pattern = re.compile(regex)
+    for name in chosen + others:
+        assert (name in literals) == bool(pattern.fullmatch(name))
+
+
+def test_non_literal_regex_falls_back() -> None:
+    assert _literal_alternatives("topic_[0-9].*") is None
+    assert _literal_alternatives(r"a\dc") is None
