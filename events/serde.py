@@ -8,7 +8,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from events.envelope import Envelope
+from events.envelope import Envelope, new_id, utcnow
 from events.models import EVENT_TYPES, Event
 
 REGISTRY: dict[str, type[Event]] = {cls.SCHEMA: cls for cls in EVENT_TYPES}
@@ -29,10 +29,10 @@ class Decoded:
 
 
 def envelope_for(event: Event, *, correlation_id: str | None = None) -> Envelope:
-    fields: dict[str, Any] = {"schema": event.SCHEMA, "version": event.VERSION, "payload": event.to_payload()}
-    if correlation_id:
-        fields["correlationId"] = correlation_id
-    return Envelope.model_validate(fields)
+    # The event is already validated; building the envelope without validating it again halves the cost of encode
+    # (a hot path: every status and record Ballast publishes goes through here).
+    return Envelope.model_construct(schema_name=event.SCHEMA, version=event.VERSION, id=new_id(), time=utcnow(),
+                                    correlation_id=correlation_id or new_id(), payload=event.to_payload())
 
 
 def encode(event: Event, *, correlation_id: str | None = None) -> bytes:

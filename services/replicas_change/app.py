@@ -34,8 +34,6 @@ class ReplicasChangeService:
         self.settings = settings
         self.app = make_app(SERVICE, settings, web_port=settings.ports.replicas_change)
         self.commands = raw_topic(self.app, TOPICS.replicas_commands, settings.bus)
-        self.state_topic = raw_topic(self.app, TOPICS.replicas_state, settings.bus)
-        raw_topic(self.app, TOPICS.dead_letters, settings.bus)
         self.dead_letters = DeadLetters(self.app, SERVICE)
         self.admin = admin or make_cluster_admin(settings.cluster_admin)
         self.cc = cruise_control or CruiseControlClient(settings.cruise_control)
@@ -152,7 +150,7 @@ class ReplicasChangeService:
             sessions = {r.session_id for r in in_flight if r.session_id}
             try:
                 tasks = (await self.cc.user_tasks(sessions)).by_id() if sessions else {}
-                actual = await self._actual_rf([r.topic for r in in_flight])
+                actual = await self._actual_rf(logic.topics_to_check(self.records, tasks))
             except (CruiseControlError, AdminError) as exc:
                 # Nothing is concluded from a failed poll: sessionIds stay as they are.
                 log.warning("poll failed; will retry", error=str(exc))
@@ -166,6 +164,8 @@ class ReplicasChangeService:
     # -- helpers -----------------------------------------------------------------------------------------------
 
     async def _actual_rf(self, topics: list[str]) -> dict[str, int | None]:
+        if not topics:
+            return {}
         described = await self.admin.describe_topics(topics)
         return {name: (d.replication_factor if d is not None else None) for name, d in described.items()}
 

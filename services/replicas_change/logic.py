@@ -137,12 +137,21 @@ def recover_in_doubt(records: Records, tasks: Iterable[UserTask], now: datetime)
     return changed
 
 
+def topics_to_check(records: Records, tasks: Mapping[str, UserTask]) -> list[str]:
+    """Topics whose actual RF a poll needs: pending ones (a revert settles them) and those whose task has ended.
+    A change whose task is still Active or InExecution needs no look at the cluster."""
+    return sorted(
+        r.topic for r in records.values()
+        if r.state == PENDING or (r.state == ONGOING and task_outcome(tasks.get(r.session_id or "")) != TaskOutcome.ONGOING)
+    )
+
+
 def on_poll(records: Records, tasks: Mapping[str, UserTask], actual_rf: Mapping[str, int | None], now: datetime, *,
             initial_s: float, max_s: float) -> list[ReplicasChangeRecord]:
-    """Apply one user_tasks answer (for every sessionId we hold) and the topics' actual RFs."""
+    """Apply one user_tasks answer (for every sessionId we hold) and the actual RFs of ``topics_to_check``."""
     changed = []
     for record in records.values():
-        if record.state == COMPLETED:
+        if record.state == COMPLETED or record.topic not in actual_rf:
             continue
         actual = actual_rf.get(record.topic)
         reached = actual == record.target_replicas

@@ -43,10 +43,7 @@ class TopicReconciler:
         self.app = make_app(SERVICE, settings, web_port=settings.ports.topic_reconciler)
         bus = settings.bus
         self.specs_topic = raw_topic(self.app, TOPICS.specs, bus)
-        self.status_topic = raw_topic(self.app, TOPICS.status, bus)
-        self.commands_topic = raw_topic(self.app, TOPICS.replicas_commands, bus)
         self.changes_topic = raw_topic(self.app, TOPICS.replicas_state, bus)
-        raw_topic(self.app, TOPICS.dead_letters, bus)
         self.dead_letters = DeadLetters(self.app, SERVICE)
         self.admin = admin or make_cluster_admin(settings.cluster_admin)
         # Desired state per topic: the spec (None once deleted) and its generation.
@@ -186,8 +183,9 @@ class TopicReconciler:
 
     async def _reconcile_one(self, name: str, spec: TopicSpec | None,
                              actual: TopicDescription | None) -> list[asyncio.Future]:
-        if spec is None and actual is None and (self.published.get(name) or TopicStatus(topic=name, ready=False)).deleted:
-            return []
+        previous = self.published.get(name)
+        if spec is None and actual is None and previous is not None and previous.deleted:
+            return []  # deletion done and reported
         change = self.changes.get(name)
         plan = logic.plan(spec, actual, change)
         error = None

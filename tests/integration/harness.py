@@ -17,6 +17,22 @@ from services.common.settings import Settings
 from services.local.stack import LocalStack
 
 
+def spec(name: str, replicas: int, partitions: int = 3, **config: str) -> TopicSpec:
+    """A topic spec; config keys use underscores for dots (``min_insync_replicas="2"``)."""
+    return TopicSpec(name=name, partitions=partitions, replicas=replicas,
+                     config={k.replace("_", "."): v for k, v in config.items()})
+
+
+def is_ongoing(status: TopicStatus) -> bool:
+    return status.replicas_change is not None and status.replicas_change.state == "ongoing"
+
+
+def pending_with(text: str) -> Callable[[TopicStatus], bool]:
+    """A pending change whose message contains ``text``."""
+    return lambda s: (s.replicas_change is not None and s.replicas_change.state == "pending"
+                      and text in (s.replicas_change.message or ""))
+
+
 class Watcher:
     """Follows the status and dead-letter topics in a background thread, from the beginning."""
 
@@ -25,6 +41,7 @@ class Watcher:
         self.latest: dict[str, TopicStatus] = {}
         self.history: dict[str, list[TopicStatus]] = defaultdict(list)
         self.dead_letters: list[DeadLetter] = []
+        self.correlation_ids: dict[str, set[str]] = defaultdict(set)
         self._stop = threading.Event()
         self._changed = threading.Condition()
         self._thread = threading.Thread(target=self._run, daemon=True, name="status-watcher")
@@ -40,11 +57,13 @@ class Watcher:
                 if message is None or message.error():
                     continue
                 try:
-                    event = decode(message.value()).event
+                    decoded = decode(message.value())
                 except InvalidEvent:
                     continue
+                event = decoded.event
                 with self._changed:
                     if isinstance(event, TopicStatus):
+                        self.correlation_ids[event.topic].add(decoded.envelope.correlation_id)
                         self.latest[event.topic] = event
                         self.history[event.topic].append(event)
                     elif isinstance(event, DeadLetter):
@@ -95,8 +114,9 @@ class Ballast:
         self.watcher = Watcher(self.settings)
         self.sim = httpx.Client(base_url=stack.sim_url, timeout=10)
 
-    def apply(self, *specs: TopicSpec) -> None:
-        busio.produce(self.settings.bus, [(TOPICS.specs.name, s.key.encode(), encode(s), None) for s in specs])
+    def apply(self, *specs: TopicSpec, correlation_id: str | None = None) -> None:
+        busio.produce(self.settings.bus, [(TOPICS.specs.name, s.key.encode(),
+                                           encode(s, correlation_id=correlation_id), None) for s in specs])
 
     def delete(self, *names: str) -> None:
         events = [TopicSpecDeleted(name=n) for n in names]
@@ -104,6 +124,14 @@ class Ballast:
 
     def produce_raw(self, topic: str, key: bytes | None, value: bytes | None) -> None:
         busio.produce(self.settings.bus, [(topic, key, value, None)])
+
+    def stop_brokers(self, *ids: int) -> None:
+        for broker in ids:
+            self.sim.post(f"/admin/brokers/{broker}/stop").raise_for_status()
+
+    def start_brokers(self, *ids: int) -> None:
+        for broker in ids:
+            self.sim.post(f"/admin/brokers/{broker}/start").raise_for_status()
 
     def cluster_rf(self, topic: str) -> int | None:
         response = self.sim.post("/admin/topics/describe", json={"names": [topic]}).json()["topics"]

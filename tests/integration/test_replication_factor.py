@@ -2,13 +2,7 @@
 
 from __future__ import annotations
 
-from events import TopicSpec
-from tests.integration.harness import Ballast
-
-
-def spec(name: str, replicas: int, partitions: int = 3, **config: str) -> TopicSpec:
-    return TopicSpec(name=name, partitions=partitions, replicas=replicas,
-                     config={k.replace("_", "."): v for k, v in config.items()})
+from tests.integration.harness import Ballast, is_ongoing, pending_with, spec
 
 
 def test_round_trip_3_2_3(ballast: Ballast, name: str) -> None:
@@ -17,14 +11,15 @@ def test_round_trip_3_2_3(ballast: Ballast, name: str) -> None:
     ballast.watcher.wait_rf(topic, 3)
     assert ballast.cluster_rf(topic) == 3
 
-    ballast.apply(spec(topic, 2))
-    ongoing = ballast.watcher.wait_status(
-        topic, lambda s: s.replicas_change is not None and s.replicas_change.state == "ongoing", "ongoing")
+    ballast.apply(spec(topic, 2), correlation_id=f"{name}-lower")
+    ongoing = ballast.watcher.wait_status(topic, is_ongoing, "ongoing")
     assert ongoing.replicas_change.session_id and ongoing.replicas_change.target_replicas == 2
     assert ongoing.ready, "the topic stays Ready throughout a change"
     done = ballast.watcher.wait_rf(topic, 2)
     assert ballast.cluster_rf(topic) == 2
     assert done.observed_generation == done.generation > 1
+    # The user's correlation id travels spec -> command -> replicas-change record -> status.
+    assert f"{name}-lower" in ballast.watcher.correlation_ids[topic]
 
     ballast.apply(spec(topic, 3))
     ballast.watcher.wait_rf(topic, 3)
@@ -74,17 +69,13 @@ def test_rf_above_alive_brokers_waits_for_brokers(ballast: Ballast, name: str) -
     topic = f"{name}-critical"
     ballast.apply(spec(topic, 2))
     ballast.watcher.wait_rf(topic, 2)
-    for broker in (3, 4, 5, 6):
-        ballast.sim.post(f"/admin/brokers/{broker}/stop")
+    ballast.stop_brokers(3, 4, 5, 6)
     ballast.apply(spec(topic, 3))
     pending = ballast.watcher.wait_status(
-        topic, lambda s: s.replicas_change is not None and s.replicas_change.state == "pending"
-        and "Requested RF cannot be more than number of alive brokers" in (s.replicas_change.message or ""),
-        "pending with Cruise Control's refusal")
+        topic, pending_with("Requested RF cannot be more than number of alive brokers"), "Cruise Control's refusal")
     assert pending.replicas_change.target_replicas == 3 and pending.ready
     assert ballast.cluster_rf(topic) == 2
-    for broker in (3, 4, 5, 6):
-        ballast.sim.post(f"/admin/brokers/{broker}/start")
+    ballast.start_brokers(3, 4, 5, 6)
     ballast.watcher.wait_rf(topic, 3, timeout=30)
     assert ballast.cluster_rf(topic) == 3
 
@@ -93,8 +84,7 @@ def test_revert_of_a_failed_change(ballast: Ballast, name: str) -> None:
     topic = f"{name}-revert"
     ballast.apply(spec(topic, 2))
     ballast.watcher.wait_rf(topic, 2)
-    for broker in (3, 4, 5, 6):
-        ballast.sim.post(f"/admin/brokers/{broker}/stop")
+    ballast.stop_brokers(3, 4, 5, 6)
     ballast.apply(spec(topic, 4))
     ballast.watcher.wait_status(topic, lambda s: s.replicas_change is not None and bool(s.replicas_change.message),
                                 "failed change pending with a message")
@@ -135,8 +125,7 @@ def test_topic_deleted_during_a_change(ballast: Ballast, name: str) -> None:
     ballast.watcher.wait_rf(topic, 3)
     ballast.tune(min_execution_s=3.0)
     ballast.apply(spec(topic, 2))
-    ballast.watcher.wait_status(topic, lambda s: s.replicas_change is not None and s.replicas_change.state == "ongoing",
-                                "ongoing")
+    ballast.watcher.wait_status(topic, is_ongoing, "ongoing")
     ballast.delete(topic)
     gone = ballast.watcher.wait_status(topic, lambda s: s.deleted, "deleted")
     assert not gone.ready and gone.replicas_change is None

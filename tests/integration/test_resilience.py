@@ -6,23 +6,9 @@ import signal
 
 import httpx
 
-from events import TopicSpec
 from services.common.cruise_control import CruiseControlClient
 from services.common.settings import CruiseControlSettings
-from tests.integration.harness import Ballast
-
-
-def spec(name: str, replicas: int, partitions: int = 3) -> TopicSpec:
-    return TopicSpec(name=name, partitions=partitions, replicas=replicas)
-
-
-def change_message_contains(text: str):
-    return lambda s: s.replicas_change is not None and s.replicas_change.state == "pending" \
-        and text in (s.replicas_change.message or "")
-
-
-def is_ongoing(s) -> bool:
-    return s.replicas_change is not None and s.replicas_change.state == "ongoing"
+from tests.integration.harness import Ballast, is_ongoing, pending_with, spec
 
 
 def test_cruise_control_down_then_back(ballast: Ballast, name: str) -> None:
@@ -31,7 +17,7 @@ def test_cruise_control_down_then_back(ballast: Ballast, name: str) -> None:
     ballast.watcher.wait_rf(topic, 3)
     ballast.fault("cruise-control/stop")
     ballast.apply(spec(topic, 2))
-    pending = ballast.watcher.wait_status(topic, change_message_contains("Connection failed"), "connection failure")
+    pending = ballast.watcher.wait_status(topic, pending_with("Connection failed"), "connection failure")
     assert pending.ready and ballast.cluster_rf(topic) == 3
     ballast.fault("cruise-control/start")
     ballast.watcher.wait_rf(topic, 2, timeout=30)
@@ -43,7 +29,7 @@ def test_unauthorized_then_fixed(ballast: Ballast, name: str) -> None:
     ballast.watcher.wait_rf(topic, 3)
     ballast.fault("cruise-control/auth", {"username": "admin", "password": "rotated"})
     ballast.apply(spec(topic, 2))
-    ballast.watcher.wait_status(topic, change_message_contains("Authorization error"), "401 in status")
+    ballast.watcher.wait_status(topic, pending_with("Authorization error"), "401 in status")
     assert ballast.cluster_rf(topic) == 3
     ballast.fault("cruise-control/auth", {})  # the operator fixes the credentials
     ballast.watcher.wait_rf(topic, 2, timeout=30)
@@ -61,7 +47,7 @@ def test_servlet_full_keeps_the_change_and_retries(ballast: Ballast, name: str) 
                             params={"topic": other, "replication_factor": "2", "dryrun": "true", "json": "true"})
         assert answer.status_code == 202
     ballast.apply(spec(topic, 2))
-    ballast.watcher.wait_status(topic, change_message_contains("servlet capacity"), "servlet capacity in status")
+    ballast.watcher.wait_status(topic, pending_with("servlet capacity"), "servlet capacity in status")
     ballast.tune(proposal_s=0.1, max_block_s=10.0)
     ballast.watcher.wait_rf(topic, 2, timeout=30)
     assert ballast.cluster_rf(other) == 3, "dry runs change nothing"
@@ -78,7 +64,7 @@ def test_ongoing_execution_of_another_client(ballast: Ballast, name: str) -> Non
                         params={"topic": foreign, "replication_factor": "3", "dryrun": "false", "json": "true"})
     assert answer.status_code == 200
     ballast.apply(spec(topic, 2))
-    ballast.watcher.wait_status(topic, change_message_contains("Another task is executing"), "ongoing execution")
+    ballast.watcher.wait_status(topic, pending_with("Another task is executing"), "ongoing execution")
     ballast.watcher.wait_rf(topic, 2, timeout=30)
 
 

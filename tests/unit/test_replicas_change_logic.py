@@ -137,3 +137,15 @@ def test_in_doubt_submission_is_recovered_by_reason() -> None:
 def test_in_doubt_record_is_not_resubmitted_until_settled() -> None:
     records = by_topic(rec("a", batch_id="ballast-b1"))
     assert logic.due_for_submission(records, NOW) == []
+
+
+def test_poll_looks_at_the_cluster_only_where_needed() -> None:
+    records = by_topic(rec("p", PENDING), rec("running", ONGOING, session_id="s1"), rec("ended", ONGOING, session_id="s2"),
+                       rec("done", COMPLETED))
+    tasks = {"s1": task("s1", "InExecution"), "s2": task("s2", "Completed")}
+    assert logic.topics_to_check(records, tasks) == ["ended", "p"]
+
+
+def test_poll_leaves_unchecked_topics_alone() -> None:
+    records = by_topic(rec("running", ONGOING, session_id="s1"))
+    assert logic.on_poll(records, {}, {}, NOW, **RETRY) == []
