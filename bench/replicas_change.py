@@ -192,7 +192,7 @@ def render(r: dict[str, float], command: str) -> str:
         return "met" if good else "**not met**"
 
     n = int(r["topics"])
-    return f"""## Replication-factor changes through the local stack
+    return f"""## Replication-factor changes through the local stack: {n:,} topics, latency at {r['rate']:,.0f} specs/s
 
 Command: `{command}`
 

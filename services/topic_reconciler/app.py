@@ -31,6 +31,7 @@ from services.topic_reconciler import logic
 log = get_logger(__name__)
 SERVICE = "topic-reconciler"
 BATCH = 1000
+RESYNC_CHUNK = 200
 
 
 def _now() -> datetime:
@@ -110,7 +111,7 @@ class TopicReconciler:
         @app.timer(self.settings.reconciler.resync_interval_s)
         async def resync() -> None:
             if self.ready.is_set():
-                await self.reconcile(sorted(self.specs))
+                await self.resync()
 
     async def rebuild(self) -> None:
         bus = self.settings.bus
@@ -132,7 +133,7 @@ class TopicReconciler:
             self.changes[name] = item.decoded.event
         log.info("rebuilt state", specs=len(self.specs), statuses=len(self.published), changes=len(self.changes))
         self.ready.set()
-        await self.reconcile(sorted(self.specs))
+        await self.resync()
 
     async def on_change_records(self, records: list[ReplicasChangeRecord]) -> None:
         """Publish a status for every replicas-change transition, in order. Only a completed change alters the
@@ -162,6 +163,13 @@ class TopicReconciler:
         follow_up = sorted({r.topic for r in records if r.state == ReplicasChangeState.COMPLETED
                             and (spec := self.specs.get(r.topic)) is not None and spec.replicas != r.target_replicas})
         await self.reconcile(follow_up)
+
+    async def resync(self) -> None:
+        """Reconcile every topic, a chunk per lock hold: with thousands of topics one pass takes seconds, and live
+        spec and change events must not wait behind it."""
+        names = sorted(self.specs)
+        for start in range(0, len(names), RESYNC_CHUNK):
+            await self.reconcile(names[start:start + RESYNC_CHUNK])
 
     async def reconcile(self, names: list[str]) -> None:
         """Compare desired with actual for these topics, act, and publish every status that changed."""
