@@ -1,0 +1,119 @@
+"""What a placer sees and returns: the cluster view, the placement request, and the errors.
+
+Shapes follow Kafka's placement package and KIP-879: a placer gets the spec of what to place and a read-only view of
+the brokers and of every topic's current assignment, and returns partition -> ordered replicas (leader first).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+# One partition's replicas, leader first. Negative ids (-1, -2, ... within a partition) are placeholders for replicas
+# that wait for a broker to join: under-replicated creation.
+Replicas = list[int]
+Assignment = list[Replicas]
+
+
+class PlacementError(ValueError):
+    """The request cannot be placed as asked. The message says why and what would make it placeable."""
+
+
+class InvalidReplicationFactor(PlacementError):
+    pass
+
+
+class InvalidRack(PlacementError):
+    pass
+
+
+class BrokerState(StrEnum):
+    ALIVE = "alive"
+    FENCED = "fenced"
+    # Known to the cluster (it registered once, with this rack) but not running now.
+    OFFLINE = "offline"
+
+
+@dataclass(frozen=True)
+class Broker:
+    id: int
+    rack: str | None = None
+    state: BrokerState = BrokerState.ALIVE
+    # Optional load figure (e.g. bytes in per second); placers that do not look at load ignore it.
+    load: float | None = None
+
+    @property
+    def alive(self) -> bool:
+        return self.state is BrokerState.ALIVE
+
+
+@dataclass(frozen=True)
+class PlacementSpec:
+    """Place ``partitions`` new partitions with ``replication_factor`` replicas each, numbered from
+    ``first_partition`` (non-zero when partitions are added to an existing topic)."""
+
+    partitions: int
+    replication_factor: int
+    first_partition: int = 0
+    topic: str = ""
+    # Allow replicas (never the leader) on brokers that are offline but observed; the caller turns them into
+    # placeholders. Off unless the under-replicated creation policy prefers observed brokers.
+    use_offline_brokers: bool = False
+
+
+@dataclass(frozen=True)
+class ClusterView:
+    brokers: tuple[Broker, ...]
+    # topic -> partition index -> replicas. Placeholders (negative ids) may appear.
+    assignments: Mapping[str, Sequence[Sequence[int]]] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, brokers: Iterable[Broker], assignments: Mapping[str, Sequence[Sequence[int]]] | None = None
+           ) -> ClusterView:
+        return cls(tuple(sorted(brokers, key=lambda b: b.id)), dict(assignments or {}))
+
+    def broker(self, broker_id: int) -> Broker | None:
+        return next((b for b in self.brokers if b.id == broker_id), None)
+
+    def with_assignment(self, topic: str, assignment: Sequence[Sequence[int]]) -> ClusterView:
+        return ClusterView(self.brokers, {**self.assignments, topic: [list(r) for r in assignment]})
+
+    def replica_counts(self, exclude_topic: str | None = None) -> dict[int, int]:
+        counts = dict.fromkeys((b.id for b in self.brokers), 0)
+        for topic, partitions in self.assignments.items():
+            if topic == exclude_topic:
+                continue
+            for replicas in partitions:
+                for broker in replicas:
+                    if broker >= 0:
+                        counts[broker] = counts.get(broker, 0) + 1
+        return counts
+
+    def leader_counts(self, exclude_topic: str | None = None) -> dict[int, int]:
+        counts = dict.fromkeys((b.id for b in self.brokers), 0)
+        for topic, partitions in self.assignments.items():
+            if topic == exclude_topic:
+                continue
+            for replicas in partitions:
+                if replicas and replicas[0] >= 0:
+                    counts[replicas[0]] = counts.get(replicas[0], 0) + 1
+        return counts
+
+
+def usable_brokers(cluster: ClusterView, broker_ids: Iterable[int] | None) -> list[Broker]:
+    """The brokers a placer may consider: all of them, or those named (unknown ids are an error, not ignored)."""
+    if broker_ids is None:
+        return list(cluster.brokers)
+    wanted = list(dict.fromkeys(broker_ids))
+    known = {b.id: b for b in cluster.brokers}
+    unknown = [b for b in wanted if b not in known]
+    if unknown:
+        raise PlacementError(f"unknown broker id(s) {unknown}: the cluster has {sorted(known)}")
+    return [known[b] for b in sorted(wanted)]
+
+
+def check_replication_factor(replication_factor: int) -> None:
+    if replication_factor <= 0:
+        raise InvalidReplicationFactor(
+            f"Invalid replication factor {replication_factor}: the replication factor must be positive.")
