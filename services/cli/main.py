@@ -32,8 +32,59 @@ STATE_FILE = Path(".ballast/stack.json")
 
 
 def _fail(message: str, code: int = 1) -> typer.Exit:
-    err.print(f"[red]error:[/red] {message}")
+    err.print(f"[red]error:[/red] {message}", soft_wrap=True)
     return typer.Exit(code)
+
+
+@app.command()
+def place(
+    cluster: Annotated[Path, typer.Option("--cluster", help="cluster JSON: brokers (id, rack, state) and optional "
+                                           "current assignments")],
+    partitions: Annotated[int, typer.Option("--partitions", min=1, help="number of partitions to place")],
+    replication_factor: Annotated[int, typer.Option("--replication-factor", help="replicas per partition")],
+    placer: Annotated[Optional[str], typer.Option(help="striped | multi-level (default: BALLAST_PLACEMENT__PLACER)")
+                      ] = None,
+    seed: Annotated[Optional[int], typer.Option(help="seed of the random starts (default: BALLAST_PLACEMENT__SEED)")
+                    ] = None,
+    broker_ids: Annotated[Optional[str], typer.Option(help="place only on these brokers, e.g. 1,2,3")] = None,
+    topic: Annotated[str, typer.Option(help="topic name; if the cluster file has it, partitions are added after "
+                                       "its existing ones")] = "topic",
+    force_simple_placement: Annotated[bool, typer.Option(help="ignore racks (Kafka's --disable-rack-aware)")
+                                      ] = False,
+    report: Annotated[bool, typer.Option(help="print the placement's quality measures to stderr")] = False,
+) -> None:
+    """Compute a replica placement (createReplicaPlacement) and print kafka-reassign-partitions JSON."""
+    from dataclasses import replace
+
+    from services.placement.cluster_file import read_cluster, reassignment_json
+    from services.placement.metrics import evaluate
+    from services.placement.model import PlacementError, PlacementSpec
+    from services.placement.placer import placer_named
+    from services.placement.placer import place as run_placer
+
+    settings = get_settings().placement
+    try:
+        view = read_cluster(cluster)
+        ids = [int(part) for part in broker_ids.split(",") if part.strip()] if broker_ids else None
+        if force_simple_placement:
+            view = replace(view, brokers=tuple(replace(b, rack=None) for b in view.brokers))
+            chosen = placer_named("striped", seed if seed is not None else settings.seed)
+        else:
+            chosen = placer_named(placer or settings.placer, seed if seed is not None else settings.seed)
+        first = len(view.assignments.get(topic, []))
+        spec = PlacementSpec(partitions, replication_factor, first_partition=first, topic=topic)
+        assignment = run_placer(spec, view, chosen, ids)
+    except ValueError as exc:  # PlacementError, and a --broker-ids entry that is not a number
+        message = str(exc) if isinstance(exc, PlacementError) else f"--broker-ids: {exc}"
+        raise _fail(message, 2) from None
+    typer.echo(json.dumps(reassignment_json(topic, assignment, first)))
+    if report:
+        q = evaluate(view.with_assignment(topic, [*view.assignments.get(topic, []), *assignment]))
+        err.print(f"placer {chosen.name}: {q.partitions} partitions, {q.replicas} replicas; replicas per broker "
+                  f"{q.replicas_per_broker[0]}-{q.replicas_per_broker[1]}, leaders per broker "
+                  f"{q.leaders_per_broker[0]}-{q.leaders_per_broker[1]}; spread violations by level "
+                  f"{q.spread_violations or 'none'}; partitions with two replicas in one top-level domain while "
+                  f"another has none: {q.top_level_doubled:.0%}")
 
 
 @app.command()

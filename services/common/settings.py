@@ -122,6 +122,14 @@ class SimulatorSettings(BaseModel):
     tls_keyfile: Path | None = None
 
 
+class PlacementSettings(BaseModel):
+    """Which placer decides where new replicas go (a topic spec may name another), and its seed."""
+
+    placer: Literal["striped", "multi-level"] = "striped"
+    # Fixed seed: the same cluster and request always give the same placement. None: a fresh choice each time.
+    seed: int | None = 0
+
+
 class ServicePorts(BaseModel):
     """Health / web ports of each service (faust's web server), bound to ``web_host``."""
 
@@ -138,6 +146,7 @@ class Settings(BaseSettings):
     replicas_change: ReplicasChangeSettings = ReplicasChangeSettings()
     reconciler: ReconcilerSettings = ReconcilerSettings()
     simulator: SimulatorSettings = SimulatorSettings()
+    placement: PlacementSettings = PlacementSettings()
     ports: ServicePorts = ServicePorts()
     web_host: str = "127.0.0.1"
     log_level: Literal["debug", "info", "warning", "error"] = "info"
