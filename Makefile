@@ -35,7 +35,8 @@ test-unit: $(STAMP)
 	$(BIN)/pytest -q -m 'not integration'
 
 bench: $(STAMP)
-	$(BIN)/python -m bench.replicas_change
+	$(BIN)/python -m bench.placement --write BENCHMARKS.md
+	$(BIN)/python -m bench.replicas_change --write BENCHMARKS.md
 
 schema: $(STAMP)
 	$(BIN)/ballast schema --out docs/schemas

@@ -25,6 +25,7 @@ from confluent_kafka import Consumer, TopicPartition
 
 from events import TOPICS, ReplicasChangeRecord, TopicSpec, TopicStatus, encode
 from services.cli import busio
+from bench.markdown import replace_section
 from services.local.stack import LocalStack
 
 ENV = {
@@ -211,18 +212,6 @@ copy does not dominate; Ballast polling every 0.5 s), all on this 2-core machine
 | paced: topic_configuration requests | {r['paced_requests']:.0f} | |
 | creating the {n:,} topics | {r['create_s']:.1f} s | |
 """
-
-
-def replace_section(path: Path, section: str) -> None:
-    header = section.splitlines()[0]
-    text = path.read_text() if path.exists() else "# Benchmarks\n\nEach section names the command that reproduces it.\n"
-    if header in text:
-        start = text.index(header)
-        end = text.find("\n## ", start + len(header))
-        text = text[:start] + section + (text[end + 1:] if end >= 0 else "")
-    else:
-        text = text.rstrip() + "\n\n" + section
-    path.write_text(text)
 
 
 def main() -> None:

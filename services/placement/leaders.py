@@ -11,29 +11,35 @@ partitions (replica counts unchanged, spread checked) to bring a broker with lea
 
 from __future__ import annotations
 
-import heapq
 from collections import deque
 from collections.abc import Callable, Iterable, Mapping
 
 
 def choose_leaders(partitions: list[list[int]], alive: set[int], quota: Mapping[int, int],
                    topic_leaders: Mapping[int, int], cluster_leaders: Mapping[int, int], order: Iterable[int],
-                   spread_ok: Callable[[list[int]], bool] = lambda replicas: True) -> list[list[int]]:
+                   spread_ok: Callable[[list[int]], bool] = lambda replicas: True,
+                   hosted: Mapping[int, int] | None = None) -> list[list[int]]:
     """Return ``partitions`` with each one's leader moved to the front, each broker leading ``quota[b]`` of them
     where the replica sets allow. ``topic_leaders`` / ``cluster_leaders`` (leaderships in this topic's earlier
     partitions / in other topics) and ``order`` decide where they do not."""
     rank = {b: i for i, b in enumerate(order)}
-    hosted = hosted_counts(partitions, alive)
+    for b in alive:
+        rank.setdefault(b, len(rank))
+    hosted = hosted if hosted is not None else hosted_counts(partitions, alive)
     quota = {b: quota.get(b, 0) for b in hosted}
     leader: list[int | None] = [None] * len(partitions)
     led: dict[int, set[int]] = {b: set() for b in hosted}
     # Greedy: the replica with the most quota left, so tight brokers are kept for partitions that need them.
+    left = dict(quota)
     for index, replicas in enumerate(partitions):
-        options = [b for b in replicas if b in alive and quota[b] > len(led[b])]
-        if options:
-            chosen = max(options, key=lambda b: (quota[b] - len(led[b]), -rank.get(b, 0)))
+        chosen, most = None, 0
+        for b in replicas:
+            if b in alive and (left[b] > most or (left[b] == most and most and rank[b] < rank[chosen])):
+                chosen, most = b, left[b]
+        if chosen is not None:
             leader[index] = chosen
             led[chosen].add(index)
+            left[chosen] -= 1
     for index, replicas in enumerate(partitions):
         if leader[index] is None and not _augment(index, partitions, alive, quota, leader, led) \
                 and not _swap_in(index, partitions, alive, quota, leader, led, spread_ok):
@@ -45,7 +51,8 @@ def choose_leaders(partitions: list[list[int]], alive: set[int], quota: Mapping[
                                                  rank.get(b, 0)))
             leader[index] = chosen
             led[chosen].add(index)
-    return [[lead, *(b for b in replicas if b != lead)] for lead, replicas in zip(leader, partitions)]  # type: ignore[misc]
+    return [replicas if replicas[0] == lead else [lead, *(b for b in replicas if b != lead)]  # type: ignore[misc]
+            for lead, replicas in zip(leader, partitions)]
 
 
 def hosted_counts(partitions: Iterable[list[int]], alive: set[int]) -> dict[int, int]:
@@ -59,18 +66,20 @@ def hosted_counts(partitions: Iterable[list[int]], alive: set[int]) -> dict[int,
 
 
 def water_fill(count: int, options: list[tuple[object, int, tuple]]) -> dict[object, int]:
-    """Hand out ``count`` units round by round to (name, capacity, key) options, lowest key first within a round
-    (keys are compared after the units already given): how leaderships are split among sibling domains."""
+    """Hand out ``count`` units round by round to (name, capacity, key) options, never above an option's capacity;
+    the last, partial round goes to the lowest keys. How leaderships are split among sibling domains."""
     given = {name: 0 for name, _, _ in options}
-    heap = [(0, key, index) for index, (_, capacity, key) in enumerate(options) if capacity > 0]
-    heapq.heapify(heap)
-    while count and heap:
-        units, key, index = heapq.heappop(heap)
-        name, capacity, _ = options[index]
-        given[name] += 1
-        count -= 1
-        if units + 1 < capacity:
-            heapq.heappush(heap, (units + 1, key, index))
+    active = [(key, name, capacity) for name, capacity, key in options if capacity > 0]
+    while count and active:
+        rounds = min(count // len(active), min(capacity - given[name] for _, name, capacity in active))
+        if rounds == 0:  # fewer units than options: one each to the lowest keys
+            for _, name, _ in sorted(active)[:count]:
+                given[name] += 1
+            break
+        for _, name, _ in active:
+            given[name] += rounds
+        count -= rounds * len(active)
+        active = [entry for entry in active if given[entry[1]] < entry[2]]
     return given
 
 

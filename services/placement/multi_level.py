@@ -15,7 +15,8 @@ the same spread instead of starting over.
 from __future__ import annotations
 
 import random
-from collections.abc import Iterable, Sequence
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
 
 from services.placement.leaders import choose_leaders, hosted_counts, water_fill
 from services.placement.metrics import best_spread
@@ -46,9 +47,10 @@ class MultiLevelPlacer:
         _check_enough(spec.replication_factor, brokers, spec.use_offline_brokers)
         layout = _Layout(build_tree(brokers), cluster, spec.topic, spec.first_partition, self._rng(spec.topic))
         partitions = [layout.place_partition(spec.replication_factor) for _ in range(spec.partitions)]
-        quota = layout.leader_quotas(len(partitions), hosted_counts(partitions, layout.alive))
+        hosted = hosted_counts(partitions, layout.alive)
+        quota = layout.leader_quotas(len(partitions), hosted)
         return choose_leaders(partitions, layout.alive, quota, layout.topic_leaders, layout.all_leaders,
-                              layout.broker_order(), layout.spread_ok)
+                              layout.broker_order(), layout.spread_ok, hosted)
 
     def add_replicas(self, topic: str, assignment: Sequence[Sequence[int]], replication_factor: int,
                      cluster: ClusterView, broker_ids: Iterable[int] | None = None,
@@ -95,9 +97,9 @@ class _Layout:
         self.paths = broker_paths(root)
         self.alive = {b.id for b in cluster.brokers if b.state is BrokerState.ALIVE}
         existing = list(cluster.assignments.get(topic, []))[:first_partition]
-        self.topic_replicas = _per_domain(self.paths, (b for r in existing for b in r))
-        self.all_replicas = _per_domain(self.paths, (b for t, parts in cluster.assignments.items() if t != topic
-                                                     for r in parts for b in r))
+        self.topic_replicas = _per_domain(self.paths, Counter(b for r in existing for b in r))
+        self.all_replicas = _per_domain(self.paths, Counter(b for t, parts in cluster.assignments.items() if t != topic
+                                                            for r in parts for b in r))
         self.topic_leaders = {b: 0 for b in self.paths}
         self.all_leaders = {b: 0 for b in self.paths}
         for name, parts in cluster.assignments.items():
@@ -105,8 +107,8 @@ class _Layout:
             for index, replicas in enumerate(parts):
                 if replicas and replicas[0] in counts and (name != topic or index < first_partition):
                     counts[replicas[0]] += 1
-        self.topic_leaders_in = _per_domain(self.paths, (b for b, n in self.topic_leaders.items() for _ in range(n)))
-        self.all_leaders_in = _per_domain(self.paths, (b for b, n in self.all_leaders.items() for _ in range(n)))
+        self.topic_leaders_in = _per_domain(self.paths, self.topic_leaders)
+        self.all_leaders_in = _per_domain(self.paths, self.all_leaders)
         self.rings: dict[int, list[Domain]] = {}
         self.pointers: dict[int, int] = {}
         for node in root.walk():
@@ -130,7 +132,7 @@ class _Layout:
         """How many of ``count`` new partitions each broker should lead: split level by level like replicas, to the
         domains leading the fewest partitions of this topic, then of all topics, so leaders per domain stay within
         one of each other as well as per broker."""
-        can_lead = _per_domain(self.paths, (b for b, n in hosted.items() for _ in range(n)))
+        can_lead = _per_domain(self.paths, hosted)
         quota: dict[int, int] = {}
 
         def replicas_after(domain: Domain) -> int:
@@ -157,7 +159,7 @@ class _Layout:
 
     def spread_ok(self, replicas: list[int]) -> bool:
         """No domain holds more of these replicas than the best spread allows (see ``metrics.best_spread``)."""
-        in_partition = _per_domain(self.paths, replicas)
+        in_partition = _per_domain(self.paths, Counter(replicas))
         for node in self.root.walk():
             k = in_partition.get(id(node), 0)
             if k and node.children:
@@ -180,16 +182,18 @@ class _Layout:
         return order
 
     def _fill(self, node: Domain, k: int, out: list[int]) -> None:
-        if node.is_broker:
-            out.append(node.broker)  # type: ignore[arg-type]
+        if k == 1:
+            out.append(self._one(node))
             return
         key = id(node)
         ring, pointer = self.rings[key], self.pointers[key]
         size = len(ring)
-        if k == 1:
-            child = ring[pointer]
-            self.pointers[key] = pointer + 1 if pointer + 1 < size else 0
-            self._fill(child, 1, out)
+        if k <= size:  # one replica to each of the next k children: the common case, without bookkeeping
+            end = pointer + k
+            chosen = ring[pointer:end] if end <= size else ring[pointer:] + ring[:end - size]
+            self.pointers[key] = end % size
+            for child in chosen:
+                out.append(self._one(child))
             return
         taken: dict[int, int] = {}
         order: list[Domain] = []
@@ -206,6 +210,17 @@ class _Layout:
         for child in order:
             self._fill(child, taken[id(child)], out)
 
+    def _one(self, node: Domain) -> int:
+        """One replica into ``node``: follow each ring down to a broker (the hot path: most domains get one)."""
+        rings, pointers = self.rings, self.pointers
+        while node.broker is None:
+            key = id(node)
+            ring = rings[key]
+            pointer = pointers[key]
+            node = ring[pointer]
+            pointers[key] = pointer + 1 if pointer + 1 < len(ring) else 0
+        return node.broker
+
     def _lead(self, replicas: list[int]) -> list[int]:
         candidates = [b for b in replicas if b in self.alive]
         if not candidates:
@@ -219,7 +234,7 @@ class _Layout:
     def extend_partition(self, replicas: list[int], replication_factor: int) -> list[int]:
         present = [b for b in replicas if b in self.paths]
         result = list(replicas)
-        in_partition = _per_domain(self.paths, present)
+        in_partition = _per_domain(self.paths, Counter(present))
         while len(result) < replication_factor:
             broker = self._least_filled(in_partition, set(result))
             result.append(broker)
@@ -248,9 +263,11 @@ def _free(domain: Domain, in_partition: dict[int, int], taken: set[int]) -> bool
     return in_partition.get(id(domain), 0) < domain.capacity
 
 
-def _per_domain(paths: dict[int, tuple[Domain, ...]], brokers: Iterable[int]) -> dict[int, int]:
+def _per_domain(paths: dict[int, tuple[Domain, ...]], per_broker: Mapping[int, int]) -> dict[int, int]:
+    """Broker counts summed up every domain above each broker (keyed by ``id(domain)``)."""
     counts: dict[int, int] = {}
-    for broker in brokers:
-        for domain in paths.get(broker, ()):
-            counts[id(domain)] = counts.get(id(domain), 0) + 1
+    for broker, n in per_broker.items():
+        if n:
+            for domain in paths.get(broker, ()):
+                counts[id(domain)] = counts.get(id(domain), 0) + n
     return counts

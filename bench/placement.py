@@ -1,0 +1,113 @@
+"""Benchmark: the striped and multi-level placers side by side on the same topologies.
+
+    python -m bench.placement [--write BENCHMARKS.md]
+
+Each scenario places its topics with each placer and reports the measures of placement.md: spread violations,
+partitions with two replicas in one top-level domain while another has none, replicas and leaders per broker
+(min-max, cluster-wide), sibling domain totals, and speed (replicas placed per second, best of three runs). The
+target: 100,000 partitions x RF 3 on 1,000 brokers in a 3-level tree in <= 1 s with the contract met.
+"""
+
+from __future__ import annotations
+
+import argparse
+import platform
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from bench.markdown import replace_section
+from services.placement.metrics import Quality, evaluate
+from services.placement.model import Broker, ClusterView, PlacementSpec
+from services.placement.placer import placer_named
+
+
+def tree(dcs: int, racks: int, per_rack: int) -> list[Broker]:
+    return [Broker(d * racks * per_rack + r * per_rack + b + 1, f"/dc{d + 1}/r{r + 1}")
+            for d in range(dcs) for r in range(racks) for b in range(per_rack)]
+
+
+@dataclass
+class Scenario:
+    name: str
+    brokers: list[Broker]
+    topics: list[tuple[int, int]]  # (partitions, replication factor), placed in order
+
+
+SCENARIOS = [
+    Scenario("seed example: 3 DCs x 2 racks x 2 brokers, 1 topic x 1,200 partitions, RF 3", tree(3, 2, 2),
+             [(1200, 3)]),
+    Scenario("3 racks x 3 brokers, 1 topic x 900 partitions, RF 3", tree(1, 3, 3), [(900, 3)]),
+    Scenario("3 racks x 3 brokers, 100 topics x 4 partitions, RF 3 (existing load)", tree(1, 3, 3), [(4, 3)] * 100),
+    Scenario("1,000 brokers (10 DCs x 10 racks x 10), 1 topic x 100,000 partitions, RF 3", tree(10, 10, 10),
+             [(100_000, 3)]),
+]
+
+
+def run(scenario: Scenario, placer_name: str, runs: int = 3) -> tuple[Quality, float]:
+    best = float("inf")
+    cluster = ClusterView.of(scenario.brokers)
+    for _ in range(runs):
+        cluster = ClusterView.of(scenario.brokers)
+        placer = placer_named(placer_name, seed=1)
+        elapsed = 0.0
+        for index, (partitions, rf) in enumerate(scenario.topics):
+            spec = PlacementSpec(partitions, rf, topic=f"topic-{index}")
+            start = time.perf_counter()
+            assignment = placer.place(spec, cluster)
+            elapsed += time.perf_counter() - start
+            cluster = cluster.with_assignment(spec.topic, assignment)
+        best = min(best, elapsed)
+    return evaluate(cluster), best
+
+
+def render(results: list[tuple[Scenario, str, Quality, float]], command: str) -> str:
+    lines = [
+        "## Replica placement: striped and multi-level side by side",
+        "",
+        f"Command: `{command}`",
+        "",
+        f"Python {platform.python_version()} on this 2-core machine; time is the best of three runs of the placer "
+        "alone (measures computed afterwards). Spread violations: partitions where a domain at some level holds more "
+        "replicas than ceil(k / children) of the k it received. Doubled: a partition with two replicas in one "
+        "top-level domain while another has none. Ranges are max - min over brokers, cluster-wide.",
+        "",
+        "| scenario | placer | time | replicas/s | spread violations | doubled | replicas/broker | "
+        "leaders/broker | sibling totals range |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+    ]
+    for scenario, placer, q, seconds in results:
+        violations = sum(q.spread_violations.values())
+        siblings = max(q.sibling_total_range.values(), default=0)
+        lines.append(
+            f"| {scenario.name} | {placer} | {seconds:.3f} s | {q.replicas / seconds:,.0f} | {violations:,} | "
+            f"{q.top_level_doubled:.0%} | {q.replicas_per_broker[0]}-{q.replicas_per_broker[1]} | "
+            f"{q.leaders_per_broker[0]}-{q.leaders_per_broker[1]} | {siblings} |")
+    big = next((r for r in results if r[1] == "multi-level" and r[0] is SCENARIOS[-1]), None)
+    if big is not None:
+        _, _, q, seconds = big
+        met = seconds <= 1.0 and q.spread_ok and q.replicas_range <= 1 and q.leaders_range <= 1 and not q.invalid
+        lines += ["", f"Target (100,000 partitions x RF 3 on 1,000 brokers, 3-level tree, <= 1 s with the contract "
+                      f"met): multi-level {seconds:.3f} s, contract {'met' if met else '**not met**'}."]
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: list[str] | None = None, progress: Callable[[str], None] = print) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--write", type=Path, help="replace this benchmark's section in the given markdown file")
+    args = parser.parse_args(argv)
+    results = []
+    for scenario in SCENARIOS:
+        for placer in ("striped", "multi-level"):
+            progress(f"... {scenario.name}: {placer}")
+            quality, seconds = run(scenario, placer)
+            results.append((scenario, placer, quality, seconds))
+    section = render(results, "python -m bench.placement" + (f" --write {args.write}" if args.write else ""))
+    print(section)
+    if args.write:
+        replace_section(args.write, section)
+
+
+if __name__ == "__main__":
+    main()
