@@ -87,8 +87,10 @@ class ClusterAdminSettings(BaseModel):
 
 
 class ReplicasChangeSettings(BaseModel):
-    # Commands arriving within this window go to Cruise Control in one topic_configuration request.
-    batch_window_s: float = Field(default=0.5, gt=0)
+    # Pending changes go to Cruise Control in one topic_configuration request once no new change has arrived for
+    # batch_quiet_s, or once the oldest has waited batch_window_s (so a steady trickle cannot hold a batch forever).
+    batch_quiet_s: float = Field(default=0.25, gt=0)
+    batch_window_s: float = Field(default=1.0, gt=0)
     poll_interval_s: float = Field(default=1.0, gt=0)
     retry_initial_s: float = Field(default=2.0, gt=0)
     retry_max_s: float = Field(default=120.0, gt=0)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 import faust
 
@@ -68,7 +68,7 @@ class ReplicasChangeService:
                 if batch:
                     await self.handle_commands(batch)
 
-        @app.timer(tuning.batch_window_s)
+        @app.timer(min(tuning.batch_quiet_s, tuning.batch_window_s) / 2)
         async def submit() -> None:
             if self.ready.is_set():
                 await self.submit_due()
@@ -120,6 +120,12 @@ class ReplicasChangeService:
         await self._publish(changed)
 
     async def submit_due(self) -> None:
+        tuning = self.settings.replicas_change
+        now = _now()
+        due = logic.due_for_submission(self.records, now)
+        if not logic.batch_ready(due, now, quiet=timedelta(seconds=tuning.batch_quiet_s),
+                                 window=timedelta(seconds=tuning.batch_window_s)):
+            return
         async with self._cc_lock:
             await self._submit_due_locked()
 

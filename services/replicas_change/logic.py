@@ -82,6 +82,24 @@ def due_for_submission(records: Records, now: datetime) -> list[ReplicasChangeRe
     ]
 
 
+def _waiting_since(record: ReplicasChangeRecord) -> datetime:
+    if record.next_attempt_at is not None and record.next_attempt_at > record.updated_at:
+        return record.next_attempt_at
+    return record.updated_at
+
+
+def batch_ready(due: Iterable[ReplicasChangeRecord], now: datetime, *, quiet: timedelta, window: timedelta) -> bool:
+    """Whether a batch of due changes should be sent now rather than left to grow.
+
+    A burst of specs reaches this service over several stream batches; sending at the first timer tick would split
+    it into several requests, and Cruise Control runs only one of them at a time. So the batch goes when the burst
+    has gone quiet, or when its oldest change has waited the whole window."""
+    since = [_waiting_since(r) for r in due]
+    if not since:
+        return False
+    return now - max(since) >= quiet or now - min(since) >= window
+
+
 def group_by_target(records: Iterable[ReplicasChangeRecord]) -> dict[int, list[str]]:
     groups: dict[int, list[str]] = defaultdict(list)
     for record in records:

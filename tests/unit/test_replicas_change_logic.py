@@ -60,6 +60,25 @@ def test_batch_holds_while_one_of_our_tasks_executes() -> None:
     assert [r.topic for r in logic.due_for_submission(records, NOW)] == ["a"]
 
 
+def test_batch_waits_for_the_burst_to_go_quiet_but_not_beyond_the_window() -> None:
+    quiet, window = timedelta(seconds=0.25), timedelta(seconds=1)
+
+    def ready(*ages_s: float) -> bool:
+        due = [rec(f"t{i}").model_copy(update={"updated_at": NOW - timedelta(seconds=age)})
+               for i, age in enumerate(ages_s)]
+        return logic.batch_ready(due, NOW, quiet=quiet, window=window)
+
+    assert not ready()
+    assert not ready(0.1)  # the burst may still be arriving
+    assert ready(0.3)
+    assert not ready(0.9, 0.1)  # newest arrived just now, oldest still within the window
+    assert ready(1.0, 0.1)  # a steady trickle cannot hold the oldest change beyond the window
+    # A retry counts from its retry time, not from when it was last updated.
+    retry = rec("r", next_attempt_at=NOW - timedelta(seconds=0.1)).model_copy(
+        update={"updated_at": NOW - timedelta(seconds=5)})
+    assert not logic.batch_ready([retry], NOW, quiet=quiet, window=window)
+
+
 def test_group_by_target() -> None:
     groups = logic.group_by_target([rec("x", target=3), rec("b", target=2), rec("a", target=2)])
     assert groups == {2: ["a", "b"], 3: ["x"]}
