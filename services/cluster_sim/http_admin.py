@@ -27,6 +27,11 @@ def _topic_json(topic: Topic, alive: set[int]) -> dict[str, Any]:
     }
 
 
+def _assignment(body: dict[str, Any]) -> list[list[int]] | None:
+    raw = body.get("assignment")
+    return None if raw is None else [[int(b) for b in replicas] for replicas in raw]
+
+
 def _error(status: int, message: str) -> web.Response:
     return web.json_response({"error": message}, status=status)
 
@@ -70,8 +75,9 @@ def build_admin_app(sim: Simulator) -> web.Application:
 
     async def create(request: web.Request) -> web.Response:
         body = await request.json()
-        topic = cluster.create_topic(body["name"], int(body["partitions"]), int(body["replicationFactor"]),
-                                     {str(k): str(v) for k, v in body.get("config", {}).items()})
+        topic = cluster.create_topic(body["name"], int(body.get("partitions", 0)), int(body.get("replicationFactor", 0)),
+                                     {str(k): str(v) for k, v in body.get("config", {}).items()},
+                                     _assignment(body))
         return web.json_response(_topic_json(topic, cluster.alive_ids), status=201)
 
     async def delete(request: web.Request) -> web.Response:
@@ -79,7 +85,8 @@ def build_admin_app(sim: Simulator) -> web.Application:
         return web.Response(status=204)
 
     async def partitions(request: web.Request) -> web.Response:
-        cluster.create_partitions(request.match_info["name"], int((await request.json())["total"]))
+        body = await request.json()
+        cluster.create_partitions(request.match_info["name"], int(body["total"]), _assignment(body))
         return web.Response(status=204)
 
     async def config(request: web.Request) -> web.Response:

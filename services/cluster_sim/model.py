@@ -114,9 +114,16 @@ class Cluster:
 
     # -- topics ------------------------------------------------------------------------------------------------
 
-    def create_topic(self, name: str, partitions: int, replication_factor: int, config: dict[str, str]) -> Topic:
+    def create_topic(self, name: str, partitions: int, replication_factor: int, config: dict[str, str],
+                     assignment: list[list[int]] | None = None) -> Topic:
         if name in self.topics:
             raise TopicExists(f"Topic '{name}' already exists.")
+        if assignment is not None:
+            self._check_assignment(assignment, replication_factor=None)
+            topic = Topic(name=name, partitions=[], config=dict(config))
+            self.topics[name] = topic
+            self._assign_partitions(topic, assignment)
+            return topic
         if partitions < 1:
             raise ClusterError("Number of partitions must be larger than 0.")
         if replication_factor < 1:
@@ -149,6 +156,32 @@ class Cluster:
             leaders[first] += 1
             topic.partitions.append(Partition(index, replicas, first, self.default_partition_mb))
 
+    def _check_assignment(self, assignment: list[list[int]], replication_factor: int | None) -> None:
+        """What KRaft's controller checks in a manual assignment (registered brokers, not necessarily alive)."""
+        if not assignment:
+            raise ClusterError("The manual partition assignment must include at least one partition.")
+        for index, replicas in enumerate(assignment):
+            if not replicas:
+                raise ClusterError(f"The manual partition assignment includes an empty replica list for partition "
+                                   f"{index}.")
+            if len(set(replicas)) != len(replicas):
+                raise ClusterError(f"The manual partition assignment includes the broker(s) "
+                                   f"{sorted({b for b in replicas if replicas.count(b) > 1})} more than once in "
+                                   f"partition {index}.")
+            if unknown := [b for b in replicas if b not in self.brokers]:
+                raise ClusterError(f"The manual partition assignment includes broker {unknown[0]}, but no such "
+                                   f"broker is registered.")
+            expected = replication_factor if replication_factor is not None else len(assignment[0])
+            if len(replicas) != expected:
+                raise ClusterError("All partitions in the manual partition assignment must have the same number of "
+                                   "replicas.")
+
+    def _assign_partitions(self, topic: Topic, assignment: list[list[int]]) -> None:
+        alive = self.alive_ids
+        for replicas in assignment:
+            leader = next((b for b in replicas if b in alive), None)
+            topic.partitions.append(Partition(len(topic.partitions), list(replicas), leader, self.default_partition_mb))
+
     def topic(self, name: str) -> Topic:
         try:
             return self.topics[name]
@@ -159,10 +192,17 @@ class Cluster:
         self.topic(name)
         del self.topics[name]
 
-    def create_partitions(self, name: str, total: int) -> None:
+    def create_partitions(self, name: str, total: int, assignment: list[list[int]] | None = None) -> None:
         topic = self.topic(name)
         if total <= len(topic.partitions):
             raise ClusterError(f"Topic currently has {len(topic.partitions)} partitions, {total} would not be an increase.")
+        if assignment is not None:
+            if len(assignment) != total - len(topic.partitions):
+                raise ClusterError(f"Attempted to add {total - len(topic.partitions)} additional partition(s), but "
+                                   f"only {len(assignment)} assignment(s) were specified.")
+            self._check_assignment(assignment, replication_factor=topic.replication_factor)
+            self._assign_partitions(topic, assignment)
+            return
         self._add_partitions(topic, total, topic.replication_factor)
 
     def alter_config(self, name: str, config: dict[str, str]) -> None:

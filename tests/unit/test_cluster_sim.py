@@ -17,6 +17,7 @@ from openapi_core import Config, OpenAPI
 from openapi_core.testing import MockRequest, MockResponse
 
 from services.cluster_sim.app import Simulator
+from services.common.admin import AdminError
 from services.common.admin.simulator import SimulatorClusterAdmin
 from services.common.cruise_control import (
     AuthorizationError,
@@ -216,3 +217,24 @@ def test_literal_fast_path_agrees_with_the_regex(chosen: list[str], others: list
 def test_non_literal_regex_falls_back() -> None:
     assert _literal_alternatives("topic_[0-9].*") is None
     assert _literal_alternatives(r"a\dc") is None
+
+
+async def test_explicit_replica_assignments_through_the_admin_port(sim: Simulator) -> None:
+    admin = SimulatorClusterAdmin(f"http://127.0.0.1:{sim.settings.admin_port}")
+    sim.cluster.set_alive(2, False)
+    await admin.create_topic("placed", 0, 0, assignment=[[2, 3, 1], [3, 1, 4]])
+    placed = (await admin.describe_topics(["placed"]))["placed"]
+    assert [p.replicas for p in placed.partitions] == [(2, 3, 1), (3, 1, 4)]
+    assert [p.leader for p in placed.partitions] == [3, 3]  # broker 2 is down: the next replica leads
+    await admin.create_partitions("placed", 3, assignment=[[4, 2, 3]])
+    placed = (await admin.describe_topics(["placed"]))["placed"]
+    assert [p.replicas for p in placed.partitions][2] == (4, 2, 3)
+    for bad, message in [([[1, 1, 2]], "more than once"), ([[1, 99]], "no such broker is registered"),
+                         ([[1, 2], [3]], "same number of replicas"), ([[]], "empty replica list")]:
+        with pytest.raises(AdminError, match=message):
+            await admin.create_topic("bad", 0, 0, assignment=bad)
+    with pytest.raises(AdminError, match="only 1 assignment"):
+        await admin.create_partitions("placed", 5, assignment=[[1, 2, 3]])
+    with pytest.raises(AdminError, match="same number of replicas"):
+        await admin.create_partitions("placed", 4, assignment=[[1, 2]])
+    await admin.aclose()

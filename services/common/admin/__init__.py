@@ -2,6 +2,7 @@
 
 from services.common.admin.port import (
     AdminError,
+    Assignment,
     BrokerInfo,
     ClusterAdmin,
     PartitionInfo,
@@ -13,6 +14,7 @@ from services.common.admin.port import (
 
 __all__ = [
     "AdminError",
+    "Assignment",
     "BrokerInfo",
     "ClusterAdmin",
     "PartitionInfo",

@@ -19,6 +19,7 @@ from confluent_kafka.admin import (
 
 from services.common.admin.port import (
     AdminError,
+    Assignment,
     BrokerInfo,
     PartitionInfo,
     TopicAlreadyExists,
@@ -84,9 +85,15 @@ class KafkaClusterAdmin:
         return {key: entry.value for key, entry in entries.items() if entry.value is not None and not entry.is_default}
 
     async def create_topic(
-        self, name: str, partitions: int, replication_factor: int, config: dict[str, str] | None = None
+        self, name: str, partitions: int, replication_factor: int, config: dict[str, str] | None = None,
+        assignment: Assignment | None = None,
     ) -> None:
-        new = NewTopic(name, num_partitions=partitions, replication_factor=replication_factor, config=config or {})
+        if assignment is not None:
+            # With an assignment librdkafka wants the partition count and no replication factor.
+            new = NewTopic(name, num_partitions=len(assignment), replica_assignment=[list(r) for r in assignment],
+                           config=config or {})
+        else:
+            new = NewTopic(name, num_partitions=partitions, replication_factor=replication_factor, config=config or {})
         futures = self._admin.create_topics([new], request_timeout=self._timeout)
         await _wait(futures[name])
 
@@ -94,8 +101,9 @@ class KafkaClusterAdmin:
         futures = self._admin.delete_topics([name], request_timeout=self._timeout)
         await _wait(futures[name])
 
-    async def create_partitions(self, name: str, total: int) -> None:
-        futures = self._admin.create_partitions([NewPartitions(name, total)], request_timeout=self._timeout)
+    async def create_partitions(self, name: str, total: int, assignment: Assignment | None = None) -> None:
+        new = NewPartitions(name, total, replica_assignment=[list(r) for r in assignment] if assignment else None)
+        futures = self._admin.create_partitions([new], request_timeout=self._timeout)
         await _wait(futures[name])
 
     async def alter_configs(self, name: str, config: dict[str, str]) -> None:

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
     from services.common.settings import ClusterAdminSettings
+
+
+Assignment = Sequence[Sequence[int]]
 
 
 class AdminError(Exception):
@@ -67,12 +71,18 @@ class ClusterAdmin(Protocol):
         ...
 
     async def create_topic(
-        self, name: str, partitions: int, replication_factor: int, config: dict[str, str] | None = None
-    ) -> None: ...
+        self, name: str, partitions: int, replication_factor: int, config: dict[str, str] | None = None,
+        assignment: Assignment | None = None,
+    ) -> None:
+        """With ``assignment`` (partition -> replicas, leader first) the replicas go exactly there; without it the
+        cluster chooses."""
+        ...
 
     async def delete_topic(self, name: str) -> None: ...
 
-    async def create_partitions(self, name: str, total: int) -> None: ...
+    async def create_partitions(self, name: str, total: int, assignment: Assignment | None = None) -> None:
+        """``assignment`` names the replicas of the new partitions only, as Kafka's CreatePartitions does."""
+        ...
 
     async def alter_configs(self, name: str, config: dict[str, str]) -> None:
         """Set these keys; keys not named keep their value."""

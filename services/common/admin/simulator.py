@@ -8,6 +8,7 @@ import httpx
 
 from services.common.admin.port import (
     AdminError,
+    Assignment,
     BrokerInfo,
     PartitionInfo,
     TopicAlreadyExists,
@@ -60,19 +61,23 @@ class SimulatorClusterAdmin:
         return {name: found.get(name) for name in names}
 
     async def create_topic(
-        self, name: str, partitions: int, replication_factor: int, config: dict[str, str] | None = None
+        self, name: str, partitions: int, replication_factor: int, config: dict[str, str] | None = None,
+        assignment: Assignment | None = None,
     ) -> None:
-        await self._call(
-            "POST",
-            "topics",
-            json={"name": name, "partitions": partitions, "replicationFactor": replication_factor, "config": config or {}},
-        )
+        body: dict[str, Any] = {"name": name, "partitions": partitions, "replicationFactor": replication_factor,
+                                "config": config or {}}
+        if assignment is not None:
+            body["assignment"] = [list(r) for r in assignment]
+        await self._call("POST", "topics", json=body)
 
     async def delete_topic(self, name: str) -> None:
         await self._call("DELETE", f"topics/{name}")
 
-    async def create_partitions(self, name: str, total: int) -> None:
-        await self._call("POST", f"topics/{name}/partitions", json={"total": total})
+    async def create_partitions(self, name: str, total: int, assignment: Assignment | None = None) -> None:
+        body: dict[str, Any] = {"total": total}
+        if assignment is not None:
+            body["assignment"] = [list(r) for r in assignment]
+        await self._call("POST", f"topics/{name}/partitions", json=body)
 
     async def alter_configs(self, name: str, config: dict[str, str]) -> None:
         await self._call("PATCH", f"topics/{name}/config", json={"config": config})
