@@ -4,6 +4,7 @@ from events.envelope import Envelope
 from events.models import (
     Condition,
     DeadLetter,
+    PlacerName,
     ReplicasChangeCommand,
     ReplicasChangeRecord,
     ReplicasChangeState,
@@ -22,6 +23,7 @@ __all__ = [
     "Decoded",
     "Envelope",
     "InvalidEvent",
+    "PlacerName",
     "ReplicasChangeCommand",
     "ReplicasChangeRecord",
     "ReplicasChangeState",

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from datetime import datetime
 from enum import StrEnum
-from typing import Annotated, Any, ClassVar
+from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator
 from pydantic.alias_generators import to_camel
@@ -29,6 +29,9 @@ def _check_topic_name(name: str) -> str:
 
 
 TopicName = Annotated[str, AfterValidator(_check_topic_name)]
+
+# The replica placers a spec or the settings may name (services.placement.placer registers one class per name).
+PlacerName = Literal["striped", "multi-level"]
 
 
 class Event(BaseModel):
@@ -55,6 +58,8 @@ class TopicSpec(Event):
     partitions: int = Field(ge=1, le=100_000)
     replicas: int = Field(ge=1, le=32)
     config: dict[str, str] = Field(default_factory=dict)
+    # Where new replicas go when the topic is created or grows partitions; None: the placer in the settings.
+    placer: PlacerName | None = None
 
     @field_validator("config", mode="before")
     @classmethod

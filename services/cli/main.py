@@ -54,33 +54,27 @@ def place(
     report: Annotated[bool, typer.Option(help="print the placement's quality measures to stderr")] = False,
 ) -> None:
     """Compute a replica placement (createReplicaPlacement) and print kafka-reassign-partitions JSON."""
-    from dataclasses import replace
-
     from services.placement.cluster_file import read_cluster, reassignment_json
     from services.placement.metrics import evaluate
-    from services.placement.model import PlacementError, PlacementSpec
-    from services.placement.placer import placer_named
-    from services.placement.placer import place as run_placer
+    from services.placement.model import PlacementError
+    from services.placement.request import create_replica_placement
 
     settings = get_settings().placement
+    chosen = "striped" if force_simple_placement else placer or settings.placer
     try:
         view = read_cluster(cluster)
         ids = [int(part) for part in broker_ids.split(",") if part.strip()] if broker_ids else None
-        if force_simple_placement:
-            view = replace(view, brokers=tuple(replace(b, rack=None) for b in view.brokers))
-            chosen = placer_named("striped", seed if seed is not None else settings.seed)
-        else:
-            chosen = placer_named(placer or settings.placer, seed if seed is not None else settings.seed)
         first = len(view.assignments.get(topic, []))
-        spec = PlacementSpec(partitions, replication_factor, first_partition=first, topic=topic)
-        assignment = run_placer(spec, view, chosen, ids)
+        assignment = create_replica_placement(view, topic, partitions, replication_factor, placer=chosen,
+                                              seed=seed if seed is not None else settings.seed,
+                                              force_simple_placement=force_simple_placement, broker_ids=ids)
     except ValueError as exc:  # PlacementError, and a --broker-ids entry that is not a number
         message = str(exc) if isinstance(exc, PlacementError) else f"--broker-ids: {exc}"
         raise _fail(message, 2) from None
     typer.echo(json.dumps(reassignment_json(topic, assignment, first)))
     if report:
         q = evaluate(view.with_assignment(topic, [*view.assignments.get(topic, []), *assignment]))
-        err.print(f"placer {chosen.name}: {q.partitions} partitions, {q.replicas} replicas; replicas per broker "
+        err.print(f"placer {chosen}: {q.partitions} partitions, {q.replicas} replicas; replicas per broker "
                   f"{q.replicas_per_broker[0]}-{q.replicas_per_broker[1]}, leaders per broker "
                   f"{q.leaders_per_broker[0]}-{q.leaders_per_broker[1]}; spread violations by level "
                   f"{q.spread_violations or 'none'}; partitions with two replicas in one top-level domain while "

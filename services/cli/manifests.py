@@ -6,6 +6,9 @@ Plain form (one document, or a list)::
     partitions: 6
     replicas: 3
     config: {min.insync.replicas: 2}
+    placer: multi-level          # optional: striped | multi-level (default: BALLAST_PLACEMENT__PLACER)
+
+A ``KafkaTopic`` names its placer in the annotation ``ballast.io/placer``.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from pydantic import ValidationError
 from events import TopicSpec
 
 STRIMZI_API_VERSIONS = {"kafka.strimzi.io/v1beta2", "kafka.strimzi.io/v1"}
+PLACER_ANNOTATION = "ballast.io/placer"
 
 
 class ManifestError(ValueError):
@@ -77,5 +81,8 @@ def _from_kafka_topic(item: dict[str, Any], where: str) -> dict[str, Any]:
     if missing:
         # Strimzi would fall back to the broker defaults; Ballast needs them explicit to manage the topic.
         raise ManifestError(f"{where}: KafkaTopic {name!r} needs spec.{' and spec.'.join(missing)}")
-    return {"name": name, "partitions": spec["partitions"], "replicas": spec["replicas"],
-            "config": spec.get("config") or {}}
+    fields = {"name": name, "partitions": spec["partitions"], "replicas": spec["replicas"],
+              "config": spec.get("config") or {}}
+    if placer := (metadata.get("annotations") or {}).get(PLACER_ANNOTATION):
+        fields["placer"] = placer
+    return fields

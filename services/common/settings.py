@@ -10,6 +10,8 @@ from typing import Literal
 from pydantic import BaseModel, Field, SecretStr, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from events.models import PlacerName
+
 
 class BusSettings(BaseModel):
     """The Kafka cluster that carries Ballast's events. Passed unchanged to every client."""
@@ -127,9 +129,12 @@ class SimulatorSettings(BaseModel):
 class PlacementSettings(BaseModel):
     """Which placer decides where new replicas go (a topic spec may name another), and its seed."""
 
-    placer: Literal["striped", "multi-level"] = "striped"
+    placer: PlacerName = "striped"
     # Fixed seed: the same cluster and request always give the same placement. None: a fresh choice each time.
     seed: int | None = 0
+    # The topic reconciler reads brokers and every topic's assignment at most this often for its placements (and
+    # adds each placement it makes to what it read).
+    view_max_age_s: float = Field(default=30.0, gt=0)
 
 
 class ServicePorts(BaseModel):

@@ -26,7 +26,10 @@ from services.common.bus import DeadLetters, make_app, publish, raw_topic, read_
 from services.common.health import add_health_page
 from services.common.logging import correlation, get_logger
 from services.common.settings import Settings
+from services.placement.model import PlacementError
+from services.placement.request import create_replica_placement
 from services.topic_reconciler import logic
+from services.topic_reconciler.cluster_view import ClusterViewCache
 
 log = get_logger(__name__)
 SERVICE = "topic-reconciler"
@@ -47,6 +50,7 @@ class TopicReconciler:
         self.changes_topic = raw_topic(self.app, TOPICS.replicas_state, bus)
         self.dead_letters = DeadLetters(self.app, SERVICE)
         self.admin = admin or make_cluster_admin(settings.cluster_admin)
+        self.cluster_view = ClusterViewCache(self.admin, max_age_s=settings.placement.view_max_age_s)
         # Desired state per topic: the spec (None once deleted) and its generation.
         self.specs: dict[str, TopicSpec | None] = {}
         self.generations: dict[str, int] = {}
@@ -201,7 +205,9 @@ class TopicReconciler:
         for action in plan.actions:
             try:
                 sends.extend(await self._execute(action))
-            except AdminError as exc:
+            except (AdminError, PlacementError) as exc:
+                # Temporary or permanent, the topic is retried at the next resync (brokers may return, a spec
+                # may change); the status says why it is not there yet.
                 error = f"{type(action).__name__} failed: {exc}"
                 log.warning("reconcile action failed", action=type(action).__name__, error=str(exc))
         if any(isinstance(a, logic.CreateTopic | logic.DeleteTopic | logic.CreatePartitions) for a in plan.actions):
@@ -229,14 +235,22 @@ class TopicReconciler:
 
     async def _execute(self, action: logic.Action) -> list[asyncio.Future]:
         match action:
-            case logic.CreateTopic(name, partitions, rf, config):
-                log.info("creating topic", partitions=partitions, replicas=rf)
-                await self.admin.create_topic(name, partitions, rf, config)
+            case logic.CreateTopic(name, partitions, rf, config, placer):
+                self.cluster_view.forget(name)  # whatever the view remembers of a topic that is gone
+                assignment = await self._place(name, partitions, rf, placer)
+                log.info("creating topic", partitions=partitions, replicas=rf, placer=placer or "default")
+                await self.admin.create_topic(name, partitions, rf, config, assignment=assignment)
+                self.cluster_view.set_topic(name, assignment)
             case logic.DeleteTopic(name):
                 log.info("deleting topic")
                 await self.admin.delete_topic(name)
-            case logic.CreatePartitions(name, total):
-                await self.admin.create_partitions(name, total)
+                self.cluster_view.forget(name)
+            case logic.CreatePartitions(name, total, rf, existing, placer):
+                self.cluster_view.set_topic(name, existing)
+                assignment = await self._place(name, total - len(existing), rf, placer)
+                log.info("adding partitions", total=total, placer=placer or "default")
+                await self.admin.create_partitions(name, total, assignment=assignment)
+                self.cluster_view.add_partitions(name, assignment)
             case logic.AlterConfig(name, config):
                 await self.admin.alter_configs(name, config)
             case logic.RequestReplicasChange(name, target):
@@ -246,6 +260,14 @@ class TopicReconciler:
                 return [await publish(self.app, TOPICS.replicas_commands, name,
                                       encode(command, correlation_id=self.correlations.get(name)))]
         return []
+
+
+    async def _place(self, topic: str, partitions: int, replication_factor: int, placer: str | None
+                     ) -> list[list[int]]:
+        settings = self.settings.placement
+        view = await self.cluster_view.view()
+        return create_replica_placement(view, topic, partitions, replication_factor,
+                                        placer=placer or settings.placer, seed=settings.seed)
 
 
 def create_service(settings: Settings) -> TopicReconciler:

@@ -26,6 +26,7 @@ class CreateTopic:
     partitions: int
     replication_factor: int
     config: dict[str, str]
+    placer: str | None = None  # None: the placer in the settings
 
 
 @dataclass(frozen=True)
@@ -37,6 +38,10 @@ class DeleteTopic:
 class CreatePartitions:
     name: str
     total: int
+    replication_factor: int
+    # The replicas of the partitions the topic has: the placer continues after them.
+    existing: tuple[tuple[int, ...], ...] = ()
+    placer: str | None = None
 
 
 @dataclass(frozen=True)
@@ -69,10 +74,11 @@ def plan(spec: TopicSpec | None, actual: TopicDescription | None, change: Replic
         return result
     if actual is None:
         # Missing: never created, or deleted outside Ballast. Either way, (re)create it with the target RF.
-        result.actions.append(CreateTopic(spec.name, spec.partitions, spec.replicas, dict(spec.config)))
+        result.actions.append(CreateTopic(spec.name, spec.partitions, spec.replicas, dict(spec.config), spec.placer))
         return result
     if spec.partitions > actual.partition_count:
-        result.actions.append(CreatePartitions(spec.name, spec.partitions))
+        result.actions.append(CreatePartitions(spec.name, spec.partitions, actual.replication_factor,
+                                               tuple(p.replicas for p in actual.partitions), spec.placer))
     elif spec.partitions < actual.partition_count:
         result.warnings.append(Condition(
             type="PartitionsDecreaseNotSupported", status="True", reason="NotSupported",

@@ -1,6 +1,10 @@
+import typing
+
 import pytest
 
+from events import PlacerName
 from services.cli.manifests import ManifestError, load_specs
+from services.placement.placer import PLACERS
 
 KAFKA_TOPIC = """
 apiVersion: kafka.strimzi.io/v1beta2
@@ -21,6 +25,19 @@ def test_strimzi_kafka_topic() -> None:
     (spec,) = load_specs(KAFKA_TOPIC)
     assert (spec.name, spec.partitions, spec.replicas) == ("my-topic", 3, 2)
     assert spec.config == {"retention.ms": "7200000", "cleanup.policy": "compact"}
+
+
+def test_the_placer_comes_from_the_plain_form_or_a_kafka_topic_annotation() -> None:
+    annotated = KAFKA_TOPIC.replace("  labels:", "  annotations: {ballast.io/placer: multi-level}\n  labels:")
+    assert load_specs(annotated)[0].placer == "multi-level"
+    assert load_specs(KAFKA_TOPIC)[0].placer is None
+    assert load_specs("{name: a, partitions: 1, replicas: 1, placer: striped}")[0].placer == "striped"
+    with pytest.raises(ManifestError, match="placer"):
+        load_specs("{name: a, partitions: 1, replicas: 1, placer: random}")
+
+
+def test_every_placer_name_a_spec_may_use_is_registered() -> None:
+    assert set(typing.get_args(PlacerName)) == set(PLACERS)
 
 
 def test_plain_forms_and_lists() -> None:

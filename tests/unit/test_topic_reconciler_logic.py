@@ -37,8 +37,16 @@ def test_rf_difference_requests_a_change_once() -> None:
 
 def test_config_drift_and_partition_growth() -> None:
     plan = logic.plan(spec(partitions=6, retention_ms="5"), desc("t", 3, config={"retention.ms": "1"}), None)
-    assert logic.CreatePartitions("t", 6) in plan.actions
+    # The placer continues after the partitions the topic has, at the topic's RF.
+    assert logic.CreatePartitions("t", 6, 3, ((1, 2, 3),) * 3) in plan.actions
     assert logic.AlterConfig("t", {"retention.ms": "5"}) in plan.actions
+
+
+def test_the_specs_placer_travels_with_creation_and_growth() -> None:
+    chosen = TopicSpec(name="t", partitions=4, replicas=3, placer="multi-level")
+    assert logic.plan(chosen, None, None).actions == [logic.CreateTopic("t", 4, 3, {}, "multi-level")]
+    grow = logic.plan(chosen, desc("t", 3), None).actions
+    assert grow == [logic.CreatePartitions("t", 4, 3, ((1, 2, 3),) * 3, "multi-level")]
 
 
 def test_partition_decrease_is_a_warning_not_an_action() -> None:

@@ -1,0 +1,51 @@
+"""What the placers see of the managed cluster, kept between placements.
+
+Reading every topic's assignment for each creation would make a burst of N creations cost N full listings; so the
+assignments are read once, kept for ``max_age_s``, and every placement Ballast makes is added to them as it happens.
+Brokers are cheap to read and matter more (a broker that stopped a moment ago must not get new replicas), so they
+are read for every placement."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+
+from services.common.admin import ClusterAdmin
+from services.placement.model import Broker, BrokerState, ClusterView
+
+
+class ClusterViewCache:
+    def __init__(self, admin: ClusterAdmin, max_age_s: float) -> None:
+        self._admin = admin
+        self._max_age_s = max_age_s
+        self._brokers: tuple[Broker, ...] = ()
+        # Shared with the views handed out (the placers only read it): recording a placement is O(1).
+        self._assignments: dict[str, list[list[int]]] = {}
+        self._read_at: float | None = None
+
+    async def view(self) -> ClusterView:
+        """Raises AdminError when the cluster cannot be read."""
+        now = time.monotonic()
+        brokers = await self._admin.brokers()
+        self._brokers = tuple(Broker(b.id, b.rack, BrokerState.ALIVE if b.alive else BrokerState.OFFLINE)
+                              for b in sorted(brokers, key=lambda b: b.id))
+        if self._read_at is None or now - self._read_at > self._max_age_s:
+            topics = await self._admin.list_topics()
+            self._assignments = {name: [list(p.replicas) for p in sorted(t.partitions, key=lambda p: p.id)]
+                                 for name, t in topics.items()}
+            self._read_at = now
+        return ClusterView(self._brokers, self._assignments)
+
+    def set_topic(self, topic: str, partitions: Sequence[Sequence[int]]) -> None:
+        """The topic's partitions as they are now (read from the cluster, or just placed by Ballast)."""
+        self._assignments[topic] = [list(r) for r in partitions]
+
+    def add_partitions(self, topic: str, partitions: Sequence[Sequence[int]]) -> None:
+        self._assignments.setdefault(topic, []).extend(list(r) for r in partitions)
+
+    def forget(self, topic: str) -> None:
+        self._assignments.pop(topic, None)
+
+    def invalidate(self) -> None:
+        """Read every assignment again before the next placement."""
+        self._read_at = None
