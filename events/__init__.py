@@ -2,8 +2,11 @@
 
 from events.envelope import Envelope
 from events.models import (
+    BrokerForgotten,
     Condition,
     DeadLetter,
+    ObservedBroker,
+    PlaceholderRecord,
     PlacerName,
     ReplicasChangeCommand,
     ReplicasChangeRecord,
@@ -18,11 +21,14 @@ from events.topics import TOPICS, Topics
 
 __all__ = [
     "TOPICS",
+    "BrokerForgotten",
     "Condition",
     "DeadLetter",
     "Decoded",
     "Envelope",
     "InvalidEvent",
+    "ObservedBroker",
+    "PlaceholderRecord",
     "PlacerName",
     "ReplicasChangeCommand",
     "ReplicasChangeRecord",

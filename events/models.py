@@ -60,6 +60,9 @@ class TopicSpec(Event):
     config: dict[str, str] = Field(default_factory=dict)
     # Where new replicas go when the topic is created or grows partitions; None: the placer in the settings.
     placer: PlacerName | None = None
+    # With too few brokers alive, under-replicated creation (when the policy allows it) needs at least this many
+    # replicas on alive brokers; None: min(min.insync.replicas, replicas).
+    min_required_replicas: int | None = Field(default=None, ge=1, le=32)
 
     @field_validator("config", mode="before")
     @classmethod
@@ -195,6 +198,56 @@ class DeadLetter(Event):
         return self.record_key or self.source_topic
 
 
+class ObservedBroker(Event):
+    """A broker the cluster has had, alive or not now: the registry placement uses to keep room for brokers that
+    are down (seed 002's "observed brokers")."""
+
+    SCHEMA: ClassVar[str] = "ballast.ObservedBroker"
+
+    id: int = Field(ge=0)
+    rack: str | None = None
+    first_seen: datetime = Field(default_factory=utcnow)
+
+    @property
+    def key(self) -> str:
+        return str(self.id)
+
+
+class BrokerForgotten(Event):
+    """An operator's word that a broker is decommissioned: placement stops keeping room for it."""
+
+    SCHEMA: ClassVar[str] = "ballast.BrokerForgotten"
+
+    id: int = Field(ge=0)
+
+    @property
+    def key(self) -> str:
+        return str(self.id)
+
+
+class PlaceholderRecord(Event):
+    """Replicas a topic was created without because their brokers were down: the topic reconciler's memory of them
+    (compacted, one per topic). ``assignment`` is the full placement, placeholders as -1, -2, ... in each partition;
+    ``intended`` names, per partition, the offline brokers the placer chose for them (enabled_prefer_observed)."""
+
+    SCHEMA: ClassVar[str] = "ballast.PlaceholderRecord"
+
+    topic: TopicName
+    replication_factor: int = Field(ge=1)
+    assignment: list[list[int]] = Field(default_factory=list)
+    intended: dict[int, list[int]] = Field(default_factory=dict)
+    # True once every placeholder holds a real replica (the record stays, compacted, as the last word).
+    filled: bool = False
+
+    @property
+    def key(self) -> str:
+        return self.topic
+
+    @property
+    def placeholders(self) -> int:
+        return 0 if self.filled else sum(1 for replicas in self.assignment for b in replicas if b < 0)
+
+
 EVENT_TYPES: tuple[type[Event], ...] = (
     TopicSpec,
     TopicSpecDeleted,
@@ -202,4 +255,7 @@ EVENT_TYPES: tuple[type[Event], ...] = (
     ReplicasChangeRecord,
     TopicStatus,
     DeadLetter,
+    ObservedBroker,
+    BrokerForgotten,
+    PlaceholderRecord,
 )

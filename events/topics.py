@@ -31,9 +31,18 @@ class Topics:
         "ballast.replicas-change.state", True, "replication-factor change progress (ReplicasChangeRecord)"
     )
     dead_letters: BusTopic = BusTopic("ballast.dead-letters", False, "events no consumer could accept (DeadLetter)")
+    # Every broker ever seen, keyed by broker id; operators forget decommissioned ones (BrokerForgotten).
+    observed_brokers: BusTopic = BusTopic(
+        "ballast.brokers.observed", True, "brokers the cluster has had (ObservedBroker, BrokerForgotten)"
+    )
+    # The topic reconciler's memory of replicas created as placeholders, one record per topic.
+    placeholders: BusTopic = BusTopic(
+        "ballast.placement.placeholders", True, "placeholder replicas of under-replicated topics (PlaceholderRecord)"
+    )
 
     def all(self) -> list[BusTopic]:
-        return [self.specs, self.status, self.replicas_commands, self.replicas_state, self.dead_letters]
+        return [self.specs, self.status, self.replicas_commands, self.replicas_state, self.dead_letters,
+                self.observed_brokers, self.placeholders]
 
 
 TOPICS = Topics()
