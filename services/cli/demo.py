@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import tempfile
 import time
+from collections.abc import Callable
 from importlib import resources
 from pathlib import Path
 
@@ -19,7 +20,11 @@ from services.common.settings import BusSettings
 from services.local.stack import LocalStack
 
 # Slow enough to watch a change go pending -> ongoing -> completed; fast enough for a demo.
-DEMO_ENV = {"BALLAST_SIMULATOR__MIN_EXECUTION_S": "2.0", "BALLAST_SIMULATOR__TIME_SCALE": "120"}
+DEMO_ENV = {"BALLAST_SIMULATOR__MIN_EXECUTION_S": "2.0", "BALLAST_SIMULATOR__TIME_SCALE": "120",
+            # Step 3 creates a topic while a data centre is down (seed 002).
+            "BALLAST_PLACEMENT__UNDER_REPLICATED": "enabled_prefer_observed",
+            "BALLAST_PLACEMENT__OBSERVE_INTERVAL_S": "1"}
+DOWN_DC = (5, 6)  # the simulator's /dc3 brokers
 
 
 def _scenario(name: str) -> list[TopicSpec]:
@@ -41,10 +46,25 @@ def _settled(latest: dict[str, TopicStatus], specs: list[TopicSpec]) -> bool:
     return True
 
 
+def _under_replicated(latest: dict[str, TopicStatus], specs: list[TopicSpec]) -> bool:
+    return all((s := latest.get(spec.name)) is not None and s.condition("UnderReplicated") is not None
+               for spec in specs)
+
+
+class _Seen(dict[int, int]):
+    """Partition -> last offset printed, so a later step does not print the earlier steps' transitions again."""
+
+
 def _follow(console: Console, bus: BusSettings, specs: list[TopicSpec], latest: dict[str, TopicStatus],
-            deadline: float) -> bool:
-    """Print status transitions as they happen until every spec is reflected; False on timeout."""
+            deadline: float, until: Callable[[dict[str, TopicStatus], list[TopicSpec]], bool] = _settled,
+            seen: _Seen | None = None) -> bool:
+    """Print status transitions as they happen until ``until`` holds (default: every spec is reflected); False on
+    timeout."""
+    seen = seen if seen is not None else _Seen()
     for record in busio.consume(bus, [TOPICS.status.name], follow=True, deadline=deadline):
+        if record.offset <= seen.get(record.partition, -1):
+            continue
+        seen[record.partition] = record.offset
         try:
             status = decode(record.value, expect=(TopicStatus,)).event
         except InvalidEvent:
@@ -57,9 +77,9 @@ def _follow(console: Console, bus: BusSettings, specs: list[TopicSpec], latest: 
             continue
         latest[status.topic] = status
         console.print(f"[dim]{time.strftime('%H:%M:%S')}[/dim]  {transition_line(status, previous)}", soft_wrap=True)
-        if _settled(latest, specs):
+        if until(latest, specs):
             return True
-    return _settled(latest, specs)
+    return until(latest, specs)
 
 
 def run_demo(console: Console, *, timeout_s: float) -> int:
@@ -71,11 +91,12 @@ def run_demo(console: Console, *, timeout_s: float) -> int:
         stack.start(progress=lambda m: console.print(f"[dim]- {m}[/dim]"))
         bus = stack.settings().bus
         latest: dict[str, TopicStatus] = {}
+        seen = _Seen()
 
         create = _scenario("demo-create.yaml")
         console.rule(f"1. create {len(create)} topics")
         _apply(bus, create)
-        if not _follow(console, bus, create, latest, deadline):
+        if not _follow(console, bus, create, latest, deadline, seen=seen):
             console.print(f"[red]timed out waiting for the topics; logs in {stack.logs}[/red]")
             return 1
 
@@ -85,16 +106,47 @@ def run_demo(console: Console, *, timeout_s: float) -> int:
         change_started = time.monotonic()
         _apply(bus, change)
         desired = {s.name: s for s in create} | {s.name: s for s in change}
-        if not _follow(console, bus, list(desired.values()), latest, deadline):
+        if not _follow(console, bus, list(desired.values()), latest, deadline, seen=seen):
             console.print(f"[red]timed out waiting for the changes; logs in {stack.logs}[/red]")
             return 1
         served = httpx.get(f"{stack.sim_url}/faults/stats").json()["requestsServed"] - before
+        change_s = time.monotonic() - change_started
+
+        if not _data_centre_down(console, stack, bus, latest, deadline, seen):
+            return 1
 
         console.rule("final state")
         console.print(status_table(list(latest.values()), title="Topic status (from the status topic)"))
-        console.print(f"{len(change)} replication-factor changes completed in {time.monotonic() - change_started:.1f} s "
+        console.print(f"{len(change)} replication-factor changes completed in {change_s:.1f} s "
                       f"with {served} Cruise Control requests (submissions and polls); "
                       f"total demo time {time.monotonic() - started:.1f} s.")
         console.print("[dim]stopping the stack ...[/dim]")
     console.print("[green]demo finished[/green]")
     return 0
+
+
+def _data_centre_down(console: Console, stack: LocalStack, bus: BusSettings, latest: dict[str, TopicStatus],
+                      deadline: float, seen: _Seen) -> bool:
+    """Step 3: /dc3 goes down, an RF 3 topic is created with a placeholder kept for /dc3 in every partition (so no
+    partition has two replicas in one DC), /dc3 returns and the placeholders are filled."""
+    specs = _scenario("demo-dc-down.yaml")
+    console.rule(f"3. /dc3 down (brokers {', '.join(map(str, DOWN_DC))}): create {specs[0].name} under-replicated, "
+                 "then bring /dc3 back")
+    for broker in DOWN_DC:
+        httpx.post(f"{stack.sim_url}/admin/brokers/{broker}/stop").raise_for_status()
+    time.sleep(1.5)  # one look at the brokers by the reconciler
+    _apply(bus, specs)
+    if not _follow(console, bus, specs, latest, deadline, until=_under_replicated, seen=seen):
+        console.print(f"[red]timed out waiting for the under-replicated creation; logs in {stack.logs}[/red]")
+        return False
+    topic = httpx.post(f"{stack.sim_url}/admin/topics/describe", json={"names": [specs[0].name]}).json()["topics"][0]
+    console.print("replicas in Kafka now: " + "  ".join(
+        f"p{p['partition']}={p['replicas']}" for p in topic["partitions"]))
+    for broker in DOWN_DC:
+        httpx.post(f"{stack.sim_url}/admin/brokers/{broker}/start").raise_for_status()
+    if not _follow(console, bus, specs, latest, deadline, seen=seen):
+        console.print(f"[red]timed out waiting for the placeholders to be filled; logs in {stack.logs}[/red]")
+        return False
+    topic = httpx.post(f"{stack.sim_url}/admin/topics/describe", json={"names": [specs[0].name]}).json()["topics"][0]
+    console.print("after /dc3 returned: " + "  ".join(f"p{p['partition']}={p['replicas']}" for p in topic["partitions"]))
+    return True

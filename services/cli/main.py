@@ -130,6 +130,47 @@ def delete(topics: Annotated[list[str], typer.Argument(help="topic names")]) -> 
         console.print(f"topic spec {name}: deleted")
 
 
+brokers_app = typer.Typer(help="The observed-broker registry: every broker the cluster has had (seed 002).",
+                          no_args_is_help=True)
+app.add_typer(brokers_app, name="brokers")
+
+
+@brokers_app.command("list")
+def brokers_list() -> None:
+    """Brokers placement keeps room for, alive or not, with their racks."""
+    from rich.table import Table
+
+    from events import BrokerForgotten, ObservedBroker
+
+    registry: dict[str, ObservedBroker | None] = {}
+    for record in busio.consume(get_settings().bus, [TOPICS.observed_brokers.name], follow=False, idle_s=0.7):
+        try:
+            event = decode(record.value, expect=(ObservedBroker, BrokerForgotten)).event
+        except InvalidEvent:
+            continue
+        registry[event.key] = event if isinstance(event, ObservedBroker) else None
+    table = Table(title="Observed brokers")
+    for column in ("id", "rack", "first seen"):
+        table.add_column(column)
+    for entry in sorted((e for e in registry.values() if e is not None), key=lambda e: e.id):
+        table.add_row(str(entry.id), entry.rack or "-", entry.first_seen.strftime("%Y-%m-%d %H:%M:%S"))
+    console.print(table)
+
+
+@brokers_app.command("forget")
+def brokers_forget(broker_ids: Annotated[list[int], typer.Argument(help="ids of decommissioned brokers")]) -> None:
+    """Drop decommissioned brokers from the registry.
+
+    Placement stops keeping room for them; a broker still in the cluster is observed again at the next look."""
+    from events import BrokerForgotten
+
+    events = [BrokerForgotten(id=broker) for broker in broker_ids]
+    busio.produce(get_settings().bus, [(TOPICS.observed_brokers.name, e.key.encode(), encode(e), None)
+                                       for e in events])
+    for broker in broker_ids:
+        console.print(f"broker {broker}: forgotten")
+
+
 def _latest_statuses() -> dict[str, TopicStatus]:
     latest: dict[str, TopicStatus] = {}
     for record in busio.consume(get_settings().bus, [TOPICS.status.name], follow=False, idle_s=0.7):

@@ -89,6 +89,12 @@ def build_admin_app(sim: Simulator) -> web.Application:
         cluster.create_partitions(request.match_info["name"], int(body["total"]), _assignment(body))
         return web.Response(status=204)
 
+    async def reassign(request: web.Request) -> web.Response:
+        body = await request.json()
+        cluster.reassign(request.match_info["name"],
+                         {int(p): [int(b) for b in r] for p, r in body["partitions"].items()})
+        return web.Response(status=204)
+
     async def config(request: web.Request) -> web.Response:
         body = await request.json()
         cluster.alter_config(request.match_info["name"], {str(k): str(v) for k, v in body["config"].items()})
@@ -159,6 +165,7 @@ def build_admin_app(sim: Simulator) -> web.Application:
     r.add_post("/admin/topics/describe", describe)
     r.add_delete("/admin/topics/{name}", delete)
     r.add_post("/admin/topics/{name}/partitions", partitions)
+    r.add_post("/admin/topics/{name}/reassign", reassign)
     r.add_patch("/admin/topics/{name}/config", config)
     r.add_post("/faults/cruise-control/restart", cc_restart)
     r.add_post("/faults/cruise-control/stop", cc_stop)

@@ -205,6 +205,23 @@ class Cluster:
             return
         self._add_partitions(topic, total, topic.replication_factor)
 
+    def reassign(self, name: str, replicas: dict[int, list[int]]) -> None:
+        """AlterPartitionReassignments, completed at once (the simulator copies no data for it)."""
+        topic = self.topic(name)
+        for index, wanted in replicas.items():
+            if not 0 <= index < len(topic.partitions):
+                raise ClusterError(f"Partition {index} of topic {name} does not exist.")
+            if not wanted or len(set(wanted)) != len(wanted):
+                raise ClusterError(f"Replica assignment {wanted} for partition {index} is empty or repeats a broker.")
+            if unknown := [b for b in wanted if b not in self.brokers]:
+                raise ClusterError(f"The replica assignment includes broker {unknown[0]}, which is not registered.")
+        alive = self.alive_ids
+        for index, wanted in replicas.items():
+            partition = topic.partitions[index]
+            partition.replicas = list(wanted)
+            if partition.leader not in wanted:
+                partition.leader = next((b for b in wanted if b in alive), None)
+
     def alter_config(self, name: str, config: dict[str, str]) -> None:
         self.topic(name).config.update(config)
 

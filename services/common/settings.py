@@ -135,6 +135,13 @@ class PlacementSettings(BaseModel):
     # The topic reconciler reads brokers and every topic's assignment at most this often for its placements (and
     # adds each placement it makes to what it read).
     view_max_age_s: float = Field(default=30.0, gt=0)
+    # Creating topics while brokers are down (seed 002): disabled (Kafka's behaviour), enabled (placeholders for
+    # what does not fit on alive brokers), enabled_prefer_observed (place over every observed broker, keeping the
+    # rack spread; replicas on offline ones become placeholders).
+    under_replicated: Literal["disabled", "enabled", "enabled_prefer_observed"] = "disabled"
+    # How often the topic reconciler asks the cluster for its brokers: the observed-broker registry, and filling
+    # placeholders when one joins or returns.
+    observe_interval_s: float = Field(default=5.0, gt=0)
 
 
 class ServicePorts(BaseModel):

@@ -116,5 +116,44 @@ def _placeholders(count: int) -> list[int]:
     return [-(i + 1) for i in range(count)]
 
 
-def count_placeholders(full: Sequence[Sequence[int]]) -> int:
-    return sum(1 for replicas in full for b in replicas if b < 0)
+def fill_placeholders(full: Sequence[Sequence[int]], intended: dict[int, list[int]], cluster: ClusterView
+                      ) -> tuple[dict[int, list[int]], Assignment]:
+    """Brokers for the placeholders that can be filled now. A placeholder kept for an observed broker waits for
+    that broker (filling it elsewhere would give up the spread it was kept for); the others take the alive broker
+    sharing the least of the rack path with the partition's replicas, then the one holding fewest replicas, never
+    one the partition has. Returns the partitions to reassign (their real replicas, new ones last) and the full
+    assignment after it."""
+    alive = sorted(b.id for b in cluster.brokers if b.alive)
+    paths = {b.id: tuple(p for p in (b.rack or "").split("/") if p) for b in cluster.brokers}
+    load = cluster.replica_counts()
+    changes: dict[int, list[int]] = {}
+    after: Assignment = []
+    for index, replicas in enumerate(full):
+        real = [b for b in replicas if b >= 0]
+        missing = len(replicas) - len(real)
+        waiting_for = intended.get(index, [])
+        picks = [b for b in waiting_for if b in alive and b not in real][:missing]
+        free = missing - len(waiting_for)  # placeholders not kept for a particular broker
+        while free > 0:
+            options = [b for b in alive if b not in real and b not in picks]
+            if not options:
+                break
+            placed = real + picks
+            best = min(options, key=lambda b: (max((_shared(paths.get(b, ()), paths.get(r, ())) for r in placed),
+                                                   default=0), load.get(b, 0), b))
+            picks.append(best)
+            load[best] = load.get(best, 0) + 1
+            free -= 1
+        if picks:
+            changes[index] = real + picks
+        after.append(real + picks + _placeholders(missing - len(picks)))
+    return changes, after
+
+
+def _shared(a: tuple[str, ...], b: tuple[str, ...]) -> int:
+    depth = 0
+    for x, y in zip(a, b):
+        if x != y:
+            break
+        depth += 1
+    return depth

@@ -13,6 +13,9 @@ import faust
 
 from events import (
     TOPICS,
+    BrokerForgotten,
+    ObservedBroker,
+    PlaceholderRecord,
     ReplicasChangeCommand,
     ReplicasChangeRecord,
     ReplicasChangeState,
@@ -21,15 +24,29 @@ from events import (
     TopicStatus,
     encode,
 )
-from services.common.admin import AdminError, ClusterAdmin, TopicDescription, make_cluster_admin
+from services.common.admin import (
+    AdminError,
+    ClusterAdmin,
+    ReassignmentUnsupported,
+    TopicDescription,
+    make_cluster_admin,
+)
 from services.common.bus import DeadLetters, make_app, publish, raw_topic, read_compacted_async
 from services.common.health import add_health_page
 from services.common.logging import correlation, get_logger
 from services.common.settings import Settings
 from services.placement.model import PlacementError
 from services.placement.request import create_replica_placement
+from services.placement.under_replicated import (
+    Placed,
+    Policy,
+    fill_placeholders,
+    place_topic,
+    required_alive_replicas,
+)
 from services.topic_reconciler import logic
 from services.topic_reconciler.cluster_view import ClusterViewCache
+from services.topic_reconciler.observed import ObservedBrokers
 
 log = get_logger(__name__)
 SERVICE = "topic-reconciler"
@@ -48,9 +65,15 @@ class TopicReconciler:
         bus = settings.bus
         self.specs_topic = raw_topic(self.app, TOPICS.specs, bus)
         self.changes_topic = raw_topic(self.app, TOPICS.replicas_state, bus)
+        self.observed_topic = raw_topic(self.app, TOPICS.observed_brokers, bus)
         self.dead_letters = DeadLetters(self.app, SERVICE)
         self.admin = admin or make_cluster_admin(settings.cluster_admin)
-        self.cluster_view = ClusterViewCache(self.admin, max_age_s=settings.placement.view_max_age_s)
+        self.observed = ObservedBrokers()
+        self.cluster_view = ClusterViewCache(self.admin, max_age_s=settings.placement.view_max_age_s,
+                                             observed=self.observed)
+        # Replicas topics were created without (placeholders), and which brokers were alive at the last look.
+        self.placeholders: dict[str, PlaceholderRecord] = {}
+        self.alive_brokers: set[int] | None = None
         # Desired state per topic: the spec (None once deleted) and its generation.
         self.specs: dict[str, TopicSpec | None] = {}
         self.generations: dict[str, int] = {}
@@ -112,18 +135,42 @@ class TopicReconciler:
                         records.append(decoded.event)
                 await self.on_change_records(records)
 
+        @app.agent(self.observed_topic)
+        async def observed(stream: faust.StreamT) -> None:
+            # Entries this service wrote, and operators' BrokerForgotten (``ballast brokers forget``).
+            await self.ready.wait()
+            async for event in stream.events():
+                decoded = await self.dead_letters.decode_or_reject(event, (ObservedBroker, BrokerForgotten))
+                if decoded is not None:
+                    assert isinstance(decoded.event, ObservedBroker | BrokerForgotten)
+                    self.observed.apply(decoded.event)
+
         @app.timer(self.settings.reconciler.resync_interval_s)
         async def resync() -> None:
             if self.ready.is_set():
                 await self.resync()
 
+        @app.timer(self.settings.placement.observe_interval_s)
+        async def observe() -> None:
+            if self.ready.is_set():
+                await self.observe_brokers()
+
     async def rebuild(self) -> None:
         bus = self.settings.bus
-        specs, statuses, changes = await asyncio.gather(
+        specs, statuses, changes, observed, placeholders = await asyncio.gather(
             read_compacted_async(bus, TOPICS.specs, expect=(TopicSpec, TopicSpecDeleted)),
             read_compacted_async(bus, TOPICS.status, expect=(TopicStatus,)),
             read_compacted_async(bus, TOPICS.replicas_state, expect=(ReplicasChangeRecord,)),
+            read_compacted_async(bus, TOPICS.observed_brokers, expect=(ObservedBroker, BrokerForgotten)),
+            read_compacted_async(bus, TOPICS.placeholders, expect=(PlaceholderRecord,)),
         )
+        for item in observed.values():
+            assert isinstance(item.decoded.event, ObservedBroker | BrokerForgotten)
+            self.observed.apply(item.decoded.event)
+        for name, item in placeholders.items():
+            assert isinstance(item.decoded.event, PlaceholderRecord)
+            if item.decoded.event.placeholders:
+                self.placeholders[name] = item.decoded.event
         for name, item in specs.items():
             spec = item.decoded.event
             self.specs[name] = spec if isinstance(spec, TopicSpec) else None
@@ -135,9 +182,31 @@ class TopicReconciler:
         for name, item in changes.items():
             assert isinstance(item.decoded.event, ReplicasChangeRecord)
             self.changes[name] = item.decoded.event
-        log.info("rebuilt state", specs=len(self.specs), statuses=len(self.published), changes=len(self.changes))
+        log.info("rebuilt state", specs=len(self.specs), statuses=len(self.published), changes=len(self.changes),
+                 observed_brokers=len(self.observed.brokers), topics_with_placeholders=len(self.placeholders))
         self.ready.set()
+        await self.observe_brokers()
         await self.resync()
+
+    async def observe_brokers(self) -> None:
+        """Record brokers never seen before; when one joins or returns, fill the placeholders waiting for it."""
+        try:
+            described = await self.admin.brokers()
+        except AdminError as exc:
+            log.warning("cannot read the cluster's brokers; will retry", error=str(exc))
+            return
+        news = self.observed.observe(described)
+        if news:
+            log.info("brokers observed", brokers={b.id: b.rack for b in news})
+            await asyncio.gather(*[await publish(self.app, TOPICS.observed_brokers, b.key, encode(b)) for b in news])
+        self.cluster_view.set_brokers(described)
+        alive = {b.id for b in described if b.alive}
+        came = alive - self.alive_brokers if self.alive_brokers is not None else set()
+        self.alive_brokers = alive
+        if came and self.placeholders:
+            log.info("brokers joined or returned; filling placeholders", brokers=sorted(came),
+                     topics=len(self.placeholders))
+            await self.reconcile(sorted(self.placeholders))
 
     async def on_change_records(self, records: list[ReplicasChangeRecord]) -> None:
         """Publish a status for every replicas-change transition, in order. Only a completed change alters the
@@ -199,9 +268,13 @@ class TopicReconciler:
         if spec is None and actual is None and previous is not None and previous.deleted:
             return []  # deletion done and reported
         change = self.changes.get(name)
-        plan = logic.plan(spec, actual, change)
-        error = None
         sends: list[asyncio.Future] = []
+        if logic.waiting_for_brokers(self.placeholders.get(name), actual, spec):
+            actual = await self._fill_placeholders(name, actual, sends)
+        placeholders = self.placeholders.get(name)
+        alive = len(self.alive_brokers) if self.alive_brokers is not None else None
+        plan = logic.plan(spec, actual, change, placeholders, alive)
+        error = None
         for action in plan.actions:
             try:
                 sends.extend(await self._execute(action))
@@ -213,6 +286,10 @@ class TopicReconciler:
         if any(isinstance(a, logic.CreateTopic | logic.DeleteTopic | logic.CreatePartitions) for a in plan.actions):
             actual = (await self.admin.describe_topics([name])).get(name)
             self.actual[name] = actual
+            if name in self.placeholders and any(isinstance(a, logic.CreateTopic) for a in plan.actions):
+                plan.warnings.append(logic.under_replicated_condition(self.placeholders[name], alive))
+        if logic.placeholders_filled(self.placeholders.get(name), actual, spec):
+            sends.append(await self._close_placeholders(name))
         sends.extend(await self._publish_status(name, spec, actual, error=error, warnings=plan.warnings))
         return sends
 
@@ -235,16 +312,26 @@ class TopicReconciler:
 
     async def _execute(self, action: logic.Action) -> list[asyncio.Future]:
         match action:
-            case logic.CreateTopic(name, partitions, rf, config, placer):
+            case logic.CreateTopic(name, partitions, rf, config, placer, min_required):
                 self.cluster_view.forget(name)  # whatever the view remembers of a topic that is gone
-                assignment = await self._place(name, partitions, rf, placer)
-                log.info("creating topic", partitions=partitions, replicas=rf, placer=placer or "default")
-                await self.admin.create_topic(name, partitions, rf, config, assignment=assignment)
-                self.cluster_view.set_topic(name, assignment)
+                placed = await self._place_topic(name, partitions, rf, config, placer, min_required)
+                log.info("creating topic", partitions=partitions, replicas=rf, placer=placer or "default",
+                         placeholders=placed.placeholders)
+                await self.admin.create_topic(name, partitions, len(placed.assignment[0]), config,
+                                              assignment=placed.assignment)
+                self.cluster_view.set_topic(name, placed.assignment)
+                if placed.placeholders:
+                    record = PlaceholderRecord(topic=name, replication_factor=rf, assignment=placed.full,
+                                               intended=placed.intended)
+                    self.placeholders[name] = record
+                    return [await publish(self.app, TOPICS.placeholders, name, encode(
+                        record, correlation_id=self.correlations.get(name)))]
             case logic.DeleteTopic(name):
                 log.info("deleting topic")
                 await self.admin.delete_topic(name)
                 self.cluster_view.forget(name)
+                if name in self.placeholders:
+                    return [await self._close_placeholders(name)]
             case logic.CreatePartitions(name, total, rf, existing, placer):
                 self.cluster_view.set_topic(name, existing)
                 assignment = await self._place(name, total - len(existing), rf, placer)
@@ -261,6 +348,57 @@ class TopicReconciler:
                                       encode(command, correlation_id=self.correlations.get(name)))]
         return []
 
+
+    async def _place_topic(self, topic: str, partitions: int, replication_factor: int, config: dict[str, str],
+                           placer: str | None, min_required: int | None) -> Placed:
+        settings = self.settings.placement
+        return place_topic(await self.cluster_view.view(), topic, partitions, replication_factor,
+                           placer=placer or settings.placer, seed=settings.seed,
+                           policy=Policy(settings.under_replicated),
+                           required=required_alive_replicas(replication_factor, config, min_required))
+
+    async def _fill_placeholders(self, name: str, actual: TopicDescription | None, sends: list[asyncio.Future]
+                                 ) -> TopicDescription | None:
+        """Put brokers that are alive now where the topic has placeholders, through the admin port. Where the
+        port cannot move replicas (a real Kafka through confluent-kafka), the plan's replication-factor change
+        through Cruise Control fills them instead."""
+        record = self.placeholders[name]
+        try:
+            view = await self.cluster_view.view()
+        except AdminError as exc:
+            log.warning("cannot read the cluster to fill placeholders", error=str(exc))
+            return actual
+        # A placeholder kept for a broker an operator has since forgotten no longer waits for it.
+        intended = {p: [b for b in brokers if b in self.observed.brokers] for p, brokers in record.intended.items()}
+        changes, after = fill_placeholders(record.assignment, intended, view)
+        if not changes:
+            return actual
+        try:
+            await self.admin.reassign_partitions(name, changes)
+        except ReassignmentUnsupported:
+            return actual
+        except AdminError as exc:
+            log.warning("filling placeholders failed; will retry", error=str(exc))
+            return actual
+        log.info("placeholders filled", partitions=len(changes),
+                 brokers=sorted({b for replicas in changes.values() for b in replicas[-1:]}))
+        record = record.model_copy(update={"assignment": after,
+                                           "filled": not any(b < 0 for replicas in after for b in replicas)})
+        if record.filled:
+            del self.placeholders[name]
+        else:
+            self.placeholders[name] = record
+        sends.append(await publish(self.app, TOPICS.placeholders, name,
+                                   encode(record, correlation_id=self.correlations.get(name))))
+        self.cluster_view.set_topic(name, [[b for b in r if b >= 0] for r in after])
+        return (await self.admin.describe_topics([name])).get(name)
+
+    async def _close_placeholders(self, name: str) -> asyncio.Future:
+        record = self.placeholders.pop(name)
+        log.info("no placeholders left", replicas=record.replication_factor)
+        closed = record.model_copy(update={"filled": True})
+        return await publish(self.app, TOPICS.placeholders, name,
+                             encode(closed, correlation_id=self.correlations.get(name)))
 
     async def _place(self, topic: str, partitions: int, replication_factor: int, placer: str | None
                      ) -> list[list[int]]:

@@ -10,13 +10,15 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 
-from services.common.admin import ClusterAdmin
-from services.placement.model import Broker, BrokerState, ClusterView
+from services.common.admin import BrokerInfo, ClusterAdmin
+from services.placement.model import Broker, ClusterView
+from services.topic_reconciler.observed import ObservedBrokers
 
 
 class ClusterViewCache:
-    def __init__(self, admin: ClusterAdmin, max_age_s: float) -> None:
+    def __init__(self, admin: ClusterAdmin, max_age_s: float, observed: ObservedBrokers | None = None) -> None:
         self._admin = admin
+        self._observed = observed or ObservedBrokers()
         self._max_age_s = max_age_s
         self._brokers: tuple[Broker, ...] = ()
         # Shared with the views handed out (the placers only read it): recording a placement is O(1).
@@ -26,15 +28,21 @@ class ClusterViewCache:
     async def view(self) -> ClusterView:
         """Raises AdminError when the cluster cannot be read."""
         now = time.monotonic()
-        brokers = await self._admin.brokers()
-        self._brokers = tuple(Broker(b.id, b.rack, BrokerState.ALIVE if b.alive else BrokerState.OFFLINE)
-                              for b in sorted(brokers, key=lambda b: b.id))
+        self.set_brokers(await self._admin.brokers())
         if self._read_at is None or now - self._read_at > self._max_age_s:
             topics = await self._admin.list_topics()
             self._assignments = {name: [list(p.replicas) for p in sorted(t.partitions, key=lambda p: p.id)]
                                  for name, t in topics.items()}
             self._read_at = now
         return ClusterView(self._brokers, self._assignments)
+
+    def set_brokers(self, described: list[BrokerInfo]) -> None:
+        """The brokers as the cluster describes them now, with every observed broker it does not describe."""
+        self._brokers = self._observed.cluster_brokers(described)
+
+    @property
+    def brokers(self) -> tuple[Broker, ...]:
+        return self._brokers
 
     def set_topic(self, topic: str, partitions: Sequence[Sequence[int]]) -> None:
         """The topic's partitions as they are now (read from the cluster, or just placed by Ballast)."""

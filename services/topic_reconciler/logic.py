@@ -11,6 +11,7 @@ from datetime import datetime
 
 from events import (
     Condition,
+    PlaceholderRecord,
     ReplicasChangeRecord,
     ReplicasChangeState,
     ReplicasChangeStatus,
@@ -27,6 +28,7 @@ class CreateTopic:
     replication_factor: int
     config: dict[str, str]
     placer: str | None = None  # None: the placer in the settings
+    min_required_replicas: int | None = None
 
 
 @dataclass(frozen=True)
@@ -65,8 +67,10 @@ class Plan:
     warnings: list[Condition] = field(default_factory=list)
 
 
-def plan(spec: TopicSpec | None, actual: TopicDescription | None, change: ReplicasChangeRecord | None) -> Plan:
-    """``spec`` None means the spec was deleted."""
+def plan(spec: TopicSpec | None, actual: TopicDescription | None, change: ReplicasChangeRecord | None,
+         placeholders: PlaceholderRecord | None = None, alive_brokers: int | None = None) -> Plan:
+    """``spec`` None means the spec was deleted. ``placeholders``: replicas the topic was created without;
+    ``alive_brokers``: how many brokers are alive now (None: not known)."""
     result = Plan()
     if spec is None:
         if actual is not None:
@@ -74,7 +78,8 @@ def plan(spec: TopicSpec | None, actual: TopicDescription | None, change: Replic
         return result
     if actual is None:
         # Missing: never created, or deleted outside Ballast. Either way, (re)create it with the target RF.
-        result.actions.append(CreateTopic(spec.name, spec.partitions, spec.replicas, dict(spec.config), spec.placer))
+        result.actions.append(CreateTopic(spec.name, spec.partitions, spec.replicas, dict(spec.config), spec.placer,
+                                          spec.min_required_replicas))
         return result
     if spec.partitions > actual.partition_count:
         result.actions.append(CreatePartitions(spec.name, spec.partitions, actual.replication_factor,
@@ -87,6 +92,12 @@ def plan(spec: TopicSpec | None, actual: TopicDescription | None, change: Replic
     drift = {k: v for k, v in spec.config.items() if actual.config.get(k) != v}
     if drift:
         result.actions.append(AlterConfig(spec.name, drift))
+    if waiting_for_brokers(placeholders, actual, spec):
+        assert placeholders is not None
+        result.warnings.append(under_replicated_condition(placeholders, alive_brokers))
+        if alive_brokers is None or alive_brokers < spec.replicas:
+            return result  # nothing to fill them with yet: asking Cruise Control would only be refused
+        # Enough brokers again: the replication-factor change below fills the placeholders.
     if actual.replication_factor != spec.replicas and not _change_in_flight(change, spec.replicas):
         result.actions.append(RequestReplicasChange(spec.name, spec.replicas))
     elif actual.replication_factor == spec.replicas and _change_in_flight_elsewhere(change, spec.replicas):
@@ -94,6 +105,32 @@ def plan(spec: TopicSpec | None, actual: TopicDescription | None, change: Replic
         # service the target is the current RF again, so it settles (or follows up) instead of retrying the old one.
         result.actions.append(RequestReplicasChange(spec.name, spec.replicas))
     return result
+
+
+def waiting_for_brokers(placeholders: PlaceholderRecord | None, actual: TopicDescription | None,
+                        spec: TopicSpec | None) -> bool:
+    """The topic still has replicas it was created without, and the spec still wants them."""
+    return (placeholders is not None and placeholders.placeholders > 0 and actual is not None and spec is not None
+            and spec.replicas == placeholders.replication_factor and actual.replication_factor < spec.replicas)
+
+
+def placeholders_filled(placeholders: PlaceholderRecord | None, actual: TopicDescription | None,
+                        spec: TopicSpec | None) -> bool:
+    """A record still open whose topic no longer waits: filled (or the spec / topic moved on)."""
+    return placeholders is not None and placeholders.placeholders > 0 and not waiting_for_brokers(
+        placeholders, actual, spec)
+
+
+def under_replicated_condition(placeholders: PlaceholderRecord, alive_brokers: int | None) -> Condition:
+    partitions = sum(1 for replicas in placeholders.assignment if any(b < 0 for b in replicas))
+    intended = sorted({b for brokers in placeholders.intended.values() for b in brokers})
+    alive = f"; {alive_brokers} broker(s) alive" if alive_brokers is not None else ""
+    when = (f"filled when broker(s) {', '.join(map(str, intended))} return" if intended
+            else "filled when a broker joins or returns")
+    return Condition(
+        type="UnderReplicated", status="True", reason="PlaceholderReplicas",
+        message=f"under-replicated by design: {placeholders.placeholders} placeholder replica(s) in {partitions} "
+                f"partition(s){alive}; {when}")
 
 
 def _change_in_flight(change: ReplicasChangeRecord | None, target: int) -> bool:

@@ -237,4 +237,10 @@ async def test_explicit_replica_assignments_through_the_admin_port(sim: Simulato
         await admin.create_partitions("placed", 5, assignment=[[1, 2, 3]])
     with pytest.raises(AdminError, match="same number of replicas"):
         await admin.create_partitions("placed", 4, assignment=[[1, 2]])
+    # AlterPartitionReassignments: a placeholder filled by broker 5; the leader stays where it was.
+    await admin.reassign_partitions("placed", {1: [3, 1, 4, 5]})
+    placed = (await admin.describe_topics(["placed"]))["placed"]
+    assert placed.partitions[1].replicas == (3, 1, 4, 5) and placed.partitions[1].leader == 3
+    with pytest.raises(AdminError, match="not registered"):
+        await admin.reassign_partitions("placed", {0: [1, 99]})
     await admin.aclose()

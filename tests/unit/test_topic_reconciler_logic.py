@@ -1,8 +1,10 @@
 from datetime import UTC, datetime, timedelta
 
-from events import ReplicasChangeRecord, TopicSpec
-from services.common.admin import PartitionInfo, TopicDescription
+from events import BrokerForgotten, PlaceholderRecord, ReplicasChangeRecord, TopicSpec
+from services.common.admin import BrokerInfo, PartitionInfo, TopicDescription
+from services.placement.model import BrokerState
 from services.topic_reconciler import logic
+from services.topic_reconciler.observed import ObservedBrokers
 
 NOW = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)
 
@@ -91,3 +93,33 @@ def test_revert_to_actual_rf_tells_the_replicas_change_service() -> None:
     assert logic.plan(spec(replicas=2), desc("t", rf=2), stuck).actions == [logic.RequestReplicasChange("t", 2)]
     settled = ReplicasChangeRecord(topic="t", state="completed", target_replicas=4)
     assert logic.plan(spec(replicas=2), desc("t", rf=2), settled).actions == []
+
+
+def test_placeholders_hold_the_rf_change_until_enough_brokers_are_alive() -> None:
+    record = PlaceholderRecord(topic="t", replication_factor=3, assignment=[[1, 2, -1]] * 3)
+    under = desc("t", 3, rf=2)
+    waiting = logic.plan(spec(replicas=3), under, None, record, alive_brokers=2)
+    assert waiting.actions == []  # Cruise Control would only refuse RF 3 on 2 brokers
+    (condition,) = waiting.warnings
+    assert condition.type == "UnderReplicated" and "3 placeholder replica(s) in 3 partition(s)" in condition.message
+    # Enough brokers again and no way to move replicas directly: Cruise Control fills them.
+    assert logic.plan(spec(replicas=3), under, None, record, alive_brokers=3).actions == [
+        logic.RequestReplicasChange("t", 3)]
+    assert logic.placeholders_filled(record, desc("t", 3, rf=3), spec(replicas=3))
+    assert not logic.placeholders_filled(record, under, spec(replicas=3))
+    # The spec moved on to RF 2: nothing waits any more.
+    assert logic.placeholders_filled(record, under, spec(replicas=2))
+
+
+def test_observed_registry_keeps_offline_brokers_until_forgotten() -> None:
+    registry = ObservedBrokers()
+    news = registry.observe([BrokerInfo(1, "/dc1/r1"), BrokerInfo(2, "/dc2/r1")])
+    assert [b.id for b in news] == [1, 2]
+    assert registry.observe([BrokerInfo(1, "/dc1/r1")]) == []  # nothing new: nothing to publish
+    # Broker 2 is no longer described (a real Kafka lists only live brokers): placement sees it offline.
+    brokers = registry.cluster_brokers([BrokerInfo(1, "/dc1/r1")])
+    assert [(b.id, b.state) for b in brokers] == [(1, BrokerState.ALIVE), (2, BrokerState.OFFLINE)]
+    moved = registry.observe([BrokerInfo(2, "/dc3/r1")])
+    assert moved[0].rack == "/dc3/r1" and moved[0].first_seen == news[1].first_seen
+    registry.apply(BrokerForgotten(id=2))
+    assert [b.id for b in registry.cluster_brokers([BrokerInfo(1, "/dc1/r1")])] == [1]

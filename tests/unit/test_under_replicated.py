@@ -7,7 +7,7 @@ from collections import Counter
 import pytest
 
 from services.placement.model import Broker, BrokerState, ClusterView, PlacementError
-from services.placement.under_replicated import Policy, place_topic, required_alive_replicas
+from services.placement.under_replicated import Policy, fill_placeholders, place_topic, required_alive_replicas
 
 OFF = BrokerState.OFFLINE
 
@@ -70,3 +70,24 @@ def test_prefer_observed_keeps_one_replica_per_dc_when_a_dc_is_down(placer: str,
     enabled = place_topic(cluster, "t", 12, 3, placer=placer, seed=0, policy=Policy.ENABLED, required=2)
     assert enabled.placeholders == 0
     assert any(len({dc[b] for b in r}) < 3 for r in enabled.assignment), "4 alive brokers: a DC holds two"
+
+
+def test_a_returning_broker_fills_the_placeholders_never_twice_in_a_partition() -> None:
+    back = ClusterView.of([Broker(1, "/dc1/r1"), Broker(2, "/dc2/r1"), Broker(3, "/dc3/r1")])
+    changes, after = fill_placeholders([[1, 2, -1], [2, 1, -1]], {}, back)
+    assert changes == {0: [1, 2, 3], 1: [2, 1, 3]} and after == [[1, 2, 3], [2, 1, 3]]
+    still_down = three_brokers_one_down()
+    assert fill_placeholders([[1, 2, -1]], {}, still_down) == ({}, [[1, 2, -1]])
+
+
+def test_a_placeholder_kept_for_an_observed_broker_waits_for_it_and_free_ones_keep_the_spread() -> None:
+    brokers = [Broker(1, "/dc1/r1"), Broker(2, "/dc1/r2"), Broker(3, "/dc2/r1"), Broker(4, "/dc2/r2"),
+               Broker(5, "/dc3/r1", OFF), Broker(6, "/dc3/r2")]
+    cluster = ClusterView.of(brokers)
+    # Partition 0 waits for broker 5 (still down); partition 1 waited for 6, which is back.
+    changes, after = fill_placeholders([[1, 3, -1], [2, 4, -1]], {0: [5], 1: [6]}, cluster)
+    assert changes == {1: [2, 4, 6]} and after == [[1, 3, -1], [2, 4, 6]]
+    # Without a broker to wait for (forgotten, or enabled policy), the free placeholder takes the alive broker in
+    # the DC the partition lacks: 6, not 2 or 4 which share a DC with its replicas.
+    changes, _ = fill_placeholders([[1, 3, -1]], {}, cluster)
+    assert changes == {0: [1, 3, 6]}

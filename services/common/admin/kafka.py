@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Mapping, Sequence
 from concurrent.futures import Future
 from typing import Any
 
@@ -22,6 +23,7 @@ from services.common.admin.port import (
     Assignment,
     BrokerInfo,
     PartitionInfo,
+    ReassignmentUnsupported,
     TopicAlreadyExists,
     TopicDescription,
     UnknownTopic,
@@ -115,6 +117,10 @@ class KafkaClusterAdmin:
         resource = ConfigResource(ResourceType.TOPIC, name, incremental_configs=entries)
         futures = self._admin.incremental_alter_configs([resource], request_timeout=self._timeout)
         await _wait(futures[resource])
+
+    async def reassign_partitions(self, name: str, replicas: Mapping[int, Sequence[int]]) -> None:
+        raise ReassignmentUnsupported(
+            "confluent-kafka has no AlterPartitionReassignments; replicas are added through Cruise Control instead")
 
     async def aclose(self) -> None:
         return None

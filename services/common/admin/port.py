@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
@@ -23,6 +23,10 @@ class UnknownTopic(AdminError):
 
 class TopicAlreadyExists(AdminError):
     pass
+
+
+class ReassignmentUnsupported(AdminError):
+    """This adapter cannot move replicas itself; Cruise Control has to."""
 
 
 @dataclass(frozen=True)
@@ -86,6 +90,11 @@ class ClusterAdmin(Protocol):
 
     async def alter_configs(self, name: str, config: dict[str, str]) -> None:
         """Set these keys; keys not named keep their value."""
+        ...
+
+    async def reassign_partitions(self, name: str, replicas: Mapping[int, Sequence[int]]) -> None:
+        """Give these partitions exactly these replicas (Kafka's AlterPartitionReassignments). Raises
+        ReassignmentUnsupported where the client library lacks it."""
         ...
 
     async def aclose(self) -> None: ...

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import httpx
@@ -81,6 +82,10 @@ class SimulatorClusterAdmin:
 
     async def alter_configs(self, name: str, config: dict[str, str]) -> None:
         await self._call("PATCH", f"topics/{name}/config", json={"config": config})
+
+    async def reassign_partitions(self, name: str, replicas: Mapping[int, Sequence[int]]) -> None:
+        await self._call("POST", f"topics/{name}/reassign",
+                         json={"partitions": {str(p): list(r) for p, r in replicas.items()}})
 
     async def aclose(self) -> None:
         await self._http.aclose()
