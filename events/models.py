@@ -248,6 +248,45 @@ class PlaceholderRecord(Event):
         return 0 if self.filled else sum(1 for replicas in self.assignment for b in replicas if b < 0)
 
 
+class PlacementRequest(Event):
+    """The seed's createReplicaPlacement over the bus: where would ``partitions`` new partitions of ``topic`` go on
+    the cluster as it is now? Answered with a PlacementResponse carrying the same ``request_id``; nothing is
+    created."""
+
+    SCHEMA: ClassVar[str] = "ballast.PlacementRequest"
+
+    request_id: str = Field(min_length=1, max_length=200)
+    topic: TopicName
+    partitions: int = Field(ge=1, le=100_000)
+    replication_factor: int = Field(ge=1, le=32)
+    placer: PlacerName | None = None
+    seed: int | None = None
+    broker_ids: list[int] | None = None
+    force_simple_placement: bool = False
+
+    @property
+    def key(self) -> str:
+        return self.request_id
+
+
+class PlacementResponse(Event):
+    """The answer to one PlacementRequest: partition -> replicas (leader first, numbered from ``first_partition``),
+    or ``error`` saying why it cannot be placed."""
+
+    SCHEMA: ClassVar[str] = "ballast.PlacementResponse"
+
+    request_id: str
+    topic: str
+    placer: str
+    first_partition: int = 0
+    assignment: list[list[int]] | None = None
+    error: str | None = None
+
+    @property
+    def key(self) -> str:
+        return self.request_id
+
+
 EVENT_TYPES: tuple[type[Event], ...] = (
     TopicSpec,
     TopicSpecDeleted,
@@ -258,4 +297,6 @@ EVENT_TYPES: tuple[type[Event], ...] = (
     ObservedBroker,
     BrokerForgotten,
     PlaceholderRecord,
+    PlacementRequest,
+    PlacementResponse,
 )

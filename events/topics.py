@@ -39,10 +39,17 @@ class Topics:
     placeholders: BusTopic = BusTopic(
         "ballast.placement.placeholders", True, "placeholder replicas of under-replicated topics (PlaceholderRecord)"
     )
+    # createReplicaPlacement as request / response (keyed by request id), answered by the topic reconciler.
+    placement_requests: BusTopic = BusTopic(
+        "ballast.placement.requests", False, "where would these partitions go? (PlacementRequest)"
+    )
+    placement_responses: BusTopic = BusTopic(
+        "ballast.placement.responses", False, "answers to placement requests (PlacementResponse)"
+    )
 
     def all(self) -> list[BusTopic]:
         return [self.specs, self.status, self.replicas_commands, self.replicas_state, self.dead_letters,
-                self.observed_brokers, self.placeholders]
+                self.observed_brokers, self.placeholders, self.placement_requests, self.placement_responses]
 
 
 TOPICS = Topics()

@@ -16,6 +16,8 @@ from events import (
     BrokerForgotten,
     ObservedBroker,
     PlaceholderRecord,
+    PlacementRequest,
+    PlacementResponse,
     ReplicasChangeCommand,
     ReplicasChangeRecord,
     ReplicasChangeState,
@@ -66,6 +68,7 @@ class TopicReconciler:
         self.specs_topic = raw_topic(self.app, TOPICS.specs, bus)
         self.changes_topic = raw_topic(self.app, TOPICS.replicas_state, bus)
         self.observed_topic = raw_topic(self.app, TOPICS.observed_brokers, bus)
+        self.placement_requests_topic = raw_topic(self.app, TOPICS.placement_requests, bus)
         self.dead_letters = DeadLetters(self.app, SERVICE)
         self.admin = admin or make_cluster_admin(settings.cluster_admin)
         self.observed = ObservedBrokers()
@@ -144,6 +147,17 @@ class TopicReconciler:
                 if decoded is not None:
                     assert isinstance(decoded.event, ObservedBroker | BrokerForgotten)
                     self.observed.apply(decoded.event)
+
+        @app.agent(self.placement_requests_topic)
+        async def placement_requests(stream: faust.StreamT) -> None:
+            await self.ready.wait()
+            async for event in stream.events():
+                decoded = await self.dead_letters.decode_or_reject(event, (PlacementRequest,))
+                if decoded is not None:
+                    assert isinstance(decoded.event, PlacementRequest)
+                    response = await self.answer_placement(decoded.event)
+                    await (await publish(self.app, TOPICS.placement_responses, response.key,
+                                         encode(response, correlation_id=decoded.envelope.correlation_id)))
 
         @app.timer(self.settings.reconciler.resync_interval_s)
         async def resync() -> None:
@@ -348,6 +362,22 @@ class TopicReconciler:
                                       encode(command, correlation_id=self.correlations.get(name)))]
         return []
 
+
+    async def answer_placement(self, request: PlacementRequest) -> PlacementResponse:
+        """createReplicaPlacement on the cluster as it is now (placements not made, nothing created)."""
+        settings = self.settings.placement
+        placer = "striped" if request.force_simple_placement else request.placer or settings.placer
+        answer = {"request_id": request.request_id, "topic": request.topic, "placer": placer}
+        try:
+            view = await self.cluster_view.view()
+            first = len(view.assignments.get(request.topic, []))
+            assignment = create_replica_placement(
+                view, request.topic, request.partitions, request.replication_factor, placer=placer,
+                seed=request.seed if request.seed is not None else settings.seed,
+                force_simple_placement=request.force_simple_placement, broker_ids=request.broker_ids)
+        except (AdminError, PlacementError) as exc:
+            return PlacementResponse(**answer, error=str(exc))
+        return PlacementResponse(**answer, first_partition=first, assignment=assignment)
 
     async def _place_topic(self, topic: str, partitions: int, replication_factor: int, config: dict[str, str],
                            placer: str | None, min_required: int | None) -> Placed:

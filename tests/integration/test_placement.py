@@ -3,9 +3,11 @@
 
 from __future__ import annotations
 
+import time
 from collections import Counter
 
-from events import TopicSpec
+from events import TOPICS, PlacementRequest, PlacementResponse, TopicSpec, decode, encode
+from services.cli import busio
 from tests.integration.harness import Ballast
 
 
@@ -54,3 +56,28 @@ def test_a_placement_error_is_reported_and_the_topic_created_once_it_can_be(ball
     ballast.watcher.wait_rf(topic, 5)  # the resync retries once the brokers are back
     dcs = dcs_of(ballast)
     assert all(max(Counter(dcs[b] for b in r).values()) == 2 for r in replicas_of(ballast, topic))
+
+
+def test_placement_request_and_response_on_the_bus(ballast: Ballast, name: str) -> None:
+    requests = [PlacementRequest(request_id=f"{name}-ok", topic=f"{name}-new", partitions=6, replication_factor=3,
+                                 placer="multi-level"),
+                PlacementRequest(request_id=f"{name}-too-wide", topic=f"{name}-new", partitions=1,
+                                 replication_factor=9)]
+    busio.produce(ballast.settings.bus, [(TOPICS.placement_requests.name, r.key.encode(), encode(r), None)
+                                         for r in requests])
+    answers: dict[str, PlacementResponse] = {}
+    deadline = time.monotonic() + 30
+    for record in busio.consume(ballast.settings.bus, [TOPICS.placement_responses.name], follow=True,
+                                deadline=deadline):
+        response = decode(record.value, expect=(PlacementResponse,)).event
+        assert isinstance(response, PlacementResponse)
+        answers[response.request_id] = response
+        if all(r.request_id in answers for r in requests):
+            break
+    ok, too_wide = answers[f"{name}-ok"], answers[f"{name}-too-wide"]
+    dcs = dcs_of(ballast)
+    assert ok.error is None and ok.placer == "multi-level" and ok.first_partition == 0
+    assert ok.assignment is not None and len(ok.assignment) == 6
+    assert all(len({dcs[b] for b in replicas}) == 3 for replicas in ok.assignment)
+    assert too_wide.assignment is None and "replication factor of 9" in (too_wide.error or "")
+    assert ballast.cluster_topic(f"{name}-new") is None, "a placement request creates nothing"
