@@ -1,8 +1,17 @@
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
+
+# `make test` (and CI) runs the property tests on a fixed set of examples, so a run is reproducible and a red build
+# means a change, not a new random draw. To explore further: HYPOTHESIS_PROFILE=explore make test, or pytest
+# --hypothesis-seed=N.
+settings.register_profile("repeatable", derandomize=True)
+settings.register_profile("explore", derandomize=False)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "repeatable"))
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared" / "reference"

@@ -7,7 +7,9 @@
    before leaders, and only where the partition stays spread at every level.
 3. Level: brokers still outside floor..ceiling are evened out, through a chain of moves where replicas may not cross
    a domain boundary directly.
-4. Leaders: evened out by reordering replicas - a preferred-leader change, which copies no data.
+4. Leaders: evened out by reordering replicas - a preferred-leader change, which copies no data - and, where
+   groups of brokers share no partitions, by trading a leader replica for a follower replica (two moves, within the
+   5% budget unless the leader range is above 2).
 
 Every move in 2 goes from a broker above its final count to one below it, so the replicas moved equal the lower
 bound whenever such moves exist; 1 and 3 add moves only where the contract needs them.
@@ -63,6 +65,9 @@ def spread_onto(cluster: ClusterView, new_brokers: Iterable[int]) -> dict[str, A
         mover.fill(broker, target)
     mover.level()
     balance_leaders(mover.assignments, {b.id for b in alive})
+    # Trades for leadership cost two moves each: within the 5% over the lower bound the contract allows, and
+    # beyond it only to bring the leader range down to 2.
+    mover.swap_for_leaders(budget=int(lower_bound(cluster) * 1.05))
     return mover.assignments
 
 
@@ -83,6 +88,7 @@ class _Mover:
             {b: sum(1 for t, i in refs if len(self.assignments[t][i]) == 1) for b, refs in self.hosting.items()})
         self.solo_floor, extra = divmod(sum(self.solo.values()), max(1, len(self.load)))
         self.solo_ceiling = self.solo_floor + (1 if extra else 0)
+        self.moves = 0
         self.ceiling = -(-sum(self.load.values()) // max(1, len(self.load)))
 
     def repair_spread(self, new: list[int], target: int) -> None:
@@ -134,6 +140,7 @@ class _Mover:
             self.solo[to] += 1
         self.load[source] -= 1
         self.load[to] += 1
+        self.moves += 1
 
     def fill(self, to: int, goal: int) -> None:
         """Move replicas onto ``to`` until it holds ``goal``, or no move keeps the spread.
@@ -199,6 +206,52 @@ class _Mover:
                 if self.spread.ok([to if b == source else b for b in replicas]):
                     return topic, index
         return None
+
+    def swap_for_leaders(self, budget: int, limit: int = 10_000) -> None:
+        """Where reordering cannot even out leaders - the brokers that follow each other's partitions split into
+        groups with different shares of single-replica partitions, whose leadership moves only with the replica -
+        trade a leader replica of the broker leading most for a follower replica of the one leading fewest.
+        Replica counts stay as they are; each trade moves two replicas."""
+        for _ in range(limit):
+            leaders = Counter({b: 0 for b in self.load})
+            for parts in self.assignments.values():
+                for replicas in parts:
+                    if replicas and replicas[0] in leaders:
+                        leaders[replicas[0]] += 1
+            most = max(leaders, key=lambda b: (leaders[b], -b))
+            fewest = min(leaders, key=lambda b: (leaders[b], b))
+            spread = leaders[most] - leaders[fewest]
+            if spread <= 1 or (spread == 2 and self.moves + 2 > budget):
+                return
+            # The extremes first; when they cannot trade (a spread rule keeps their replicas apart), any pair that
+            # narrows the gap at one end.
+            ordered = sorted(leaders, key=lambda b: (leaders[b], b))
+            pairs = [(most, fewest)]
+            pairs += [(most, b) for b in ordered if leaders[b] < leaders[most] - 1 and b != fewest]
+            pairs += [(b, fewest) for b in reversed(ordered) if leaders[b] > leaders[fewest] + 1 and b != most]
+            if not any(self._trade(giver, taker) for giver, taker in pairs):
+                return
+
+    def _trade(self, most: int, fewest: int) -> bool:
+        led = [(t, i) for t, i in sorted(self.hosting[most]) if self.assignments[t][i][0] == most]
+        followed = [(t, i) for t, i in sorted(self.hosting[fewest]) if self.assignments[t][i][0] != fewest]
+        for lt, li in led:
+            given = self.assignments[lt][li]
+            if fewest in given:
+                continue
+            moved_lead = [fewest if b == most else b for b in given]
+            if not self.spread.ok(moved_lead):
+                continue
+            for ft, fi in followed:
+                taken = self.assignments[ft][fi]
+                if most in taken or (ft, fi) == (lt, li):
+                    continue
+                moved_follow = [most if b == fewest else b for b in taken]
+                if self.spread.ok(moved_follow):
+                    self._apply(lt, li, moved_lead, most, fewest)
+                    self._apply(ft, fi, moved_follow, fewest, most)
+                    return True
+        return False
 
     def level(self) -> None:
         """Bring every broker to within one replica of the others, where the new brokers' share did not (a grown
