@@ -87,6 +87,8 @@ class TopicReconciler:
         # change anything.
         self.actual: dict[str, TopicDescription | None] = {}
         self._status_inputs: dict[str, tuple] = {}
+        # The last reconcile's error and warning conditions per topic, kept in statuses published between resyncs.
+        self._last_outcome: dict[str, tuple[str | None, list]] = {}
         self.ready = asyncio.Event()
         self._lock = asyncio.Lock()
         # How old the last batch of spec events was on arrival, and how long handling it took (seconds).
@@ -223,8 +225,9 @@ class TopicReconciler:
             await self.reconcile(sorted(self.placeholders))
 
     async def on_change_records(self, records: list[ReplicasChangeRecord]) -> None:
-        """Publish a status for every replicas-change transition, in order. Only a completed change alters the
-        cluster, so only those topics are described again; the others reuse the last description."""
+        """Publish the status after the last replicas-change transition of each topic in this batch (transitions
+        that arrive within the same few milliseconds would only be overtaken at once). Only a completed change
+        alters the cluster, so only those topics are described again; the others reuse the last description."""
         managed = {r.topic for r in records if self.specs.get(r.topic) is not None}
         if not managed:
             for record in records:
@@ -241,9 +244,11 @@ class TopicReconciler:
             sends = []
             for record in records:
                 self.changes[record.topic] = record
-                if record.topic in managed and record.topic in self.actual:
-                    sends.extend(await self._publish_status(record.topic, self.specs.get(record.topic),
-                                                            self.actual[record.topic], error=None, warnings=[]))
+            for topic in dict.fromkeys(r.topic for r in records):
+                if topic in managed and topic in self.actual:
+                    error, warnings = self._last_outcome.get(topic, (None, []))
+                    sends.extend(await self._publish_status(topic, self.specs.get(topic), self.actual[topic],
+                                                            error=error, warnings=warnings))
             await asyncio.gather(*sends)
         # Only a finished change whose target is no longer the spec's needs more work now (the spec moved on while
         # it ran); everything else is already reflected, and the resync timer catches drift.
@@ -304,6 +309,7 @@ class TopicReconciler:
                 plan.warnings.append(logic.under_replicated_condition(self.placeholders[name], alive))
         if logic.placeholders_filled(self.placeholders.get(name), actual, spec):
             sends.append(await self._close_placeholders(name))
+        self._last_outcome[name] = (error, plan.warnings)
         sends.extend(await self._publish_status(name, spec, actual, error=error, warnings=plan.warnings))
         return sends
 
