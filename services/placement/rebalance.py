@@ -52,8 +52,11 @@ def lower_bound(cluster: ClusterView) -> int:
     return sum(max(0, n - low - (1 if i < extra else 0)) for i, n in enumerate(ordered))
 
 
-def spread_onto(cluster: ClusterView, new_brokers: Iterable[int]) -> dict[str, Assignment]:
-    """New assignments (every topic) after filling ``new_brokers`` to their fair share and evening out leaders."""
+def spread_onto(cluster: ClusterView, new_brokers: Iterable[int], *, only_onto_new: bool = False
+                ) -> dict[str, Assignment]:
+    """New assignments (every topic) after filling ``new_brokers`` to their fair share and evening out leaders.
+    ``only_onto_new``: every replica moved goes to one of ``new_brokers`` (Cruise Control's add_broker); the old
+    brokers are not levelled among themselves and leaders move only by reordering."""
     new = sorted(set(new_brokers))
     alive = [b for b in cluster.brokers if b.alive]
     if unknown := [b for b in new if b not in {x.id for x in alive}]:
@@ -63,11 +66,54 @@ def spread_onto(cluster: ClusterView, new_brokers: Iterable[int]) -> dict[str, A
     mover.repair_spread(new, target)
     for broker in new:
         mover.fill(broker, target)
+    if only_onto_new:
+        balance_leaders(mover.assignments, {b.id for b in alive})
+        return mover.assignments
     mover.level()
     balance_leaders(mover.assignments, {b.id for b in alive})
     # Trades for leadership cost two moves each: within the 5% over the lower bound the contract allows, and
     # beyond it only to bring the leader range down to 2.
     mover.swap_for_leaders(budget=int(lower_bound(cluster) * 1.05))
+    return mover.assignments
+
+
+def even_out(cluster: ClusterView) -> dict[str, Assignment]:
+    """A full rebalance: replicas and leaders per broker within one of each other, spread kept, as few moves as the
+    levelling finds (Cruise Control's rebalance)."""
+    alive = [b for b in cluster.brokers if b.alive]
+    mover = _Mover(cluster, alive)
+    mover.level()
+    balance_leaders(mover.assignments, {b.id for b in alive})
+    mover.swap_for_leaders(budget=int(lower_bound(cluster) * 1.05))
+    return mover.assignments
+
+
+def drain(cluster: ClusterView, leaving: Iterable[int]) -> dict[str, Assignment]:
+    """Every replica moved off the ``leaving`` brokers (Cruise Control's remove_broker): each goes to the remaining
+    broker holding fewest replicas among those that keep the partition's spread (nearest to the leaving one among
+    equals). Raises PlacementError when a replica has nowhere to go."""
+    gone = set(leaving)
+    stay = [b for b in cluster.brokers if b.alive and b.id not in gone]
+    if not stay:
+        raise PlacementError("no broker would remain to take the replicas")
+    mover = _Mover(cluster, [b for b in cluster.brokers if b.alive or b.id in gone])
+    mover.spread = Spread(build_tree(stay))  # the rule of the cluster they leave behind
+    for source in sorted(gone):
+        near = mover.paths.get(source, ())
+        for topic, index in sorted(mover.hosting.get(source, ())):
+            replicas = mover.assignments[topic][index]
+            options = sorted((b.id for b in stay if b.id not in replicas),
+                             key=lambda b: (mover.load[b], -sum(1 for x, y in zip(mover.paths[b], near) if x is y),
+                                            b))
+            for target in options:
+                moved = [target if b == source else b for b in replicas]
+                if mover.spread.ok(moved):
+                    mover._apply(topic, index, moved, source, target)
+                    break
+            else:
+                raise PlacementError(f"{topic}-{index} cannot leave broker {source}: no remaining broker keeps its "
+                                     "replicas on distinct brokers and spread")
+    balance_leaders(mover.assignments, {b.id for b in stay})
     return mover.assignments
 
 

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from services.placement.metrics import evaluate, moved_replicas
 from services.placement.model import Broker, BrokerState, ClusterView, PlacementError, PlacementSpec
 from services.placement.multi_level import MultiLevelPlacer
-from services.placement.rebalance import balance_leaders, fair_share, lower_bound, spread_onto
+from services.placement.rebalance import balance_leaders, drain, even_out, fair_share, lower_bound, spread_onto
 
 Shape = tuple[int, int, int]  # DCs, racks per DC, brokers per rack
 
@@ -128,3 +128,38 @@ def test_leaders_are_evened_through_chains_of_followers() -> None:
     leaders = Counter(r[0] for r in assignments["a"])
     assert max(leaders.values()) - min(leaders[b] for b in (1, 2, 3, 4)) <= 1 and leaders[4] >= 1
     assert [sorted(r) for r in assignments["a"]] == [[1, 4], [1, 4], [1, 2], [1, 2], [2, 3], [2, 3]]
+
+
+def test_add_broker_mode_moves_replicas_only_onto_the_new_brokers() -> None:
+    before, after, added = grow((3, 2, 2), (3, 2, 3))
+    cluster = loaded(before, [(300, 3)] * 3)
+    result = spread_onto(ClusterView.of(after, cluster.assignments), added, only_onto_new=True)
+    for topic, parts in result.items():
+        for old, new in zip(cluster.assignments[topic], parts):
+            assert set(new) - set(old) <= set(added), (old, new)
+    assert evaluate(ClusterView.of(after, result)).spread_ok
+
+
+def test_remove_broker_drains_it_keeping_the_spread_of_what_remains() -> None:
+    brokers = grow((3, 2, 2), (3, 2, 2))[0]
+    cluster = loaded(brokers, [(200, 3)] * 2)
+    result = drain(cluster, [12])
+    remaining = [b for b in brokers if b.id != 12]
+    assert all(12 not in r for parts in result.values() for r in parts)
+    assert evaluate(ClusterView.of(remaining, result)).spread_ok
+    # One replica per DC: /dc3's three remaining brokers share its 400 replicas evenly.
+    in_dc3 = Counter(b for parts in result.values() for r in parts for b in r if b in (9, 10, 11))
+    assert max(in_dc3.values()) - min(in_dc3.values()) <= 1
+    on_12 = sum(1 for parts in cluster.assignments.values() for r in parts if 12 in r)
+    assert moved_replicas(cluster.assignments, result) == on_12, "only the leaving broker's replicas move"
+    with pytest.raises(PlacementError, match="no broker would remain"):
+        drain(cluster, [b.id for b in brokers])
+
+
+def test_full_rebalance_evens_out_a_lopsided_cluster() -> None:
+    brokers = grow((1, 3, 2), (1, 3, 2))[0]
+    lopsided = ClusterView.of(brokers, {"t": [[1, 3, 5]] * 30 + [[2, 4, 6]] * 6})
+    result = even_out(lopsided)
+    quality = evaluate(ClusterView.of(brokers, result))
+    assert quality.spread_ok and quality.replicas_range <= 1 and quality.leaders_range <= 1
+    assert moved_replicas(lopsided.assignments, result) <= math.ceil(lower_bound(lopsided) * 1.05)
