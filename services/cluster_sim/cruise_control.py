@@ -14,14 +14,25 @@ import json
 import re
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from services.cluster_sim import responses
+from services.cluster_sim import optimizer, responses
 from services.cluster_sim.model import Cluster, ClusterError, ReplicaMove
+from services.placement.model import PlacementError
 
+HARD_GOALS = ["NetworkInboundCapacityGoal", "DiskCapacityGoal", "RackAwareGoal", "NetworkOutboundCapacityGoal",
+              "CpuCapacityGoal", "ReplicaCapacityGoal"]
+KNOWN_GOALS = {*HARD_GOALS, "RackAwareDistributionGoal", "ReplicaDistributionGoal", "LeaderReplicaDistributionGoal",
+               "TopicReplicaDistributionGoal", "DiskUsageDistributionGoal", "NetworkInboundUsageDistributionGoal",
+               "NetworkOutboundUsageDistributionGoal", "CpuUsageDistributionGoal", "PotentialNwOutGoal",
+               "LeaderBytesInDistributionGoal", "PreferredLeaderElectionGoal", "MinTopicLeadersPerBrokerGoal",
+               "IntraBrokerDiskCapacityGoal", "IntraBrokerDiskUsageDistributionGoal"}
 DEFAULT_GOALS = ["RackAwareGoal", "ReplicaCapacityGoal", "DiskCapacityGoal", "ReplicaDistributionGoal",
                  "LeaderReplicaDistributionGoal", "TopicReplicaDistributionGoal"]
+OPERATIONS = {"topic_configuration": "Topic configuration", "rebalance": "Rebalance", "add_broker": "Add brokers",
+              "remove_broker": "Remove brokers"}
 KCC = "com.linkedin.kafka.cruisecontrol.exception.KafkaCruiseControlException"
 
 
@@ -161,8 +172,78 @@ class SimCruiseControl:
         goals = [g for g in params.get("goals", "").split(",") if g] or DEFAULT_GOALS
         self._check_capacity("POST", "topic_configuration")
         task = self._new_task("topic_configuration", request_url, client)
-        self._spawn(self._run_topic_configuration(task, by_rf, dryrun, goals))
+        self._spawn(self._run(task, "topic_configuration", lambda: self._propose_rf_change(by_rf), dryrun, goals))
         return await self._answer(task, "topic_configuration")
+
+    async def optimize(self, endpoint: str, params: dict[str, str], request_url: str, client: str,
+                       task_id_header: str | None) -> tuple[int, dict[str, Any], str]:
+        """``rebalance``, ``add_broker`` and ``remove_broker``: a proposal from the optimizer, executed unless
+        ``dryrun`` (true by default, as in Cruise Control)."""
+        if task_id_header and task_id_header in self.tasks:
+            return await self._answer(self.tasks[task_id_header], endpoint)
+        brokers = self._parse_brokers(endpoint, params)
+        goals = self._parse_goals(endpoint, params)
+        dryrun = params.get("dryrun", "true").lower() != "false"
+        self._check_capacity("POST", endpoint)
+        task = self._new_task(endpoint, request_url, client)
+        excluded = params.get("excluded_topics") or None
+
+        def proposal() -> list[ReplicaMove]:
+            try:
+                return optimizer.propose(self.cluster, endpoint, brokers, excluded)
+            except (PlacementError, re.error) as exc:
+                raise CruiseControlFailure(500, responses.error_body(
+                    "POST", endpoint, str(exc), f"{KCC}: java.lang.IllegalStateException")) from None
+
+        self._spawn(self._run(task, endpoint, proposal, dryrun, goals, verbose=params.get("verbose") == "true"))
+        return await self._answer(task, endpoint)
+
+    def _parse_brokers(self, endpoint: str, params: dict[str, str]) -> list[int]:
+        if endpoint == "rebalance":
+            return []
+        raw = params.get("brokerid", "")
+        try:
+            brokers = [int(b) for b in raw.split(",") if b.strip()]
+        except ValueError:
+            brokers = []
+        if not brokers:
+            raise CruiseControlFailure(400, responses.error_body(
+                "POST", endpoint, "Parameter brokerid is required: a comma-separated list of broker ids.",
+                "java.lang.IllegalArgumentException"))
+        if unknown := [b for b in brokers if b not in self.cluster.brokers]:
+            raise CruiseControlFailure(500, responses.error_body(
+                "POST", endpoint, f"Broker {unknown} does not exist.",
+                f"{KCC}: java.lang.IllegalArgumentException"))
+        return brokers
+
+    def _parse_goals(self, endpoint: str, params: dict[str, str]) -> list[str]:
+        goals = [g.strip() for g in params.get("goals", "").split(",") if g.strip()]
+        if not goals:
+            return DEFAULT_GOALS
+        if unknown := [g for g in goals if g not in KNOWN_GOALS]:
+            raise CruiseControlFailure(400, responses.error_body(
+                "POST", endpoint, f"Goal {unknown[0]} is not a supported goal. Supported goals: "
+                f"{sorted(KNOWN_GOALS)}", "java.lang.IllegalArgumentException"))
+        missing = [g for g in HARD_GOALS if g not in goals]
+        if missing and params.get("skip_hard_goal_check", "false").lower() != "true":
+            raise CruiseControlFailure(500, responses.error_body(
+                "POST", endpoint, f"Missing hard goals [{', '.join(missing)}] in the provided goals: "
+                f"[{', '.join(goals)}]. Add skip_hard_goal_check=true parameter to ignore this sanity check.",
+                "java.lang.IllegalArgumentException"))
+        return goals
+
+    def stop_execution(self) -> dict[str, Any]:
+        """stop_proposal_execution: movements already done stay; the rest are dropped."""
+        execution = self.execution
+        if execution is not None:
+            self.execution = None
+            if self._runner is not None:
+                self._runner.cancel()
+            task = self.tasks.get(execution.task_id)
+            if task is not None:
+                task.status = "Completed"
+                task.completed_ms = int(time.time() * 1000)
+        return {"message": "Proposal execution stopped.", "version": 1}
 
     def _parse_rf_request(self, params: dict[str, str], body: dict[str, Any] | None) -> dict[int, str]:
         if body:
@@ -201,28 +282,29 @@ class SimCruiseControl:
             await asyncio.wait_for(task.proposal_ready.wait(), timeout=self.tuning.max_block_s)
         except TimeoutError:
             elapsed = int(time.time() * 1000) - task.start_ms
-            return 202, responses.progress_body("Topic configuration", elapsed), task.id
+            return 202, responses.progress_body(OPERATIONS.get(endpoint, endpoint), elapsed), task.id
         if task.error is not None:
             raise CruiseControlFailure(500, task.error)
         return 200, task.result or {}, task.id
 
-    async def _run_topic_configuration(self, task: SimTask, by_rf: dict[int, str], dryrun: bool,
-                                       goals: list[str]) -> None:
+    async def _run(self, task: SimTask, endpoint: str, propose: Callable[[], list[ReplicaMove]], dryrun: bool,
+                   goals: list[str], verbose: bool = False) -> None:
         await asyncio.sleep(self.tuning.proposal_s)
         if self.tasks.get(task.id) is not task:
             return  # forgotten by a restart
         try:
-            moves = self._propose_rf_change(by_rf)
+            self._check_warm(endpoint)
+            moves = propose()
         except CruiseControlFailure as failure:
             task.error, task.status = failure.body, "CompletedWithError"
             task.proposal_ready.set()
             return
-        task.result = responses.optimization_result(self.cluster, moves, goals=goals)
+        task.result = responses.optimization_result(self.cluster, moves, goals=goals, verbose=verbose)
         if dryrun or not moves:
             task.status = "Completed"
         elif self.execution is not None:
             task.error = responses.error_body(
-                "POST", "topic_configuration", "Cannot execute new proposals while there is an ongoing execution.",
+                "POST", endpoint, "Cannot execute new proposals while there is an ongoing execution.",
                 f"{KCC}: com.linkedin.kafka.cruisecontrol.executor.OngoingExecutionException")
             task.status = "CompletedWithError"
         else:
@@ -230,15 +312,17 @@ class SimCruiseControl:
             self._start_execution(task, moves)
         task.proposal_ready.set()
 
-    def _propose_rf_change(self, by_rf: dict[int, str]) -> list[ReplicaMove]:
+    def _check_warm(self, endpoint: str) -> None:
         if not self.warm:
             raise CruiseControlFailure(500, responses.error_body(
-                "POST", "topic_configuration",
+                "POST", endpoint,
                 f"There are only 0 valid windows when aggregating in range [-1, {int(time.time() * 1000)}] for "
                 "aggregation options (minValidEntityRatio=0.95, minValidEntityGroupRatio=0.00, minValidWindows=1, "
                 f"numEntitiesToInclude={sum(len(t.partitions) for t in self.cluster.topics.values())}, "
                 "granularity=ENTITY)",
                 f"{KCC}: com.linkedin.cruisecontrol.exception.NotEnoughValidWindowsException"))
+
+    def _propose_rf_change(self, by_rf: dict[int, str]) -> list[ReplicaMove]:
         alive = len(self.cluster.alive_ids)
         moves: list[ReplicaMove] = []
         for rf, regex in sorted(by_rf.items()):
@@ -311,7 +395,8 @@ class SimCruiseControl:
         return {
             "state": "INTER_BROKER_REPLICA_MOVEMENT_TASK_IN_PROGRESS",
             "triggeredUserTaskId": ex.task_id,
-            "triggeredTaskReason": "Topic configuration",
+            "triggeredTaskReason": OPERATIONS.get(self.tasks[ex.task_id].endpoint, "")
+            if ex.task_id in self.tasks else "",
             "numTotalPartitionMovements": len(ex.moves),
             "numFinishedPartitionMovements": ex.finished_moves,
             "numInProgressPartitionMovements": in_progress,

@@ -68,6 +68,17 @@ def build_cruise_control_app(cc: SimCruiseControl, faults: FaultPlan) -> web.App
             dict(request.query), body, _request_url(request), client, request.headers.get("User-Task-ID"))
         return _json(status, payload, task_id)
 
+    def optimization(endpoint: str) -> Any:
+        async def handle(request: web.Request) -> web.Response:
+            status, payload, task_id = await cc.optimize(endpoint, dict(request.query), _request_url(request),
+                                                         request.remote or "127.0.0.1",
+                                                         request.headers.get("User-Task-ID"))
+            return _json(status, payload, task_id)
+        return handle
+
+    async def stop_proposal_execution(request: web.Request) -> web.Response:
+        return _json(200, cc.stop_execution())
+
     async def user_tasks(request: web.Request) -> web.Response:
         return _json(200, cc.user_tasks(dict(request.query)))
 
@@ -78,6 +89,9 @@ def build_cruise_control_app(cc: SimCruiseControl, faults: FaultPlan) -> web.App
         return _json(200, responses.kafka_cluster_state(cc.cluster))
 
     app.router.add_post(f"{PREFIX}/topic_configuration", topic_configuration)
+    for endpoint in ("rebalance", "add_broker", "remove_broker"):
+        app.router.add_post(f"{PREFIX}/{endpoint}", optimization(endpoint))
+    app.router.add_post(f"{PREFIX}/stop_proposal_execution", stop_proposal_execution)
     app.router.add_get(f"{PREFIX}/user_tasks", user_tasks)
     app.router.add_get(f"{PREFIX}/state", state)
     app.router.add_get(f"{PREFIX}/kafka_cluster_state", kafka_cluster_state)

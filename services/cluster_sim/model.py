@@ -80,6 +80,16 @@ class Cluster:
     def alive_ids(self) -> set[int]:
         return {b.id for b in self.brokers.values() if b.alive}
 
+    def add_broker(self, broker_id: int, rack: str | None) -> Broker:
+        """A broker joins the cluster (empty, alive), as when a Kafka cluster is scaled up."""
+        if broker_id in self.brokers:
+            raise ClusterError(f"Broker {broker_id} already exists")
+        if broker_id < 0:
+            raise ClusterError(f"Broker id {broker_id} must not be negative")
+        broker = Broker(broker_id, rack)
+        self.brokers[broker_id] = broker
+        return broker
+
     def set_alive(self, broker_id: int, alive: bool) -> None:
         if broker_id not in self.brokers:
             raise ClusterError(f"Broker {broker_id} does not exist")
@@ -256,5 +266,5 @@ class Cluster:
             return  # deleted while the movement ran: Kafka drops the reassignment with the topic
         p = topic.partitions[move.partition]
         p.replicas = list(move.new_replicas)
-        if p.leader not in p.replicas:
-            p.leader = next((b for b in p.replicas if b in self.alive_ids), None)
+        # The executor ends a movement with a preferred-leader election: the first alive replica leads.
+        p.leader = next((b for b in p.replicas if b in self.alive_ids), None)

@@ -109,7 +109,7 @@ def optimization_result(cluster: Cluster, moves: list[ReplicaMove], *, goals: li
     if verbose:
         result["proposals"] = [
             {
-                "topicPartition": {"topic": m.topic, "partition": m.partition},
+                "topicPartition": f"{m.topic}-{m.partition}",
                 "oldLeader": m.old_replicas[0] if m.old_replicas else -1,
                 "oldReplicas": list(m.old_replicas),
                 "newReplicas": list(m.new_replicas),

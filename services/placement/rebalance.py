@@ -63,7 +63,7 @@ def spread_onto(cluster: ClusterView, new_brokers: Iterable[int], *, only_onto_n
         raise PlacementError(f"new broker(s) {unknown} are not alive brokers of the cluster")
     mover = _Mover(cluster, alive)
     target = fair_share(cluster)
-    mover.repair_spread(new, target)
+    mover.repair_spread(new, target, only_new=only_onto_new)
     for broker in new:
         mover.fill(broker, target)
     if only_onto_new:
@@ -137,7 +137,7 @@ class _Mover:
         self.moves = 0
         self.ceiling = -(-sum(self.load.values()) // max(1, len(self.load)))
 
-    def repair_spread(self, new: list[int], target: int) -> None:
+    def repair_spread(self, new: list[int], target: int, only_new: bool = False) -> None:
         """Partitions the grown tree finds badly spread (say a third DC joined: RF 3 now means one replica per DC)
         get a replica moved onto a new broker first, always from the most loaded broker that has such a partition;
         these moves count towards the new brokers' share."""
@@ -159,7 +159,8 @@ class _Mover:
                 continue
             # New brokers while they are below their share, then whichever broker holds the fewest: the spread
             # comes first, the levelling afterwards evens the counts out.
-            options = sorted(self.load, key=lambda b: (not (b in new and self.load[b] < target), self.load[b], b))
+            options = sorted(new if only_new else self.load,
+                             key=lambda b: (not (b in new and self.load[b] < target), self.load[b], b))
             if self._repair_one(source, options, candidates[source]):
                 heapq.heappush(heap, (-self.load[source], source))
 

@@ -244,3 +244,54 @@ async def test_explicit_replica_assignments_through_the_admin_port(sim: Simulato
     with pytest.raises(AdminError, match="not registered"):
         await admin.reassign_partitions("placed", {0: [1, 99]})
     await admin.aclose()
+
+
+async def test_add_remove_and_full_rebalance_proposals_execute_and_validate(sim: Simulator, openapi: OpenAPI) -> None:
+    admin = SimulatorClusterAdmin(f"http://127.0.0.1:{sim.settings.admin_port}")
+    for index in range(4):
+        await admin.create_topic(f"t{index}", 12, 3)
+    recorder = Recorder(httpx.AsyncHTTPTransport())
+    base = f"http://127.0.0.1:{sim.settings.cruise_control_port}/kafkacruisecontrol"
+    async with httpx.AsyncClient(base_url=base, transport=recorder, timeout=10) as cc:
+        # Brokers 7 and 8 join /dc1 and /dc2: add_broker moves replicas only onto them.
+        sim.cluster.add_broker(7, "/dc1/r1")
+        sim.cluster.add_broker(8, "/dc2/r1")
+        before = {n: [list(p.replicas) for p in t.partitions] for n, t in sim.cluster.topics.items()}
+        proposal = await cc.post("/add_broker", params={"brokerid": "7,8", "json": "true"})  # dryrun by default
+        assert proposal.status_code == 200 and proposal.headers["User-Task-ID"]
+        moved = proposal.json()["summary"]["numReplicaMovements"]
+        assert moved > 0 and {n: [list(p.replicas) for p in t.partitions] for n, t in sim.cluster.topics.items()} \
+            == before, "a dry run changes nothing"
+        run = await cc.post("/add_broker", params={"brokerid": "7,8", "dryrun": "false", "json": "true"})
+        task_id = run.headers["User-Task-ID"]
+        state = (await cc.get("/state", params={"json": "true"})).json()["ExecutorState"]
+        assert state["triggeredTaskReason"] == "Add brokers" and state["numTotalPartitionMovements"] > 0
+        for _ in range(100):
+            tasks = (await cc.get("/user_tasks", params={"user_task_ids": task_id, "json": "true"})).json()
+            if tasks["userTasks"][0]["Status"] == "Completed":
+                break
+            await asyncio.sleep(0.05)
+        counts = sim.cluster.replica_counts()
+        assert counts[7] > 0 and counts[8] > 0
+        for name, topic in sim.cluster.topics.items():
+            for old, partition in zip(before[name], topic.partitions):
+                assert set(partition.replicas) - set(old) <= {7, 8}
+
+        # remove_broker drains broker 8 again; unknown brokers and bad goals are refused in Cruise Control's words.
+        drained = await cc.post("/remove_broker", params={"brokerid": "8", "dryrun": "false", "json": "true"})
+        assert drained.status_code == 200
+        for _ in range(100):
+            if sim.cruise_control.execution is None:
+                break
+            await asyncio.sleep(0.05)
+        assert sim.cluster.replica_counts()[8] == 0
+        unknown = await cc.post("/remove_broker", params={"brokerid": "42", "json": "true"})
+        assert unknown.status_code == 500 and "Broker [42] does not exist." in unknown.json()["errorMessage"]
+        bad = await cc.post("/rebalance", params={"goals": "RackAwareGoal,ReplicaCapacityGoal", "json": "true"})
+        assert bad.status_code == 500 and "Missing hard goals" in bad.json()["errorMessage"]
+        full = await cc.post("/rebalance", params={"json": "true", "verbose": "true"})
+        assert full.status_code == 200 and "proposals" in full.json()
+        assert (await cc.post("/stop_proposal_execution", params={"json": "true"})).json()["message"] == \
+            "Proposal execution stopped."
+    assert validate_all(openapi, recorder) >= 8
+    await admin.aclose()
