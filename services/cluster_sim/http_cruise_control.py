@@ -85,6 +85,9 @@ def build_cruise_control_app(cc: SimCruiseControl, faults: FaultPlan) -> web.App
     async def state(request: web.Request) -> web.Response:
         return _json(200, cc.state())
 
+    async def load(request: web.Request) -> web.Response:
+        return _json(200, responses.broker_load(cc.cluster))
+
     async def kafka_cluster_state(request: web.Request) -> web.Response:
         return _json(200, responses.kafka_cluster_state(cc.cluster))
 
@@ -95,6 +98,7 @@ def build_cruise_control_app(cc: SimCruiseControl, faults: FaultPlan) -> web.App
     app.router.add_get(f"{PREFIX}/user_tasks", user_tasks)
     app.router.add_get(f"{PREFIX}/state", state)
     app.router.add_get(f"{PREFIX}/kafka_cluster_state", kafka_cluster_state)
+    app.router.add_get(f"{PREFIX}/load", load)
     return app
 
 

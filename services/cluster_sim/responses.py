@@ -53,6 +53,11 @@ def _broker_stats(cluster: Cluster) -> dict[str, Any]:
     return {"hosts": hosts, "brokers": brokers}
 
 
+def broker_load(cluster: Cluster) -> dict[str, Any]:
+    """GET load: per-broker and per-host load (replica, leader and disk figures from the cluster model)."""
+    return {**_broker_stats(cluster), "version": 1}
+
+
 def _stats(values: list[float]) -> dict[str, float]:
     return {
         "AVG": statistics.fmean(values) if values else 0.0,

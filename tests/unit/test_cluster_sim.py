@@ -293,5 +293,32 @@ async def test_add_remove_and_full_rebalance_proposals_execute_and_validate(sim:
         assert full.status_code == 200 and "proposals" in full.json()
         assert (await cc.post("/stop_proposal_execution", params={"json": "true"})).json()["message"] == \
             "Proposal execution stopped."
+        load = (await cc.get("/load", params={"json": "true"})).json()
+        assert {b["Broker"]: b["Replicas"] for b in load["brokers"]}[8] == 0
     assert validate_all(openapi, recorder) >= 8
+    await admin.aclose()
+
+
+async def test_stop_proposal_execution_leaves_the_rest_of_the_movements_undone(sim: Simulator) -> None:
+    admin = SimulatorClusterAdmin(f"http://127.0.0.1:{sim.settings.admin_port}")
+    for index in range(3):
+        await admin.create_topic(f"s{index}", 20, 3)
+    sim.cluster.add_broker(9, "/dc1/r1")
+    sim.cruise_control.tuning.min_execution_s = 5.0
+    base = f"http://127.0.0.1:{sim.settings.cruise_control_port}/kafkacruisecontrol"
+    async with httpx.AsyncClient(base_url=base, timeout=10) as cc:
+        run = await cc.post("/add_broker", params={"brokerid": "9", "dryrun": "false", "json": "true",
+                                                    "verbose": "true"})
+        onto_9 = sum(1 for p in run.json()["proposals"] if 9 in p["newReplicas"])
+        assert onto_9 > 1
+        await asyncio.sleep(0.5)
+        assert (await cc.get("/state", params={"json": "true"})).json()["ExecutorState"]["state"] == \
+            "INTER_BROKER_REPLICA_MOVEMENT_TASK_IN_PROGRESS"
+        await cc.post("/stop_proposal_execution", params={"json": "true"})
+        assert (await cc.get("/state", params={"json": "true"})).json()["ExecutorState"]["state"] == \
+            "NO_TASK_IN_PROGRESS"
+        await asyncio.sleep(0.3)
+        stopped_at = sim.cluster.replica_counts()[9]
+        await asyncio.sleep(0.3)
+        assert sim.cluster.replica_counts()[9] == stopped_at < onto_9, "stopped part-way, and nothing moves after"
     await admin.aclose()
