@@ -160,6 +160,7 @@ class ReplicasChangeService:
             except (CruiseControlError, AdminError) as exc:
                 # Nothing is concluded from a failed poll: sessionIds stay as they are.
                 log.warning("poll failed; will retry", error=str(exc))
+                await self._publish(logic.on_unreachable(self.records, str(exc), _now()))
                 return
             changed = logic.on_poll(self.records, tasks, actual, _now(), **self._retry)
             await self._publish(changed)

@@ -134,6 +134,16 @@ def on_submit_failed(records: Records, topics: Iterable[str], message: str, now:
     return changed
 
 
+def on_unreachable(records: Records, message: str, now: datetime) -> list[ReplicasChangeRecord]:
+    """Cruise Control cannot be asked about our executing task, so pending changes wait behind it without a request
+    of their own to fail: say why they wait (once, not at every poll)."""
+    if not any(r.state == ONGOING for r in records.values()):
+        return []  # pending changes make their own requests, whose failures carry the message
+    waiting = f"waiting for the ongoing task; {message}"
+    return [_update(r, now, message=waiting) for r in records.values()
+            if r.state == PENDING and r.batch_id is None and r.message != waiting]
+
+
 def recover_in_doubt(records: Records, tasks: Iterable[UserTask], now: datetime) -> list[ReplicasChangeRecord]:
     """After a restart: a pending record with a batch id was being submitted when the service stopped. If Cruise
     Control knows a task whose request carried that batch id as its reason, the change is ongoing under that task;

@@ -168,3 +168,12 @@ def test_poll_looks_at_the_cluster_only_where_needed() -> None:
 def test_poll_leaves_unchecked_topics_alone() -> None:
     records = by_topic(rec("running", ONGOING, session_id="s1"))
     assert logic.on_poll(records, {}, {}, NOW, **RETRY) == []
+
+
+def test_pending_changes_behind_an_unreachable_ongoing_task_say_why_they_wait() -> None:
+    records = by_topic(rec("a", ONGOING, session_id="s"), rec("b"))
+    (waiting,) = logic.on_unreachable(records, "Connection failed: refused", NOW)
+    assert waiting.topic == "b" and "Connection failed" in waiting.message and waiting.state == PENDING
+    assert logic.on_unreachable(by_topic(rec("a", ONGOING, session_id="s"), waiting), "Connection failed: refused",
+                                NOW) == []  # said once
+    assert logic.on_unreachable(by_topic(rec("b")), "Connection failed", NOW) == []
