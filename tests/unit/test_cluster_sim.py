@@ -20,6 +20,7 @@ from services.cluster_sim.app import Simulator
 from services.common.admin import AdminError
 from services.common.admin.simulator import SimulatorClusterAdmin
 from services.common.cruise_control import (
+    OptimizationOptions,
     AuthorizationError,
     ClusterModelNotReady,
     ConnectionFailed,
@@ -321,4 +322,27 @@ async def test_stop_proposal_execution_leaves_the_rest_of_the_movements_undone(s
         stopped_at = sim.cluster.replica_counts()[9]
         await asyncio.sleep(0.3)
         assert sim.cluster.replica_counts()[9] == stopped_at < onto_9, "stopped part-way, and nothing moves after"
+    await admin.aclose()
+
+
+async def test_client_drives_add_and_remove_broker_on_the_simulator(sim: Simulator) -> None:
+    admin = SimulatorClusterAdmin(f"http://127.0.0.1:{sim.settings.admin_port}")
+    await admin.create_topic("c0", 18, 3)
+    sim.cluster.add_broker(7, "/dc3/r1")
+    cc = client_for(sim)
+    proposal = await cc.add_broker([7], OptimizationOptions(verbose=True, replication_throttle=10_000_000))
+    assert not proposal.in_progress and proposal.result is not None
+    summary = proposal.result.summary
+    assert summary.num_replica_movements > 0 and summary.data_to_move_mb > 0
+    assert all(7 in p["newReplicas"] for p in proposal.result.proposals)
+    again = await cc.add_broker([7], task_id=proposal.task_id)  # the same task's answer, not a new task
+    assert again.task_id == proposal.task_id and again.result == proposal.result
+    with pytest.raises(RequestRejected, match=r"Broker \[99\] does not exist"):
+        await cc.remove_broker([99])
+    with pytest.raises(ValueError, match="takes no goals"):
+        OptimizationOptions(goals=("RackAwareGoal",), rebalance_disk=True)
+    loads = {b.broker: b for b in (await cc.load()).brokers}
+    assert loads[7].replicas == 0 and loads[1].replicas > 0
+    assert await cc.stop_proposal_execution() == "Proposal execution stopped."
+    await cc.aclose()
     await admin.aclose()

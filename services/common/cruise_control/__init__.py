@@ -1,6 +1,6 @@
 """Cruise Control REST port: one async httpx client with typed responses."""
 
-from services.common.cruise_control.client import CruiseControlClient, Submission, topic_regex
+from services.common.cruise_control.client import CruiseControlClient, OptimizationOptions, Submission, topic_regex
 from services.common.cruise_control.errors import (
     AuthorizationError,
     ClusterModelNotReady,
@@ -22,6 +22,7 @@ from services.common.cruise_control.models import (
 )
 
 __all__ = [
+    "OptimizationOptions",
     "AuthorizationError",
     "ClusterModelNotReady",
     "ConnectionFailed",

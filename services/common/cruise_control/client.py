@@ -18,6 +18,7 @@ from tenacity import AsyncRetrying, retry_if_exception_type, stop_after_attempt,
 
 from services.common.cruise_control.errors import ConnectionFailed, CruiseControlError, classify
 from services.common.cruise_control.models import (
+    BrokerLoads,
     CruiseControlState,
     ErrorResponse,
     KafkaClusterState,
@@ -106,12 +107,42 @@ class CruiseControlClient:
         if replication_throttle:
             params["replication_throttle"] = replication_throttle
         response = await self._send("POST", "topic_configuration", params=params, json_body=body)
-        task_id = response.headers.get(USER_TASK_ID)
-        if not task_id:
-            raise CruiseControlError("Cruise Control accepted the request but sent no User-Task-ID header")
-        if response.status_code == 202:
-            return Submission(task_id=task_id, result=None, in_progress=True)
-        return Submission(task_id=task_id, result=_parse(OptimizationResult, response), in_progress=False)
+        return _submission(response)
+
+    async def rebalance(self, options: OptimizationOptions | None = None, *, dryrun: bool = True,
+                        task_id: str | None = None) -> Submission:
+        """A full rebalance (``rebalance_disk`` moves between a broker's disks instead, and takes no goals)."""
+        return await self._optimize("rebalance", options or OptimizationOptions(), dryrun, task_id)
+
+    async def add_broker(self, brokers: Iterable[int], options: OptimizationOptions | None = None, *,
+                         dryrun: bool = True, task_id: str | None = None) -> Submission:
+        """Move replicas onto ``brokers`` (newly added) only."""
+        return await self._optimize("add_broker", options or OptimizationOptions(), dryrun, task_id, brokers)
+
+    async def remove_broker(self, brokers: Iterable[int], options: OptimizationOptions | None = None, *,
+                            dryrun: bool = True, task_id: str | None = None) -> Submission:
+        """Move every replica off ``brokers`` (to be removed)."""
+        return await self._optimize("remove_broker", options or OptimizationOptions(), dryrun, task_id, brokers)
+
+    async def stop_proposal_execution(self) -> str:
+        response = await self._send("POST", "stop_proposal_execution", params={"json": "true"})
+        return str(response.json().get("message", ""))
+
+    async def load(self) -> BrokerLoads:
+        return _parse(BrokerLoads, await self._get("load", {"json": "true"}))
+
+    async def _optimize(self, endpoint: str, options: OptimizationOptions, dryrun: bool, task_id: str | None,
+                        brokers: Iterable[int] | None = None) -> Submission:
+        """``task_id``: ask again for the result of that task (Cruise Control answers 202 while it computes)
+        instead of starting a new one."""
+        params: dict[str, Any] = {**options.params(endpoint), "dryrun": _flag(dryrun), "json": "true"}
+        if brokers is not None:
+            ids = sorted(set(brokers))
+            if not ids:
+                raise ValueError(f"{endpoint} needs at least one broker id")
+            params["brokerid"] = ",".join(map(str, ids))
+        headers = {USER_TASK_ID: task_id} if task_id else None
+        return _submission(await self._send("POST", endpoint, params=params, headers=headers))
 
     async def user_tasks(
         self,
@@ -152,10 +183,11 @@ class CruiseControlClient:
         raise AssertionError("unreachable")  # pragma: no cover
 
     async def _send(
-        self, method: str, path: str, *, params: dict[str, Any], json_body: dict[str, Any] | None = None
+        self, method: str, path: str, *, params: dict[str, Any], json_body: dict[str, Any] | None = None,
+        headers: dict[str, str] | None = None,
     ) -> httpx.Response:
         try:
-            response = await self._http.request(method, path, params=params, json=json_body)
+            response = await self._http.request(method, path, params=params, json=json_body, headers=headers)
         except httpx.TimeoutException as exc:
             raise ConnectionFailed(f"Connection failed: Cruise Control did not answer in time ({exc!r})") from exc
         except httpx.TransportError as exc:
@@ -163,6 +195,56 @@ class CruiseControlClient:
         if response.status_code in (200, 202):
             return response
         raise _error_from(response)
+
+
+@dataclass(frozen=True)
+class OptimizationOptions:
+    """The knobs of rebalance / add_broker / remove_broker (Strimzi's KafkaRebalance spec has the same)."""
+
+    goals: tuple[str, ...] = ()
+    skip_hard_goal_check: bool = False
+    excluded_topics: str | None = None  # a regex
+    concurrent_partition_movements_per_broker: int | None = None
+    concurrent_leader_movements: int | None = None
+    replication_throttle: int | None = None  # bytes per second
+    rebalance_disk: bool = False  # rebalance only: between the disks of each broker
+    verbose: bool = False
+    reason: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.rebalance_disk and self.goals:
+            raise ValueError("rebalanceDisk balances a broker's disks and takes no goals; drop one of them")
+
+    def params(self, endpoint: str) -> dict[str, Any]:
+        params: dict[str, Any] = {}
+        if self.goals:
+            params["goals"] = ",".join(self.goals)
+        if self.skip_hard_goal_check:
+            params["skip_hard_goal_check"] = "true"
+        if self.excluded_topics:
+            params["excluded_topics"] = self.excluded_topics
+        if self.concurrent_partition_movements_per_broker:
+            params["concurrent_partition_movements_per_broker"] = self.concurrent_partition_movements_per_broker
+        if self.concurrent_leader_movements:
+            params["concurrent_leader_movements"] = self.concurrent_leader_movements
+        if self.replication_throttle:
+            params["replication_throttle"] = self.replication_throttle
+        if self.rebalance_disk and endpoint == "rebalance":
+            params["rebalance_disk"] = "true"
+        if self.verbose:
+            params["verbose"] = "true"
+        if self.reason:
+            params["reason"] = self.reason
+        return params
+
+
+def _submission(response: httpx.Response) -> Submission:
+    task_id = response.headers.get(USER_TASK_ID)
+    if not task_id:
+        raise CruiseControlError("Cruise Control accepted the request but sent no User-Task-ID header")
+    if response.status_code == 202:
+        return Submission(task_id=task_id, result=None, in_progress=True)
+    return Submission(task_id=task_id, result=_parse(OptimizationResult, response), in_progress=False)
 
 
 def _flag(value: bool) -> str:

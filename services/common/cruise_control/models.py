@@ -144,3 +144,25 @@ class KafkaClusterState(_CCModel):
     broker_state: dict[str, Any] = Field(alias="KafkaBrokerState")
     partition_state: dict[str, list[PartitionState]] = Field(alias="KafkaPartitionState")
     version: int = 1
+
+
+class BrokerLoad(_CCModel):
+    broker: int = Field(alias="Broker")
+    host: str | None = Field(default=None, alias="Host")
+    rack: str | None = Field(default=None, alias="Rack")
+    state: str | None = Field(default=None, alias="BrokerState")
+    replicas: int = Field(default=0, alias="Replicas")
+    leaders: int = Field(default=0, alias="Leaders")
+    disk_mb: float = Field(default=0, alias="DiskMB")
+    disk_pct: float | None = Field(default=None, alias="DiskPct")
+    cpu_pct: float | None = Field(default=None, alias="CpuPct")
+    leader_nw_in_rate: float | None = Field(default=None, alias="LeaderNwInRate")
+    follower_nw_in_rate: float | None = Field(default=None, alias="FollowerNwInRate")
+    nw_out_rate: float | None = Field(default=None, alias="NwOutRate")
+
+
+class BrokerLoads(_CCModel):
+    """GET load (and ``loadAfterOptimization`` / ``loadBeforeOptimization`` of a proposal)."""
+
+    brokers: list[BrokerLoad] = Field(default_factory=list)
+    version: int = 1
