@@ -51,8 +51,8 @@ def _under_replicated(latest: dict[str, TopicStatus], specs: list[TopicSpec]) ->
                for spec in specs)
 
 
-class _Seen(dict[int, int]):
-    """Partition -> last offset printed, so a later step does not print the earlier steps' transitions again."""
+# Partition -> last offset printed, so a later step does not print the earlier steps' transitions again.
+_Seen = dict[int, int]
 
 
 def _follow(console: Console, bus: BusSettings, specs: list[TopicSpec], latest: dict[str, TopicStatus],
@@ -60,7 +60,7 @@ def _follow(console: Console, bus: BusSettings, specs: list[TopicSpec], latest: 
             seen: _Seen | None = None) -> bool:
     """Print status transitions as they happen until ``until`` holds (default: every spec is reflected); False on
     timeout."""
-    seen = seen if seen is not None else _Seen()
+    seen = seen if seen is not None else {}
     for record in busio.consume(bus, [TOPICS.status.name], follow=True, deadline=deadline):
         if record.offset <= seen.get(record.partition, -1):
             continue
@@ -91,7 +91,7 @@ def run_demo(console: Console, *, timeout_s: float) -> int:
         stack.start(progress=lambda m: console.print(f"[dim]- {m}[/dim]"))
         bus = stack.settings().bus
         latest: dict[str, TopicStatus] = {}
-        seen = _Seen()
+        seen: _Seen = {}
 
         create = _scenario("demo-create.yaml")
         console.rule(f"1. create {len(create)} topics")

@@ -103,8 +103,7 @@ def drain(cluster: ClusterView, leaving: Iterable[int]) -> dict[str, Assignment]
         for topic, index in sorted(mover.hosting.get(source, ())):
             replicas = mover.assignments[topic][index]
             options = sorted((b.id for b in stay if b.id not in replicas),
-                             key=lambda b: (mover.load[b], -sum(1 for x, y in zip(mover.paths[b], near) if x is y),
-                                            b))
+                             key=lambda b: (mover.load[b], -_shared_domains(mover.paths[b], near), b))
             for target in options:
                 moved = [target if b == source else b for b in replicas]
                 if mover.spread.ok(moved):
@@ -119,9 +118,8 @@ def drain(cluster: ClusterView, leaving: Iterable[int]) -> dict[str, Assignment]
 
 class _Mover:
     def __init__(self, cluster: ClusterView, alive: list) -> None:
-        self.root = build_tree(alive)
-        self.paths = broker_paths(self.root)
-        self.spread = Spread(self.root)
+        self.spread = Spread(build_tree(alive))
+        self.paths = self.spread.paths
         self.assignments = {t: [list(r) for r in parts] for t, parts in cluster.assignments.items()}
         self.hosting: dict[int, set[PartitionRef]] = {b.id: set() for b in alive}
         for topic, parts in self.assignments.items():
@@ -199,8 +197,7 @@ class _Mover:
         near = self.paths[to]
 
         def key(b: int) -> tuple[int, bool, int, int]:
-            return (-sum(1 for x, y in zip(self.paths[b], near) if x is y), self.load[b] <= self.ceiling,
-                    -self.load[b], b)
+            return (-_shared_domains(self.paths[b], near), self.load[b] <= self.ceiling, -self.load[b], b)
 
         heap = [key(b) for b in self.load if b != to and self.load[b] > goal]
         heapq.heapify(heap)
@@ -396,6 +393,11 @@ def balance_leaders(assignments: dict[str, Assignment], alive: set[int]) -> None
         for broker in sorted(alive, key=lambda b: leaders[b]):
             while leaders[broker] < goal and shift_one(broker, goal):
                 pass
+
+
+def _shared_domains(a: tuple[Domain, ...], b: tuple[Domain, ...]) -> int:
+    """How many domains, from the root down, two brokers' paths have in common."""
+    return sum(1 for x, y in zip(a, b) if x is y)
 
 
 class Spread:

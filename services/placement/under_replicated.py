@@ -18,6 +18,7 @@ from enum import StrEnum
 
 from services.placement.model import Assignment, BrokerState, ClusterView, PlacementError
 from services.placement.request import create_replica_placement
+from services.placement.selector import shared_levels
 
 
 class Policy(StrEnum):
@@ -124,7 +125,7 @@ def fill_placeholders(full: Sequence[Sequence[int]], intended: dict[int, list[in
     one the partition has. Returns the partitions to reassign (their real replicas, new ones last) and the full
     assignment after it."""
     alive = sorted(b.id for b in cluster.brokers if b.alive)
-    paths = {b.id: tuple(p for p in (b.rack or "").split("/") if p) for b in cluster.brokers}
+    racks = {b.id: b.rack or "/" for b in cluster.brokers}
     load = cluster.replica_counts()
     changes: dict[int, list[int]] = {}
     after: Assignment = []
@@ -139,7 +140,7 @@ def fill_placeholders(full: Sequence[Sequence[int]], intended: dict[int, list[in
             if not options:
                 break
             placed = real + picks
-            best = min(options, key=lambda b: (max((_shared(paths.get(b, ()), paths.get(r, ())) for r in placed),
+            best = min(options, key=lambda b: (max((shared_levels(racks[b], racks.get(r, "/")) for r in placed),
                                                    default=0), load.get(b, 0), b))
             picks.append(best)
             load[best] = load.get(best, 0) + 1
@@ -148,12 +149,3 @@ def fill_placeholders(full: Sequence[Sequence[int]], intended: dict[int, list[in
             changes[index] = real + picks
         after.append(real + picks + _placeholders(missing - len(picks)))
     return changes, after
-
-
-def _shared(a: tuple[str, ...], b: tuple[str, ...]) -> int:
-    depth = 0
-    for x, y in zip(a, b):
-        if x != y:
-            break
-        depth += 1
-    return depth

@@ -41,7 +41,6 @@ from services.placement.model import PlacementError
 from services.placement.request import create_replica_placement
 from services.placement.under_replicated import (
     Placed,
-    Policy,
     fill_placeholders,
     place_topic,
     required_alive_replicas,
@@ -390,7 +389,7 @@ class TopicReconciler:
         settings = self.settings.placement
         return place_topic(await self.cluster_view.view(), topic, partitions, replication_factor,
                            placer=placer or settings.placer, seed=settings.seed,
-                           policy=Policy(settings.under_replicated),
+                           policy=settings.under_replicated,
                            required=required_alive_replicas(replication_factor, config, min_required))
 
     async def _fill_placeholders(self, name: str, actual: TopicDescription | None, sends: list[asyncio.Future]

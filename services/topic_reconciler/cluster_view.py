@@ -40,10 +40,6 @@ class ClusterViewCache:
         """The brokers as the cluster describes them now, with every observed broker it does not describe."""
         self._brokers = self._observed.cluster_brokers(described)
 
-    @property
-    def brokers(self) -> tuple[Broker, ...]:
-        return self._brokers
-
     def set_topic(self, topic: str, partitions: Sequence[Sequence[int]]) -> None:
         """The topic's partitions as they are now (read from the cluster, or just placed by Ballast)."""
         self._assignments[topic] = [list(r) for r in partitions]
