@@ -18,10 +18,32 @@ from events.models import (
     TopicSpecDeleted,
     TopicStatus,
 )
+from events.rebalance import (
+    BrokerLoadChange,
+    BrokerRemovalRequested,
+    KnownBrokers,
+    ProposalSummary,
+    RebalanceAction,
+    RebalanceMode,
+    RebalanceProgress,
+    RebalanceRequest,
+    RebalanceState,
+    RebalanceStatus,
+)
 from events.serde import Decoded, InvalidEvent, decode, encode
 from events.topics import TOPICS, Topics
 
 __all__ = [
+    "BrokerLoadChange",
+    "BrokerRemovalRequested",
+    "KnownBrokers",
+    "ProposalSummary",
+    "RebalanceAction",
+    "RebalanceMode",
+    "RebalanceProgress",
+    "RebalanceRequest",
+    "RebalanceState",
+    "RebalanceStatus",
     "TOPICS",
     "BrokerForgotten",
     "Condition",

@@ -47,9 +47,26 @@ class Topics:
         "ballast.placement.responses", False, "answers to placement requests (PlacementResponse)"
     )
 
+    # Rebalancing (seed 001): requests keyed by rebalance name, actions on them, and their status (the rebalancer's
+    # memory, one record per rebalance).
+    rebalance_requests: BusTopic = BusTopic(
+        "ballast.rebalance.requests", True, "desired rebalances (RebalanceRequest)"
+    )
+    rebalance_actions: BusTopic = BusTopic(
+        "ballast.rebalance.actions", False, "approve / refresh / stop a rebalance (RebalanceAction)"
+    )
+    rebalance_status: BusTopic = BusTopic(
+        "ballast.rebalance.status", True, "per-rebalance status (RebalanceStatus)"
+    )
+    # Brokers joining (seen by the rebalancer) and leaving (announced by operators): automatic rebalances.
+    scaling: BusTopic = BusTopic(
+        "ballast.cluster.scaling", True, "scaling signals (BrokerRemovalRequested, KnownBrokers)"
+    )
+
     def all(self) -> list[BusTopic]:
         return [self.specs, self.status, self.replicas_commands, self.replicas_state, self.dead_letters,
-                self.observed_brokers, self.placeholders, self.placement_requests, self.placement_responses]
+                self.observed_brokers, self.placeholders, self.placement_requests, self.placement_responses,
+                self.rebalance_requests, self.rebalance_actions, self.rebalance_status, self.scaling]
 
 
 TOPICS = Topics()

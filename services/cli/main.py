@@ -18,6 +18,7 @@ from events.schema import json_schemas
 from services.cli import busio
 from services.cli.busio import BusUnavailable
 from services.cli.manifests import ManifestError, load_file
+from services.cli.rebalance import rebalance_app
 from services.cli.views import status_table, transition_line
 from services.common.settings import get_settings
 
@@ -27,7 +28,7 @@ app = typer.Typer(
 console = Console()
 err = Console(stderr=True)
 
-SERVICES = ("topic-reconciler", "replicas-change", "cluster-sim")
+SERVICES = ("topic-reconciler", "replicas-change", "rebalancer", "cluster-sim")
 STATE_FILE = Path(".ballast/stack.json")
 
 
@@ -99,6 +100,8 @@ def run(service: Annotated[str, typer.Argument(help=f"one of: {', '.join(SERVICE
         from services.topic_reconciler.app import create_service
     elif service == "replicas-change":
         from services.replicas_change.app import create_service
+    elif service == "rebalancer":
+        from services.rebalancer.app import create_service
     else:
         raise _fail(f"unknown service {service!r}; choose one of: {', '.join(SERVICES)}", 2)
     from faust.worker import Worker
@@ -108,16 +111,27 @@ def run(service: Annotated[str, typer.Argument(help=f"one of: {', '.join(SERVICE
 
 
 @app.command()
-def apply(file: Annotated[Path, typer.Option("-f", "--file", help="YAML: Strimzi KafkaTopic or plain topic specs")]) -> None:
-    """Publish the desired state of one or more topics."""
+def apply(file: Annotated[Path, typer.Option("-f", "--file", help="YAML: topic specs (Strimzi KafkaTopic or plain) "
+                                             "and rebalances (Strimzi KafkaRebalance or plain kind: Rebalance)")]
+          ) -> None:
+    """Publish the desired state of topics and rebalances."""
+    from events import RebalanceRequest
+
     try:
-        specs = load_file(file)
+        manifests = load_file(file)
     except ManifestError as exc:
         raise _fail(str(exc)) from None
     settings = get_settings()
-    busio.produce(settings.bus, [(TOPICS.specs.name, s.key.encode(), encode(s), None) for s in specs])
-    for spec in specs:
-        console.print(f"topic spec {spec.name}: partitions={spec.partitions} replicas={spec.replicas} applied")
+    busio.produce(settings.bus, [
+        (TOPICS.rebalance_requests.name if isinstance(m, RebalanceRequest) else TOPICS.specs.name,
+         m.key.encode(), encode(m), None) for m in manifests])
+    for m in manifests:
+        if isinstance(m, RebalanceRequest):
+            brokers = f" brokers={m.brokers}" if m.brokers else ""
+            console.print(f"rebalance {m.name}: mode={m.mode}{brokers}{' (auto-approved)' if m.auto_approve else ''}"
+                          " applied")
+        else:
+            console.print(f"topic spec {m.name}: partitions={m.partitions} replicas={m.replicas} applied")
 
 
 @app.command()
@@ -169,6 +183,24 @@ def brokers_forget(broker_ids: Annotated[list[int], typer.Argument(help="ids of 
                                        for e in events])
     for broker in broker_ids:
         console.print(f"broker {broker}: forgotten")
+
+
+@brokers_app.command("remove")
+def brokers_remove(broker_ids: Annotated[list[int], typer.Argument(help="ids of the brokers to take away")]) -> None:
+    """Announce a scale-down: Ballast moves every replica off these brokers first.
+
+    The rebalancer makes a remove-brokers rebalance named auto-remove-brokers-<ids> (auto-approved when
+    BALLAST_REBALANCER__AUTO__ENABLED is true; otherwise approve it with `ballast rebalance approve`). Its status says
+    when the brokers are safe to remove."""
+    from events import BrokerRemovalRequested
+
+    event = BrokerRemovalRequested(brokers=broker_ids)
+    busio.produce(get_settings().bus, [(TOPICS.scaling.name, event.key.encode(), encode(event), None)])
+    console.print(f"brokers {', '.join(map(str, event.brokers))}: removal announced; follow it with "
+                  f"`ballast rebalance status auto-remove-brokers-{'-'.join(map(str, event.brokers))}`")
+
+
+app.add_typer(rebalance_app, name="rebalance")
 
 
 def _latest_statuses() -> dict[str, TopicStatus]:

@@ -1,4 +1,5 @@
-"""Reading topic specs from YAML: Strimzi ``KafkaTopic`` (kafka.strimzi.io/v1beta2) and Ballast's plain form.
+"""Reading desired state from YAML: topic specs (Strimzi ``KafkaTopic``, kafka.strimzi.io/v1beta2, or Ballast's plain
+form) and rebalance requests (Strimzi ``KafkaRebalance``, or the plain form with ``kind: Rebalance``).
 
 Plain form (one document, or a list)::
 
@@ -9,6 +10,14 @@ Plain form (one document, or a list)::
     placer: multi-level          # optional: striped | multi-level (default: BALLAST_PLACEMENT__PLACER)
 
 A ``KafkaTopic`` names its placer in the annotation ``ballast.io/placer``.
+
+Plain rebalance (the fields of a KafkaRebalance spec, plus ``name`` and ``autoApprove``)::
+
+    kind: Rebalance
+    name: scale-up
+    mode: add-brokers            # full (default) | add-brokers | remove-brokers
+    brokers: [7, 8, 9]
+    autoApprove: true            # KafkaRebalance: annotation strimzi.io/rebalance-auto-approval: "true"
 """
 
 from __future__ import annotations
@@ -19,59 +28,96 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
-from events import TopicSpec
+from events import RebalanceRequest, TopicSpec
 
 STRIMZI_API_VERSIONS = {"kafka.strimzi.io/v1beta2", "kafka.strimzi.io/v1"}
 PLACER_ANNOTATION = "ballast.io/placer"
+AUTO_APPROVAL_ANNOTATION = "strimzi.io/rebalance-auto-approval"
+# KafkaRebalance spec fields Cruise Control has but Ballast does not pass on; refused rather than silently dropped.
+UNSUPPORTED_REBALANCE_FIELDS = ("replicaMovementStrategies", "concurrentIntraBrokerPartitionMovements", "moveReplicasOffVolumes")
+
+Manifest = TopicSpec | RebalanceRequest
 
 
 class ManifestError(ValueError):
     pass
 
 
-def load_specs(text: str, source: str = "<input>") -> list[TopicSpec]:
+def load_manifests(text: str, source: str = "<input>") -> list[Manifest]:
     try:
         documents = [d for d in yaml.safe_load_all(text) if d is not None]
     except yaml.YAMLError as exc:
         raise ManifestError(f"{source}: not valid YAML: {exc}") from None
-    specs: list[TopicSpec] = []
+    manifests: list[Manifest] = []
     for index, document in enumerate(documents, start=1):
         items = document if isinstance(document, list) else [document]
         for item in items:
-            specs.append(_to_spec(item, f"{source} document {index}"))
-    if not specs:
-        raise ManifestError(f"{source}: no topic specs found")
-    return specs
+            manifests.append(_to_manifest(item, f"{source} document {index}"))
+    if not manifests:
+        raise ManifestError(f"{source}: no topic specs or rebalances found")
+    return manifests
 
 
-def load_file(path: Path) -> list[TopicSpec]:
+def load_specs(text: str, source: str = "<input>") -> list[TopicSpec]:
+    """Topic specs only (a rebalance in the text is an error)."""
+    manifests = load_manifests(text, source)
+    if others := [m for m in manifests if not isinstance(m, TopicSpec)]:
+        raise ManifestError(f"{source}: expected topic specs only, found rebalance {others[0].key!r}")
+    return manifests  # type: ignore[return-value]
+
+
+def load_file(path: Path) -> list[Manifest]:
     try:
         text = path.read_text()
     except OSError as exc:
         raise ManifestError(f"cannot read {path}: {exc.strerror}") from None
-    return load_specs(text, str(path))
+    return load_manifests(text, str(path))
 
 
-def _to_spec(item: Any, where: str) -> TopicSpec:
+def _to_manifest(item: Any, where: str) -> Manifest:
     if not isinstance(item, dict):
         raise ManifestError(f"{where}: expected a mapping, got {type(item).__name__}")
-    if "kind" in item and item.get("kind") != "TopicSpec":
+    kind = item.get("kind")
+    model: type[Manifest] = TopicSpec
+    if kind in ("KafkaRebalance", "Rebalance"):
+        model = RebalanceRequest
+        fields = (_from_kafka_rebalance(item, where) if kind == "KafkaRebalance"
+                  else {k: v for k, v in item.items() if k not in ("kind", "apiVersion")})
+    elif kind is not None and kind != "TopicSpec":
         fields = _from_kafka_topic(item, where)
     else:
         fields = {k: v for k, v in item.items() if k not in ("kind", "apiVersion")}
     try:
-        return TopicSpec.model_validate(fields)
+        return model.model_validate(fields)
     except ValidationError as exc:
-        problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors(include_url=False))
+        problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}".lstrip(": ")
+                             for e in exc.errors(include_url=False))
         raise ManifestError(f"{where}: {problems}") from None
+
+
+def _check_api_version(item: dict[str, Any], where: str) -> None:
+    if item.get("apiVersion") not in STRIMZI_API_VERSIONS:
+        raise ManifestError(f"{where}: unsupported apiVersion {item.get('apiVersion')!r} "
+                            f"(expected one of {sorted(STRIMZI_API_VERSIONS)})")
+
+
+def _from_kafka_rebalance(item: dict[str, Any], where: str) -> dict[str, Any]:
+    _check_api_version(item, where)
+    metadata = item.get("metadata") or {}
+    spec = dict(item.get("spec") or {})
+    if not metadata.get("name"):
+        raise ManifestError(f"{where}: KafkaRebalance needs metadata.name")
+    if unsupported := [f for f in UNSUPPORTED_REBALANCE_FIELDS if f in spec]:
+        raise ManifestError(f"{where}: KafkaRebalance spec.{unsupported[0]} is not supported by Ballast")
+    auto = str((metadata.get("annotations") or {}).get(AUTO_APPROVAL_ANNOTATION, "false")).lower() == "true"
+    return {**spec, "name": metadata["name"], "autoApprove": auto}
 
 
 def _from_kafka_topic(item: dict[str, Any], where: str) -> dict[str, Any]:
     if item.get("kind") != "KafkaTopic":
-        raise ManifestError(f"{where}: unsupported kind {item.get('kind')!r} (expected KafkaTopic or TopicSpec)")
-    if item.get("apiVersion") not in STRIMZI_API_VERSIONS:
-        raise ManifestError(f"{where}: unsupported apiVersion {item.get('apiVersion')!r} "
-                            f"(expected one of {sorted(STRIMZI_API_VERSIONS)})")
+        raise ManifestError(f"{where}: unsupported kind {item.get('kind')!r} (expected KafkaTopic, TopicSpec, "
+                            "KafkaRebalance or Rebalance)")
+    _check_api_version(item, where)
     metadata = item.get("metadata") or {}
     spec = item.get("spec") or {}
     name = spec.get("topicName") or metadata.get("name")

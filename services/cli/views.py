@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from rich.console import RenderableType
 from rich.table import Table
 
-from events import TopicStatus
+from events import RebalanceState, RebalanceStatus, TopicStatus
 
 
 def change_text(status: TopicStatus) -> str:
@@ -52,3 +53,73 @@ def status_table(statuses: list[TopicStatus], title: str = "Topics") -> Table:
                       str(s.replicas if s.replicas is not None else "-"), change_text(s), message,
                       f"{s.observed_generation}/{s.generation}")
     return table
+
+
+# -- rebalances -------------------------------------------------------------------------------------------------------
+
+def _summary_text(status: RebalanceStatus) -> str:
+    s = status.summary
+    if s is None:
+        return "-"
+    text = (f"{s.num_replica_movements} replica / {s.num_leader_movements} leader movements, "
+            f"{s.data_to_move_mb:,.0f} MB")
+    if s.on_demand_balancedness_score_before is not None and s.on_demand_balancedness_score_after is not None:
+        text += (f", balancedness {s.on_demand_balancedness_score_before:.1f} -> "
+                 f"{s.on_demand_balancedness_score_after:.1f}")
+    return text
+
+
+def _progress_text(status: RebalanceStatus) -> str:
+    p = status.progress
+    if p is None:
+        return ""
+    eta = f", about {p.estimated_seconds_to_completion:.0f} s left" if p.estimated_seconds_to_completion is not None \
+        else ""
+    return (f"{p.percent_data_moved:.0f}% of {p.total_data_mb:,.0f} MB moved "
+            f"({p.finished_partition_movements}/{p.total_partition_movements} partitions){eta}")
+
+
+def rebalance_line(status: RebalanceStatus) -> str:
+    request = status.request
+    parts = [f"{status.name:<28}", f"{status.state.value:<15}", str(request.mode)]
+    if request.brokers:
+        parts.append(f"brokers {','.join(map(str, request.brokers))}")
+    if status.state == RebalanceState.PROPOSAL_READY and status.summary:
+        parts.append(f"proposal: {_summary_text(status)}")
+    if progress := _progress_text(status):
+        parts.append(progress)
+    if status.message:
+        parts.append(status.message)
+    for condition in status.conditions:
+        parts.append(f"[{condition.type}={condition.status}] {condition.message or ''}".rstrip())
+    return "  ".join(parts)
+
+
+def rebalance_table(statuses: list[RebalanceStatus], title: str = "Rebalances") -> Table:
+    table = Table(title=title)
+    for column in ("rebalance", "state", "mode", "brokers", "proposal", "progress / message"):
+        table.add_column(column, overflow="fold")
+    for s in sorted(statuses, key=lambda s: s.name):
+        notes = [n for n in (_progress_text(s), s.message) if n]
+        notes += [c.message or c.type for c in s.conditions]
+        table.add_row(s.name, s.state.value, str(s.request.mode), ",".join(map(str, s.request.brokers)) or "-",
+                      _summary_text(s), "; ".join(notes))
+    return table
+
+
+def broker_load_table(status: RebalanceStatus) -> Table:
+    table = Table(title=f"{status.name}: per-broker load before -> after")
+    for column in ("broker", "replicas", "leaders", "disk MB"):
+        table.add_column(column, justify="right")
+    for row in status.broker_load:
+        table.add_row(str(row.broker), f"{row.replicas_before} -> {row.replicas_after}",
+                      f"{row.leaders_before} -> {row.leaders_after}",
+                      f"{row.disk_mb_before:,.0f} -> {row.disk_mb_after:,.0f}")
+    return table
+
+
+def rebalance_details(status: RebalanceStatus) -> list[RenderableType]:
+    out: list[RenderableType] = [rebalance_table([status], title=f"Rebalance {status.name}")]
+    if status.broker_load:
+        out.append(broker_load_table(status))
+    return out

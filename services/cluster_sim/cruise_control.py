@@ -125,6 +125,8 @@ class SimCruiseControl:
         self._background: set[asyncio.Task[None]] = set()
         self.started_at = time.monotonic()
         self.requests_served = 0
+        # Executions a restart orphaned: their reassignments are still running in Kafka.
+        self.orphaned = 0
 
     # -- lifecycle ---------------------------------------------------------------------------------------------
 
@@ -144,9 +146,13 @@ class SimCruiseControl:
             self._spawn(self._finish_orphan(orphan, remaining))
 
     async def _finish_orphan(self, orphan: Execution, delay: float) -> None:
-        await asyncio.sleep(delay)
-        for move in orphan.moves[orphan.finished_moves:]:
-            self.cluster.apply(move)
+        self.orphaned += 1
+        try:
+            await asyncio.sleep(delay)
+            for move in orphan.moves[orphan.finished_moves:]:
+                self.cluster.apply(move)
+        finally:
+            self.orphaned -= 1
 
     def _spawn(self, coro: Any) -> asyncio.Task[None]:
         task = asyncio.get_running_loop().create_task(coro)
@@ -302,10 +308,11 @@ class SimCruiseControl:
         task.result = responses.optimization_result(self.cluster, moves, goals=goals, verbose=verbose)
         if dryrun or not moves:
             task.status = "Completed"
-        elif self.execution is not None:
+        elif self.execution is not None or self.orphaned:
+            cause = ("Cannot execute new proposals while there is an ongoing execution." if self.execution
+                     else "There are ongoing partition reassignments in the cluster.")
             task.error = responses.error_body(
-                "POST", endpoint, "Cannot execute new proposals while there is an ongoing execution.",
-                f"{KCC}: com.linkedin.kafka.cruisecontrol.executor.OngoingExecutionException")
+                "POST", endpoint, cause, f"{KCC}: com.linkedin.kafka.cruisecontrol.executor.OngoingExecutionException")
             task.status = "CompletedWithError"
         else:
             task.status = "InExecution"

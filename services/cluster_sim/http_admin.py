@@ -68,6 +68,10 @@ def build_admin_app(sim: Simulator) -> web.Application:
         broker = cluster.add_broker(int(body["id"]), body.get("rack"))
         return web.json_response({"id": broker.id, "rack": broker.rack, "alive": broker.alive}, status=201)
 
+    async def remove_broker(request: web.Request) -> web.Response:
+        cluster.remove_broker(int(request.match_info["id"]))
+        return web.Response(status=204)
+
     async def list_topics(_: web.Request) -> web.Response:
         alive = cluster.alive_ids
         return web.json_response({"topics": [_topic_json(t, alive) for t in cluster.topics.values()]})
@@ -165,6 +169,7 @@ def build_admin_app(sim: Simulator) -> web.Application:
     r.add_get("/health", health)
     r.add_get("/admin/brokers", brokers)
     r.add_post("/admin/brokers", add_broker)
+    r.add_delete("/admin/brokers/{id}", remove_broker)
     r.add_post("/admin/brokers/{id}/{action:stop|start}", broker_state)
     r.add_get("/admin/topics", list_topics)
     r.add_post("/admin/topics", create)

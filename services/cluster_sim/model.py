@@ -90,6 +90,15 @@ class Cluster:
         self.brokers[broker_id] = broker
         return broker
 
+    def remove_broker(self, broker_id: int) -> None:
+        """A broker leaves the cluster for good (scale-down). Only an empty one: its replicas would be lost."""
+        if broker_id not in self.brokers:
+            raise ClusterError(f"Broker {broker_id} does not exist")
+        if hosted := self.replica_counts()[broker_id]:
+            raise ClusterError(f"Broker {broker_id} still hosts {hosted} replica(s); move them off first "
+                               "(a remove-brokers rebalance)")
+        del self.brokers[broker_id]
+
     def set_alive(self, broker_id: int, alive: bool) -> None:
         if broker_id not in self.brokers:
             raise ClusterError(f"Broker {broker_id} does not exist")

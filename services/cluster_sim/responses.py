@@ -19,7 +19,8 @@ def error_body(method: str, endpoint: str, cause: str, exception: str) -> dict[s
     return {"errorMessage": message, "stackTrace": stack, "version": 1}
 
 
-def _broker_stats(cluster: Cluster) -> dict[str, Any]:
+def _broker_stats(cluster: Cluster, moves: list[ReplicaMove] | None = None) -> dict[str, Any]:
+    """Per-broker load now, or after ``moves`` (replicas and disk follow each move; its first replica leads)."""
     replicas = cluster.replica_counts()
     leaders = cluster.leader_counts()
     disk: dict[int, float] = {b: 0.0 for b in cluster.brokers}
@@ -27,6 +28,18 @@ def _broker_stats(cluster: Cluster) -> dict[str, Any]:
         for p in topic.partitions:
             for b in p.replicas:
                 disk[b] += p.size_mb
+    for move in moves or ():
+        for b in move.old_replicas:
+            replicas[b] -= 1
+            disk[b] -= move.size_mb
+        for b in move.new_replicas:
+            replicas[b] += 1
+            disk[b] += move.size_mb
+        if move.old_replicas[:1] != move.new_replicas[:1]:
+            current = cluster.topics[move.topic].partitions[move.partition].leader
+            if current is not None:
+                leaders[current] -= 1
+            leaders[move.new_replicas[0]] += 1
     brokers, hosts = [], []
     for b in sorted(cluster.brokers.values(), key=lambda x: x.id):
         row = {
@@ -108,7 +121,7 @@ def optimization_result(cluster: Cluster, moves: list[ReplicaMove], *, goals: li
             {"goal": g, "status": "FIXED" if moves else "NO-ACTION", "clusterModelStats": stats, "optimizationTimeMs": 1}
             for g in goals
         ],
-        "loadAfterOptimization": _broker_stats(cluster),
+        "loadAfterOptimization": _broker_stats(cluster, moves),
         "version": 1,
     }
     if verbose:

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from functools import lru_cache
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import BaseModel, Field, SecretStr, model_validator
+from pydantic import BaseModel, Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from events.models import PlacerName
@@ -104,6 +104,38 @@ class ReconcilerSettings(BaseModel):
     resync_interval_s: float = Field(default=10.0, gt=0)
 
 
+class AutoRebalanceSettings(BaseModel):
+    """Seed 001's phase 2: rebalance automatically when brokers join or are announced for removal."""
+
+    enabled: bool = False
+    # Templates: options of a RebalanceRequest (goals, replicationThrottle, excludedTopics, ...) per mode, as JSON in
+    # BALLAST_REBALANCER__AUTO__ADD_BROKERS / __REMOVE_BROKERS.
+    add_brokers: dict[str, Any] = Field(default_factory=dict)
+    remove_brokers: dict[str, Any] = Field(default_factory=dict)
+
+    @field_validator("add_brokers", "remove_brokers")
+    @classmethod
+    def _check_template(cls, template: dict[str, Any]) -> dict[str, Any]:
+        reserved = {"name", "mode", "brokers", "autoApprove", "auto_approve", "scaling"} & set(template)
+        if reserved:
+            raise ValueError(f"a template sets only options; Ballast fills in {sorted(reserved)}")
+        from events.rebalance import RebalanceRequest
+
+        RebalanceRequest.model_validate({**template, "name": "template", "mode": "add-brokers", "brokers": [0]})
+        return template
+
+
+class RebalancerSettings(BaseModel):
+    # How often executing rebalances are polled (user_tasks and /state): the status's progress is this fresh.
+    poll_interval_s: float = Field(default=1.0, gt=0)
+    retry_initial_s: float = Field(default=2.0, gt=0)
+    retry_max_s: float = Field(default=60.0, gt=0)
+    # How often brokers are looked at: brokers that joined (automatic rebalancing) and whether brokers of a
+    # finished remove-brokers rebalance are still empty (safe scale-down).
+    observe_interval_s: float = Field(default=5.0, gt=0)
+    auto: AutoRebalanceSettings = AutoRebalanceSettings()
+
+
 class SimulatorSettings(BaseModel):
     """The embedded cluster simulator (``ballast run cluster-sim``)."""
 
@@ -150,6 +182,7 @@ class ServicePorts(BaseModel):
 
     topic_reconciler: int = 6066
     replicas_change: int = 6067
+    rebalancer: int = 6068
 
 
 class Settings(BaseSettings):
@@ -160,6 +193,7 @@ class Settings(BaseSettings):
     cluster_admin: ClusterAdminSettings = ClusterAdminSettings()
     replicas_change: ReplicasChangeSettings = ReplicasChangeSettings()
     reconciler: ReconcilerSettings = ReconcilerSettings()
+    rebalancer: RebalancerSettings = RebalancerSettings()
     simulator: SimulatorSettings = SimulatorSettings()
     placement: PlacementSettings = PlacementSettings()
     ports: ServicePorts = ServicePorts()

@@ -21,7 +21,7 @@ from services.common.bus import ensure_topics
 from services.common.settings import Settings
 from services.local.broker import free_port, start_tansu
 
-SERVICES = ("topic-reconciler", "replicas-change")
+SERVICES = ("topic-reconciler", "replicas-change", "rebalancer")
 
 
 @dataclass
@@ -31,6 +31,7 @@ class Ports:
     sim_admin: int
     topic_reconciler: int
     replicas_change: int
+    rebalancer: int
 
     @classmethod
     def pick(cls) -> Ports:
@@ -71,6 +72,7 @@ class LocalStack:
             "BALLAST_SIMULATOR__ADMIN_PORT": str(self.ports.sim_admin),
             "BALLAST_PORTS__TOPIC_RECONCILER": str(self.ports.topic_reconciler),
             "BALLAST_PORTS__REPLICAS_CHANGE": str(self.ports.replicas_change),
+            "BALLAST_PORTS__REBALANCER": str(self.ports.rebalancer),
             "BALLAST_DATA_DIR": str(run_dir / "data"),
             "BALLAST_LOG_FORMAT": "json",
             **(env or {}),

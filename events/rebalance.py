@@ -1,0 +1,238 @@
+"""Events of rebalancing (seed 001): requests, actions, status, and the scaling signals behind automatic rebalances.
+
+The request mirrors Strimzi's ``KafkaRebalance`` spec and the status its status, in camelCase, so a KafkaRebalance
+user reads familiar documents: ``ballast apply -f`` takes a KafkaRebalance YAML unchanged.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime
+from enum import StrEnum
+from typing import ClassVar, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic.alias_generators import to_camel
+
+from events.envelope import utcnow
+from events.models import Condition, Event
+
+# Kubernetes resource names, so a KafkaRebalance's metadata.name is always a valid rebalance name.
+_NAME = re.compile(r"^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$")
+
+
+class RebalanceMode(StrEnum):
+    FULL = "full"  # /rebalance: the whole cluster
+    ADD_BROKERS = "add-brokers"  # /add_broker: replicas move only onto ``brokers``
+    REMOVE_BROKERS = "remove-brokers"  # /remove_broker: every replica moves off ``brokers``
+
+    @property
+    def endpoint(self) -> str:
+        return {"full": "rebalance", "add-brokers": "add_broker", "remove-brokers": "remove_broker"}[self.value]
+
+
+class RebalanceRequest(Event):
+    """Desired rebalance, keyed by name; the latest request per name wins. A changed request starts over."""
+
+    SCHEMA: ClassVar[str] = "ballast.RebalanceRequest"
+
+    name: str
+    mode: RebalanceMode = RebalanceMode.FULL
+    brokers: list[int] = Field(default_factory=list)
+    goals: list[str] = Field(default_factory=list)
+    skip_hard_goal_check: bool = False
+    excluded_topics: str | None = None  # a regex, as Cruise Control takes it
+    concurrent_partition_movements_per_broker: int | None = Field(default=None, ge=1)
+    concurrent_leader_movements: int | None = Field(default=None, ge=1)
+    replication_throttle: int | None = Field(default=None, ge=1)  # bytes per second
+    rebalance_disk: bool = False  # full mode: balance between the disks of each broker
+    # Execute the proposal as soon as it is ready (Strimzi: annotation strimzi.io/rebalance-auto-approval).
+    auto_approve: bool = False
+    # Set on rebalances Ballast starts itself when the cluster scales; "down" ones run before "up" ones.
+    scaling: Literal["up", "down"] | None = None
+
+    @field_validator("name")
+    @classmethod
+    def _check_name(cls, name: str) -> str:
+        if not _NAME.match(name):
+            raise ValueError(f"invalid rebalance name {name!r}: use lower-case letters, digits, '-' and '.', "
+                             "starting and ending with a letter or digit (at most 253 characters)")
+        return name
+
+    @field_validator("brokers")
+    @classmethod
+    def _unique_brokers(cls, brokers: list[int]) -> list[int]:
+        if any(b < 0 for b in brokers):
+            raise ValueError("broker ids are never negative")
+        return sorted(set(brokers))
+
+    @field_validator("excluded_topics")
+    @classmethod
+    def _check_regex(cls, regex: str | None) -> str | None:
+        if regex is not None:
+            try:
+                re.compile(regex)
+            except re.error as exc:
+                raise ValueError(f"excludedTopics is not a valid regex: {exc}") from None
+        return regex
+
+    @model_validator(mode="after")
+    def _check_mode(self) -> RebalanceRequest:
+        if self.mode != RebalanceMode.FULL and not self.brokers:
+            raise ValueError(f"mode {self.mode} needs the list of brokers (brokers: [...])")
+        if self.mode == RebalanceMode.FULL and self.brokers:
+            raise ValueError("brokers is only for the add-brokers and remove-brokers modes")
+        if self.rebalance_disk and self.mode != RebalanceMode.FULL:
+            raise ValueError("rebalanceDisk is only for the full mode")
+        if self.rebalance_disk and self.goals:
+            raise ValueError("rebalanceDisk balances a broker's disks and takes no goals; drop one of them")
+        return self
+
+    @property
+    def key(self) -> str:
+        return self.name
+
+
+class RebalanceAction(Event):
+    """What Strimzi users do with the ``strimzi.io/rebalance`` annotation: approve, refresh or stop a rebalance."""
+
+    SCHEMA: ClassVar[str] = "ballast.RebalanceAction"
+
+    name: str
+    action: Literal["approve", "refresh", "stop"]
+
+    @property
+    def key(self) -> str:
+        return self.name
+
+
+class RebalanceState(StrEnum):
+    NEW = "New"
+    PENDING_PROPOSAL = "PendingProposal"
+    PROPOSAL_READY = "ProposalReady"
+    REBALANCING = "Rebalancing"
+    READY = "Ready"
+    NOT_READY = "NotReady"
+    STOPPED = "Stopped"
+
+
+class _Block(BaseModel):
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid", frozen=True)
+
+
+class ProposalSummary(_Block):
+    """Cruise Control's ``summary`` of a proposal (Strimzi's status.optimizationResult), Cruise Control's names."""
+
+    num_replica_movements: int = 0
+    num_leader_movements: int = 0
+    data_to_move_mb: float = Field(default=0, alias="dataToMoveMB")
+    num_intra_broker_replica_movements: int = 0
+    intra_broker_data_to_move_mb: float = Field(default=0, alias="intraBrokerDataToMoveMB")
+    on_demand_balancedness_score_before: float | None = None
+    on_demand_balancedness_score_after: float | None = None
+    recent_windows: int | None = None
+    monitored_partitions_percentage: float | None = None
+    excluded_topics: list[str] = Field(default_factory=list)
+    provision_status: str | None = None
+
+
+class BrokerLoadChange(_Block):
+    """One broker's load before and after the proposal."""
+
+    broker: int
+    replicas_before: int
+    replicas_after: int
+    leaders_before: int
+    leaders_after: int
+    disk_mb_before: float = Field(alias="diskMBBefore")
+    disk_mb_after: float = Field(alias="diskMBAfter")
+
+
+class RebalanceProgress(_Block):
+    """While executing: from Cruise Control's executor state."""
+
+    executor_state: str
+    finished_data_mb: float = Field(alias="finishedDataMovementMB")
+    total_data_mb: float = Field(alias="totalDataToMoveMB")
+    finished_partition_movements: int = 0
+    total_partition_movements: int = 0
+    percent_data_moved: float = 0.0
+    estimated_seconds_to_completion: float | None = None
+
+
+class RebalanceStatus(Event):
+    """Where one rebalance stands: published on every transition; compacted; the rebalancer's memory."""
+
+    SCHEMA: ClassVar[str] = "ballast.RebalanceStatus"
+
+    name: str
+    state: RebalanceState
+    request: RebalanceRequest
+    # The Cruise Control task behind the state: the proposal's (PendingProposal) or the execution's (Rebalancing).
+    session_id: str | None = None
+    # Set while an execution request is in flight; sent as Cruise Control's ``reason`` so that a restart between the
+    # request and the record of its task id finds the task again instead of executing twice.
+    execution_reason: str | None = None
+    # Set by a stop or refresh action while executing: the execution is stopped, then the state becomes Stopped
+    # (stop) or New (refresh).
+    stopping: Literal["stop", "refresh"] | None = None
+    # A request that changed while executing: the execution goes on with ``request``; a refresh takes this one.
+    pending_request: RebalanceRequest | None = None
+    summary: ProposalSummary | None = None
+    broker_load: list[BrokerLoadChange] = Field(default_factory=list)
+    progress: RebalanceProgress | None = None
+    message: str | None = None
+    attempts: int = 0
+    next_attempt_at: datetime | None = None
+    conditions: list[Condition] = Field(default_factory=list)
+    deleted: bool = False
+    updated_at: datetime = Field(default_factory=utcnow)
+
+    @property
+    def key(self) -> str:
+        return self.name
+
+    def condition(self, type_: str) -> Condition | None:
+        return next((c for c in self.conditions if c.type == type_), None)
+
+
+class BrokerRemovalRequested(Event):
+    """An operator's word that these brokers are going away (``ballast brokers remove``): Ballast moves every
+    replica off them first (a remove-brokers rebalance, auto-approved in auto mode) and says when they are safe to
+    remove."""
+
+    SCHEMA: ClassVar[str] = "ballast.BrokerRemovalRequested"
+
+    brokers: list[int] = Field(min_length=1)
+
+    @field_validator("brokers")
+    @classmethod
+    def _unique(cls, brokers: list[int]) -> list[int]:
+        if any(b < 0 for b in brokers):
+            raise ValueError("broker ids are never negative")
+        return sorted(set(brokers))
+
+    @property
+    def key(self) -> str:
+        return "remove-" + "-".join(map(str, self.brokers))
+
+
+class KnownBrokers(Event):
+    """The rebalancer's memory of the cluster's brokers, to tell a broker that joined from one it knew."""
+
+    SCHEMA: ClassVar[str] = "ballast.KnownBrokers"
+
+    brokers: list[int] = Field(default_factory=list)
+
+    @property
+    def key(self) -> str:
+        return "known-brokers"
+
+
+REBALANCE_EVENT_TYPES: tuple[type[Event], ...] = (
+    RebalanceRequest,
+    RebalanceAction,
+    RebalanceStatus,
+    BrokerRemovalRequested,
+    KnownBrokers,
+)

@@ -1,0 +1,377 @@
+"""Pure logic of rebalances: Strimzi's KafkaRebalance state machine, as functions from a status (and what Cruise
+Control or the cluster said) to the next status. No I/O.
+
+    New -> PendingProposal -> ProposalReady -> Rebalancing -> Ready
+                 |  (stop)          | (auto-approval or approve)
+                 v                  v
+              Stopped            NotReady (Cruise Control refused: bad goals, unknown broker, failed execution)
+
+What Strimzi's users asked for (reference/strimzi.md), and this logic does:
+- a Cruise Control restart never leaves a rebalance stuck: a forgotten proposal task is asked for again; a forgotten
+  execution is judged from ``/state`` and the cluster, and re-issued only for brokers that still exist;
+- connection errors, "not enough valid windows" and a full servlet keep the state and retry with backoff;
+- a remove-brokers rebalance says whether its brokers are safe to remove, and keeps saying it while Ready.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterable, Mapping
+from datetime import datetime, timedelta
+from enum import StrEnum
+
+from events import (
+    BrokerLoadChange,
+    Condition,
+    ProposalSummary,
+    RebalanceAction,
+    RebalanceMode,
+    RebalanceProgress,
+    RebalanceRequest,
+    RebalanceState,
+    RebalanceStatus,
+)
+from services.common.cruise_control.errors import CruiseControlError, RequestRejected
+from services.common.cruise_control.models import ExecutorState, OptimizationResult, TaskStatus, UserTask
+
+S = RebalanceState
+TERMINAL = {S.READY, S.NOT_READY, S.STOPPED}
+
+# Strimzi's table: which action each state accepts. Anything else leaves the state as it is, with a warning.
+VALID_ACTIONS: dict[RebalanceState, frozenset[str]] = {
+    S.NEW: frozenset(),
+    S.PENDING_PROPOSAL: frozenset({"stop", "refresh"}),
+    S.PROPOSAL_READY: frozenset({"approve", "refresh"}),
+    S.REBALANCING: frozenset({"stop", "refresh"}),
+    S.READY: frozenset({"refresh"}),
+    S.NOT_READY: frozenset({"refresh"}),
+    S.STOPPED: frozenset({"refresh"}),
+}
+
+INVALID_ACTION = "InvalidAction"
+REQUEST_CHANGED = "RequestChanged"
+BROKERS_REMOVABLE = "BrokersRemovable"
+
+
+class Step(StrEnum):
+    """What a rebalance needs from Cruise Control next."""
+
+    PROPOSE = "propose"  # the mode's endpoint with dryrun=true (again with the task id while it computes)
+    EXECUTE = "execute"  # the mode's endpoint with dryrun=false
+    POLL = "poll"  # user_tasks and /state for the execution
+    STOP = "stop"  # stop_proposal_execution
+
+
+def _update(status: RebalanceStatus, now: datetime, **fields: object) -> RebalanceStatus:
+    return status.model_copy(update={**fields, "updated_at": now})
+
+
+def _without(conditions: Iterable[Condition], *types: str) -> list[Condition]:
+    return [c for c in conditions if c.type not in types]
+
+
+def _fresh(request: RebalanceRequest, now: datetime) -> RebalanceStatus:
+    return RebalanceStatus(name=request.name, state=S.NEW, request=request, updated_at=now)
+
+
+def new_reason() -> str:
+    return f"ballast-rebalance-{uuid.uuid4()}"
+
+
+# -- requests and actions -------------------------------------------------------------------------------------------
+
+def on_request(current: RebalanceStatus | None, request: RebalanceRequest, now: datetime) -> RebalanceStatus | None:
+    """A new or changed request starts over from New; the same request again changes nothing. While executing, the
+    execution goes on: the new request waits for a refresh (a warning says so)."""
+    if current is None or current.deleted:
+        return _fresh(request, now)
+    if current.state == S.REBALANCING:
+        if request == current.request:
+            if current.pending_request is None:
+                return None
+            return _update(current, now, pending_request=None, conditions=_without(current.conditions, REQUEST_CHANGED))
+        if request == current.pending_request:
+            return None
+        warning = Condition(type=REQUEST_CHANGED, status="True", reason=REQUEST_CHANGED, last_transition_time=now,
+                            message="The request changed while rebalancing; the execution goes on with the previous "
+                                    "request. Refresh to start over with the new one (this stops the execution).")
+        return _update(current, now, pending_request=request,
+                       conditions=[*_without(current.conditions, REQUEST_CHANGED), warning])
+    if request == current.request:
+        return None
+    return _fresh(request, now)
+
+
+def on_action(status: RebalanceStatus, action: RebalanceAction, now: datetime) -> RebalanceStatus:
+    valid = VALID_ACTIONS[status.state]
+    if status.stopping is not None:
+        valid = frozenset()  # a stop or refresh is already under way
+    if action.action not in valid:
+        allowed = ", ".join(sorted(valid)) or "none"
+        warning = Condition(type=INVALID_ACTION, status="True", reason=INVALID_ACTION, last_transition_time=now,
+                            message=f"Action {action.action!r} is not valid in state {status.state} "
+                                    f"(valid: {allowed}); ignored.")
+        return _update(status, now, conditions=[*_without(status.conditions, INVALID_ACTION), warning])
+    conditions = _without(status.conditions, INVALID_ACTION)
+    if action.action == "refresh" and status.state != S.REBALANCING:
+        return _fresh(status.pending_request or status.request, now)
+    if action.action == "approve":
+        return approve(_update(status, now, conditions=conditions), now)
+    if status.state == S.PENDING_PROPOSAL:  # stop: a proposal being computed is simply abandoned
+        return _update(status, now, state=S.STOPPED, session_id=None, conditions=conditions, message=None,
+                       next_attempt_at=None, attempts=0)
+    # stop or refresh while executing: stop the execution first (Step.STOP), then Stopped or New
+    return _update(status, now, stopping=action.action, conditions=conditions, next_attempt_at=None)
+
+
+def approve(status: RebalanceStatus, now: datetime) -> RebalanceStatus:
+    return _update(status, now, state=S.REBALANCING, session_id=None, execution_reason=new_reason(), progress=None,
+                   attempts=0, next_attempt_at=None, message="Approved; starting the execution")
+
+
+def blocked_by(status: RebalanceStatus, others: Iterable[RebalanceStatus]) -> str | None:
+    """Scale-down first: an automatic scale-up rebalance waits while an automatic scale-down one is unfinished."""
+    if status.request.scaling != "up":
+        return None
+    for other in others:
+        if other.request.scaling == "down" and other.state not in TERMINAL and not other.deleted:
+            return other.name
+    return None
+
+
+def next_step(status: RebalanceStatus, others: Iterable[RebalanceStatus], now: datetime) -> Step | None:
+    if status.deleted or (status.next_attempt_at is not None and status.next_attempt_at > now):
+        return None
+    if status.state in (S.NEW, S.PENDING_PROPOSAL):
+        return None if status.state == S.NEW and blocked_by(status, others) else Step.PROPOSE
+    if status.state == S.REBALANCING:
+        if status.stopping is not None:
+            return Step.STOP
+        return Step.EXECUTE if status.session_id is None else Step.POLL
+    return None
+
+
+def hold(status: RebalanceStatus, blocker: str, now: datetime) -> RebalanceStatus | None:
+    message = f"Waiting for the scale-down rebalance {blocker!r} to finish first"
+    return None if status.message == message else _update(status, now, message=message)
+
+
+def auto_approved(status: RebalanceStatus, others: Iterable[RebalanceStatus], now: datetime) -> RebalanceStatus | None:
+    """A ready proposal of an auto-approved request goes straight to execution (scale-down ones first)."""
+    if status.state != S.PROPOSAL_READY or not status.request.auto_approve:
+        return None
+    if blocker := blocked_by(status, others):
+        return hold(status, blocker, now)
+    return approve(status, now)
+
+
+# -- proposals ------------------------------------------------------------------------------------------------------
+
+def begin_proposal(status: RebalanceStatus, now: datetime) -> RebalanceStatus | None:
+    if status.state == S.NEW:
+        return _update(status, now, state=S.PENDING_PROPOSAL, message="Asking Cruise Control for a proposal")
+    return None
+
+
+def summary_of(result: OptimizationResult) -> ProposalSummary:
+    s = result.summary
+    return ProposalSummary(
+        num_replica_movements=s.num_replica_movements, num_leader_movements=s.num_leader_movements,
+        data_to_move_mb=s.data_to_move_mb, num_intra_broker_replica_movements=s.num_intra_broker_replica_movements,
+        intra_broker_data_to_move_mb=s.intra_broker_data_to_move_mb,
+        on_demand_balancedness_score_before=s.balancedness_before,
+        on_demand_balancedness_score_after=s.balancedness_after, recent_windows=s.recent_windows,
+        monitored_partitions_percentage=s.monitored_partitions_percentage, excluded_topics=s.excluded_topics,
+        provision_status=s.provision_status)
+
+
+def broker_load_of(result: OptimizationResult) -> list[BrokerLoadChange]:
+    """Per broker, before and after (``loadBeforeOptimization`` comes with verbose=true)."""
+    def rows(load: Mapping[str, object] | None) -> dict[int, Mapping[str, object]]:
+        brokers = (load or {}).get("brokers") or []
+        return {int(b["Broker"]): b for b in brokers if isinstance(b, dict) and "Broker" in b}  # type: ignore[index]
+
+    before, after = rows(result.load_before_optimization), rows(result.load_after_optimization)
+    changes = []
+    for broker in sorted(set(before) | set(after)):
+        b, a = before.get(broker, {}), after.get(broker, {})
+        changes.append(BrokerLoadChange(
+            broker=broker, replicas_before=int(b.get("Replicas", 0)), replicas_after=int(a.get("Replicas", 0)),
+            leaders_before=int(b.get("Leaders", 0)), leaders_after=int(a.get("Leaders", 0)),
+            disk_mb_before=float(b.get("DiskMB", 0.0)), disk_mb_after=float(a.get("DiskMB", 0.0))))
+    return changes
+
+
+def on_proposal(status: RebalanceStatus, task_id: str, result: OptimizationResult | None,
+                now: datetime) -> RebalanceStatus:
+    """Cruise Control's answer to the dry run: still computing (``result`` None, the 202), or the proposal."""
+    if result is None:
+        return _update(status, now, state=S.PENDING_PROPOSAL, session_id=task_id,
+                       message="Cruise Control is computing the proposal")
+    summary = summary_of(result)
+    fields: dict[str, object] = dict(session_id=None, summary=summary, broker_load=broker_load_of(result),
+                                     attempts=0, next_attempt_at=None, progress=None)
+    if summary.num_replica_movements == 0 and summary.num_leader_movements == 0:
+        return _update(status, now, state=S.READY, message="Nothing to move: the cluster already meets the goals",
+                       **fields)
+    return _update(status, now, state=S.PROPOSAL_READY, message=None, **fields)
+
+
+def on_failure(status: RebalanceStatus, error: CruiseControlError, now: datetime, *, initial_s: float,
+               max_s: float) -> RebalanceStatus:
+    """A request to Cruise Control failed. A refusal of the request itself (bad goals, unknown broker) is
+    permanent: NotReady until the request changes or is refreshed. Everything else (unreachable, not enough valid
+    windows, servlet full, another execution running) keeps the state and retries with backoff."""
+    if isinstance(error, RequestRejected):
+        return _update(status, now, state=S.NOT_READY, session_id=None, execution_reason=None, message=error.message,
+                       next_attempt_at=None, progress=None)
+    attempts = status.attempts + 1
+    delay = timedelta(seconds=min(max_s, initial_s * 2 ** (attempts - 1)))
+    # A proposal task Cruise Control may have forgotten is asked for anew; an execution keeps its reason.
+    session = None if status.state == S.PENDING_PROPOSAL else status.session_id
+    return _update(status, now, message=f"{error.message}; retrying in {delay.total_seconds():.0f} s",
+                   attempts=attempts, next_attempt_at=now + delay, session_id=session)
+
+
+# -- execution ------------------------------------------------------------------------------------------------------
+
+def execution_brokers(status: RebalanceStatus, existing: Iterable[int]) -> list[int]:
+    """Brokers an execution names: for add / remove, only those still in the cluster (a broker removed after its
+    replicas moved off must not be named again: Cruise Control would refuse the whole request)."""
+    present = set(existing)
+    return [b for b in status.request.brokers if b in present]
+
+
+def find_execution(status: RebalanceStatus, tasks: Iterable[UserTask]) -> UserTask | None:
+    """The task an execution request created, found by the reason it carried (after a crash or a timeout)."""
+    if not status.execution_reason:
+        return None
+    return next((t for t in tasks if t.request_url and f"reason={status.execution_reason}" in t.request_url), None)
+
+
+def on_execution_started(status: RebalanceStatus, task_id: str, now: datetime) -> RebalanceStatus:
+    return _update(status, now, session_id=task_id, execution_reason=None, attempts=0, next_attempt_at=None,
+                   message="Executing the proposal")
+
+
+def nothing_left(status: RebalanceStatus, now: datetime, message: str) -> RebalanceStatus:
+    return _update(status, now, state=S.READY, session_id=None, execution_reason=None, progress=None,
+                   message=message, attempts=0, next_attempt_at=None)
+
+
+def progress_of(executor: ExecutorState | None, task: UserTask, now: datetime) -> RebalanceProgress | None:
+    if executor is None or executor.triggered_user_task_id != task.user_task_id:
+        return None
+    total = float(executor.total_data_to_move or 0)
+    finished = float(executor.finished_data_movement or 0)
+    percent = 100.0 * finished / total if total > 0 else 0.0
+    eta = None
+    elapsed_s = now.timestamp() - int(task.start_ms) / 1000.0
+    if finished > 0 and elapsed_s > 0:
+        eta = round((total - finished) / (finished / elapsed_s), 1)
+    return RebalanceProgress(
+        executor_state=executor.state, finished_data_mb=finished, total_data_mb=total,
+        finished_partition_movements=executor.num_finished_partition_movements or 0,
+        total_partition_movements=executor.num_total_partition_movements or 0,
+        percent_data_moved=round(percent, 1), estimated_seconds_to_completion=eta)
+
+
+def on_poll(status: RebalanceStatus, task: UserTask | None, executor: ExecutorState | None,
+            now: datetime) -> RebalanceStatus | None:
+    """The execution's task and the executor's state; None when nothing changed."""
+    if task is None:
+        return _forgotten(status, executor, now)
+    if task.status in (TaskStatus.ACTIVE, TaskStatus.IN_EXECUTION):
+        progress = progress_of(executor, task, now)
+        message = "Executing the proposal"
+        if progress == status.progress and message == status.message:
+            return None
+        return _update(status, now, progress=progress or status.progress, message=message)
+    if task.status == TaskStatus.COMPLETED:
+        return nothing_left(status, now, "Rebalance complete")
+    error = (task.original_result() or {}).get("errorMessage") or "the execution completed with an error"
+    return _update(status, now, state=S.NOT_READY, session_id=None, progress=None, message=str(error))
+
+
+def _forgotten(status: RebalanceStatus, executor: ExecutorState | None, now: datetime) -> RebalanceStatus | None:
+    """Cruise Control no longer knows the execution's task: it restarted. If its executor still runs something,
+    wait for it; otherwise execute again (dryrun=false, with the same request): what is already done shows up as
+    nothing left to move."""
+    lost = f"Cruise Control no longer knows task {status.session_id} (restarted?)"
+    if executor is not None and executor.state not in ("NO_TASK_IN_PROGRESS", ""):
+        message = f"{lost}; an execution is still in progress, waiting for it"
+        return None if status.message == message else _update(status, now, message=message)
+    return _update(status, now, session_id=None, execution_reason=new_reason(), progress=None,
+                   message=f"{lost}; executing the remaining movements again")
+
+
+def on_stopped(status: RebalanceStatus, now: datetime) -> RebalanceStatus:
+    if status.stopping == "refresh":
+        return _fresh(status.pending_request or status.request, now)
+    return _update(status, now, state=S.STOPPED, stopping=None, session_id=None, execution_reason=None,
+                   message="Execution stopped; movements already made stay", next_attempt_at=None, attempts=0)
+
+
+# -- safe scale-down ------------------------------------------------------------------------------------------------
+
+def removal_check(status: RebalanceStatus, hosted: Mapping[int, Mapping[str, int]],
+                  now: datetime) -> RebalanceStatus | None:
+    """For a Ready remove-brokers rebalance: are its brokers empty? ``hosted``: broker -> topic -> replicas there.
+    Returns the status with the ``BrokersRemovable`` condition updated, or None when it did not change."""
+    if status.state != S.READY or status.request.mode != RebalanceMode.REMOVE_BROKERS:
+        return None
+    brokers = status.request.brokers
+    busy = {b: hosted[b] for b in brokers if hosted.get(b)}
+    if not busy:
+        condition = Condition(type=BROKERS_REMOVABLE, status="True", reason="NoReplicas", last_transition_time=now,
+                              message=f"Brokers {_ids(brokers)} host no replicas; safe to remove.")
+    else:
+        parts = []
+        for broker, topics in sorted(busy.items()):
+            names = ", ".join(sorted(topics)[:5]) + (", ..." if len(topics) > 5 else "")
+            parts.append(f"broker {broker} hosts {sum(topics.values())} replica(s) of {names}")
+        condition = Condition(type=BROKERS_REMOVABLE, status="False", reason="ReplicasLanded",
+                              last_transition_time=now,
+                              message=f"Not safe to remove: {'; '.join(parts)}. Refresh this rebalance to move "
+                                      "them off.")
+    old = status.condition(BROKERS_REMOVABLE)
+    if old is not None and (old.status, old.message) == (condition.status, condition.message):
+        return None
+    return _update(status, now, conditions=[*_without(status.conditions, BROKERS_REMOVABLE), condition])
+
+
+def _ids(brokers: Iterable[int]) -> str:
+    return ", ".join(map(str, brokers))
+
+
+def hosted_replicas(assignments: Mapping[str, Iterable[Iterable[int]]]) -> dict[int, dict[str, int]]:
+    """broker -> topic -> number of its replicas there."""
+    hosted: dict[int, dict[str, int]] = {}
+    for topic, partitions in assignments.items():
+        for replicas in partitions:
+            for broker in replicas:
+                per_topic = hosted.setdefault(broker, {})
+                per_topic[topic] = per_topic.get(topic, 0) + 1
+    return hosted
+
+
+# -- automatic rebalancing on scaling -------------------------------------------------------------------------------
+
+def joined(known: Iterable[int] | None, alive: Iterable[int]) -> tuple[list[int], list[int]]:
+    """(brokers that joined since ``known``, the new known set). On the very first look nothing has joined: the
+    brokers there are the cluster as it was."""
+    current = sorted(set(alive))
+    if known is None:
+        return [], current
+    known_set = set(known)
+    new = [b for b in current if b not in known_set]
+    return new, sorted((known_set & set(current)) | set(new))
+
+
+def scaling_request(direction: str, brokers: list[int], template: Mapping[str, object],
+                    auto_approve: bool) -> RebalanceRequest:
+    """An automatic rebalance from the mode's template (the options of a RebalanceRequest)."""
+    mode = RebalanceMode.ADD_BROKERS if direction == "up" else RebalanceMode.REMOVE_BROKERS
+    name = f"auto-{mode.value}-{'-'.join(map(str, brokers))}"
+    return RebalanceRequest.model_validate({**template, "name": name, "mode": mode, "brokers": brokers,
+                                            "auto_approve": auto_approve, "scaling": direction})
