@@ -61,3 +61,53 @@ def test_plain_forms_and_lists() -> None:
 def test_errors_name_the_document(text: str, message: str) -> None:
     with pytest.raises(ManifestError, match=message):
         load_specs(text, "f.yaml")
+
+
+KAFKA_REBALANCE = """
+apiVersion: kafka.strimzi.io/v1beta2
+kind: KafkaRebalance
+metadata:
+  name: my-rebalance
+  labels: {strimzi.io/cluster: my-cluster}
+  annotations: {strimzi.io/rebalance-auto-approval: "true"}
+spec:
+  mode: remove-brokers
+  brokers: [4, 3]
+  goals: [RackAwareGoal, ReplicaCapacityGoal]
+  skipHardGoalCheck: true
+  replicationThrottle: 10000000
+  concurrentPartitionMovementsPerBroker: 10
+"""
+
+
+def test_strimzi_kafka_rebalance_and_the_plain_form() -> None:
+    from events import RebalanceRequest
+    from services.cli.manifests import load_manifests
+
+    (request,) = load_manifests(KAFKA_REBALANCE)
+    assert isinstance(request, RebalanceRequest)
+    assert (request.name, request.mode, request.brokers, request.auto_approve) == (
+        "my-rebalance", "remove-brokers", [3, 4], True)
+    assert request.goals == ["RackAwareGoal", "ReplicaCapacityGoal"] and request.skip_hard_goal_check
+    assert (request.replication_throttle, request.concurrent_partition_movements_per_broker) == (10_000_000, 10)
+    plain, topic = load_manifests("kind: Rebalance\nname: full-one\n---\nname: t\npartitions: 1\nreplicas: 1\n")
+    assert isinstance(plain, RebalanceRequest) and plain.mode == "full" and not plain.auto_approve
+    assert topic.name == "t"
+
+
+@pytest.mark.parametrize(("text", "error"), [
+    (KAFKA_REBALANCE.replace("  brokers: [4, 3]\n", ""), "needs the list of brokers"),
+    (KAFKA_REBALANCE + "  replicaMovementStrategies: [x]\n", "replicaMovementStrategies is not supported"),
+    (KAFKA_REBALANCE.replace("name: my-rebalance", "generateName: x"), "needs metadata.name"),
+    ("kind: Rebalance\nname: r\nrebalanceDisk: true\ngoals: [a]\n", "takes no goals"),
+])
+def test_bad_rebalances_say_why(text: str, error: str) -> None:
+    from services.cli.manifests import load_manifests
+
+    with pytest.raises(ManifestError, match=error):
+        load_manifests(text, "r.yaml")
+
+
+def test_topic_spec_readers_refuse_a_rebalance() -> None:
+    with pytest.raises(ManifestError, match="expected topic specs only"):
+        load_specs(KAFKA_REBALANCE)

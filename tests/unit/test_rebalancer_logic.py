@@ -1,0 +1,286 @@
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from pydantic import ValidationError
+
+from events import RebalanceAction, RebalanceRequest, RebalanceState, RebalanceStatus
+from services.common.cruise_control.errors import (
+    ClusterModelNotReady,
+    ConnectionFailed,
+    OngoingExecution,
+    RequestRejected,
+    ServletFull,
+)
+from services.common.cruise_control.models import ExecutorState, OptimizationResult, UserTask
+from services.rebalancer import logic
+from services.rebalancer.logic import Step
+
+S = RebalanceState
+NOW = datetime(2026, 11, 23, 12, 0, tzinfo=UTC)
+RETRY = {"initial_s": 2.0, "max_s": 60.0}
+ADD = RebalanceRequest(name="scale-up", mode="add-brokers", brokers=[7, 8])
+REMOVE = RebalanceRequest(name="scale-down", mode="remove-brokers", brokers=[5, 6])
+
+
+def status(state: S = S.NEW, request: RebalanceRequest = ADD, **fields) -> RebalanceStatus:
+    return RebalanceStatus(name=request.name, state=state, request=request, updated_at=NOW, **fields)
+
+
+def task(task_id: str, state: str, *, start_ms: int | None = None, url: str = "POST /add_broker",
+         response: str | None = None) -> UserTask:
+    start = start_ms if start_ms is not None else int((NOW - timedelta(seconds=10)).timestamp() * 1000)
+    body = {"UserTaskId": task_id, "Status": state, "StartMs": str(start), "RequestURL": url}
+    if response is not None:
+        body["originalResponse"] = response
+    return UserTask.model_validate(body)
+
+
+def result(replica_moves: int = 12, leader_moves: int = 3) -> OptimizationResult:
+    def brokers(counts: dict[int, int]) -> dict:
+        return {"brokers": [{"Broker": b, "Replicas": n, "Leaders": n // 3, "DiskMB": n * 100.0}
+                            for b, n in counts.items()]}
+
+    return OptimizationResult.model_validate({
+        "summary": {"numReplicaMovements": replica_moves, "numLeaderMovements": leader_moves, "dataToMoveMB": 1200,
+                    "onDemandBalancednessScoreBefore": 71.5, "onDemandBalancednessScoreAfter": 98.0},
+        "loadBeforeOptimization": brokers({1: 12, 2: 12, 7: 0}),
+        "loadAfterOptimization": brokers({1: 8, 2: 8, 7: 8}),
+    })
+
+
+# -- every action in every state (Strimzi's table) --------------------------------------------------------------------
+
+EXPECTED = {
+    # (state, action): (next state, stopping)
+    (S.PENDING_PROPOSAL, "stop"): (S.STOPPED, None),
+    (S.PENDING_PROPOSAL, "refresh"): (S.NEW, None),
+    (S.PROPOSAL_READY, "approve"): (S.REBALANCING, None),
+    (S.PROPOSAL_READY, "refresh"): (S.NEW, None),
+    (S.REBALANCING, "stop"): (S.REBALANCING, "stop"),
+    (S.REBALANCING, "refresh"): (S.REBALANCING, "refresh"),
+    (S.READY, "refresh"): (S.NEW, None),
+    (S.NOT_READY, "refresh"): (S.NEW, None),
+    (S.STOPPED, "refresh"): (S.NEW, None),
+}
+
+
+@pytest.mark.parametrize("state", list(S))
+@pytest.mark.parametrize("action", ["approve", "refresh", "stop"])
+def test_every_action_in_every_state(state: S, action: str) -> None:
+    before = status(state, session_id="task-1" if state in (S.PENDING_PROPOSAL, S.REBALANCING) else None)
+    after = logic.on_action(before, RebalanceAction(name=ADD.name, action=action), NOW)
+    if (state, action) in EXPECTED:
+        next_state, stopping = EXPECTED[(state, action)]
+        assert (after.state, after.stopping) == (next_state, stopping)
+        assert after.condition(logic.INVALID_ACTION) is None
+    else:
+        assert after.state == state, "an invalid action leaves the state alone"
+        warning = after.condition(logic.INVALID_ACTION)
+        assert warning is not None and f"'{action}' is not valid in state {state}" in (warning.message or "")
+
+
+def test_a_valid_action_clears_an_earlier_warning() -> None:
+    warned = logic.on_action(status(S.PROPOSAL_READY), RebalanceAction(name=ADD.name, action="stop"), NOW)
+    assert warned.condition(logic.INVALID_ACTION) is not None
+    approved = logic.on_action(warned, RebalanceAction(name=ADD.name, action="approve"), NOW)
+    assert approved.condition(logic.INVALID_ACTION) is None
+    assert approved.execution_reason and approved.session_id is None
+    assert logic.next_step(approved, [], NOW) is Step.EXECUTE
+
+
+def test_no_second_action_while_a_stop_is_under_way() -> None:
+    stopping = logic.on_action(status(S.REBALANCING, session_id="t"), RebalanceAction(name=ADD.name, action="stop"),
+                               NOW)
+    again = logic.on_action(stopping, RebalanceAction(name=ADD.name, action="refresh"), NOW)
+    assert again.stopping == "stop" and again.condition(logic.INVALID_ACTION) is not None
+    assert logic.next_step(stopping, [], NOW) is Step.STOP
+    assert logic.on_stopped(stopping, NOW).state == S.STOPPED
+
+
+def test_refresh_while_executing_stops_then_starts_over() -> None:
+    refreshing = logic.on_action(status(S.REBALANCING, session_id="t"),
+                                 RebalanceAction(name=ADD.name, action="refresh"), NOW)
+    after = logic.on_stopped(refreshing, NOW)
+    assert after.state == S.NEW and after.session_id is None and after.stopping is None
+
+
+# -- requests ---------------------------------------------------------------------------------------------------------
+
+def test_same_request_changes_nothing_and_a_changed_one_starts_over() -> None:
+    ready = status(S.PROPOSAL_READY)
+    assert logic.on_request(ready, ADD, NOW) is None
+    changed = ADD.model_copy(update={"brokers": [7, 8, 9]})
+    fresh = logic.on_request(ready, changed, NOW)
+    assert fresh is not None and fresh.state == S.NEW and fresh.request.brokers == [7, 8, 9]
+
+
+def test_a_request_changed_while_executing_waits_for_a_refresh() -> None:
+    running = status(S.REBALANCING, session_id="t")
+    changed = ADD.model_copy(update={"replication_throttle": 1000})
+    after = logic.on_request(running, changed, NOW)
+    assert after is not None and after.state == S.REBALANCING and after.request == ADD
+    assert after.pending_request == changed and after.condition(logic.REQUEST_CHANGED) is not None
+    assert logic.on_request(after, changed, NOW) is None
+    refreshed = logic.on_stopped(logic.on_action(after, RebalanceAction(name=ADD.name, action="refresh"), NOW), NOW)
+    assert refreshed.state == S.NEW and refreshed.request == changed
+
+
+@pytest.mark.parametrize(("fields", "error"), [
+    ({"mode": "add-brokers"}, "needs the list of brokers"),
+    ({"mode": "remove-brokers", "brokers": []}, "needs the list of brokers"),
+    ({"brokers": [1]}, "only for the add-brokers and remove-brokers modes"),
+    ({"rebalance_disk": True, "goals": ["DiskCapacityGoal"]}, "takes no goals"),
+    ({"mode": "add-brokers", "brokers": [1], "rebalance_disk": True}, "only for the full mode"),
+    ({"excluded_topics": "("}, "not a valid regex"),
+    ({"name": "Not_A_Name"}, "invalid rebalance name"),
+])
+def test_invalid_requests_say_why(fields: dict, error: str) -> None:
+    with pytest.raises(ValidationError, match=error):
+        RebalanceRequest.model_validate({"name": "r", **fields})
+
+
+# -- proposals --------------------------------------------------------------------------------------------------------
+
+def test_a_proposal_still_computing_keeps_its_task_id_and_a_ready_one_carries_summary_and_load() -> None:
+    pending = logic.begin_proposal(status(S.NEW), NOW)
+    assert pending is not None and pending.state == S.PENDING_PROPOSAL
+    computing = logic.on_proposal(pending, "task-1", None, NOW)
+    assert computing.state == S.PENDING_PROPOSAL and computing.session_id == "task-1"
+    ready = logic.on_proposal(computing, "task-1", result(), NOW)
+    assert ready.state == S.PROPOSAL_READY and ready.session_id is None
+    assert ready.summary is not None and ready.summary.num_replica_movements == 12
+    assert ready.summary.data_to_move_mb == 1200 and ready.summary.on_demand_balancedness_score_after == 98.0
+    load = {b.broker: (b.replicas_before, b.replicas_after) for b in ready.broker_load}
+    assert load == {1: (12, 8), 2: (12, 8), 7: (0, 8)}
+    assert ready.to_payload()["summary"]["dataToMoveMB"] == 1200
+
+
+def test_an_empty_proposal_is_ready_at_once() -> None:
+    ready = logic.on_proposal(status(S.PENDING_PROPOSAL), "t", result(0, 0), NOW)
+    assert ready.state == S.READY and "Nothing to move" in (ready.message or "")
+
+
+@pytest.mark.parametrize("error", [
+    ConnectionFailed("Connection failed: refused"), ClusterModelNotReady("Cluster model not ready"),
+    ServletFull("Cruise Control is at its active user task limit (servlet capacity)"),
+    OngoingExecution("Another task is executing"),
+])
+def test_temporary_failures_keep_the_state_and_back_off(error) -> None:
+    current = status(S.PENDING_PROPOSAL, session_id="t")
+    delays = []
+    for _ in range(7):
+        current = logic.on_failure(current, error, NOW, **RETRY)
+        assert current.state == S.PENDING_PROPOSAL and error.message in (current.message or "")
+        delays.append((current.next_attempt_at - NOW).total_seconds())
+    assert delays == [2, 4, 8, 16, 32, 60, 60]
+    assert current.session_id is None, "a proposal task Cruise Control may have forgotten is asked for anew"
+    assert logic.next_step(current, [], NOW) is None
+    assert logic.next_step(current, [], NOW + timedelta(seconds=61)) is Step.PROPOSE
+
+
+def test_a_refused_request_is_not_ready_with_cruise_controls_reason() -> None:
+    refused = RequestRejected("Request failed (500), Broker [42] does not exist.")
+    after = logic.on_failure(status(S.PENDING_PROPOSAL), refused, NOW, **RETRY)
+    assert after.state == S.NOT_READY and "Broker [42] does not exist." in (after.message or "")
+
+
+def test_an_execution_keeps_its_reason_across_retries() -> None:
+    approved = logic.approve(status(S.PROPOSAL_READY), NOW)
+    retried = logic.on_failure(approved, ServletFull("full"), NOW, **RETRY)
+    assert retried.state == S.REBALANCING and retried.execution_reason == approved.execution_reason
+
+
+# -- execution --------------------------------------------------------------------------------------------------------
+
+def test_progress_comes_from_the_executor_with_an_estimate() -> None:
+    running = status(S.REBALANCING, session_id="t1")
+    executor = ExecutorState.model_validate({
+        "state": "INTER_BROKER_REPLICA_MOVEMENT_TASK_IN_PROGRESS", "triggeredUserTaskId": "t1",
+        "numTotalPartitionMovements": 40, "numFinishedPartitionMovements": 10, "totalDataToMove": 4000,
+        "finishedDataMovement": 1000})
+    after = logic.on_poll(running, task("t1", "InExecution"), executor, NOW)
+    assert after is not None and after.progress is not None
+    assert after.progress.percent_data_moved == 25.0 and after.progress.finished_partition_movements == 10
+    assert after.progress.estimated_seconds_to_completion == 30.0  # 1000 MB in 10 s, 3000 MB left
+    assert logic.on_poll(after, task("t1", "InExecution"), executor, NOW) is None
+
+
+def test_completion_and_failure_of_the_execution() -> None:
+    running = status(S.REBALANCING, session_id="t1")
+    assert logic.on_poll(running, task("t1", "Completed"), None, NOW).state == S.READY
+    failed = logic.on_poll(running, task("t1", "CompletedWithError", response='{"errorMessage": "broker died"}'),
+                           None, NOW)
+    assert failed.state == S.NOT_READY and failed.message == "broker died"
+
+
+def test_a_forgotten_execution_waits_for_a_busy_executor_then_runs_again() -> None:
+    running = status(S.REBALANCING, session_id="t1")
+    busy = ExecutorState.model_validate({"state": "INTER_BROKER_REPLICA_MOVEMENT_TASK_IN_PROGRESS"})
+    waiting = logic.on_poll(running, None, busy, NOW)
+    assert waiting is not None and waiting.session_id == "t1" and "still in progress" in (waiting.message or "")
+    assert logic.on_poll(waiting, None, busy, NOW) is None
+    idle = ExecutorState.model_validate({"state": "NO_TASK_IN_PROGRESS"})
+    again = logic.on_poll(waiting, None, idle, NOW)
+    assert again.state == S.REBALANCING and again.session_id is None and again.execution_reason
+    assert logic.next_step(again, [], NOW) is Step.EXECUTE
+
+
+def test_executions_name_only_brokers_still_in_the_cluster() -> None:
+    draining = status(S.REBALANCING, request=REMOVE)
+    assert logic.execution_brokers(draining, [1, 2, 3, 4, 5]) == [5]
+    assert logic.execution_brokers(draining, [1, 2, 3, 4]) == []
+
+
+def test_an_execution_in_doubt_is_found_by_its_reason() -> None:
+    approved = logic.approve(status(S.PROPOSAL_READY), NOW)
+    tasks = [task("other", "Active", url="POST /rebalance?reason=x"),
+             task("mine", "InExecution", url=f"POST /add_broker?dryrun=false&reason={approved.execution_reason}")]
+    assert logic.find_execution(approved, tasks).user_task_id == "mine"
+    assert logic.find_execution(approved, tasks[:1]) is None
+
+
+# -- safe scale-down --------------------------------------------------------------------------------------------------
+
+def test_removable_only_while_the_brokers_host_nothing() -> None:
+    ready = status(S.READY, request=REMOVE)
+    safe = logic.removal_check(ready, logic.hosted_replicas({"a": [[1, 2], [2, 3]]}), NOW)
+    assert safe is not None and safe.condition(logic.BROKERS_REMOVABLE).status == "True"
+    assert logic.removal_check(safe, {}, NOW) is None, "unchanged: nothing to publish"
+    landed = logic.removal_check(safe, logic.hosted_replicas({"new-topic": [[6, 1], [6, 2]], "a": [[1, 2]]}), NOW)
+    condition = landed.condition(logic.BROKERS_REMOVABLE)
+    assert condition.status == "False" and "broker 6 hosts 2 replica(s) of new-topic" in condition.message
+    assert logic.removal_check(status(S.READY), {}, NOW) is None, "only remove-brokers rebalances"
+    assert logic.removal_check(status(S.REBALANCING, request=REMOVE), {}, NOW) is None
+
+
+# -- automatic rebalancing --------------------------------------------------------------------------------------------
+
+def test_brokers_that_joined() -> None:
+    assert logic.joined(None, [3, 1, 2]) == ([], [1, 2, 3]), "the first look finds the cluster as it was"
+    assert logic.joined([1, 2, 3], [1, 2, 3, 4, 5]) == ([4, 5], [1, 2, 3, 4, 5])
+    assert logic.joined([1, 2, 3, 4], [1, 2, 3]) == ([], [1, 2, 3])
+    assert logic.joined([1, 2, 3], [1, 2, 3, 4]) == ([4], [1, 2, 3, 4]), "a broker that left and came back is new"
+
+
+def test_scaling_requests_come_from_the_templates() -> None:
+    up = logic.scaling_request("up", [7, 8], {"replicationThrottle": 5000}, auto_approve=True)
+    assert (up.name, up.mode, up.brokers, up.auto_approve, up.scaling) == (
+        "auto-add-brokers-7-8", "add-brokers", [7, 8], True, "up")
+    assert up.replication_throttle == 5000
+    down = logic.scaling_request("down", [9], {}, auto_approve=False)
+    assert (down.name, down.mode, down.auto_approve) == ("auto-remove-brokers-9", "remove-brokers", False)
+
+
+def test_scale_down_goes_first() -> None:
+    up = status(S.PROPOSAL_READY, request=logic.scaling_request("up", [7], {}, auto_approve=True))
+    down = status(S.REBALANCING, request=logic.scaling_request("down", [3], {}, auto_approve=True))
+    held = logic.auto_approved(up, [down], NOW)
+    assert held is not None and held.state == S.PROPOSAL_READY and "auto-remove-brokers-3" in held.message
+    assert logic.auto_approved(held, [down], NOW) is None
+    new_up = status(S.NEW, request=up.request)
+    assert logic.next_step(new_up, [down], NOW) is None
+    done = down.model_copy(update={"state": S.READY})
+    assert logic.auto_approved(up, [done], NOW).state == S.REBALANCING
+    assert logic.next_step(new_up, [done], NOW) is Step.PROPOSE
+    manual = status(S.PROPOSAL_READY)
+    assert logic.auto_approved(manual, [], NOW) is None, "only auto-approved requests execute by themselves"
