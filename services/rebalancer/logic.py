@@ -31,7 +31,7 @@ from events import (
     RebalanceState,
     RebalanceStatus,
 )
-from services.common.cruise_control.errors import CruiseControlError, RequestRejected
+from services.common.cruise_control.errors import ConnectionFailed, CruiseControlError, RequestRejected
 from services.common.cruise_control.models import ExecutorState, OptimizationResult, TaskStatus, UserTask
 
 S = RebalanceState
@@ -227,10 +227,15 @@ def on_failure(status: RebalanceStatus, error: CruiseControlError, now: datetime
                        next_attempt_at=None, progress=None)
     attempts = status.attempts + 1
     delay = timedelta(seconds=min(max_s, initial_s * 2 ** (attempts - 1)))
-    # A proposal task Cruise Control may have forgotten is asked for anew; an execution keeps its reason.
+    # A proposal task Cruise Control may have forgotten is asked for anew.
     session = None if status.state == S.PENDING_PROPOSAL else status.session_id
+    reason = status.execution_reason
+    if reason is not None and not isinstance(error, ConnectionFailed):
+        # Cruise Control answered, so that request is settled (failed): the next one gets a reason of its own. After
+        # a connection failure the request may have arrived, and the reason finds it.
+        reason = new_reason()
     return _update(status, now, message=f"{error.message}; retrying in {delay.total_seconds():.0f} s",
-                   attempts=attempts, next_attempt_at=now + delay, session_id=session)
+                   attempts=attempts, next_attempt_at=now + delay, session_id=session, execution_reason=reason)
 
 
 # -- execution ------------------------------------------------------------------------------------------------------
@@ -246,7 +251,10 @@ def find_execution(status: RebalanceStatus, tasks: Iterable[UserTask]) -> UserTa
     """The task an execution request created, found by the reason it carried (after a crash or a timeout)."""
     if not status.execution_reason:
         return None
-    return next((t for t in tasks if t.request_url and f"reason={status.execution_reason}" in t.request_url), None)
+    marker = f"reason={status.execution_reason}"
+    # A task that failed is not adopted: the request is simply made again.
+    return next((t for t in tasks if t.request_url and marker in t.request_url
+                 and t.status != TaskStatus.COMPLETED_WITH_ERROR), None)
 
 
 def on_execution_started(status: RebalanceStatus, task_id: str, now: datetime) -> RebalanceStatus:

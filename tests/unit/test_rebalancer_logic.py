@@ -184,10 +184,12 @@ def test_a_refused_request_is_not_ready_with_cruise_controls_reason() -> None:
     assert after.state == S.NOT_READY and "Broker [42] does not exist." in (after.message or "")
 
 
-def test_an_execution_keeps_its_reason_across_retries() -> None:
+def test_an_execution_keeps_its_reason_only_when_its_request_may_have_arrived() -> None:
     approved = logic.approve(status(S.PROPOSAL_READY), NOW)
-    retried = logic.on_failure(approved, ServletFull("full"), NOW, **RETRY)
-    assert retried.state == S.REBALANCING and retried.execution_reason == approved.execution_reason
+    unanswered = logic.on_failure(approved, ConnectionFailed("Connection failed: timed out"), NOW, **RETRY)
+    assert unanswered.state == S.REBALANCING and unanswered.execution_reason == approved.execution_reason
+    refused = logic.on_failure(approved, ClusterModelNotReady("Cluster model not ready"), NOW, **RETRY)
+    assert refused.state == S.REBALANCING and refused.execution_reason not in (None, approved.execution_reason)
 
 
 # -- execution --------------------------------------------------------------------------------------------------------
@@ -237,6 +239,8 @@ def test_an_execution_in_doubt_is_found_by_its_reason() -> None:
              task("mine", "InExecution", url=f"POST /add_broker?dryrun=false&reason={approved.execution_reason}")]
     assert logic.find_execution(approved, tasks).user_task_id == "mine"
     assert logic.find_execution(approved, tasks[:1]) is None
+    failed = task("failed", "CompletedWithError", url=f"POST /add_broker?reason={approved.execution_reason}")
+    assert logic.find_execution(approved, [failed]) is None, "a failed request is made again, not adopted"
 
 
 # -- safe scale-down --------------------------------------------------------------------------------------------------

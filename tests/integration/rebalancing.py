@@ -1,0 +1,164 @@
+"""Test harness for rebalancing: a stack of its own (the cluster's brokers change), a watcher of rebalance statuses
+and dead letters, and the calls an operator makes (requests, actions, brokers joining and leaving)."""
+
+from __future__ import annotations
+
+import threading
+import time
+import uuid
+from collections import defaultdict
+from collections.abc import Callable
+
+import httpx
+from confluent_kafka import Consumer, TopicPartition
+
+from events import (
+    TOPICS,
+    BrokerRemovalRequested,
+    DeadLetter,
+    InvalidEvent,
+    RebalanceAction,
+    RebalanceRequest,
+    RebalanceState,
+    RebalanceStatus,
+    decode,
+    encode,
+)
+from services.cli import busio
+from services.local.stack import LocalStack
+
+TOPIC_NAMES = [f"data-{i}" for i in range(6)]
+
+
+class Rebalancing:
+    def __init__(self, stack: LocalStack) -> None:
+        self.stack = stack
+        self.bus = stack.settings().bus
+        self.sim = httpx.Client(base_url=stack.sim_url, timeout=10)
+        self.cc = httpx.Client(base_url=f"http://127.0.0.1:{stack.ports.cruise_control}/kafkacruisecontrol",
+                               timeout=10)
+        self.latest: dict[str, RebalanceStatus] = {}
+        self.history: dict[str, list[RebalanceStatus]] = defaultdict(list)
+        self.dead_letters: list[DeadLetter] = []
+        self._changed = threading.Condition()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._follow, daemon=True, name="rebalance-watcher")
+        self._thread.start()
+
+    def _follow(self) -> None:
+        consumer = Consumer({**self.bus.confluent_config(), "group.id": f"test-{uuid.uuid4()}",
+                             "enable.auto.commit": False, "auto.offset.reset": "earliest"})
+        consumer.assign([TopicPartition(TOPICS.rebalance_status.name, 0, -2),
+                         TopicPartition(TOPICS.dead_letters.name, 0, -2)])
+        try:
+            while not self._stop.is_set():
+                message = consumer.poll(0.1)
+                if message is None or message.error():
+                    continue
+                try:
+                    event = decode(message.value()).event
+                except InvalidEvent:
+                    continue
+                with self._changed:
+                    if isinstance(event, RebalanceStatus):
+                        self.latest[event.name] = event
+                        self.history[event.name].append(event)
+                    elif isinstance(event, DeadLetter):
+                        self.dead_letters.append(event)
+                    self._changed.notify_all()
+        finally:
+            consumer.close()
+
+    # -- waiting -------------------------------------------------------------------------------------------------
+
+    def wait(self, what: str, predicate: Callable[[], bool], timeout: float = 60.0) -> None:
+        deadline = time.monotonic() + timeout
+        with self._changed:
+            while not predicate():
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    raise AssertionError(f"timed out after {timeout:.0f} s waiting for {what}")
+                self._changed.wait(min(remaining, 0.5))
+
+    def wait_for(self, name: str, predicate: Callable[[RebalanceStatus], bool], what: str,
+                 timeout: float = 60.0) -> RebalanceStatus:
+        def describe() -> str:
+            status = self.latest.get(name)
+            return status.model_dump_json(by_alias=True, exclude_none=True, exclude={"request"}) if status else "none"
+
+        try:
+            self.wait(f"{name}: {what}", lambda: name in self.latest and predicate(self.latest[name]), timeout)
+        except AssertionError as exc:
+            raise AssertionError(f"{exc} (last: {describe()})") from None
+        return self.latest[name]
+
+    def wait_state(self, name: str, state: RebalanceState, timeout: float = 60.0) -> RebalanceStatus:
+        return self.wait_for(name, lambda s: s.state == state, f"state {state}", timeout)
+
+    def states(self, name: str) -> list[RebalanceState]:
+        """The states ``name`` went through, each once in a row."""
+        states: list[RebalanceState] = []
+        for status in self.history[name]:
+            if not states or states[-1] != status.state:
+                states.append(status.state)
+        return states
+
+    # -- what an operator does -----------------------------------------------------------------------------------
+
+    def request(self, **fields: object) -> RebalanceRequest:
+        request = RebalanceRequest.model_validate(fields)
+        busio.produce(self.bus, [(TOPICS.rebalance_requests.name, request.key.encode(), encode(request), None)])
+        return request
+
+    def act(self, name: str, action: str) -> None:
+        event = RebalanceAction(name=name, action=action)  # type: ignore[arg-type]
+        busio.produce(self.bus, [(TOPICS.rebalance_actions.name, event.key.encode(), encode(event), None)])
+
+    def announce_removal(self, *brokers: int) -> None:
+        event = BrokerRemovalRequested(brokers=list(brokers))
+        busio.produce(self.bus, [(TOPICS.scaling.name, event.key.encode(), encode(event), None)])
+
+    def add_broker(self, broker: int, rack: str) -> None:
+        self.sim.post("/admin/brokers", json={"id": broker, "rack": rack}).raise_for_status()
+
+    def remove_broker(self, broker: int) -> None:
+        self.sim.delete(f"/admin/brokers/{broker}").raise_for_status()
+
+    def create_topic(self, name: str, partitions: int = 12, rf: int = 3,
+                     assignment: list[list[int]] | None = None) -> None:
+        body: dict[str, object] = {"name": name, "partitions": partitions, "replicationFactor": rf}
+        if assignment is not None:
+            body["assignment"] = assignment
+        self.sim.post("/admin/topics", json=body).raise_for_status()
+
+    def delete_topic(self, name: str) -> None:
+        self.sim.delete(f"/admin/topics/{name}").raise_for_status()
+
+    def fault(self, path: str, body: dict | None = None) -> None:
+        response = self.sim.post(f"/faults/{path}", json=body or {})
+        assert response.status_code in (200, 204), response.text
+
+    def tune(self, **tuning: float) -> None:
+        self.fault("tuning", tuning)
+
+    # -- what the cluster says -----------------------------------------------------------------------------------
+
+    def replicas_per_broker(self) -> dict[int, int]:
+        counts = {b["id"]: 0 for b in self.sim.get("/admin/brokers").json()["brokers"]}
+        for topic in self.sim.get("/admin/topics").json()["topics"]:
+            for partition in topic["partitions"]:
+                for broker in partition["replicas"]:
+                    counts[broker] = counts.get(broker, 0) + 1
+        return counts
+
+    def tasks(self) -> list[dict]:
+        return self.cc.get("/user_tasks", params={"json": "true"}).json()["userTasks"]
+
+    def executor(self) -> dict:
+        return self.cc.get("/state", params={"json": "true", "substates": "executor"}).json()["ExecutorState"]
+
+    def close(self) -> None:
+        self._stop.set()
+        self._thread.join(timeout=5)
+        self.sim.close()
+        self.cc.close()

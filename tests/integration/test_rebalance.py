@@ -1,0 +1,212 @@
+"""Rebalancing end to end on the real local parts: the rebalancer process, the local broker, the simulator.
+
+The stack is this module's own: brokers join and leave here. Each test uses its own broker ids and topics."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from events import RebalanceState
+from services.local.stack import LocalStack
+from tests.integration.conftest import TEST_ENV
+from tests.integration.rebalancing import TOPIC_NAMES, Rebalancing
+
+S = RebalanceState
+ENV = {**TEST_ENV, "BALLAST_REBALANCER__POLL_INTERVAL_S": "0.3", "BALLAST_REBALANCER__RETRY_INITIAL_S": "0.3",
+       "BALLAST_REBALANCER__RETRY_MAX_S": "1", "BALLAST_REBALANCER__OBSERVE_INTERVAL_S": "0.5"}
+ORIGINAL = range(1, 7)
+
+
+@pytest.fixture(scope="module")
+def rb(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Rebalancing]:
+    run_dir: Path = tmp_path_factory.mktemp("rebalance-stack")
+    with LocalStack(run_dir, env=ENV, services=("rebalancer",)) as stack:
+        stack.start()
+        client = Rebalancing(stack)
+        for name in TOPIC_NAMES:
+            client.create_topic(name)
+        try:
+            yield client
+        finally:
+            client.close()
+
+
+@pytest.fixture(autouse=True)
+def reset_faults(rb: Rebalancing) -> Iterator[None]:
+    yield
+    rb.fault("reset")
+
+
+def lopsided(rb: Rebalancing, name: str) -> None:
+    """A topic whose every replica sits on brokers 1, 3 and 5 (one per data centre): a full rebalance has work."""
+    rb.create_topic(name, partitions=24, assignment=[[1, 3, 5]] * 24)
+
+
+def test_add_brokers_moves_replicas_only_onto_the_new_brokers(rb: Rebalancing) -> None:
+    for broker, rack in ((7, "/dc1/r3"), (8, "/dc2/r3"), (9, "/dc3/r3")):
+        rb.add_broker(broker, rack)
+    before = rb.replicas_per_broker()
+    rb.request(name="scale-up", mode="add-brokers", brokers=[7, 8, 9])
+
+    ready = rb.wait_state("scale-up", S.PROPOSAL_READY)
+    assert ready.summary is not None and ready.summary.num_replica_movements > 0
+    assert ready.summary.data_to_move_mb > 0
+    load = {row.broker: row for row in ready.broker_load}
+    assert all(load[b].replicas_before == 0 and load[b].replicas_after > 0 for b in (7, 8, 9))
+    assert all(load[b].replicas_after <= load[b].replicas_before for b in ORIGINAL)
+    assert rb.replicas_per_broker() == before, "a proposal moves nothing"
+
+    rb.act("scale-up", "approve")
+    rb.wait_for("scale-up", lambda s: s.progress is not None and s.progress.total_data_mb > 0, "progress")
+    rb.wait_state("scale-up", S.READY)
+    after = rb.replicas_per_broker()
+    assert all(after[b] <= before[b] for b in ORIGINAL), (before, after)
+    assert {b: after[b] for b in (7, 8, 9)} == {row.broker: row.replicas_after for row in ready.broker_load
+                                                if row.broker in (7, 8, 9)}
+    assert rb.states("scale-up") == [S.NEW, S.PENDING_PROPOSAL, S.PROPOSAL_READY, S.REBALANCING, S.READY]
+
+
+def test_full_rebalance_evens_the_cluster_out(rb: Rebalancing) -> None:
+    lopsided(rb, "lopsided-full")
+    before = rb.replicas_per_broker()
+    rb.request(name="even-out", auto_approve=True)
+    rb.wait_state("even-out", S.READY)
+    after = rb.replicas_per_broker()
+    alive = [b for b in after if b in before]
+    assert max(after[b] for b in alive) - min(after[b] for b in alive) <= 2, after
+    assert max(before.values()) - min(before.values()) > 2, before
+    assert S.PROPOSAL_READY in rb.states("even-out"), "auto-approval still goes through a proposal"
+
+
+def test_remove_brokers_and_safe_scale_down(rb: Rebalancing) -> None:
+    rb.add_broker(20, "/dc1/r9")
+    rb.create_topic("on-twenty", partitions=6, assignment=[[20, 3, 5]] * 6)
+    rb.request(name="scale-down", mode="remove-brokers", brokers=[20], auto_approve=True)
+    done = rb.wait_for("scale-down", lambda s: s.condition("BrokersRemovable") is not None, "removability")
+    assert done.state == S.READY and done.condition("BrokersRemovable").status == "True"
+    assert rb.replicas_per_broker()[20] == 0
+
+    # A topic created afterwards lands a replica on the broker: no longer safe to remove.
+    rb.create_topic("landed-later", partitions=1, assignment=[[20, 1, 3]])
+    landed = rb.wait_for("scale-down", lambda s: s.condition("BrokersRemovable").status == "False", "not removable")
+    assert "broker 20 hosts 1 replica(s) of landed-later" in landed.condition("BrokersRemovable").message
+    rb.delete_topic("landed-later")
+    rb.wait_for("scale-down", lambda s: s.condition("BrokersRemovable").status == "True", "removable again")
+    rb.remove_broker(20)
+
+
+@pytest.mark.parametrize(("goals", "error"), [
+    (["ReplicaDistributionGoal"], "Missing hard goals"),
+    (["NoSuchGoal"], "NoSuchGoal is not a supported goal"),
+])
+def test_bad_goals_are_not_ready_with_cruise_controls_words(rb: Rebalancing, goals: list[str], error: str) -> None:
+    name = f"bad-goals-{len(goals[0])}"
+    rb.request(name=name, goals=goals)
+    failed = rb.wait_state(name, S.NOT_READY)
+    assert error in (failed.message or "")
+
+
+def test_unknown_broker_is_not_ready(rb: Rebalancing) -> None:
+    rb.request(name="unknown-broker", mode="add-brokers", brokers=[42])
+    failed = rb.wait_state("unknown-broker", S.NOT_READY)
+    assert "Broker [42] does not exist." in (failed.message or "")
+
+
+def test_servlet_full_keeps_the_state_and_retries(rb: Rebalancing) -> None:
+    rb.tune(max_active_user_tasks=0)
+    rb.request(name="servlet-full")
+    rb.wait_for("servlet-full", lambda s: "servlet capacity" in (s.message or ""), "the servlet-capacity message")
+    assert rb.latest["servlet-full"].state == S.PENDING_PROPOSAL
+    rb.tune(max_active_user_tasks=5)
+    rb.wait_state("servlet-full", S.PROPOSAL_READY)
+
+
+def test_stop_during_execution(rb: Rebalancing) -> None:
+    lopsided(rb, "lopsided-stop")
+    rb.tune(min_execution_s=30)
+    rb.request(name="stopped", auto_approve=True)
+    rb.wait_for("stopped", lambda s: s.progress is not None and s.progress.finished_data_mb > 0, "progress")
+    rb.act("stopped", "stop")
+    stopped = rb.wait_state("stopped", S.STOPPED)
+    assert "stopped" in (stopped.message or "").lower()
+    assert rb.executor()["state"] == "NO_TASK_IN_PROGRESS"
+    rb.act("stopped", "approve")  # not valid when Stopped: a warning, nothing else
+    rb.wait_for("stopped", lambda s: s.condition("InvalidAction") is not None, "the invalid-action warning")
+    assert rb.latest["stopped"].state == S.STOPPED
+
+
+def test_cruise_control_restart_while_the_proposal_is_computed(rb: Rebalancing) -> None:
+    lopsided(rb, "lopsided-pending")
+    rb.tune(proposal_s=3, max_block_s=0.2)
+    rb.request(name="restart-pending")
+    pending = rb.wait_for("restart-pending", lambda s: s.state == S.PENDING_PROPOSAL and s.session_id is not None,
+                          "a proposal task")
+    rb.fault("cruise-control/restart", {"downSeconds": 0.5})
+    rb.tune(proposal_s=0.1)
+    rb.wait_state("restart-pending", S.PROPOSAL_READY)
+    assert pending.session_id not in {t["UserTaskId"] for t in rb.tasks()}, "the first task was forgotten"
+
+
+def test_cruise_control_restart_with_a_proposal_ready(rb: Rebalancing) -> None:
+    lopsided(rb, "lopsided-ready")
+    rb.request(name="restart-ready")
+    rb.wait_state("restart-ready", S.PROPOSAL_READY)
+    rb.fault("cruise-control/restart", {"downSeconds": 0.3, "warmupSeconds": 2})
+    rb.act("restart-ready", "approve")
+    rb.wait_state("restart-ready", S.READY)
+    messages = [s.message or "" for s in rb.history["restart-ready"]]
+    assert any("Cluster model not ready" in m for m in messages), messages
+
+
+def test_cruise_control_restart_during_execution(rb: Rebalancing) -> None:
+    rb.add_broker(21, "/dc2/r9")
+    rb.create_topic("on-twenty-one", partitions=12, assignment=[[21, 1, 5]] * 12)
+    rb.tune(min_execution_s=4)
+    rb.request(name="restart-running", mode="remove-brokers", brokers=[21], auto_approve=True)
+    rb.wait_for("restart-running", lambda s: s.progress is not None, "progress")
+    rb.fault("cruise-control/restart", {"downSeconds": 0.3})
+    done = rb.wait_state("restart-running", S.READY, timeout=90)
+    assert rb.replicas_per_broker()[21] == 0
+    messages = [s.message or "" for s in rb.history["restart-running"]]
+    assert any("no longer knows task" in m for m in messages), messages
+    assert done.condition("BrokersRemovable") is None or done.condition("BrokersRemovable").status == "True"
+    rb.remove_broker(21)
+
+
+def test_restart_of_both_during_execution_does_not_name_a_removed_broker_again(rb: Rebalancing) -> None:
+    """Strimzi #10631: after a restart, remove_broker was re-issued for brokers already gone."""
+    rb.add_broker(22, "/dc3/r9")
+    rb.create_topic("on-twenty-two", partitions=12, assignment=[[22, 1, 3]] * 12)
+    rb.tune(min_execution_s=3)
+    rb.request(name="gone-broker", mode="remove-brokers", brokers=[22], auto_approve=True)
+    rb.wait_for("gone-broker", lambda s: s.progress is not None, "progress")
+    rb.stack.kill("rebalancer")  # kill -9
+    rb.fault("cruise-control/restart", {"downSeconds": 0.3})
+    deadline = time.monotonic() + 30
+    while rb.replicas_per_broker()[22] and time.monotonic() < deadline:
+        time.sleep(0.2)  # Kafka finishes the reassignments Cruise Control handed it
+    rb.remove_broker(22)
+    rb.stack.start_process("rebalancer")
+    rb.stack.wait_http(rb.stack.health_url("rebalancer"), "rebalancer")
+    done = rb.wait_state("gone-broker", S.READY)
+    assert "no longer in the cluster" in (done.message or "")
+    assert not [t for t in rb.tasks() if "brokerid=22" in t["RequestURL"]], "remove_broker named broker 22 again"
+
+
+def test_invalid_requests_and_actions_go_to_the_dead_letter_topic(rb: Rebalancing) -> None:
+    from events import TOPICS
+    from services.cli import busio
+
+    raw = b'{"schema": "ballast.RebalanceRequest", "version": 1, "payload": {"name": "bad", "mode": "add-brokers"}}'
+    busio.produce(rb.bus, [(TOPICS.rebalance_requests.name, b"bad", raw, None)])
+    rb.act("never-requested", "approve")
+    rb.wait("two dead letters", lambda: {"bad", "never-requested"} <= {d.record_key for d in rb.dead_letters})
+    reasons = {d.record_key: d.reason for d in rb.dead_letters}
+    assert "needs the list of brokers" in reasons["bad"]
+    assert reasons["never-requested"] == "no rebalance named 'never-requested'"
+    assert httpx.get(rb.stack.health_url("rebalancer")).status_code == 200
