@@ -91,7 +91,8 @@ def even_out(cluster: ClusterView) -> dict[str, Assignment]:
 def drain(cluster: ClusterView, leaving: Iterable[int]) -> dict[str, Assignment]:
     """Every replica moved off the ``leaving`` brokers (Cruise Control's remove_broker): each goes to the remaining
     broker holding fewest replicas among those that keep the partition's spread (nearest to the leaving one among
-    equals). Raises PlacementError when a replica has nowhere to go."""
+    equals). A partition already badly spread, or one no remaining broker can spread well, goes where its spread is
+    least exceeded. Raises PlacementError when a replica has nowhere to go."""
     gone = set(leaving)
     stay = [b for b in cluster.brokers if b.alive and b.id not in gone]
     if not stay:
@@ -104,16 +105,19 @@ def drain(cluster: ClusterView, leaving: Iterable[int]) -> dict[str, Assignment]
             replicas = mover.assignments[topic][index]
             options = sorted((b.id for b in stay if b.id not in replicas),
                              key=lambda b: (mover.load[b], -_shared_domains(mover.paths[b], near), b))
-            for target in options:
-                moved = [target if b == source else b for b in replicas]
-                if mover.spread.ok(moved):
-                    mover._apply(topic, index, moved, source, target)
-                    break
-            else:
-                raise PlacementError(f"{topic}-{index} cannot leave broker {source}: no remaining broker keeps its "
-                                     "replicas on distinct brokers and spread")
+            if not options:
+                raise PlacementError(f"{topic}-{index} cannot leave broker {source}: every remaining broker already "
+                                     "holds one of its replicas")
+            target = next((b for b in options if mover.spread.ok(_swap(replicas, source, b))), None)
+            if target is None:
+                target = min(options, key=lambda b: mover.spread.excess(_swap(replicas, source, b)))
+            mover._apply(topic, index, _swap(replicas, source, target), source, target)
     balance_leaders(mover.assignments, {b.id for b in stay})
     return mover.assignments
+
+
+def _swap(replicas: list[int], source: int, target: int) -> list[int]:
+    return [target if b == source else b for b in replicas]
 
 
 class _Mover:
@@ -421,6 +425,21 @@ class Spread:
                 if inside[id(child)] > self.allowed(parent, inside[id(parent)]):
                     return False
         return True
+
+    def excess(self, replicas: list[int]) -> int:
+        """How many replicas over the rule, summed over domains (0 when ``ok``)."""
+        inside: dict[int, int] = {}
+        for b in replicas:
+            for domain in self.paths.get(b, ()):
+                inside[id(domain)] = inside.get(id(domain), 0) + 1
+        over, seen = 0, set()
+        for b in replicas:
+            path = self.paths.get(b, ())
+            for parent, child in zip(path, path[1:-1]):
+                if id(child) not in seen:
+                    seen.add(id(child))
+                    over += max(0, inside[id(child)] - self.allowed(parent, inside[id(parent)]))
+        return over
 
     def allowed(self, parent: Domain, k: int) -> int:
         key = (id(parent), k)

@@ -70,7 +70,8 @@ class RebalancerService:
         # One lock per rebalance: an action never interleaves with a step on the same rebalance.
         self._locks: defaultdict[str, asyncio.Lock] = defaultdict(asyncio.Lock)
         add_health_page(self.app, SERVICE, lambda: {
-            "ready": self.ready.is_set(), "rebalances": {n: s.state.value for n, s in self.statuses.items()}})
+            "ready": self.ready.is_set(), "knownBrokers": self.known_brokers,
+            "rebalances": {n: s.state.value for n, s in self.statuses.items()}})
         self._wire()
 
     def _wire(self) -> None:
@@ -140,6 +141,7 @@ class RebalancerService:
             self.known_brokers = known.decoded.event.brokers
         log.info("rebuilt state", rebalances=len(self.statuses),
                  in_flight=sum(1 for s in self.statuses.values() if s.state not in logic.TERMINAL))
+        await self.observe()  # the first look at the brokers before anything else: what is there now is not new
         self.ready.set()
 
     async def _publish(self, status: RebalanceStatus | None) -> None:

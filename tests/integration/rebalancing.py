@@ -103,6 +103,15 @@ class Rebalancing:
                 states.append(status.state)
         return states
 
+    def wait_brokers_known(self, timeout: float = 60.0) -> None:
+        """Until the rebalancer has had its first look at the brokers: a broker added before it is not 'new'."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if httpx.get(self.stack.health_url("rebalancer"), timeout=5).json().get("knownBrokers") is not None:
+                return
+            time.sleep(0.2)
+        raise AssertionError("the rebalancer never looked at the brokers")
+
     # -- what an operator does -----------------------------------------------------------------------------------
 
     def request(self, **fields: object) -> RebalanceRequest:

@@ -156,6 +156,19 @@ def test_remove_broker_drains_it_keeping_the_spread_of_what_remains() -> None:
         drain(cluster, [b.id for b in brokers])
 
 
+def test_a_badly_spread_partition_still_leaves_and_goes_where_the_spread_suffers_least() -> None:
+    # /dc1: 1, 2   /dc2: 3, 4   /dc3: 5, 6. [3, 4, 1] has two replicas in /dc2 already; draining 3 cannot make it
+    # well spread with 4 staying, but /dc3 makes it no worse, and /dc1 (a second replica there too) would.
+    brokers = [Broker(i, f"/dc{(i + 1) // 2}/r{2 - i % 2}") for i in range(1, 7)]
+    cluster = ClusterView.of(brokers, {"t": [[3, 4, 1]]})
+    result = drain(cluster, [3])
+    (moved,) = set(result["t"][0]) - {4, 1}
+    assert set(result["t"][0]) == {moved, 4, 1} and moved in (5, 6)
+    tight = ClusterView.of(brokers[:3], {"t": [[1, 2, 3]]})
+    with pytest.raises(PlacementError, match="every remaining broker already holds one of its replicas"):
+        drain(tight, [3])
+
+
 def test_full_rebalance_evens_out_a_lopsided_cluster() -> None:
     brokers = grow((1, 3, 2), (1, 3, 2))[0]
     lopsided = ClusterView.of(brokers, {"t": [[1, 3, 5]] * 30 + [[2, 4, 6]] * 6})
