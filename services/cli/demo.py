@@ -14,6 +14,7 @@ from rich.console import Console
 
 from events import TOPICS, InvalidEvent, TopicSpec, TopicStatus, decode, encode
 from services.cli import busio
+from services.cli.demo_scaling import scale_up_and_down
 from services.cli.manifests import load_specs
 from services.cli.views import status_table, transition_line
 from services.common.settings import BusSettings
@@ -113,6 +114,8 @@ def run_demo(console: Console, *, timeout_s: float) -> int:
         change_s = time.monotonic() - change_started
 
         if not _data_centre_down(console, stack, bus, latest, deadline, seen):
+            return 1
+        if not scale_up_and_down(console, stack, bus, deadline):
             return 1
 
         console.rule("final state")

@@ -60,6 +60,15 @@ def _literal_alternatives(regex: str) -> set[str] | None:
     return names
 
 
+def _throttle(params: dict[str, str]) -> float | None:
+    """``replication_throttle`` (bytes per second) in MB per second; None when absent or not a positive number."""
+    try:
+        value = float(params.get("replication_throttle", ""))
+    except ValueError:
+        return None
+    return value / 1_000_000 if value > 0 else None
+
+
 class CruiseControlFailure(Exception):
     """An error answer: HTTP status and Cruise Control's error body."""
 
@@ -178,7 +187,8 @@ class SimCruiseControl:
         goals = [g for g in params.get("goals", "").split(",") if g] or DEFAULT_GOALS
         self._check_capacity("POST", "topic_configuration")
         task = self._new_task("topic_configuration", request_url, client)
-        self._spawn(self._run(task, "topic_configuration", lambda: self._propose_rf_change(by_rf), dryrun, goals))
+        self._spawn(self._run(task, "topic_configuration", lambda: self._propose_rf_change(by_rf), dryrun, goals,
+                              throttle=_throttle(params)))
         return await self._answer(task, "topic_configuration")
 
     async def optimize(self, endpoint: str, params: dict[str, str], request_url: str, client: str,
@@ -201,7 +211,8 @@ class SimCruiseControl:
                 raise CruiseControlFailure(500, responses.error_body(
                     "POST", endpoint, str(exc), f"{KCC}: java.lang.IllegalStateException")) from None
 
-        self._spawn(self._run(task, endpoint, proposal, dryrun, goals, verbose=params.get("verbose") == "true"))
+        self._spawn(self._run(task, endpoint, proposal, dryrun, goals, verbose=params.get("verbose") == "true",
+                              throttle=_throttle(params), leaving=brokers if endpoint == "remove_broker" else None))
         return await self._answer(task, endpoint)
 
     def _parse_brokers(self, endpoint: str, params: dict[str, str]) -> list[int]:
@@ -294,7 +305,8 @@ class SimCruiseControl:
         return 200, task.result or {}, task.id
 
     async def _run(self, task: SimTask, endpoint: str, propose: Callable[[], list[ReplicaMove]], dryrun: bool,
-                   goals: list[str], verbose: bool = False) -> None:
+                   goals: list[str], verbose: bool = False, throttle: float | None = None,
+                   leaving: list[int] | None = None) -> None:
         await asyncio.sleep(self.tuning.proposal_s)
         if self.tasks.get(task.id) is not task:
             return  # forgotten by a restart
@@ -305,7 +317,8 @@ class SimCruiseControl:
             task.error, task.status = failure.body, "CompletedWithError"
             task.proposal_ready.set()
             return
-        task.result = responses.optimization_result(self.cluster, moves, goals=goals, verbose=verbose)
+        task.result = responses.optimization_result(self.cluster, moves, goals=goals, verbose=verbose,
+                                                    leaving=leaving or ())
         if dryrun or not moves:
             task.status = "Completed"
         elif self.execution is not None or self.orphaned:
@@ -316,7 +329,7 @@ class SimCruiseControl:
             task.status = "CompletedWithError"
         else:
             task.status = "InExecution"
-            self._start_execution(task, moves)
+            self._start_execution(task, moves, throttle)
         task.proposal_ready.set()
 
     def _check_warm(self, endpoint: str) -> None:
@@ -363,9 +376,11 @@ class SimCruiseControl:
 
     # -- executor ----------------------------------------------------------------------------------------------
 
-    def _start_execution(self, task: SimTask, moves: list[ReplicaMove]) -> None:
+    def _start_execution(self, task: SimTask, moves: list[ReplicaMove], throttle_mb_s: float | None = None) -> None:
+        """Movements copy data at the request's replication throttle, or the simulator's bandwidth without one."""
         total_mb = sum(m.data_to_move_mb for m in moves)
-        simulated_s = total_mb / self.tuning.replica_bandwidth_mb_s
+        bandwidth = min(self.tuning.replica_bandwidth_mb_s, throttle_mb_s or self.tuning.replica_bandwidth_mb_s)
+        simulated_s = total_mb / bandwidth
         duration = max(self.tuning.min_execution_s, simulated_s / self.tuning.time_scale)
         self.execution = Execution(task_id=task.id, moves=moves, duration_s=duration)
         self._runner = self._spawn(self._execute(self.execution, task))

@@ -4,6 +4,7 @@ description in the tests, so every required field is here even where the simulat
 from __future__ import annotations
 
 import statistics
+from collections.abc import Iterable
 from typing import Any
 
 from services.cluster_sim.model import Cluster, ReplicaMove
@@ -96,10 +97,24 @@ def _cluster_model_stats(cluster: Cluster) -> dict[str, Any]:
     }
 
 
+def balancedness(brokers: list[dict[str, Any]], leaving: Iterable[int] = ()) -> float:
+    """A score from 0 to 100 standing in for Cruise Control's goal-weighted one: 100 when alive brokers (other than
+    ``leaving`` ones) hold equal replica counts, lower as their spread grows (100 x (1 - coefficient of variation))."""
+    gone = set(leaving)
+    counts = [float(b["Replicas"]) for b in brokers if b["BrokerState"] == "ALIVE" and b["Broker"] not in gone]
+    mean = statistics.fmean(counts) if counts else 0.0
+    if mean == 0:
+        return 100.0
+    return round(max(0.0, 100.0 * (1 - statistics.pstdev(counts) / mean)), 3)
+
+
 def optimization_result(cluster: Cluster, moves: list[ReplicaMove], *, goals: list[str], verbose: bool = False,
-                        balancedness_before: float = 100.0) -> dict[str, Any]:
+                        leaving: Iterable[int] = ()) -> dict[str, Any]:
+    before, after = _broker_stats(cluster), _broker_stats(cluster, moves)
     summary = {
-        "numReplicaMovements": sum(len(set(m.new_replicas) ^ set(m.old_replicas)) for m in moves),
+        # A replica moved counts once; so does one added or dropped by a replication-factor change.
+        "numReplicaMovements": sum(max(len(set(m.new_replicas) - set(m.old_replicas)),
+                                       len(set(m.old_replicas) - set(m.new_replicas))) for m in moves),
         "dataToMoveMB": int(sum(m.data_to_move_mb for m in moves)),
         "numIntraBrokerReplicaMovements": 0,
         "intraBrokerDataToMoveMB": 0,
@@ -109,8 +124,8 @@ def optimization_result(cluster: Cluster, moves: list[ReplicaMove], *, goals: li
         "excludedTopics": [],
         "excludedBrokersForReplicaMove": [],
         "excludedBrokersForLeadership": [],
-        "onDemandBalancednessScoreBefore": balancedness_before,
-        "onDemandBalancednessScoreAfter": 100.0,
+        "onDemandBalancednessScoreBefore": balancedness(before["brokers"]),
+        "onDemandBalancednessScoreAfter": balancedness(after["brokers"], leaving),
         "provisionStatus": "RIGHT_SIZED",
         "provisionRecommendation": "",
     }
@@ -121,7 +136,7 @@ def optimization_result(cluster: Cluster, moves: list[ReplicaMove], *, goals: li
             {"goal": g, "status": "FIXED" if moves else "NO-ACTION", "clusterModelStats": stats, "optimizationTimeMs": 1}
             for g in goals
         ],
-        "loadAfterOptimization": _broker_stats(cluster, moves),
+        "loadAfterOptimization": after,
         "version": 1,
     }
     if verbose:
@@ -134,7 +149,7 @@ def optimization_result(cluster: Cluster, moves: list[ReplicaMove], *, goals: li
             }
             for m in moves
         ]
-        result["loadBeforeOptimization"] = _broker_stats(cluster)
+        result["loadBeforeOptimization"] = before
     return result
 
 

@@ -272,7 +272,22 @@ class RebalancerService:
             if status.message != message:
                 await self._publish(status.model_copy(update={"message": message, "updated_at": _now()}))
             return
-        await self._publish(logic.on_poll(status, tasks.get(status.session_id), state.executor, _now()))
+        after = logic.on_poll(status, tasks.get(status.session_id), state.executor, _now())
+        await self._publish(after)
+        if after is not None and after.state == logic.S.READY:
+            await self._check_removal(after)  # say at once whether its brokers may go, not at the next look
+
+    async def _check_removal(self, status: RebalanceStatus) -> None:
+        """For a Ready remove-brokers rebalance; the caller holds its lock."""
+        if status.request.mode != RebalanceMode.REMOVE_BROKERS:
+            return
+        try:
+            topics = await self.admin.list_topics()
+        except AdminError as exc:
+            log.warning("cannot read the cluster's topics", error=str(exc))
+            return
+        hosted = logic.hosted_replicas({name: [p.replicas for p in t.partitions] for name, t in topics.items()})
+        await self._publish(logic.removal_check(self.statuses[status.name], hosted, _now()))
 
     async def _stop(self, status: RebalanceStatus) -> None:
         try:

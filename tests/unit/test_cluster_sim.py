@@ -346,3 +346,28 @@ async def test_client_drives_add_and_remove_broker_on_the_simulator(sim: Simulat
     assert await cc.stop_proposal_execution() == "Proposal execution stopped."
     await cc.aclose()
     await admin.aclose()
+
+
+async def test_executions_copy_at_the_throttle_and_proposals_score_balance(sim: Simulator) -> None:
+    admin = SimulatorClusterAdmin(f"http://127.0.0.1:{sim.settings.admin_port}")
+    await admin.create_topic("b0", 12, 3)
+    sim.cluster.add_broker(7, "/dc1/r3")
+    sim.cruise_control.tuning.min_execution_s = 0.0
+    cc = client_for(sim)
+    proposal = await cc.add_broker([7], OptimizationOptions(verbose=True))
+    summary = proposal.result.summary
+    assert summary.balancedness_before < summary.balancedness_after, "an empty broker is imbalance"
+    after = {b["Broker"]: b["Replicas"] for b in proposal.result.load_after_optimization["brokers"]}
+    before = {b["Broker"]: b["Replicas"] for b in proposal.result.load_before_optimization["brokers"]}
+    assert before[7] == 0 and after[7] == summary.num_replica_movements and sum(after.values()) == sum(before.values())
+    data_mb = summary.data_to_move_mb
+    # 1 MB/s: the execution lasts data / throttle simulated seconds (time_scale of them per real second).
+    await cc.add_broker([7], OptimizationOptions(replication_throttle=1_000_000), dryrun=False)
+    execution = sim.cruise_control.execution
+    assert execution is not None
+    assert execution.duration_s == pytest.approx(data_mb / 1.0 / sim.cruise_control.tuning.time_scale, rel=0.01)
+    drain = await cc.remove_broker([7], OptimizationOptions(verbose=True))
+    assert drain.result.summary.balancedness_after is not None  # broker 7 leaving does not count as empty
+    await cc.stop_proposal_execution()
+    await cc.aclose()
+    await admin.aclose()
