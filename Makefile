@@ -37,6 +37,7 @@ test-unit: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python -m bench.placement --write BENCHMARKS.md
 	$(BIN)/python -m bench.replicas_change --write BENCHMARKS.md
+	$(BIN)/python -m bench.rebalance --write BENCHMARKS.md
 
 schema: $(STAMP)
 	$(BIN)/ballast schema --out docs/schemas

@@ -1,0 +1,216 @@
+"""Benchmark: an add-brokers rebalance, 6 -> 9 brokers with 10,000 partitions, through the local stack.
+
+    python -m bench.rebalance [--partitions 10000] [--write BENCHMARKS.md]
+
+The simulator starts with 6 brokers (3 DCs x 2 racks) holding 10 topics of RF 3 placed by the multi-level placer;
+brokers 7, 8, 9 join (a third rack per DC) and an add-brokers rebalance is requested, approved and executed by the
+rebalancer with its production settings (poll every 1 s). Measured: replicas and data moved against the lower bound
+(the new brokers' fair share), the proposal time (Cruise Control's alone, and request -> ProposalReady status), and
+status latency (execution finished in the simulator -> Ready status; gaps between progress updates).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+import tempfile
+import threading
+import time
+import uuid
+from pathlib import Path
+
+import httpx
+from confluent_kafka import Consumer, TopicPartition
+
+from bench.markdown import replace_section
+from events import TOPICS, RebalanceAction, RebalanceRequest, encode
+from services.cli import busio
+from services.common.cruise_control import CruiseControlClient, OptimizationOptions
+from services.local.stack import LocalStack
+from services.placement.metrics import moved_replicas
+from services.placement.model import Broker, ClusterView, PlacementSpec
+from services.placement.placer import placer_named
+from services.placement.rebalance import lower_bound
+
+OLD = {1: "/dc1/r1", 2: "/dc1/r2", 3: "/dc2/r1", 4: "/dc2/r2", 5: "/dc3/r1", 6: "/dc3/r2"}
+NEW = {7: "/dc1/r3", 8: "/dc2/r3", 9: "/dc3/r3"}
+PARTITION_MB = 100.0
+ENV = {
+    "BALLAST_SIMULATOR__BROKERS": json.dumps([f"{b}:{r}" for b, r in OLD.items()]),
+    "BALLAST_SIMULATOR__PARTITION_SIZE_MB": str(PARTITION_MB),
+    # 1,000,000 MB at 100 MB/s is 10,000 simulated seconds: 2,000x makes it 5 real seconds.
+    "BALLAST_SIMULATOR__TIME_SCALE": "2000",
+    "BALLAST_LOG_LEVEL": "warning",
+}
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(round(q / 100 * (len(ordered) - 1))))] if ordered else float("nan")
+
+
+class StatusTail:
+    """The rebalance's status records with the time each arrived (plain JSON: measuring must not compete)."""
+
+    def __init__(self, bus) -> None:
+        self.bus = bus
+        self.seen: list[tuple[float, dict]] = []
+        self.lock = threading.Lock()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        consumer = Consumer({**self.bus.confluent_config(), "group.id": f"bench-{uuid.uuid4()}",
+                             "enable.auto.commit": False, "auto.offset.reset": "earliest", "fetch.wait.max.ms": 10})
+        consumer.assign([TopicPartition(TOPICS.rebalance_status.name, 0, -2)])
+        while not self._stop.is_set():
+            message = consumer.poll(0.05)
+            if message is None or message.error():
+                continue
+            payload = json.loads(message.value())["payload"]
+            with self.lock:
+                self.seen.append((time.monotonic(), payload))
+        consumer.close()
+
+    def wait(self, state: str, timeout: float) -> tuple[float, dict]:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            with self.lock:
+                found = next(((t, p) for t, p in self.seen if p["state"] == state), None)
+            if found:
+                return found
+            time.sleep(0.01)
+        raise TimeoutError(f"no {state} status within {timeout:.0f} s")
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join(timeout=5)
+
+
+def place_topics(partitions: int) -> ClusterView:
+    view = ClusterView.of([Broker(b, rack) for b, rack in OLD.items()])
+    placer = placer_named("multi-level", seed=1)
+    per_topic = partitions // 10
+    for index in range(10):
+        spec = PlacementSpec(per_topic, 3, topic=f"bench-{index}")
+        view = view.with_assignment(spec.topic, placer.place(spec, view))
+    return view
+
+
+def assignments(sim: httpx.Client) -> dict[str, list[list[int]]]:
+    return {t["name"]: [p["replicas"] for p in t["partitions"]] for t in sim.get("/admin/topics").json()["topics"]}
+
+
+async def time_proposal(stack: LocalStack) -> float:
+    """Cruise Control's (the simulator's) own time for the add_broker dry run."""
+    async with CruiseControlClient(stack.settings().cruise_control) as cc:
+        started = time.perf_counter()
+        await cc.add_broker(list(NEW), OptimizationOptions(verbose=True))
+        return time.perf_counter() - started
+
+
+def run(partitions: int, say) -> dict[str, float]:
+    run_dir = Path(tempfile.mkdtemp(prefix="ballast-bench-rebalance-"))
+    with LocalStack(run_dir, env=ENV, services=("rebalancer",)) as stack:
+        stack.start(progress=lambda m: say(f"  {m}"))
+        sim = httpx.Client(base_url=stack.sim_url, timeout=120)
+        say(f"creating 10 topics, {partitions:,} partitions, RF 3 (multi-level placement)")
+        view = place_topics(partitions)
+        for name, parts in view.assignments.items():
+            sim.post("/admin/topics", json={"name": name, "partitions": len(parts), "replicationFactor": 3,
+                                            "assignment": parts}).raise_for_status()
+        for broker, rack in NEW.items():
+            sim.post("/admin/brokers", json={"id": broker, "rack": rack}).raise_for_status()
+        grown = ClusterView.of([Broker(b, r) for b, r in {**OLD, **NEW}.items()], view.assignments)
+        bound = lower_bound(grown)
+        before = assignments(sim)
+
+        cc_proposal_s = asyncio.run(time_proposal(stack))
+
+        tail = StatusTail(stack.settings().bus)
+        request = RebalanceRequest(name="bench-scale-up", mode="add-brokers", brokers=list(NEW))
+        requested = time.monotonic()
+        busio.produce(stack.settings().bus, [(TOPICS.rebalance_requests.name, request.key.encode(),
+                                              encode(request), None)])
+        ready_at, proposal = tail.wait("ProposalReady", 120)
+        say(f"proposal ready after {ready_at - requested:.2f} s: {proposal['summary']['numReplicaMovements']:,} "
+            "replica movements")
+        action = RebalanceAction(name=request.name, action="approve")
+        busio.produce(stack.settings().bus, [(TOPICS.rebalance_actions.name, action.key.encode(), encode(action),
+                                              None)])
+        # The simulator's own word for when the execution ended, sampled every 10 ms.
+        executing_seen, finished_at = False, None
+        deadline = time.monotonic() + 600
+        while time.monotonic() < deadline:
+            executing = sim.get("/faults/stats").json()["executing"]
+            if executing:
+                executing_seen = True
+            elif executing_seen:
+                finished_at = time.monotonic()
+                break
+            time.sleep(0.01)
+        assert finished_at is not None, "the execution never ran"
+        done_at, _ = tail.wait("Ready", 120)
+        with tail.lock:
+            progress_times = [t for t, p in tail.seen if p["state"] == "Rebalancing" and p.get("progress")]
+        tail.stop()
+        after = assignments(sim)
+        moved = moved_replicas(before, after)
+        gaps = [b - a for a, b in zip(progress_times, progress_times[1:])]
+        sim.close()
+        return {
+            "partitions": partitions, "lower_bound": bound, "moved": moved,
+            "proposed": proposal["summary"]["numReplicaMovements"],
+            "data_mb": proposal["summary"]["dataToMoveMB"], "bound_mb": bound * PARTITION_MB,
+            "cc_proposal_s": cc_proposal_s, "proposal_s": ready_at - requested,
+            "execution_s": finished_at - (ready_at), "ready_latency_s": done_at - finished_at,
+            "progress_updates": len(progress_times),
+            "progress_gap_p50_s": percentile(gaps, 50), "progress_gap_max_s": max(gaps, default=float("nan")),
+        }
+
+
+def render(r: dict[str, float], command: str) -> str:
+    return "\n".join([
+        "## Rebalancing: add-brokers, 6 -> 9 brokers, 10,000 partitions",
+        "",
+        f"Command: `{command}` (the local stack: Tansu, the simulator, the rebalancer with its default 1 s poll).",
+        f"{r['partitions']:,} partitions of RF 3 on 6 brokers (3 DCs x 2 racks, multi-level placement); brokers "
+        "7, 8, 9 join as a third rack in each DC. Lower bound: the new brokers' fair share of the replicas.",
+        "",
+        "| measure | value |",
+        "|---|---|",
+        f"| replicas moved (in the cluster, after) | {r['moved']:,} |",
+        f"| replica movements proposed | {r['proposed']:,} |",
+        f"| lower bound (new brokers' fair share) | {r['lower_bound']:,} |",
+        f"| data moved | {r['data_mb']:,.0f} MB (lower bound {r['bound_mb']:,.0f} MB) |",
+        f"| proposal time, Cruise Control (simulator) alone | {r['cc_proposal_s']:.2f} s |",
+        f"| proposal time, request event -> ProposalReady status | {r['proposal_s']:.2f} s |",
+        f"| approval -> execution finished (simulated copy at 2,000x) | {r['execution_s']:.1f} s |",
+        f"| status latency, execution finished -> Ready status | {r['ready_latency_s']:.2f} s |",
+        f"| progress updates while executing; gap p50 / max | {r['progress_updates']} ; "
+        f"{r['progress_gap_p50_s']:.2f} s / {r['progress_gap_max_s']:.2f} s |",
+        "",
+        "One run on this 2-core machine; the Ready latency is one sample (bounded by the poll interval plus one "
+        "user_tasks and /state round trip).",
+        "",
+    ])
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--partitions", type=int, default=10_000)
+    parser.add_argument("--write", type=Path, help="replace this benchmark's section in the given markdown file")
+    args = parser.parse_args(argv)
+    result = run(args.partitions, lambda m: print(m, file=sys.stderr, flush=True))
+    command = "python -m bench.rebalance" + (f" --write {args.write}" if args.write else "")
+    section = render(result, command)
+    print(section)
+    if args.write:
+        replace_section(args.write, section)
+
+
+if __name__ == "__main__":
+    main()
