@@ -25,6 +25,7 @@ import httpx
 from confluent_kafka import Consumer, TopicPartition
 
 from bench.markdown import replace_section
+from bench.replicas_change import percentile
 from events import TOPICS, RebalanceAction, RebalanceRequest, encode
 from services.cli import busio
 from services.common.cruise_control import CruiseControlClient, OptimizationOptions
@@ -44,11 +45,6 @@ ENV = {
     "BALLAST_SIMULATOR__TIME_SCALE": "2000",
     "BALLAST_LOG_LEVEL": "warning",
 }
-
-
-def percentile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(round(q / 100 * (len(ordered) - 1))))] if ordered else float("nan")
 
 
 class StatusTail:

@@ -9,13 +9,22 @@ from __future__ import annotations
 import re
 from datetime import datetime
 from enum import StrEnum
-from typing import ClassVar, Literal
+from typing import Annotated, ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator, model_validator
 from pydantic.alias_generators import to_camel
 
 from events.envelope import utcnow
 from events.models import Condition, Event
+
+def _broker_ids(brokers: list[int]) -> list[int]:
+    if any(b < 0 for b in brokers):
+        raise ValueError("broker ids are never negative")
+    return sorted(set(brokers))
+
+
+# Sorted, without repeats.
+BrokerIds = Annotated[list[int], AfterValidator(_broker_ids)]
 
 # Kubernetes resource names, so a KafkaRebalance's metadata.name is always a valid rebalance name.
 _NAME = re.compile(r"^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$")
@@ -38,7 +47,7 @@ class RebalanceRequest(Event):
 
     name: str
     mode: RebalanceMode = RebalanceMode.FULL
-    brokers: list[int] = Field(default_factory=list)
+    brokers: BrokerIds = Field(default_factory=list)
     goals: list[str] = Field(default_factory=list)
     skip_hard_goal_check: bool = False
     excluded_topics: str | None = None  # a regex, as Cruise Control takes it
@@ -58,13 +67,6 @@ class RebalanceRequest(Event):
             raise ValueError(f"invalid rebalance name {name!r}: use lower-case letters, digits, '-' and '.', "
                              "starting and ending with a letter or digit (at most 253 characters)")
         return name
-
-    @field_validator("brokers")
-    @classmethod
-    def _unique_brokers(cls, brokers: list[int]) -> list[int]:
-        if any(b < 0 for b in brokers):
-            raise ValueError("broker ids are never negative")
-        return sorted(set(brokers))
 
     @field_validator("excluded_topics")
     @classmethod
@@ -203,14 +205,7 @@ class BrokerRemovalRequested(Event):
 
     SCHEMA: ClassVar[str] = "ballast.BrokerRemovalRequested"
 
-    brokers: list[int] = Field(min_length=1)
-
-    @field_validator("brokers")
-    @classmethod
-    def _unique(cls, brokers: list[int]) -> list[int]:
-        if any(b < 0 for b in brokers):
-            raise ValueError("broker ids are never negative")
-        return sorted(set(brokers))
+    brokers: BrokerIds = Field(min_length=1)
 
     @property
     def key(self) -> str:

@@ -9,6 +9,9 @@ from dataclasses import dataclass
 
 from confluent_kafka import Consumer, Producer, TopicPartition
 
+from events import InvalidEvent, decode
+from events.models import Event
+
 from services.common.settings import BusSettings
 
 
@@ -97,3 +100,16 @@ def consume(bus: BusSettings, topics: list[str], *, follow: bool, idle_s: float 
                          list(message.headers() or []), message.timestamp()[1])
     finally:
         consumer.close()
+
+
+def latest(bus: BusSettings, topic: str, expect: type[Event]) -> dict[str, Event]:
+    """The latest valid event of type ``expect`` per key, read from the beginning of ``topic`` (a compacted status
+    topic); records that are not such events are passed over."""
+    found: dict[str, Event] = {}
+    for record in consume(bus, [topic], follow=False, idle_s=0.7):
+        try:
+            event = decode(record.value, expect=(expect,)).event
+        except InvalidEvent:
+            continue
+        found[event.key] = event
+    return found

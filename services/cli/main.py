@@ -204,15 +204,7 @@ app.add_typer(rebalance_app, name="rebalance")
 
 
 def _latest_statuses() -> dict[str, TopicStatus]:
-    latest: dict[str, TopicStatus] = {}
-    for record in busio.consume(get_settings().bus, [TOPICS.status.name], follow=False, idle_s=0.7):
-        try:
-            event = decode(record.value, expect=(TopicStatus,)).event
-        except InvalidEvent:
-            continue
-        assert isinstance(event, TopicStatus)
-        latest[event.topic] = event
-    return latest
+    return busio.latest(get_settings().bus, TOPICS.status.name, TopicStatus)  # type: ignore[return-value]
 
 
 @app.command()

@@ -43,15 +43,7 @@ def stop(name: Annotated[str, typer.Argument(help="rebalance name")]) -> None:
 
 
 def latest_rebalances() -> dict[str, RebalanceStatus]:
-    latest: dict[str, RebalanceStatus] = {}
-    for record in busio.consume(get_settings().bus, [TOPICS.rebalance_status.name], follow=False, idle_s=0.7):
-        try:
-            event = decode(record.value, expect=(RebalanceStatus,)).event
-        except InvalidEvent:
-            continue
-        assert isinstance(event, RebalanceStatus)
-        latest[event.name] = event
-    return latest
+    return busio.latest(get_settings().bus, TOPICS.rebalance_status.name, RebalanceStatus)  # type: ignore[return-value]
 
 
 @rebalance_app.command()
@@ -69,9 +61,12 @@ def status(
                 except InvalidEvent:
                     continue
                 assert isinstance(event, RebalanceStatus)
-                if name is None or event.name == name:
-                    print(event.model_dump_json(by_alias=True, exclude_none=True), flush=True) if as_json \
-                        else console.print(rebalance_line(event), soft_wrap=True)
+                if name is not None and event.name != name:
+                    continue
+                if as_json:
+                    print(event.model_dump_json(by_alias=True, exclude_none=True), flush=True)
+                else:
+                    console.print(rebalance_line(event), soft_wrap=True)
         except KeyboardInterrupt:
             pass
         return

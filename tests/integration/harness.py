@@ -11,7 +11,7 @@ from collections.abc import Callable
 import httpx
 from confluent_kafka import Consumer, TopicPartition
 
-from events import TOPICS, DeadLetter, InvalidEvent, TopicSpec, TopicSpecDeleted, TopicStatus, decode, encode
+from events import TOPICS, DeadLetter, Decoded, InvalidEvent, TopicSpec, TopicSpecDeleted, TopicStatus, decode, encode
 from services.cli import busio
 from services.common.settings import Settings
 from services.local.stack import LocalStack
@@ -33,24 +33,25 @@ def pending_with(text: str) -> Callable[[TopicStatus], bool]:
                       and text in (s.replicas_change.message or ""))
 
 
-class Watcher:
-    """Follows the status and dead-letter topics in a background thread, from the beginning."""
+class Follower:
+    """Follows bus topics from the beginning in a background thread; a subclass keeps what it needs in ``take``
+    (called under the lock) and tests ``wait`` for a predicate over it."""
 
-    def __init__(self, settings: Settings) -> None:
+    def __init__(self, settings: Settings, topics: list[str]) -> None:
         self.bus = settings.bus
-        self.latest: dict[str, TopicStatus] = {}
-        self.history: dict[str, list[TopicStatus]] = defaultdict(list)
-        self.dead_letters: list[DeadLetter] = []
-        self.correlation_ids: dict[str, set[str]] = defaultdict(set)
+        self._topics = topics
         self._stop = threading.Event()
         self._changed = threading.Condition()
-        self._thread = threading.Thread(target=self._run, daemon=True, name="status-watcher")
+        self._thread = threading.Thread(target=self._run, daemon=True, name=f"{type(self).__name__}")
         self._thread.start()
+
+    def take(self, decoded: Decoded) -> None:
+        raise NotImplementedError
 
     def _run(self) -> None:
         consumer = Consumer({**self.bus.confluent_config(), "group.id": f"test-{uuid.uuid4()}",
                              "enable.auto.commit": False, "auto.offset.reset": "earliest"})
-        consumer.assign([TopicPartition(TOPICS.status.name, 0, -2), TopicPartition(TOPICS.dead_letters.name, 0, -2)])
+        consumer.assign([TopicPartition(topic, 0, -2) for topic in self._topics])
         try:
             while not self._stop.is_set():
                 message = consumer.poll(0.1)
@@ -60,14 +61,8 @@ class Watcher:
                     decoded = decode(message.value())
                 except InvalidEvent:
                     continue
-                event = decoded.event
                 with self._changed:
-                    if isinstance(event, TopicStatus):
-                        self.correlation_ids[event.topic].add(decoded.envelope.correlation_id)
-                        self.latest[event.topic] = event
-                        self.history[event.topic].append(event)
-                    elif isinstance(event, DeadLetter):
-                        self.dead_letters.append(event)
+                    self.take(decoded)
                     self._changed.notify_all()
         finally:
             consumer.close()
@@ -80,6 +75,30 @@ class Watcher:
                 if remaining <= 0:
                     raise AssertionError(f"timed out after {timeout:.0f} s waiting for {what}")
                 self._changed.wait(min(remaining, 0.5))
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join(timeout=5)
+
+
+class Watcher(Follower):
+    """Topic statuses and dead letters."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.latest: dict[str, TopicStatus] = {}
+        self.history: dict[str, list[TopicStatus]] = defaultdict(list)
+        self.dead_letters: list[DeadLetter] = []
+        self.correlation_ids: dict[str, set[str]] = defaultdict(set)
+        super().__init__(settings, [TOPICS.status.name, TOPICS.dead_letters.name])
+
+    def take(self, decoded: Decoded) -> None:
+        event = decoded.event
+        if isinstance(event, TopicStatus):
+            self.correlation_ids[event.topic].add(decoded.envelope.correlation_id)
+            self.latest[event.topic] = event
+            self.history[event.topic].append(event)
+        elif isinstance(event, DeadLetter):
+            self.dead_letters.append(event)
 
     def wait_status(self, topic: str, predicate: Callable[[TopicStatus], bool], what: str,
                     timeout: float = 60.0) -> TopicStatus:
@@ -99,10 +118,6 @@ class Watcher:
         if status is None:
             return "no status"
         return status.model_dump_json(by_alias=True, exclude_none=True, exclude={"conditions"})
-
-    def stop(self) -> None:
-        self._stop.set()
-        self._thread.join(timeout=5)
 
 
 class Ballast:

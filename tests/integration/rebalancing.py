@@ -3,82 +3,50 @@ and dead letters, and the calls an operator makes (requests, actions, brokers jo
 
 from __future__ import annotations
 
-import threading
 import time
-import uuid
 from collections import defaultdict
 from collections.abc import Callable
 
 import httpx
-from confluent_kafka import Consumer, TopicPartition
 
 from events import (
     TOPICS,
     BrokerRemovalRequested,
+    Decoded,
     DeadLetter,
-    InvalidEvent,
     RebalanceAction,
     RebalanceRequest,
     RebalanceState,
     RebalanceStatus,
-    decode,
     encode,
 )
 from services.cli import busio
 from services.local.stack import LocalStack
+from tests.integration.harness import Follower
 
 TOPIC_NAMES = [f"data-{i}" for i in range(6)]
 
 
-class Rebalancing:
+class Rebalancing(Follower):
     def __init__(self, stack: LocalStack) -> None:
         self.stack = stack
-        self.bus = stack.settings().bus
         self.sim = httpx.Client(base_url=stack.sim_url, timeout=10)
         self.cc = httpx.Client(base_url=f"http://127.0.0.1:{stack.ports.cruise_control}/kafkacruisecontrol",
                                timeout=10)
         self.latest: dict[str, RebalanceStatus] = {}
         self.history: dict[str, list[RebalanceStatus]] = defaultdict(list)
         self.dead_letters: list[DeadLetter] = []
-        self._changed = threading.Condition()
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._follow, daemon=True, name="rebalance-watcher")
-        self._thread.start()
+        super().__init__(stack.settings(), [TOPICS.rebalance_status.name, TOPICS.dead_letters.name])
 
-    def _follow(self) -> None:
-        consumer = Consumer({**self.bus.confluent_config(), "group.id": f"test-{uuid.uuid4()}",
-                             "enable.auto.commit": False, "auto.offset.reset": "earliest"})
-        consumer.assign([TopicPartition(TOPICS.rebalance_status.name, 0, -2),
-                         TopicPartition(TOPICS.dead_letters.name, 0, -2)])
-        try:
-            while not self._stop.is_set():
-                message = consumer.poll(0.1)
-                if message is None or message.error():
-                    continue
-                try:
-                    event = decode(message.value()).event
-                except InvalidEvent:
-                    continue
-                with self._changed:
-                    if isinstance(event, RebalanceStatus):
-                        self.latest[event.name] = event
-                        self.history[event.name].append(event)
-                    elif isinstance(event, DeadLetter):
-                        self.dead_letters.append(event)
-                    self._changed.notify_all()
-        finally:
-            consumer.close()
+    def take(self, decoded: Decoded) -> None:
+        event = decoded.event
+        if isinstance(event, RebalanceStatus):
+            self.latest[event.name] = event
+            self.history[event.name].append(event)
+        elif isinstance(event, DeadLetter):
+            self.dead_letters.append(event)
 
     # -- waiting -------------------------------------------------------------------------------------------------
-
-    def wait(self, what: str, predicate: Callable[[], bool], timeout: float = 60.0) -> None:
-        deadline = time.monotonic() + timeout
-        with self._changed:
-            while not predicate():
-                remaining = deadline - time.monotonic()
-                if remaining <= 0:
-                    raise AssertionError(f"timed out after {timeout:.0f} s waiting for {what}")
-                self._changed.wait(min(remaining, 0.5))
 
     def wait_for(self, name: str, predicate: Callable[[RebalanceStatus], bool], what: str,
                  timeout: float = 60.0) -> RebalanceStatus:
@@ -167,7 +135,6 @@ class Rebalancing:
         return self.cc.get("/state", params={"json": "true", "substates": "executor"}).json()["ExecutorState"]
 
     def close(self) -> None:
-        self._stop.set()
-        self._thread.join(timeout=5)
+        self.stop()
         self.sim.close()
         self.cc.close()
