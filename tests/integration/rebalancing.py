@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import time
 from collections import defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
 
 import httpx
 
@@ -22,9 +24,13 @@ from events import (
 )
 from services.cli import busio
 from services.local.stack import LocalStack
+from tests.integration.conftest import TEST_ENV
 from tests.integration.harness import Follower
 
 TOPIC_NAMES = [f"data-{i}" for i in range(6)]
+# Fast loops, so failure paths resolve within seconds.
+ENV = {**TEST_ENV, "BALLAST_REBALANCER__POLL_INTERVAL_S": "0.3", "BALLAST_REBALANCER__RETRY_INITIAL_S": "0.3",
+       "BALLAST_REBALANCER__RETRY_MAX_S": "1", "BALLAST_REBALANCER__OBSERVE_INTERVAL_S": "0.5"}
 
 
 class Rebalancing(Follower):
@@ -138,3 +144,19 @@ class Rebalancing(Follower):
         self.stop()
         self.sim.close()
         self.cc.close()
+
+
+@contextmanager
+def rebalancing_stack(run_dir: Path, env: dict[str, str]) -> Iterator[Rebalancing]:
+    """The broker, the simulator (with TOPIC_NAMES created) and the rebalancer alone, after its first look at the
+    brokers."""
+    with LocalStack(run_dir, env=env, services=("rebalancer",)) as stack:
+        stack.start()
+        client = Rebalancing(stack)
+        try:
+            for name in TOPIC_NAMES:
+                client.create_topic(name)
+            client.wait_brokers_known()
+            yield client
+        finally:
+            client.close()

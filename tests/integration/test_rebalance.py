@@ -6,34 +6,21 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator
-from pathlib import Path
 
 import httpx
 import pytest
 
 from events import RebalanceState
-from services.local.stack import LocalStack
-from tests.integration.conftest import TEST_ENV
-from tests.integration.rebalancing import TOPIC_NAMES, Rebalancing
+from tests.integration.rebalancing import ENV, Rebalancing, rebalancing_stack
 
 S = RebalanceState
-ENV = {**TEST_ENV, "BALLAST_REBALANCER__POLL_INTERVAL_S": "0.3", "BALLAST_REBALANCER__RETRY_INITIAL_S": "0.3",
-       "BALLAST_REBALANCER__RETRY_MAX_S": "1", "BALLAST_REBALANCER__OBSERVE_INTERVAL_S": "0.5"}
 ORIGINAL = range(1, 7)
 
 
 @pytest.fixture(scope="module")
 def rb(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Rebalancing]:
-    run_dir: Path = tmp_path_factory.mktemp("rebalance-stack")
-    with LocalStack(run_dir, env=ENV, services=("rebalancer",)) as stack:
-        stack.start()
-        client = Rebalancing(stack)
-        for name in TOPIC_NAMES:
-            client.create_topic(name)
-        try:
-            yield client
-        finally:
-            client.close()
+    with rebalancing_stack(tmp_path_factory.mktemp("rebalance-stack"), ENV) as client:
+        yield client
 
 
 @pytest.fixture(autouse=True)
@@ -138,6 +125,13 @@ def test_stop_during_execution(rb: Rebalancing) -> None:
     rb.act("stopped", "approve")  # not valid when Stopped: a warning, nothing else
     rb.wait_for("stopped", lambda s: s.condition("InvalidAction") is not None, "the invalid-action warning")
     assert rb.latest["stopped"].state == S.STOPPED
+    # A Cruise Control restart while Stopped changes nothing; a refresh afterwards gets a new proposal.
+    rb.fault("cruise-control/restart", {"downSeconds": 0.3})
+    rb.tune(min_execution_s=0.3)
+    rb.act("stopped", "refresh")
+    refreshed = rb.wait_for("stopped", lambda s: s.state == S.READY and s.condition("InvalidAction") is None,
+                            "the refreshed rebalance done")
+    assert refreshed.request.auto_approve
 
 
 def test_cruise_control_restart_while_the_proposal_is_computed(rb: Rebalancing) -> None:

@@ -3,14 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
 from events import RebalanceState
-from services.local.stack import LocalStack
-from tests.integration.rebalancing import TOPIC_NAMES, Rebalancing
-from tests.integration.test_rebalance import ENV
+from tests.integration.rebalancing import ENV, Rebalancing, rebalancing_stack
 
 S = RebalanceState
 AUTO_ENV = {**ENV, "BALLAST_REBALANCER__AUTO__ENABLED": "true",
@@ -21,17 +18,8 @@ AUTO_ENV = {**ENV, "BALLAST_REBALANCER__AUTO__ENABLED": "true",
 
 @pytest.fixture(scope="module")
 def rb(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Rebalancing]:
-    run_dir: Path = tmp_path_factory.mktemp("auto-rebalance-stack")
-    with LocalStack(run_dir, env=AUTO_ENV, services=("rebalancer",)) as stack:
-        stack.start()
-        client = Rebalancing(stack)
-        for name in TOPIC_NAMES:
-            client.create_topic(name)
-        client.wait_brokers_known()
-        try:
-            yield client
-        finally:
-            client.close()
+    with rebalancing_stack(tmp_path_factory.mktemp("auto-rebalance-stack"), AUTO_ENV) as client:
+        yield client
 
 
 def test_a_broker_that_joins_gets_replicas_without_anyone_asking(rb: Rebalancing) -> None:
