@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from services.cluster_sim import optimizer, responses
+from services.cluster_sim.load import LoadModel
 from services.cluster_sim.model import Cluster, ClusterError, ReplicaMove
 from services.placement.model import PlacementError
 
@@ -129,6 +130,7 @@ class SimCruiseControl:
         self.cluster = cluster
         self.tuning = tuning or SimTuning()
         self.tasks: dict[str, SimTask] = {}
+        self.load = LoadModel(cluster, time_scale=self.tuning.time_scale)
         self.execution: Execution | None = None
         self._runner: asyncio.Task[None] | None = None
         self._background: set[asyncio.Task[None]] = set()

@@ -7,6 +7,7 @@ import asyncio
 import base64
 import hmac
 import json
+import re
 from typing import Any
 
 from aiohttp import web
@@ -86,7 +87,17 @@ def build_cruise_control_app(cc: SimCruiseControl, faults: FaultPlan) -> web.App
         return _json(200, cc.state())
 
     async def load(request: web.Request) -> web.Response:
-        return _json(200, responses.broker_load(cc.cluster))
+        cc.load.advance()
+        disk_info = request.query.get("populate_disk_info", "false").lower() == "true"
+        return _json(200, responses.broker_load(cc.cluster, cc.load, disk_info=disk_info))
+
+    async def partition_load(request: web.Request) -> web.Response:
+        cc.load.advance()
+        try:
+            return _json(200, responses.partition_load(cc.load, dict(request.query)))
+        except (re.error, ValueError) as exc:
+            return _json(400, responses.error_body("GET", "partition_load", str(exc),
+                                                   "java.lang.IllegalArgumentException"))
 
     async def kafka_cluster_state(request: web.Request) -> web.Response:
         return _json(200, responses.kafka_cluster_state(cc.cluster))
@@ -99,6 +110,7 @@ def build_cruise_control_app(cc: SimCruiseControl, faults: FaultPlan) -> web.App
     app.router.add_get(f"{PREFIX}/state", state)
     app.router.add_get(f"{PREFIX}/kafka_cluster_state", kafka_cluster_state)
     app.router.add_get(f"{PREFIX}/load", load)
+    app.router.add_get(f"{PREFIX}/partition_load", partition_load)
     return app
 
 

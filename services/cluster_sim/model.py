@@ -27,7 +27,7 @@ class Broker:
     id: int
     rack: str | None = None
     alive: bool = True
-    log_dirs: tuple[str, ...] = ("/var/kafka/data-0",)
+    log_dirs: tuple[str, ...] = ("/var/kafka/data-0", "/var/kafka/data-1")
 
 
 @dataclass

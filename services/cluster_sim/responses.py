@@ -3,10 +3,12 @@ description in the tests, so every required field is here even where the simulat
 
 from __future__ import annotations
 
+import re
 import statistics
 from collections.abc import Iterable
 from typing import Any
 
+from services.cluster_sim.load import LoadModel
 from services.cluster_sim.model import Cluster, ReplicaMove
 
 _ANOMALY_TYPES = ("GOAL_VIOLATION", "BROKER_FAILURE", "METRIC_ANOMALY", "DISK_FAILURE", "TOPIC_ANOMALY",
@@ -67,9 +69,47 @@ def _broker_stats(cluster: Cluster, moves: list[ReplicaMove] | None = None) -> d
     return {"hosts": hosts, "brokers": brokers}
 
 
-def broker_load(cluster: Cluster) -> dict[str, Any]:
-    """GET load: per-broker and per-host load (replica, leader and disk figures from the cluster model)."""
-    return {**_broker_stats(cluster), "version": 1}
+def broker_load(cluster: Cluster, model: LoadModel, *, disk_info: bool = False) -> dict[str, Any]:
+    """GET load: per-broker and per-host load; replica, leader and disk figures from the cluster model, rates and
+    CPU from the load model, and with ``populate_disk_info`` each log directory's share (DiskState)."""
+    stats = _broker_stats(cluster)
+    by_broker = model.brokers()
+    for row in stats["brokers"]:
+        load = by_broker.get(row["Broker"])
+        if load is None or row["BrokerState"] != "ALIVE":
+            continue
+        row.update({"LeaderNwInRate": load["leader_in"], "FollowerNwInRate": load["follower_in"],
+                    "NwOutRate": load["out"], "PnwOutRate": load["out"], "CpuPct": load["cpu_pct"]})
+        if disk_info:
+            capacity = row["DiskCapacityMB"] / max(1, len(load["dirs"]))
+            row["DiskState"] = {
+                directory: {"DiskMB": d["disk_mb"], "DiskPct": round(100.0 * d["disk_mb"] / capacity, 4),
+                            "NumLeaderReplicas": d["leaders"], "NumReplicas": d["replicas"]}
+                for directory, d in load["dirs"].items()}
+    for host, row in zip(stats["hosts"], stats["brokers"]):
+        host.update({k: row[k] for k in ("LeaderNwInRate", "FollowerNwInRate", "NwOutRate", "PnwOutRate", "CpuPct")})
+    return {**stats, "version": 1}
+
+
+PARTITION_SORT = {"cpu": "cpu", "networkInbound": "networkInbound", "networkOutbound": "networkOutbound",
+                  "disk": "disk"}
+
+
+def partition_load(model: LoadModel, params: dict[str, str]) -> dict[str, Any]:
+    """GET partition_load: one record per partition, sorted by ``resource`` (disk by default), at most ``entries``,
+    optionally only topics matching the ``topic`` regex. Cruise Control's OpenAPI description types the figures as
+    integers (KB/s, MB, messages/s), so they are rounded."""
+    pattern = re.compile(params["topic"]) if params.get("topic") else None
+    records = [
+        {"topic": p.topic, "partition": p.partition, "leader": p.leader if p.leader is not None else -1,
+         "followers": p.followers, "cpu": round(p.bytes_in_kb_s / 1024.0 * 0.05),
+         "networkInbound": round(p.bytes_in_kb_s), "networkOutbound": round(p.bytes_out_kb_s),
+         "disk": round(p.disk_mb), "msg_in": round(p.msg_in_s)}
+        for p in model.partitions() if pattern is None or pattern.fullmatch(p.topic)]
+    key = PARTITION_SORT.get(params.get("resource", "disk"), "disk")
+    records.sort(key=lambda r: (-r[key], r["topic"], r["partition"]))
+    entries = int(params.get("entries", len(records) or 1))
+    return {"records": records[:entries], "version": 1}
 
 
 def _stats(values: list[float]) -> dict[str, float]:

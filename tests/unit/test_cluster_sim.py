@@ -105,7 +105,13 @@ async def test_answers_validate_against_openapi(sim: Simulator, openapi: OpenAPI
     sim.cruise_control.tuning.proposal_s, sim.cruise_control.tuning.max_block_s = 0.5, 0.05
     slow = await cc.topic_configuration({2: ["b"]}, dryrun=True)
     assert slow.in_progress
-    assert validate_all(openapi, recorder) >= 8
+    loads = await cc.load(populate_disk_info=True)
+    alive = next(b for b in loads.brokers if b.broker == 2)
+    assert set(alive.disk_state) == {"/var/kafka/data-0", "/var/kafka/data-1"}
+    assert sum(d.replicas for d in alive.disk_state.values()) == alive.replicas
+    partitions = await cc.partition_load()
+    assert len(partitions.records) == 5 and all(r.network_inbound > 0 for r in partitions.records)
+    assert validate_all(openapi, recorder) >= 10
     await cc.aclose()
     await admin.aclose()
 

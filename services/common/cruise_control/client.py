@@ -23,6 +23,7 @@ from services.common.cruise_control.models import (
     ErrorResponse,
     KafkaClusterState,
     OptimizationResult,
+    PartitionLoads,
     ProgressResponse,
     UserTasks,
 )
@@ -128,8 +129,19 @@ class CruiseControlClient:
         response = await self._send("POST", "stop_proposal_execution", params={"json": "true"})
         return str(response.json().get("message", ""))
 
-    async def load(self) -> BrokerLoads:
-        return _parse(BrokerLoads, await self._get("load", {"json": "true"}))
+    async def load(self, *, populate_disk_info: bool = False) -> BrokerLoads:
+        """Per-broker load; with ``populate_disk_info`` each broker's log directories too."""
+        params = {"json": "true", "populate_disk_info": _flag(populate_disk_info)}
+        return _parse(BrokerLoads, await self._get("load", params))
+
+    async def partition_load(self, *, topic: str | None = None, entries: int | None = None) -> PartitionLoads:
+        """Per-partition load (largest disk first); ``topic`` a regex, ``entries`` the most records wanted."""
+        params: dict[str, Any] = {"json": "true"}
+        if topic:
+            params["topic"] = topic
+        if entries:
+            params["entries"] = entries
+        return _parse(PartitionLoads, await self._get("partition_load", params))
 
     async def _optimize(self, endpoint: str, options: OptimizationOptions, dryrun: bool, task_id: str | None,
                         brokers: Iterable[int] | None = None) -> Submission:

@@ -146,6 +146,15 @@ class KafkaClusterState(_CCModel):
     version: int = 1
 
 
+class LogDirLoad(_CCModel):
+    """One log directory of a broker (``DiskState`` with populate_disk_info=true)."""
+
+    disk_mb: float = Field(default=0, alias="DiskMB")
+    disk_pct: float | None = Field(default=None, alias="DiskPct")
+    leaders: int = Field(default=0, alias="NumLeaderReplicas")
+    replicas: int = Field(default=0, alias="NumReplicas")
+
+
 class BrokerLoad(_CCModel):
     broker: int = Field(alias="Broker")
     host: str | None = Field(default=None, alias="Host")
@@ -159,10 +168,30 @@ class BrokerLoad(_CCModel):
     leader_nw_in_rate: float | None = Field(default=None, alias="LeaderNwInRate")
     follower_nw_in_rate: float | None = Field(default=None, alias="FollowerNwInRate")
     nw_out_rate: float | None = Field(default=None, alias="NwOutRate")
+    disk_state: dict[str, LogDirLoad] = Field(default_factory=dict, alias="DiskState")
 
 
 class BrokerLoads(_CCModel):
     """GET load (and ``loadAfterOptimization`` / ``loadBeforeOptimization`` of a proposal)."""
 
     brokers: list[BrokerLoad] = Field(default_factory=list)
+    version: int = 1
+
+
+class PartitionLoad(_CCModel):
+    """One record of GET partition_load (rates in KB/s, disk in MB)."""
+
+    topic: str
+    partition: int
+    leader: int
+    followers: list[int] = Field(default_factory=list)
+    cpu: float = 0.0
+    network_inbound: float = Field(default=0.0, alias="networkInbound")
+    network_outbound: float = Field(default=0.0, alias="networkOutbound")
+    disk: float = 0.0
+    msg_in: float = 0.0
+
+
+class PartitionLoads(_CCModel):
+    records: list[PartitionLoad] = Field(default_factory=list)
     version: int = 1

@@ -1,0 +1,113 @@
+"""The simulator's load model: produce rates per partition, skewed between topics and drifting over simulated time,
+partitions that grow at their rate, and replicas spread over each broker's log directories. It feeds Cruise
+Control's ``load`` (with ``populate_disk_info``) and ``partition_load`` so the numbers move as on a real cluster.
+
+Deterministic: a topic's base rate and a replica's log directory come from a hash of their names, and the drift is a
+function of simulated time, so the same cluster at the same simulated second gives the same numbers.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+import zlib
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from services.cluster_sim.model import Cluster, Partition
+
+FANOUT = 2.0  # bytes out per byte in: two consumer groups read every topic
+MESSAGE_KB = 1.0
+DRIFT_PERIOD_S = 3600.0  # simulated seconds of one rate cycle
+CPU_PCT_PER_MB_S = 0.5  # a broker's CPU load per MB/s it takes in and sends out
+
+
+def _unit(*parts: object) -> float:
+    """A stable number in [0, 1) for these names."""
+    return zlib.crc32("/".join(map(str, parts)).encode()) / 2**32
+
+
+@dataclass(frozen=True)
+class PartitionLoad:
+    topic: str
+    partition: int
+    leader: int | None
+    followers: list[int]
+    bytes_in_kb_s: float
+    bytes_out_kb_s: float
+    disk_mb: float
+    msg_in_s: float
+
+
+class LoadModel:
+    def __init__(self, cluster: Cluster, *, time_scale: float, base_rate_kb_s: float = 200.0,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self.cluster = cluster
+        self.time_scale = time_scale
+        self.base_rate_kb_s = base_rate_kb_s
+        self._clock = clock
+        self._started = clock()
+        self._last = self._started
+
+    def simulated_s(self) -> float:
+        return (self._clock() - self._started) * self.time_scale
+
+    def rate_kb_s(self, topic: str, partition: int) -> float:
+        """Skew: a few hot topics (the cube of a uniform number spreads base rates over 1x-20x), a little per
+        partition, and a slow drift over simulated time that keeps aggregates moving."""
+        heat = 1.0 + 19.0 * _unit(topic) ** 3
+        jitter = 0.8 + 0.4 * _unit(topic, partition)
+        drift = 1.0 + 0.3 * math.sin(2 * math.pi * (self.simulated_s() / DRIFT_PERIOD_S + _unit(topic, "phase")))
+        return self.base_rate_kb_s * heat * jitter * drift
+
+    def advance(self) -> None:
+        """Grow every partition by what was produced to it since the last call (in simulated time)."""
+        now = self._clock()
+        elapsed = (now - self._last) * self.time_scale
+        self._last = now
+        if elapsed <= 0:
+            return
+        for topic in self.cluster.topics.values():
+            for p in topic.partitions:
+                p.size_mb += self.rate_kb_s(topic.name, p.index) * elapsed / 1024.0
+
+    def log_dir(self, topic: str, partition: Partition, broker: int) -> str:
+        dirs = self.cluster.brokers[broker].log_dirs if broker in self.cluster.brokers else ("",)
+        return dirs[int(_unit(topic, partition.index, broker) * len(dirs))]
+
+    def partitions(self) -> list[PartitionLoad]:
+        loads = []
+        for topic in self.cluster.topics.values():
+            for p in topic.partitions:
+                rate = self.rate_kb_s(topic.name, p.index)
+                loads.append(PartitionLoad(
+                    topic=topic.name, partition=p.index, leader=p.leader,
+                    followers=[b for b in p.replicas if b != p.leader], bytes_in_kb_s=rate,
+                    bytes_out_kb_s=rate * FANOUT, disk_mb=p.size_mb, msg_in_s=rate / MESSAGE_KB))
+        return loads
+
+    def brokers(self) -> dict[int, dict[str, object]]:
+        """Per broker: leader / follower bytes in, bytes out, CPU, and per log directory disk and replica counts."""
+        stats: dict[int, dict[str, object]] = {
+            b.id: {"leader_in": 0.0, "follower_in": 0.0, "out": 0.0,
+                   "dirs": {d: {"disk_mb": 0.0, "replicas": 0, "leaders": 0} for d in b.log_dirs}}
+            for b in self.cluster.brokers.values()}
+        for topic in self.cluster.topics.values():
+            for p in topic.partitions:
+                rate = self.rate_kb_s(topic.name, p.index)
+                for broker in p.replicas:
+                    if broker not in stats:
+                        continue
+                    row = stats[broker]
+                    leads = broker == p.leader
+                    row["leader_in" if leads else "follower_in"] += rate  # type: ignore[operator]
+                    if leads:
+                        row["out"] += rate * FANOUT  # type: ignore[operator]
+                    directory = row["dirs"][self.log_dir(topic.name, p, broker)]  # type: ignore[index]
+                    directory["disk_mb"] += p.size_mb
+                    directory["replicas"] += 1
+                    directory["leaders"] += int(leads)
+        for row in stats.values():
+            mb_s = (row["leader_in"] + row["follower_in"] + row["out"]) / 1024.0  # type: ignore[operator]
+            row["cpu_pct"] = min(100.0, CPU_PCT_PER_MB_S * mb_s)
+        return stats
