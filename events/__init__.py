@@ -18,6 +18,7 @@ from events.models import (
     TopicSpecDeleted,
     TopicStatus,
 )
+from events.load import BrokerLoadSample, LoadAggregate, LogDirLoadSample, PartitionLoadSample
 from events.rebalance import (
     BrokerLoadChange,
     BrokerRemovalRequested,
@@ -34,6 +35,10 @@ from events.serde import Decoded, InvalidEvent, decode, encode
 from events.topics import TOPICS, Topics
 
 __all__ = [
+    "BrokerLoadSample",
+    "LoadAggregate",
+    "LogDirLoadSample",
+    "PartitionLoadSample",
     "BrokerLoadChange",
     "BrokerRemovalRequested",
     "KnownBrokers",

@@ -9,9 +9,10 @@ from pydantic import ValidationError
 
 from events.envelope import Envelope, new_id, utcnow
 from events.models import EVENT_TYPES, Event
+from events.load import LOAD_EVENT_TYPES
 from events.rebalance import REBALANCE_EVENT_TYPES
 
-REGISTRY: dict[str, type[Event]] = {cls.SCHEMA: cls for cls in (*EVENT_TYPES, *REBALANCE_EVENT_TYPES)}
+REGISTRY: dict[str, type[Event]] = {cls.SCHEMA: cls for cls in (*EVENT_TYPES, *REBALANCE_EVENT_TYPES, *LOAD_EVENT_TYPES)}
 
 
 class InvalidEvent(ValueError):

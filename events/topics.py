@@ -63,10 +63,20 @@ class Topics:
         "ballast.cluster.scaling", True, "scaling signals (BrokerRemovalRequested, KnownBrokers)"
     )
 
+    # Load (issue 5): samples from Cruise Control, keyed by entity; rolling aggregates keyed by (window, entity).
+    load_samples: BusTopic = BusTopic(
+        "ballast.load.samples", False,
+        "broker, log-directory and partition load samples (BrokerLoadSample, LogDirLoadSample, PartitionLoadSample)"
+    )
+    load_aggregates: BusTopic = BusTopic(
+        "ballast.load.aggregates", True, "rolling load aggregates per window and entity (LoadAggregate)"
+    )
+
     def all(self) -> list[BusTopic]:
         return [self.specs, self.status, self.replicas_commands, self.replicas_state, self.dead_letters,
                 self.observed_brokers, self.placeholders, self.placement_requests, self.placement_responses,
-                self.rebalance_requests, self.rebalance_actions, self.rebalance_status, self.scaling]
+                self.rebalance_requests, self.rebalance_actions, self.rebalance_status, self.scaling,
+                self.load_samples, self.load_aggregates]
 
 
 TOPICS = Topics()

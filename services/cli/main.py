@@ -28,7 +28,7 @@ app = typer.Typer(
 console = Console()
 err = Console(stderr=True)
 
-SERVICES = ("topic-reconciler", "replicas-change", "rebalancer", "cluster-sim")
+SERVICES = ("topic-reconciler", "replicas-change", "rebalancer", "load-collector", "cluster-sim")
 STATE_FILE = Path(".ballast/stack.json")
 
 
@@ -102,6 +102,8 @@ def run(service: Annotated[str, typer.Argument(help=f"one of: {', '.join(SERVICE
         from services.replicas_change.app import create_service
     elif service == "rebalancer":
         from services.rebalancer.app import create_service
+    elif service == "load-collector":
+        from services.load_collector.app import create_service
     else:
         raise _fail(f"unknown service {service!r}; choose one of: {', '.join(SERVICES)}", 2)
     from faust.worker import Worker

@@ -136,6 +136,13 @@ class RebalancerSettings(BaseModel):
     auto: AutoRebalanceSettings = AutoRebalanceSettings()
 
 
+class LoadCollectorSettings(BaseModel):
+    # How often Cruise Control's load is sampled: the resolution of the aggregates' windows.
+    interval_s: float = Field(default=5.0, gt=0)
+    # Also sample every partition (partition_load); off for very large clusters where broker figures suffice.
+    partitions: bool = True
+
+
 class SimulatorSettings(BaseModel):
     """The embedded cluster simulator (``ballast run cluster-sim``)."""
 
@@ -183,6 +190,7 @@ class ServicePorts(BaseModel):
     topic_reconciler: int = 6066
     replicas_change: int = 6067
     rebalancer: int = 6068
+    load_collector: int = 6069
 
 
 class Settings(BaseSettings):
@@ -194,6 +202,7 @@ class Settings(BaseSettings):
     replicas_change: ReplicasChangeSettings = ReplicasChangeSettings()
     reconciler: ReconcilerSettings = ReconcilerSettings()
     rebalancer: RebalancerSettings = RebalancerSettings()
+    load_collector: LoadCollectorSettings = LoadCollectorSettings()
     simulator: SimulatorSettings = SimulatorSettings()
     placement: PlacementSettings = PlacementSettings()
     ports: ServicePorts = ServicePorts()

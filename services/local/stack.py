@@ -21,7 +21,7 @@ from services.common.bus import ensure_topics
 from services.common.settings import Settings
 from services.local.broker import free_port, start_tansu
 
-SERVICES = ("topic-reconciler", "replicas-change", "rebalancer")
+SERVICES = ("topic-reconciler", "replicas-change", "rebalancer", "load-collector")
 
 
 @dataclass
@@ -32,6 +32,7 @@ class Ports:
     topic_reconciler: int
     replicas_change: int
     rebalancer: int
+    load_collector: int
 
     @classmethod
     def pick(cls) -> Ports:
@@ -73,6 +74,7 @@ class LocalStack:
             "BALLAST_PORTS__TOPIC_RECONCILER": str(self.ports.topic_reconciler),
             "BALLAST_PORTS__REPLICAS_CHANGE": str(self.ports.replicas_change),
             "BALLAST_PORTS__REBALANCER": str(self.ports.rebalancer),
+            "BALLAST_PORTS__LOAD_COLLECTOR": str(self.ports.load_collector),
             "BALLAST_DATA_DIR": str(run_dir / "data"),
             "BALLAST_LOG_FORMAT": "json",
             **(env or {}),

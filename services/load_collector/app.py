@@ -1,0 +1,56 @@
+"""Wiring of the load collector: one timer that reads Cruise Control's ``load`` (with log directories) and
+``partition_load`` and publishes the samples to ``ballast.load.samples``."""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import UTC, datetime
+
+from events import TOPICS, encode
+from services.common.bus import make_app, publish
+from services.common.cruise_control import CruiseControlClient, CruiseControlError
+from services.common.health import add_health_page
+from services.common.logging import get_logger
+from services.common.settings import Settings
+from services.load_collector import logic
+
+log = get_logger(__name__)
+SERVICE = "load-collector"
+
+
+class LoadCollectorService:
+    def __init__(self, settings: Settings, *, cruise_control: CruiseControlClient | None = None) -> None:
+        self.settings = settings
+        self.tuning = settings.load_collector
+        self.app = make_app(SERVICE, settings, web_port=settings.ports.load_collector)
+        self.cc = cruise_control or CruiseControlClient(settings.cruise_control)
+        self.published = 0
+        self.last_error: str | None = None
+        add_health_page(self.app, SERVICE, lambda: {"ready": True, "published": self.published,
+                                                    "lastError": self.last_error})
+
+        @self.app.timer(self.tuning.interval_s)
+        async def collect() -> None:
+            await self.collect()
+
+    async def collect(self) -> None:
+        sampled_at = datetime.now(UTC)
+        try:
+            brokers = await self.cc.load(populate_disk_info=True)
+            partitions = await self.cc.partition_load() if self.tuning.partitions else None
+        except CruiseControlError as exc:
+            # A missed sample is a gap in the windows, not an error: the next interval tries again.
+            if exc.message != self.last_error:
+                log.warning("cannot read load from Cruise Control", error=exc.message)
+            self.last_error = exc.message
+            return
+        self.last_error = None
+        events = logic.samples(brokers, partitions, sampled_at)
+        futures = [await publish(self.app, TOPICS.load_samples, e.key, encode(e)) for e in events]
+        await asyncio.gather(*futures)
+        self.published += len(events)
+        log.debug("load sampled", samples=len(events))
+
+
+def create_service(settings: Settings) -> LoadCollectorService:
+    return LoadCollectorService(settings)
