@@ -13,7 +13,8 @@ def local_session(app_name: str, master: str = "local[2]") -> Any:
     # Python workers must be this interpreter: it has pyarrow, pandas and confluent-kafka.
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
-    spark = (SparkSession.builder.master(master).appName(app_name)
+    builder = SparkSession.builder.master(master) if master else SparkSession.builder
+    spark = (builder.appName(app_name)
              .config("spark.ui.enabled", "false")
              .config("spark.sql.shuffle.partitions", "2")
              .config("spark.sql.session.timeZone", "UTC")

@@ -28,7 +28,7 @@ app = typer.Typer(
 console = Console()
 err = Console(stderr=True)
 
-SERVICES = ("topic-reconciler", "replicas-change", "rebalancer", "load-collector", "cluster-sim")
+SERVICES = ("topic-reconciler", "replicas-change", "rebalancer", "load-collector", "spark-aggregates", "cluster-sim")
 STATE_FILE = Path(".ballast/stack.json")
 
 
@@ -95,6 +95,11 @@ def run(service: Annotated[str, typer.Argument(help=f"one of: {', '.join(SERVICE
         from services.cluster_sim.app import serve
 
         asyncio.run(serve(settings.simulator))
+        return
+    if service == "spark-aggregates":
+        from spark.aggregates import main as run_job
+
+        run_job()
         return
     if service == "topic-reconciler":
         from services.topic_reconciler.app import create_service

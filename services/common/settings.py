@@ -143,6 +143,21 @@ class LoadCollectorSettings(BaseModel):
     partitions: bool = True
 
 
+class SparkSettings(BaseModel):
+    """The load-aggregates job (``ballast run spark-aggregates``)."""
+
+    # local[2] on one machine; empty under spark-submit, which brings its own master.
+    master: str = "local[2]"
+    # ballast_bus: Ballast's own source on confluent-kafka; kafka: Spark's JVM source (needs its jar).
+    source: Literal["ballast_bus", "kafka"] = "ballast_bus"
+    checkpoint_dir: Path = Path(".ballast/spark/checkpoint")
+    window_s: int = Field(default=60, ge=1)
+    slide_s: int = Field(default=10, ge=1)
+    # How late a sample may arrive and still count in its window.
+    watermark_s: int = Field(default=30, ge=0)
+    trigger_s: float = Field(default=2.0, gt=0)
+
+
 class SimulatorSettings(BaseModel):
     """The embedded cluster simulator (``ballast run cluster-sim``)."""
 
@@ -203,6 +218,7 @@ class Settings(BaseSettings):
     reconciler: ReconcilerSettings = ReconcilerSettings()
     rebalancer: RebalancerSettings = RebalancerSettings()
     load_collector: LoadCollectorSettings = LoadCollectorSettings()
+    spark: SparkSettings = SparkSettings()
     simulator: SimulatorSettings = SimulatorSettings()
     placement: PlacementSettings = PlacementSettings()
     ports: ServicePorts = ServicePorts()
