@@ -87,6 +87,7 @@ class LoadAggregate(Event):
     replicas: int = 0
     leaders: int = 0
     placements: int = 0  # replicas placed on the entity in the window
+    last_sample_at: datetime | None = None  # the newest sample in the window (freshness: event time -> here)
 
     @property
     def key(self) -> str:

@@ -63,6 +63,8 @@ class TopicSpec(Event):
     # With too few brokers alive, under-replicated creation (when the policy allows it) needs at least this many
     # replicas on alive brokers; None: min(min.insync.replicas, replicas).
     min_required_replicas: int | None = Field(default=None, ge=1, le=32)
+    # Where the placer has a choice, prefer the brokers carrying less load (the Spark aggregates); false: counts only.
+    load_aware: bool = True
 
     @field_validator("config", mode="before")
     @classmethod

@@ -86,7 +86,7 @@ def aggregate_of(row: Any) -> LoadAggregate:
         window_end=end.replace(tzinfo=UTC) if end.tzinfo is None else end,
         entity_kind=row.kind, entity=row.entity, level=row.level, samples=f.samples,
         bytes_in_kb_s=f.bytes_in_kb_s, bytes_out_kb_s=f.bytes_out_kb_s, disk_mb=f.disk_mb,
-        disk_growth_mb=f.disk_growth_mb, replicas=f.replicas, leaders=f.leaders)
+        disk_growth_mb=f.disk_growth_mb, replicas=f.replicas, leaders=f.leaders, last_sample_at=f.last_sample_at)
 
 
 def kafka_sink(settings: Settings) -> Callable[[Any, int], None]:

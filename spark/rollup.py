@@ -1,9 +1,10 @@
 """What one window of samples says about one entity. Pure Python: the Spark job collects each (window, entity)'s
 samples and calls these on the driver; the unit tests call them directly.
 
-A domain's figures are totals over its brokers: its bytes in are the mean, over the window's sample times, of the sum
-of its brokers' rates at that time; its disk is the sum of its brokers' disks at the latest sample time. A broker or
-a log directory is a domain of one.
+A domain's figures are totals over its members (brokers): its bytes in are the sum of its members' mean rates over the
+window, its disk the sum of each member's latest disk, its growth the sum of each member's latest minus earliest. A
+broker or a log directory is a domain of one. Summing per member keeps the figures right while a window is still
+filling: a micro-batch may end between two members' samples of the same moment.
 """
 
 from __future__ import annotations
@@ -33,26 +34,28 @@ class Figures:
     disk_growth_mb: float
     replicas: int
     leaders: int
+    last_sample_at: datetime | None
 
 
 def figures(samples: Iterable[Sample]) -> Figures:
-    # One value per (time, member): a sample delivered twice counts once.
-    latest: dict[tuple[datetime, str], Sample] = {(s.at, s.member): s for s in samples}
-    by_time: dict[datetime, list[Sample]] = {}
-    for (at, _member), sample in sorted(latest.items()):
-        by_time.setdefault(at, []).append(sample)
-    if not by_time:
-        return Figures(0, 0.0, 0.0, 0.0, 0.0, 0, 0)
-    times = sorted(by_time)
-    first, last = by_time[times[0]], by_time[times[-1]]
+    # One value per (member, time): a sample delivered twice counts once.
+    unique: dict[tuple[str, datetime], Sample] = {(s.member, s.at): s for s in samples}
+    if not unique:
+        return Figures(0, 0.0, 0.0, 0.0, 0.0, 0, 0, None)
+    by_member: dict[str, list[Sample]] = {}
+    for (member, _at), sample in sorted(unique.items()):
+        by_member.setdefault(member, []).append(sample)  # in time order
+    firsts = [series[0] for series in by_member.values()]
+    lasts = [series[-1] for series in by_member.values()]
     return Figures(
-        samples=len(times),
-        bytes_in_kb_s=sum(s.bytes_in_kb_s for group in by_time.values() for s in group) / len(times),
-        bytes_out_kb_s=sum(s.bytes_out_kb_s for group in by_time.values() for s in group) / len(times),
-        disk_mb=sum(s.disk_mb for s in last),
-        disk_growth_mb=sum(s.disk_mb for s in last) - sum(s.disk_mb for s in first),
-        replicas=sum(s.replicas for s in last),
-        leaders=sum(s.leaders for s in last),
+        samples=len({at for _member, at in unique}),
+        bytes_in_kb_s=sum(sum(s.bytes_in_kb_s for s in series) / len(series) for series in by_member.values()),
+        bytes_out_kb_s=sum(sum(s.bytes_out_kb_s for s in series) / len(series) for series in by_member.values()),
+        disk_mb=sum(s.disk_mb for s in lasts),
+        disk_growth_mb=sum(s.disk_mb for s in lasts) - sum(s.disk_mb for s in firsts),
+        replicas=sum(s.replicas for s in lasts),
+        leaders=sum(s.leaders for s in lasts),
+        last_sample_at=max(at for _member, at in unique),
     )
 
 

@@ -14,6 +14,7 @@ from rich.console import Console
 
 from events import TOPICS, InvalidEvent, TopicSpec, TopicStatus, decode, encode
 from services.cli import busio
+from services.cli.demo_load import load_step
 from services.cli.demo_scaling import scale_up_and_down
 from services.cli.manifests import load_specs
 from services.cli.views import status_table, transition_line
@@ -24,7 +25,9 @@ from services.local.stack import LocalStack
 DEMO_ENV = {"BALLAST_SIMULATOR__MIN_EXECUTION_S": "2.0", "BALLAST_SIMULATOR__TIME_SCALE": "120",
             # Step 3 creates a topic while a data centre is down (seed 002).
             "BALLAST_PLACEMENT__UNDER_REPLICATED": "enabled_prefer_observed",
-            "BALLAST_PLACEMENT__OBSERVE_INTERVAL_S": "1"}
+            "BALLAST_PLACEMENT__OBSERVE_INTERVAL_S": "1",
+            # Step 6: load sampled every 2 s, aggregated by Spark every 2 s.
+            "BALLAST_LOAD_COLLECTOR__INTERVAL_S": "2", "BALLAST_SPARK__TRIGGER_S": "2"}
 DOWN_DC = (5, 6)  # the simulator's /dc3 brokers
 
 
@@ -90,6 +93,8 @@ def run_demo(console: Console, *, timeout_s: float) -> int:
     console.rule("[bold]Ballast demo")
     with LocalStack(run_dir, env={**DEMO_ENV, **{k: v for k, v in os.environ.items() if k.startswith("BALLAST_SIM")}}) as stack:
         stack.start(progress=lambda m: console.print(f"[dim]- {m}[/dim]"))
+        console.print("[dim]- starting the Spark load-aggregates job (local[2]); it warms up during steps 1-5[/dim]")
+        stack.start_spark_job()
         bus = stack.settings().bus
         latest: dict[str, TopicStatus] = {}
         seen: _Seen = {}
@@ -116,6 +121,8 @@ def run_demo(console: Console, *, timeout_s: float) -> int:
         if not _data_centre_down(console, stack, bus, latest, deadline, seen):
             return 1
         if not scale_up_and_down(console, stack, bus, deadline):
+            return 1
+        if not load_step(console, stack, bus, deadline):
             return 1
 
         console.rule("final state")

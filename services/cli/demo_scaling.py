@@ -12,6 +12,7 @@ from rich.console import Console
 
 from events import (
     TOPICS,
+    BrokerForgotten,
     BrokerRemovalRequested,
     InvalidEvent,
     RebalanceAction,
@@ -111,6 +112,10 @@ def scale_up_and_down(console: Console, stack: LocalStack, bus: BusSettings, dea
     sim.delete(f"/admin/brokers/{LEAVING}").raise_for_status()
     brokers = [b["id"] for b in sim.get("/admin/brokers").json()["brokers"]]
     console.print(f"broker {LEAVING} removed from the cluster; brokers now: {brokers}")
+    # Decommissioned for good: placement stops keeping room for it (seed 002's registry would otherwise wait).
+    console.print(f"[bold]ballast brokers forget {LEAVING}[/bold]")
+    forgotten = BrokerForgotten(id=LEAVING)
+    busio.produce(bus, [(TOPICS.observed_brokers.name, forgotten.key.encode(), encode(forgotten), None)])
     sim.close()
     return True
 

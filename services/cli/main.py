@@ -251,6 +251,30 @@ def status(
 
 
 @app.command()
+def load(
+    kind: Annotated[list[str], typer.Option("--kind", help="domain, broker, log-dir (repeatable)")] = ["domain",
+                                                                                                    "broker"],
+    as_json: Annotated[bool, typer.Option("--json", help="JSON lines instead of a table")] = False,
+) -> None:
+    """Show the latest load aggregates (the Spark job's, per rack-tree domain, broker and log directory)."""
+    from events import LoadAggregate
+    from services.cli.views import latest_windows, load_table
+
+    unknown = set(kind) - {"domain", "broker", "log-dir"}
+    if unknown:
+        raise _fail(f"--kind: unknown {sorted(unknown)}; use domain, broker or log-dir", 2)
+    aggregates = list(busio.latest(get_settings().bus, TOPICS.load_aggregates.name, LoadAggregate).values())
+    if not aggregates:
+        raise _fail("no load aggregates yet: are the load collector and `ballast run spark-aggregates` running?")
+    if as_json:
+        for a in latest_windows(aggregates):  # type: ignore[arg-type]
+            if a.entity_kind in kind:
+                print(a.model_dump_json(by_alias=True))
+        return
+    console.print(load_table(aggregates, tuple(kind)))  # type: ignore[arg-type]
+
+
+@app.command()
 def produce(
     topic: Annotated[str, typer.Option(help="bus topic")] = TOPICS.specs.name,
     key: Annotated[Optional[str], typer.Option(help="record key (default: the event's key)")] = None,  # noqa: UP007
@@ -374,7 +398,7 @@ def down() -> None:
 
 @app.command()
 def demo(
-    timeout: Annotated[float, typer.Option(help="give up after this many seconds")] = 180.0,
+    timeout: Annotated[float, typer.Option(help="give up after this many seconds")] = 300.0,
 ) -> None:
     """Start the embedded stack, apply a sample scenario, show the status stream and a final table, stop."""
     from services.cli.demo import run_demo

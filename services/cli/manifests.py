@@ -8,8 +8,10 @@ Plain form (one document, or a list)::
     replicas: 3
     config: {min.insync.replicas: 2}
     placer: multi-level          # optional: striped | multi-level (default: BALLAST_PLACEMENT__PLACER)
+    loadAware: false             # optional: place by counts alone, not towards the lighter brokers
 
-A ``KafkaTopic`` names its placer in the annotation ``ballast.io/placer``.
+A ``KafkaTopic`` names its placer in the annotation ``ballast.io/placer`` and opts out of load-aware placement with
+``ballast.io/load-aware: "false"``.
 
 Plain rebalance (the fields of a KafkaRebalance spec, plus ``name`` and ``autoApprove``)::
 
@@ -32,6 +34,7 @@ from events import RebalanceRequest, TopicSpec
 
 STRIMZI_API_VERSIONS = {"kafka.strimzi.io/v1beta2", "kafka.strimzi.io/v1"}
 PLACER_ANNOTATION = "ballast.io/placer"
+LOAD_AWARE_ANNOTATION = "ballast.io/load-aware"
 AUTO_APPROVAL_ANNOTATION = "strimzi.io/rebalance-auto-approval"
 # KafkaRebalance spec fields Cruise Control has but Ballast does not pass on; refused rather than silently dropped.
 UNSUPPORTED_REBALANCE_FIELDS = ("replicaMovementStrategies", "concurrentIntraBrokerPartitionMovements", "moveReplicasOffVolumes")
@@ -129,6 +132,9 @@ def _from_kafka_topic(item: dict[str, Any], where: str) -> dict[str, Any]:
         raise ManifestError(f"{where}: KafkaTopic {name!r} needs spec.{' and spec.'.join(missing)}")
     fields = {"name": name, "partitions": spec["partitions"], "replicas": spec["replicas"],
               "config": spec.get("config") or {}}
-    if placer := (metadata.get("annotations") or {}).get(PLACER_ANNOTATION):
+    annotations = metadata.get("annotations") or {}
+    if placer := annotations.get(PLACER_ANNOTATION):
         fields["placer"] = placer
+    if LOAD_AWARE_ANNOTATION in annotations:
+        fields["load_aware"] = str(annotations[LOAD_AWARE_ANNOTATION]).lower() != "false"
     return fields

@@ -5,7 +5,7 @@ from __future__ import annotations
 from rich.console import RenderableType
 from rich.table import Table
 
-from events import RebalanceState, RebalanceStatus, TopicStatus
+from events import LoadAggregate, RebalanceState, RebalanceStatus, TopicStatus
 
 
 def change_text(status: TopicStatus) -> str:
@@ -123,3 +123,39 @@ def rebalance_details(status: RebalanceStatus) -> list[RenderableType]:
     if status.broker_load:
         out.append(broker_load_table(status))
     return out
+
+
+# -- load -------------------------------------------------------------------------------------------------------------
+
+def latest_windows(aggregates: list[LoadAggregate]) -> list[LoadAggregate]:
+    """The aggregates of the latest window that has ended in event time (the newest sample is past its end), one per
+    entity: every entity seen over the same span, and no window still filling."""
+    times = [a.last_sample_at for a in aggregates if a.last_sample_at is not None]
+    if not times:
+        return []
+    newest = max(times)
+    ended = [a.window_end for a in aggregates if a.window_end <= newest]
+    if not ended:  # the first window has not ended yet: the freshest there is
+        ended = [max(a.window_end for a in aggregates)]
+    chosen = max(ended)
+    return [a for a in aggregates if a.window_end == chosen]
+
+
+def load_table(aggregates: list[LoadAggregate], kinds: tuple[str, ...] = ("domain", "broker")) -> Table:
+    rows = [a for a in latest_windows(aggregates) if a.entity_kind in kinds]
+    title = "Load, latest window"
+    if rows:
+        first, last = min(a.window_start for a in rows), max(a.window_end for a in rows)
+        title += f" ({first:%H:%M:%S}-{last:%H:%M:%S} UTC)"
+    table = Table(title=title)
+    for column in ("entity", "in MB/s", "out MB/s", "disk GB", "growth GB", "replicas", "leaders"):
+        table.add_column(column, justify="left" if column == "entity" else "right")
+    order = {"domain": 0, "broker": 1, "log-dir": 2}
+    for a in sorted(rows, key=lambda a: (order[a.entity_kind], a.entity.zfill(6) if a.entity.isdigit() else a.entity)):
+        if a.entity_kind == "domain":
+            name = "  " * max(0, a.level - 1) + a.entity
+        else:
+            name = f"{'broker' if a.entity_kind == 'broker' else 'dir'} {a.entity}"
+        table.add_row(name, f"{a.bytes_in_kb_s / 1024:,.1f}", f"{a.bytes_out_kb_s / 1024:,.1f}",
+                      f"{a.disk_mb / 1024:,.1f}", f"{a.disk_growth_mb / 1024:+,.1f}", str(a.replicas), str(a.leaders))
+    return table

@@ -197,6 +197,10 @@ class PlacementSettings(BaseModel):
     # How often the topic reconciler asks the cluster for its brokers: the observed-broker registry, and filling
     # placeholders when one joins or returns.
     observe_interval_s: float = Field(default=5.0, gt=0)
+    # Break placement ties towards the brokers carrying less (the Spark aggregates' bytes in); a spec may opt out
+    # (loadAware: false). Aggregates older than load_max_age_s are not used.
+    load_aware: bool = True
+    load_max_age_s: float = Field(default=300.0, gt=0)
 
 
 class ServicePorts(BaseModel):

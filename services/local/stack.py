@@ -76,6 +76,7 @@ class LocalStack:
             "BALLAST_PORTS__REBALANCER": str(self.ports.rebalancer),
             "BALLAST_PORTS__LOAD_COLLECTOR": str(self.ports.load_collector),
             "BALLAST_DATA_DIR": str(run_dir / "data"),
+            "BALLAST_SPARK__CHECKPOINT_DIR": str(run_dir / "spark-checkpoint"),
             "BALLAST_LOG_FORMAT": "json",
             **(env or {}),
         }
@@ -142,6 +143,10 @@ class LocalStack:
                 pass
             time.sleep(0.2)
         raise TimeoutError(f"{name} was not healthy within {timeout_s:.0f} s; see {self.logs / (name + '.log')}")
+
+    def start_spark_job(self) -> subprocess.Popen[bytes]:
+        """The load-aggregates job (local[2]); it has no health page: it is up once aggregates appear."""
+        return self.start_process("spark-aggregates")
 
     def kill(self, name: str, sig: int = signal.SIGKILL) -> None:
         process = self.processes.get(name)

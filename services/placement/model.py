@@ -67,17 +67,23 @@ class ClusterView:
     brokers: tuple[Broker, ...]
     # topic -> partition index -> replicas. Placeholders (negative ids) may appear.
     assignments: Mapping[str, Sequence[Sequence[int]]] = field(default_factory=dict)
+    # broker -> recent load (the aggregates' bytes in, KB/s); empty when unknown. Placers use it only to break ties
+    # the count contract leaves open.
+    load: Mapping[int, float] = field(default_factory=dict)
 
     @classmethod
-    def of(cls, brokers: Iterable[Broker], assignments: Mapping[str, Sequence[Sequence[int]]] | None = None
-           ) -> ClusterView:
-        return cls(tuple(sorted(brokers, key=lambda b: b.id)), dict(assignments or {}))
+    def of(cls, brokers: Iterable[Broker], assignments: Mapping[str, Sequence[Sequence[int]]] | None = None,
+           load: Mapping[int, float] | None = None) -> ClusterView:
+        return cls(tuple(sorted(brokers, key=lambda b: b.id)), dict(assignments or {}), dict(load or {}))
+
+    def without_load(self) -> ClusterView:
+        return ClusterView(self.brokers, self.assignments)
 
     def broker(self, broker_id: int) -> Broker | None:
         return next((b for b in self.brokers if b.id == broker_id), None)
 
     def with_assignment(self, topic: str, assignment: Sequence[Sequence[int]]) -> ClusterView:
-        return ClusterView(self.brokers, {**self.assignments, topic: [list(r) for r in assignment]})
+        return ClusterView(self.brokers, {**self.assignments, topic: [list(r) for r in assignment]}, self.load)
 
     def replica_counts(self, exclude_topic: str | None = None) -> dict[int, int]:
         counts = dict.fromkeys((b.id for b in self.brokers), 0)

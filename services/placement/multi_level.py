@@ -5,7 +5,9 @@ a domain go to consecutive children, so no child holds more than ceil(k / childr
 at every level. Each ring starts at a seeded random child, and before a topic is placed every ring is ordered by how
 many replicas its children already hold (of this topic, then of all topics): the domains that got one more last
 time get one fewer now, which keeps sibling totals and replicas per broker within one of each other cluster-wide.
-The leader is then the replica whose broker leads the fewest partitions.
+Where the counts tie, the domain carrying less load goes first (``ClusterView.load``, from the Spark aggregates), so
+the extra replicas the counts leave to chance land on the lighter brokers. The leader is then the replica whose
+broker leads the fewest partitions.
 
 Raising the replication factor or filling a placeholder adds replicas one at a time, each to the least-filled
 domain at every level (fewest replicas of this partition, then of this topic, then of all topics), so it continues
@@ -109,6 +111,7 @@ class _Layout:
                     counts[replicas[0]] += 1
         self.topic_leaders_in = _per_domain(self.paths, self.topic_leaders)
         self.all_leaders_in = _per_domain(self.paths, self.all_leaders)
+        load_in = _per_domain(self.paths, {b: v for b, v in cluster.load.items() if b in self.paths})
         self.rings: dict[int, list[Domain]] = {}
         self.pointers: dict[int, int] = {}
         for node in root.walk():
@@ -116,7 +119,8 @@ class _Layout:
                 start = rng.randrange(len(node.children))
                 ring = node.children[start:] + node.children[:start]
                 ring.sort(key=lambda c: (self.topic_replicas.get(id(c), 0), self.all_replicas.get(id(c), 0),
-                                         self.topic_leaders_in.get(id(c), 0) + self.all_leaders_in.get(id(c), 0)))
+                                         self.topic_leaders_in.get(id(c), 0) + self.all_leaders_in.get(id(c), 0),
+                                         load_in.get(id(c), 0)))
                 self.rings[id(node)] = ring
                 self.pointers[id(node)] = 0
 
@@ -263,9 +267,9 @@ def _free(domain: Domain, in_partition: dict[int, int], taken: set[int]) -> bool
     return in_partition.get(id(domain), 0) < domain.capacity
 
 
-def _per_domain(paths: dict[int, tuple[Domain, ...]], per_broker: Mapping[int, int]) -> dict[int, int]:
-    """Broker counts summed up every domain above each broker (keyed by ``id(domain)``)."""
-    counts: dict[int, int] = {}
+def _per_domain(paths: dict[int, tuple[Domain, ...]], per_broker: Mapping[int, float]) -> dict[int, float]:
+    """Broker figures summed up every domain above each broker (keyed by ``id(domain)``)."""
+    counts: dict[int, float] = {}
     for broker, n in per_broker.items():
         if n:
             for domain in paths.get(broker, ()):

@@ -7,11 +7,12 @@ from __future__ import annotations
 
 import asyncio
 import time
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 import faust
 
 from events import (
+    LoadAggregate,
     TOPICS,
     BrokerForgotten,
     ObservedBroker,
@@ -48,6 +49,7 @@ from services.placement.under_replicated import (
 from services.topic_reconciler import logic
 from services.topic_reconciler.cluster_view import ClusterViewCache
 from services.topic_reconciler.observed import ObservedBrokers
+from services.topic_reconciler.recent_load import RecentLoad
 
 log = get_logger(__name__)
 SERVICE = "topic-reconciler"
@@ -68,11 +70,14 @@ class TopicReconciler:
         self.changes_topic = raw_topic(self.app, TOPICS.replicas_state, bus)
         self.observed_topic = raw_topic(self.app, TOPICS.observed_brokers, bus)
         self.placement_requests_topic = raw_topic(self.app, TOPICS.placement_requests, bus)
+        self.load_topic = raw_topic(self.app, TOPICS.load_aggregates, bus)
         self.dead_letters = DeadLetters(self.app, SERVICE)
         self.admin = admin or make_cluster_admin(settings.cluster_admin)
         self.observed = ObservedBrokers()
-        self.cluster_view = ClusterViewCache(self.admin, max_age_s=settings.placement.view_max_age_s,
-                                             observed=self.observed)
+        self.recent_load = RecentLoad(timedelta(seconds=settings.placement.load_max_age_s))
+        self.cluster_view = ClusterViewCache(
+            self.admin, max_age_s=settings.placement.view_max_age_s, observed=self.observed,
+            load=lambda: self.recent_load.per_broker(_now()) if settings.placement.load_aware else {})
         # Replicas topics were created without (placeholders), and which brokers were alive at the last look.
         self.placeholders: dict[str, PlaceholderRecord] = {}
         self.alive_brokers: set[int] | None = None
@@ -148,6 +153,15 @@ class TopicReconciler:
                 if decoded is not None:
                     assert isinstance(decoded.event, ObservedBroker | BrokerForgotten)
                     self.observed.apply(decoded.event)
+
+        @app.agent(self.load_topic)
+        async def load(stream: faust.StreamT) -> None:
+            # The Spark job's aggregates: placement breaks count ties towards the lighter brokers.
+            async for event in stream.events():
+                decoded = await self.dead_letters.decode_or_reject(event, (LoadAggregate,))
+                if decoded is not None:
+                    assert isinstance(decoded.event, LoadAggregate)
+                    self.recent_load.take(decoded.event)
 
         @app.agent(self.placement_requests_topic)
         async def placement_requests(stream: faust.StreamT) -> None:
@@ -387,7 +401,8 @@ class TopicReconciler:
     async def _place_topic(self, topic: str, partitions: int, replication_factor: int, config: dict[str, str],
                            placer: str | None, min_required: int | None) -> Placed:
         settings = self.settings.placement
-        return place_topic(await self.cluster_view.view(), topic, partitions, replication_factor,
+        return place_topic(await self.cluster_view.view(load_aware=self._load_aware(topic)), topic, partitions,
+                           replication_factor,
                            placer=placer or settings.placer, seed=settings.seed,
                            policy=settings.under_replicated,
                            required=required_alive_replicas(replication_factor, config, min_required))
@@ -438,9 +453,13 @@ class TopicReconciler:
     async def _place(self, topic: str, partitions: int, replication_factor: int, placer: str | None
                      ) -> list[list[int]]:
         settings = self.settings.placement
-        view = await self.cluster_view.view()
+        view = await self.cluster_view.view(load_aware=self._load_aware(topic))
         return create_replica_placement(view, topic, partitions, replication_factor,
                                         placer=placer or settings.placer, seed=settings.seed)
+
+    def _load_aware(self, topic: str) -> bool:
+        spec = self.specs.get(topic)
+        return spec is None or spec.load_aware
 
 
 def create_service(settings: Settings) -> TopicReconciler:

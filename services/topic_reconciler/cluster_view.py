@@ -8,7 +8,7 @@ are read for every placement."""
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from services.common.admin import BrokerInfo, ClusterAdmin
 from services.placement.model import Broker, ClusterView
@@ -16,17 +16,19 @@ from services.topic_reconciler.observed import ObservedBrokers
 
 
 class ClusterViewCache:
-    def __init__(self, admin: ClusterAdmin, max_age_s: float, observed: ObservedBrokers | None = None) -> None:
+    def __init__(self, admin: ClusterAdmin, max_age_s: float, observed: ObservedBrokers | None = None,
+                 load: Callable[[], dict[int, float]] | None = None) -> None:
         self._admin = admin
         self._observed = observed or ObservedBrokers()
+        self._load = load or dict
         self._max_age_s = max_age_s
         self._brokers: tuple[Broker, ...] = ()
         # Shared with the views handed out (the placers only read it): recording a placement is O(1).
         self._assignments: dict[str, list[list[int]]] = {}
         self._read_at: float | None = None
 
-    async def view(self) -> ClusterView:
-        """Raises AdminError when the cluster cannot be read."""
+    async def view(self, *, load_aware: bool = True) -> ClusterView:
+        """Raises AdminError when the cluster cannot be read. ``load_aware``: with the brokers' recent load."""
         now = time.monotonic()
         self.set_brokers(await self._admin.brokers())
         if self._read_at is None or now - self._read_at > self._max_age_s:
@@ -34,7 +36,7 @@ class ClusterViewCache:
             self._assignments = {name: [list(p.replicas) for p in sorted(t.partitions, key=lambda p: p.id)]
                                  for name, t in topics.items()}
             self._read_at = now
-        return ClusterView(self._brokers, self._assignments)
+        return ClusterView(self._brokers, self._assignments, self._load() if load_aware else {})
 
     def set_brokers(self, described: list[BrokerInfo]) -> None:
         """The brokers as the cluster describes them now, with every observed broker it does not describe."""

@@ -111,3 +111,10 @@ def test_bad_rebalances_say_why(text: str, error: str) -> None:
 def test_topic_spec_readers_refuse_a_rebalance() -> None:
     with pytest.raises(ManifestError, match="expected topic specs only"):
         load_specs(KAFKA_REBALANCE)
+
+
+def test_load_aware_placement_can_be_turned_off_per_topic() -> None:
+    assert load_specs(KAFKA_TOPIC)[0].load_aware
+    annotated = KAFKA_TOPIC.replace("  labels:", "  annotations: {ballast.io/load-aware: \"false\"}\n  labels:")
+    assert not load_specs(annotated)[0].load_aware
+    assert not load_specs("{name: a, partitions: 1, replicas: 1, loadAware: false}")[0].load_aware

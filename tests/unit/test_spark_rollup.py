@@ -18,6 +18,13 @@ def test_a_domain_totals_its_members_and_averages_over_time() -> None:
     assert (f.replicas, f.leaders) == (20, 10)
 
 
+def test_a_window_still_filling_counts_each_member_by_its_own_samples() -> None:
+    # The micro-batch ended after broker 1's sample at :10 and before broker 2's.
+    f = figures([s(0, "1", 100, 1000), s(0, "2", 300, 2000), s(10, "1", 200, 1100)])
+    assert f.bytes_in_kb_s == 150 + 300 and (f.disk_mb, f.disk_growth_mb) == (3100, 100)
+    assert f.last_sample_at == T0 + timedelta(seconds=10)
+
+
 def test_a_sample_delivered_twice_counts_once_and_nothing_gives_zeros() -> None:
     once = figures([s(0, "1", 100, 1000), s(5, "1", 300, 1500)])
     twice = figures([s(0, "1", 100, 1000), s(5, "1", 300, 1500), s(5, "1", 300, 1500)])

@@ -1,0 +1,57 @@
+"""Step 6 of the demo (issue 5): load sampled from the simulated Cruise Control, aggregated by the Spark job per
+rack-tree domain and broker, and a topic placed towards the lighter brokers."""
+
+from __future__ import annotations
+
+import time
+
+import httpx
+from rich.console import Console
+
+from events import TOPICS, LoadAggregate, TopicSpec, encode
+from services.cli import busio
+from services.cli.views import latest_windows, load_table
+from services.common.settings import BusSettings
+from services.local.stack import LocalStack
+
+DOMAINS = {"/dc1", "/dc2", "/dc3"}
+
+
+def _aggregates(bus: BusSettings) -> list[LoadAggregate]:
+    return list(busio.latest(bus, TOPICS.load_aggregates.name, LoadAggregate).values())  # type: ignore[arg-type]
+
+
+def load_step(console: Console, stack: LocalStack, bus: BusSettings, deadline: float) -> bool:
+    console.rule("6. load: Cruise Control's load -> load collector -> Spark (local[2]) -> aggregates -> placement")
+    aggregates: list[LoadAggregate] = []
+    started, said = time.monotonic(), False
+    while time.monotonic() < deadline:
+        aggregates = _aggregates(bus)
+        if DOMAINS <= {a.entity for a in aggregates if a.entity_kind == "domain"}:
+            break
+        if not said:
+            console.print("[dim]waiting for the Spark job's first aggregates ...[/dim]")
+            said = True
+        time.sleep(2)
+    else:
+        console.print(f"[red]timed out waiting for load aggregates; logs in {stack.logs}[/red]")
+        return False
+    if said:
+        console.print(f"[dim]first aggregates after {time.monotonic() - started:.0f} s more[/dim]")
+    console.print(load_table(aggregates))
+    brokers = {int(a.entity): a for a in latest_windows(aggregates) if a.entity_kind == "broker"}
+    spec = TopicSpec(name="telemetry", partitions=1, replicas=3, placer="multi-level")
+    busio.produce(bus, [(TOPICS.specs.name, spec.key.encode(), encode(spec), None)])
+    replicas = None
+    while time.monotonic() < deadline and replicas is None:
+        found = httpx.post(f"{stack.sim_url}/admin/topics/describe", json={"names": [spec.name]}).json()["topics"]
+        replicas = found[0]["partitions"][0]["replicas"] if found else None
+        time.sleep(0.3)
+    if replicas is None:
+        console.print(f"[red]timed out waiting for {spec.name}; logs in {stack.logs}[/red]")
+        return False
+    loads = "; ".join(f"{b}: {brokers[b].replicas}, {brokers[b].bytes_in_kb_s / 1024:.1f}" for b in sorted(brokers))
+    console.print(f"{spec.name} (RF 3, multi-level) placed on brokers {replicas}: one per data centre; within one, "
+                  "the fewest replicas, and where those tie, the least load. Brokers (replicas, MB/s in): " + loads,
+                  soft_wrap=True)
+    return True
