@@ -1,0 +1,84 @@
+"""Load from the simulator through the collector and the Spark job into placement, on the real local parts."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from events import TOPICS, LoadAggregate, TopicSpec, encode
+from services.cli import busio
+from services.cli.views import latest_windows
+from services.cluster_sim.load import _unit
+from services.local.stack import LocalStack
+from services.placement.model import Broker, ClusterView, PlacementSpec
+from services.placement.multi_level import MultiLevelPlacer
+from tests.integration.conftest import TEST_ENV
+
+pytest.importorskip("pyspark")
+# Three data centres, one broker per rack, two racks each: RF 3 puts one replica per DC, on either rack.
+BROKERS = ["1:/dc1/r1", "2:/dc1/r2", "3:/dc2/r1", "4:/dc2/r2", "5:/dc3/r1", "6:/dc3/r2"]
+ENV = {**TEST_ENV, "BALLAST_SIMULATOR__BROKERS": json.dumps(BROKERS), "BALLAST_LOAD_COLLECTOR__INTERVAL_S": "0.5",
+       "BALLAST_SPARK__WINDOW_S": "4", "BALLAST_SPARK__SLIDE_S": "2", "BALLAST_SPARK__WATERMARK_S": "2",
+       "BALLAST_SPARK__TRIGGER_S": "1", "BALLAST_PLACEMENT__PLACER": "multi-level"}
+
+
+def heat(topic: str) -> float:
+    return _unit(topic) ** 3  # the simulator's skew between topics (services.cluster_sim.load)
+
+
+@pytest.fixture(scope="module")
+def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalStack]:
+    run_dir: Path = tmp_path_factory.mktemp("load-stack")
+    with LocalStack(run_dir, env=ENV, services=("topic-reconciler", "load-collector")) as local:
+        local.start()
+        local.start_spark_job()
+        yield local
+
+
+def test_placement_follows_the_aggregates_to_the_lighter_brokers(stack: LocalStack) -> None:
+    names = sorted((f"load-{i}" for i in range(200)), key=heat)
+    cold, hot = names[0], names[-1]
+    sim = httpx.Client(base_url=stack.sim_url, timeout=10)
+    # The same replica counts everywhere, but the hot topic's replicas all sit on brokers 1, 3 and 5.
+    for name, brokers in ((hot, [1, 3, 5]), (cold, [2, 4, 6])):
+        sim.post("/admin/topics", json={"name": name, "partitions": 6, "replicationFactor": 3,
+                                        "assignment": [brokers] * 6}).raise_for_status()
+    bus = stack.settings().bus
+
+    def broker_loads() -> dict[int, float]:
+        aggregates = list(busio.latest(bus, TOPICS.load_aggregates.name, LoadAggregate).values())
+        window = [a for a in latest_windows(aggregates) if a.entity_kind == "broker"]  # type: ignore[arg-type]
+        return {int(a.entity): a.bytes_in_kb_s for a in window}
+
+    deadline, loads = time.monotonic() + 150, {}
+    while time.monotonic() < deadline:
+        loads = broker_loads()
+        if len(loads) == 6:
+            break
+        time.sleep(2)
+    assert len(loads) == 6, f"no ended window with every broker in time: {loads}"
+    assert all(loads[heavy] > loads[light] for heavy, light in ((1, 2), (3, 4), (5, 6))), loads
+
+    # A topic whose placement by counts alone would not be the light brokers: the load is what makes the difference.
+    name = next(n for n in (f"placed-{i}" for i in range(100)) if sorted(counts_only(n, hot, cold)) != [2, 4, 6])
+    spec = TopicSpec(name=name, partitions=1, replicas=3)
+    busio.produce(bus, [(TOPICS.specs.name, spec.key.encode(), encode(spec), None)])
+    replicas = None
+    while replicas is None and time.monotonic() < deadline + 30:
+        found = sim.post("/admin/topics/describe", json={"names": [spec.name]}).json()["topics"]
+        replicas = found[0]["partitions"][0]["replicas"] if found else None
+        time.sleep(0.3)
+    assert replicas is not None and sorted(replicas) == [2, 4, 6], (replicas, loads)
+    sim.close()
+
+
+def counts_only(topic: str, hot: str, cold: str) -> list[int]:
+    """Where the reconciler's placer (seed 0) would put one RF 3 partition of ``topic`` without load."""
+    view = ClusterView.of([Broker(int(i), rack) for i, rack in (b.split(":") for b in BROKERS)],
+                          {hot: [[1, 3, 5]] * 6, cold: [[2, 4, 6]] * 6})
+    return MultiLevelPlacer(seed=0).place(PlacementSpec(1, 3, topic=topic), view)[0]
