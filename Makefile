@@ -38,6 +38,7 @@ bench: $(STAMP)
 	$(BIN)/python -m bench.placement --write BENCHMARKS.md
 	$(BIN)/python -m bench.replicas_change --write BENCHMARKS.md
 	$(BIN)/python -m bench.rebalance --write BENCHMARKS.md
+	$(BIN)/python -m bench.spark_aggregates --write BENCHMARKS.md
 
 schema: $(STAMP)
 	$(BIN)/ballast schema --out docs/schemas
