@@ -79,6 +79,7 @@ class LoadAggregate(Event):
     entity_kind: EntityKind
     entity: str
     level: int = 0
+    rack: str | None = None  # a broker's rack path (the domains its figures are summed into)
     samples: int = 0
     bytes_in_kb_s: float = 0.0  # mean over the window
     bytes_out_kb_s: float = 0.0

@@ -4,23 +4,24 @@ every level, from ``ballast.load.samples`` to the compacted ``ballast.load.aggre
     ballast run spark-aggregates                 # local[2], settings from BALLAST_* variables
     spark-submit spark/aggregates.py             # a real Spark cluster: the same code, its own session
 
-Each sample is exploded into the entities it speaks for (a broker sample: the broker and each domain above it); each
-(window, entity) collects its samples under a watermark, and every micro-batch writes the windows it updated, their
-figures recomputed from all their samples (``spark.rollup``), keyed by (window, entity). Rewriting a window's record
-is harmless, so a batch Spark replays after a crash changes nothing (idempotent), and the checkpoint holds the source
-offsets and the window state across restarts.
+Spark keeps running figures per (window, broker) and (window, log directory) under a watermark: counts, sums of rates,
+the disk at the first and latest sample (``min_by`` / ``max_by``), so its state stays small whatever the rate. Each
+micro-batch writes the windows it updated, and the driver sums each updated window's brokers into every domain above
+them (``spark.rollup``), from a cache of the window's broker figures that it primes from the aggregates topic at
+start. Records are keyed by (window, entity): rewriting one is harmless, so a batch Spark replays after a crash
+changes nothing, and the checkpoint holds the source offsets and the window state across restarts.
 """
 
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
-from datetime import UTC
+from collections.abc import Callable, Iterable
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from events import TOPICS, LoadAggregate, encode
 from services.common.settings import Settings, SparkSettings
-from spark.rollup import Sample, figures
+from spark.rollup import Member, member, rollup
 
 SAMPLE_SCHEMAS = ("ballast.BrokerLoadSample", "ballast.LogDirLoadSample")
 PAYLOAD = ("struct<broker:int, rack:string, logDir:string, sampledAt:string, bytesInKbS:double, bytesOutKbS:double, "
@@ -41,75 +42,123 @@ def read_samples(spark: Any, settings: Settings) -> Any:
     for key, value in bus.items():
         reader = reader.option(f"kafka.{key}", value)
     if fmt == "kafka":
-        reader = reader.option("startingOffsets", "earliest")
+        reader = reader.option("startingOffsets", "earliest").option("maxOffsetsPerTrigger",
+                                                                     settings.spark.max_records_per_batch)
+    else:
+        reader = reader.option("maxRecordsPerBatch", settings.spark.max_records_per_batch)
     return reader.load().selectExpr("CAST(value AS STRING) AS value")
 
 
 def windowed(samples: Any, spark_settings: SparkSettings) -> Any:
-    """(window, kind, entity, level) -> the collected samples, as a streaming aggregation."""
+    """(window, kind, entity, rack) -> running figures, as a streaming aggregation."""
     from pyspark.sql import functions as F
 
     e = samples.select(F.from_json("value", ENVELOPE).alias("e")).where(F.col("e.schema").isin(*SAMPLE_SCHEMAS))
     p = F.col("e.payload")
-    parts = F.filter(F.split(F.coalesce(p["rack"], F.lit("")), "/"), lambda x: x != "")
-    domains = F.when(F.size(parts) > 0, F.transform(
-        F.sequence(F.lit(1), F.size(parts)),
-        lambda i: F.struct(F.lit("domain").alias("kind"),
-                           F.concat(F.lit("/"), F.array_join(F.slice(parts, 1, i), "/")).alias("entity"),
-                           i.alias("level")))).otherwise(F.array())
     is_dir = F.col("e.schema") == "ballast.LogDirLoadSample"
-    member = F.when(is_dir, F.concat_ws(":", p["broker"].cast("string"), p["logDir"])).otherwise(
-        p["broker"].cast("string"))
-    broker_entities = F.concat(F.array(F.struct(F.lit("broker").alias("kind"), member.alias("entity"),
-                                                F.lit(0).alias("level"))), domains)
-    dir_entities = F.array(F.struct(F.lit("log-dir").alias("kind"), member.alias("entity"), F.lit(0).alias("level")))
     rows = e.select(
-        F.to_timestamp(p["sampledAt"]).alias("event_time"), member.alias("member"),
-        F.coalesce(p["bytesInKbS"], F.lit(0.0)).alias("bytes_in"), F.coalesce(p["bytesOutKbS"], F.lit(0.0)).alias(
-            "bytes_out"), F.coalesce(p["diskMb"], F.lit(0.0)).alias("disk"),
-        F.coalesce(p["replicas"], F.lit(0)).alias("replicas"), F.coalesce(p["leaders"], F.lit(0)).alias("leaders"),
-        F.explode(F.when(is_dir, dir_entities).otherwise(broker_entities)).alias("entity"))
+        F.to_timestamp(p["sampledAt"]).alias("event_time"),
+        F.when(is_dir, F.lit("log-dir")).otherwise(F.lit("broker")).alias("kind"),
+        F.when(is_dir, F.concat_ws(":", p["broker"].cast("string"), p["logDir"])).otherwise(
+            p["broker"].cast("string")).alias("entity"),
+        p["rack"].alias("rack"),
+        F.coalesce(p["bytesInKbS"], F.lit(0.0)).alias("bytes_in"),
+        F.coalesce(p["bytesOutKbS"], F.lit(0.0)).alias("bytes_out"),
+        F.struct(F.coalesce(p["diskMb"], F.lit(0.0)).alias("disk"), F.coalesce(p["replicas"], F.lit(0)).alias(
+            "replicas"), F.coalesce(p["leaders"], F.lit(0)).alias("leaders")).alias("figures"))
     return (rows.withWatermark("event_time", f"{spark_settings.watermark_s} seconds")
             .groupBy(F.window("event_time", f"{spark_settings.window_s} seconds", f"{spark_settings.slide_s} seconds"),
-                     F.col("entity.kind").alias("kind"), F.col("entity.entity").alias("entity"),
-                     F.col("entity.level").alias("level"))
-            .agg(F.collect_list(F.struct("event_time", "member", "bytes_in", "bytes_out", "disk", "replicas",
-                                         "leaders")).alias("samples")))
+                     "kind", "entity", "rack")
+            .agg(F.count(F.lit(1)).alias("samples"), F.sum("bytes_in").alias("sum_in"),
+                 F.sum("bytes_out").alias("sum_out"), F.min_by("figures", "event_time").alias("first"),
+                 F.max_by("figures", "event_time").alias("last"), F.max("event_time").alias("last_at")))
 
 
-def aggregate_of(row: Any) -> LoadAggregate:
-    f = figures(Sample(s.event_time.replace(tzinfo=UTC) if s.event_time.tzinfo is None else s.event_time, s.member,
-                       s.bytes_in, s.bytes_out, s.disk, s.replicas, s.leaders) for s in row.samples)
-    start, end = row.window.start, row.window.end
+def _utc(moment: datetime) -> datetime:
+    return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment
+
+
+def member_of(row: Any) -> Member:
+    return member(row.entity, row.rack, row.samples, row.sum_in, row.sum_out, row.first.disk, row.last.disk,
+                  row.last.replicas, row.last.leaders, _utc(row.last_at) if row.last_at else None)
+
+
+def aggregate(window: tuple[datetime, datetime], kind: str, entity: str, level: int, m: Member) -> LoadAggregate:
     return LoadAggregate(
-        window_start=start.replace(tzinfo=UTC) if start.tzinfo is None else start,
-        window_end=end.replace(tzinfo=UTC) if end.tzinfo is None else end,
-        entity_kind=row.kind, entity=row.entity, level=row.level, samples=f.samples,
-        bytes_in_kb_s=f.bytes_in_kb_s, bytes_out_kb_s=f.bytes_out_kb_s, disk_mb=f.disk_mb,
-        disk_growth_mb=f.disk_growth_mb, replicas=f.replicas, leaders=f.leaders, last_sample_at=f.last_sample_at)
+        window_start=window[0], window_end=window[1], entity_kind=kind, entity=entity, level=level, rack=m.rack,
+        samples=m.samples, bytes_in_kb_s=m.bytes_in_kb_s, bytes_out_kb_s=m.bytes_out_kb_s, disk_mb=m.disk_mb,
+        disk_growth_mb=m.disk_growth_mb, replicas=m.replicas, leaders=m.leaders, last_sample_at=m.last_sample_at)
+
+
+class WindowBrokers:
+    """The driver's memory of each open window's broker figures, to sum them into domains. Primed from the
+    aggregates topic, so a restarted job sums whole windows, not only the brokers it has seen since."""
+
+    def __init__(self, keep: timedelta) -> None:
+        self.keep = keep
+        self.windows: dict[tuple[datetime, datetime], dict[str, Member]] = {}
+
+    def prime(self, aggregates: Iterable[LoadAggregate]) -> None:
+        for a in aggregates:
+            if a.entity_kind == "broker":
+                self.windows.setdefault((a.window_start, a.window_end), {})[a.entity] = Member(
+                    a.entity, a.rack, a.samples, a.bytes_in_kb_s, a.bytes_out_kb_s, a.disk_mb, a.disk_growth_mb,
+                    a.replicas, a.leaders, a.last_sample_at)
+        self.evict()
+
+    def update(self, window: tuple[datetime, datetime], broker: Member) -> None:
+        self.windows.setdefault(window, {})[broker.name] = broker
+
+    def evict(self) -> None:
+        ends = [end for _start, end in self.windows]
+        if ends:
+            horizon = max(ends) - self.keep
+            for window in [w for w in self.windows if w[1] < horizon]:
+                del self.windows[window]
+
+
+def batch_aggregates(rows: Iterable[Any], cache: WindowBrokers) -> list[LoadAggregate]:
+    """A micro-batch's updated rows -> their aggregates and those of every domain of the windows they touch."""
+    out, touched = [], set()
+    for row in rows:
+        window = (_utc(row.window.start), _utc(row.window.end))
+        m = member_of(row)
+        out.append(aggregate(window, row.kind, row.entity, 0, m))
+        if row.kind == "broker":
+            cache.update(window, m)
+            touched.add(window)
+    for window in sorted(touched):
+        for (domain, level), figures in sorted(rollup(cache.windows[window].values()).items()):
+            out.append(aggregate(window, "domain", domain, level, figures))
+    cache.evict()
+    return out
 
 
 def kafka_sink(settings: Settings) -> Callable[[Any, int], None]:
     """foreachBatch: every updated (window, entity) as a LoadAggregate, keyed by (window, entity)."""
     from confluent_kafka import Producer
 
-    producer = Producer({**settings.bus.confluent_config(), "enable.idempotence": True, "linger.ms": 20})
+    from services.cli import busio
+
+    s = settings.spark
+    cache = WindowBrokers(keep=timedelta(seconds=s.window_s + s.watermark_s + s.slide_s))
+    cache.prime(busio.latest(settings.bus, TOPICS.load_aggregates.name, LoadAggregate).values())  # type: ignore[arg-type]
+    producer = Producer({**settings.bus.confluent_config(), "enable.idempotence": True, "linger.ms": 20,
+                         "log_level": 0})
 
     def write(batch: Any, batch_id: int) -> None:
-        count = 0
-        for row in batch.toLocalIterator():
-            aggregate = aggregate_of(row)
+        aggregates = batch_aggregates(batch.toLocalIterator(), cache)
+        for a in aggregates:
             while True:
                 try:
-                    producer.produce(TOPICS.load_aggregates.name, key=aggregate.key.encode(), value=encode(aggregate))
+                    producer.produce(TOPICS.load_aggregates.name, key=a.key.encode(), value=encode(a))
                     break
                 except BufferError:
                     producer.poll(0.1)
-            count += 1
         # The batch is done only when the broker has every record: Spark then commits it, never before.
         if producer.flush(60) != 0:
             raise RuntimeError(f"batch {batch_id}: aggregates not delivered within 60 s")
-        print(f"batch {batch_id}: {count} aggregates", file=sys.stderr, flush=True)
+        print(f"batch {batch_id}: {len(aggregates)} aggregates", file=sys.stderr, flush=True)
 
     return write
 

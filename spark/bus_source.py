@@ -53,6 +53,8 @@ class BusStreamReader(DataSourceStreamReader):
             raise ValueError("the ballast_bus source needs option subscribe=<topic>[,<topic>...]")
         self.config = kafka_config(options)
         self.timeout_s = float(options.get("timeoutSeconds", "30"))
+        # Admission control: at most this many records per micro-batch, split evenly over the partitions.
+        self.max_records = int(options["maxRecordsPerBatch"]) if options.get("maxRecordsPerBatch") else None
         self._consumer: Any = None
         self._last_watermark: dict[tuple[str, int], int] = {}
 
@@ -89,7 +91,9 @@ class BusStreamReader(DataSourceStreamReader):
 
         consumer = self._driver_consumer()
         ends: dict[str, dict[int, int]] = {}
-        for topic, partitions in self._partitions().items():
+        found = self._partitions()
+        share = max(1, self.max_records // sum(len(p) for p in found.values())) if self.max_records else None
+        for topic, partitions in found.items():
             ends[topic] = {}
             for p in partitions:
                 high = consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=self.timeout_s)[1]
@@ -98,7 +102,7 @@ class BusStreamReader(DataSourceStreamReader):
                 if self._last_watermark.get((topic, p)) == high:
                     end = max(end, self._probe(topic, p, end))
                 self._last_watermark[(topic, p)] = high
-                ends[topic][p] = end
+                ends[topic][p] = min(end, previous + share) if share is not None and start is not None else end
         return _ordered(ends)
 
     def _probe(self, topic: str, partition: int, offset: int) -> int:

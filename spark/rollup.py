@@ -1,10 +1,9 @@
-"""What one window of samples says about one entity. Pure Python: the Spark job collects each (window, entity)'s
-samples and calls these on the driver; the unit tests call them directly.
+"""What a window says about an entity. Pure Python: the Spark job calls these on the driver for each micro-batch; the
+unit tests call them directly.
 
-A domain's figures are totals over its members (brokers): its bytes in are the sum of its members' mean rates over the
-window, its disk the sum of each member's latest disk, its growth the sum of each member's latest minus earliest. A
-broker or a log directory is a domain of one. Summing per member keeps the figures right while a window is still
-filling: a micro-batch may end between two members' samples of the same moment.
+Spark aggregates each broker and each log directory per window (running sums, so its state stays small whatever the
+rate). A rack-tree domain is then the sum of its brokers' figures for the same window: bytes in and out are the sum of
+their mean rates, disk and replicas the sum of their latest values, growth the sum of their growths.
 """
 
 from __future__ import annotations
@@ -15,18 +14,11 @@ from datetime import datetime
 
 
 @dataclass(frozen=True)
-class Sample:
-    at: datetime
-    member: str  # the broker or log directory the sample is about
-    bytes_in_kb_s: float
-    bytes_out_kb_s: float
-    disk_mb: float
-    replicas: int
-    leaders: int
+class Member:
+    """One broker's (or log directory's) figures over one window."""
 
-
-@dataclass(frozen=True)
-class Figures:
+    name: str
+    rack: str | None
     samples: int
     bytes_in_kb_s: float
     bytes_out_kb_s: float
@@ -37,29 +29,34 @@ class Figures:
     last_sample_at: datetime | None
 
 
-def figures(samples: Iterable[Sample]) -> Figures:
-    # One value per (member, time): a sample delivered twice counts once.
-    unique: dict[tuple[str, datetime], Sample] = {(s.member, s.at): s for s in samples}
-    if not unique:
-        return Figures(0, 0.0, 0.0, 0.0, 0.0, 0, 0, None)
-    by_member: dict[str, list[Sample]] = {}
-    for (member, _at), sample in sorted(unique.items()):
-        by_member.setdefault(member, []).append(sample)  # in time order
-    firsts = [series[0] for series in by_member.values()]
-    lasts = [series[-1] for series in by_member.values()]
-    return Figures(
-        samples=len({at for _member, at in unique}),
-        bytes_in_kb_s=sum(sum(s.bytes_in_kb_s for s in series) / len(series) for series in by_member.values()),
-        bytes_out_kb_s=sum(sum(s.bytes_out_kb_s for s in series) / len(series) for series in by_member.values()),
-        disk_mb=sum(s.disk_mb for s in lasts),
-        disk_growth_mb=sum(s.disk_mb for s in lasts) - sum(s.disk_mb for s in firsts),
-        replicas=sum(s.replicas for s in lasts),
-        leaders=sum(s.leaders for s in lasts),
-        last_sample_at=max(at for _member, at in unique),
-    )
+def member(name: str, rack: str | None, count: int, sum_in: float, sum_out: float, first_disk: float,
+           last_disk: float, replicas: int, leaders: int, last_sample_at: datetime | None) -> Member:
+    """From Spark's running figures: sample count, sums of rates, disk at the first and the latest sample."""
+    count = max(count, 1)
+    return Member(name, rack, count, sum_in / count, sum_out / count, last_disk, last_disk - first_disk, replicas,
+                  leaders, last_sample_at)
+
+
+def total(name: str, members: Iterable[Member]) -> Member:
+    """A domain's figures: its members' summed."""
+    chosen = list(members)
+    times = [m.last_sample_at for m in chosen if m.last_sample_at is not None]
+    return Member(name, None, max((m.samples for m in chosen), default=0),
+                  sum(m.bytes_in_kb_s for m in chosen), sum(m.bytes_out_kb_s for m in chosen),
+                  sum(m.disk_mb for m in chosen), sum(m.disk_growth_mb for m in chosen),
+                  sum(m.replicas for m in chosen), sum(m.leaders for m in chosen), max(times, default=None))
 
 
 def domains(rack: str | None) -> list[tuple[str, int]]:
     """``/dc1/r2`` -> [("/dc1", 1), ("/dc1/r2", 2)]; a flat rack id ``r2`` is the one-level path ``/r2``."""
     parts = [p for p in (rack or "").split("/") if p]
     return [("/" + "/".join(parts[:i]), i) for i in range(1, len(parts) + 1)]
+
+
+def rollup(brokers: Iterable[Member]) -> dict[tuple[str, int], Member]:
+    """Every domain above these brokers -> its figures."""
+    by_domain: dict[tuple[str, int], list[Member]] = {}
+    for b in brokers:
+        for domain in domains(b.rack):
+            by_domain.setdefault(domain, []).append(b)
+    return {domain: total(domain[0], members) for domain, members in by_domain.items()}

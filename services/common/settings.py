@@ -156,6 +156,8 @@ class SparkSettings(BaseModel):
     # How late a sample may arrive and still count in its window.
     watermark_s: int = Field(default=30, ge=0)
     trigger_s: float = Field(default=2.0, gt=0)
+    # At most this many samples per micro-batch: a backlog is worked off in steps, within the driver's memory.
+    max_records_per_batch: int = Field(default=100_000, ge=1)
 
 
 class SimulatorSettings(BaseModel):

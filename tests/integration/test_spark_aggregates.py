@@ -97,6 +97,7 @@ def test_exact_aggregates_from_a_recorded_log_and_an_idempotent_restart(bus: Bus
     directory = latest[f"{WINDOW}|log-dir:1:/var/kafka/data-1"]
     assert (directory.disk_mb, directory.disk_growth_mb, directory.replicas) == (825.0, 75.0, 15)
     assert {a.entity_kind for a in latest.values()} == {"broker", "domain", "log-dir"}
+    assert one.rack == "/dc1/r1" and dc1.last_sample_at.isoformat() == "2026-11-23T12:00:25+00:00"
 
     # Restarted from its checkpoint, the job reads nothing again: no record is added.
     run_job(spark, bus, tmp_path / "checkpoint", lambda: False, timeout=6)

@@ -1,35 +1,27 @@
 from datetime import UTC, datetime, timedelta
 
-from spark.rollup import Sample, domains, figures
+from spark.rollup import domains, member, rollup, total
 
 T0 = datetime(2026, 11, 23, 12, 0, tzinfo=UTC)
 
 
-def s(seconds: int, member: str, rate: float, disk: float, replicas: int = 10) -> Sample:
-    return Sample(T0 + timedelta(seconds=seconds), member, rate, 2 * rate, disk, replicas, replicas // 2)
+def test_a_member_from_running_figures() -> None:
+    m = member("1", "/dc1/r1", 3, 330.0, 660.0, 1000.0, 1100.0, 10, 5, T0)
+    assert (m.samples, m.bytes_in_kb_s, m.bytes_out_kb_s) == (3, 110.0, 220.0)
+    assert (m.disk_mb, m.disk_growth_mb, m.replicas, m.leaders) == (1100.0, 100.0, 10, 5)
 
 
-def test_a_domain_totals_its_members_and_averages_over_time() -> None:
-    f = figures([s(0, "1", 100, 1000), s(0, "2", 300, 2000), s(5, "1", 200, 1100), s(5, "2", 400, 2100)])
-    assert f.samples == 2
-    assert f.bytes_in_kb_s == (100 + 300 + 200 + 400) / 2
-    assert f.bytes_out_kb_s == 2 * f.bytes_in_kb_s
-    assert (f.disk_mb, f.disk_growth_mb) == (3200, 200)
-    assert (f.replicas, f.leaders) == (20, 10)
-
-
-def test_a_window_still_filling_counts_each_member_by_its_own_samples() -> None:
-    # The micro-batch ended after broker 1's sample at :10 and before broker 2's.
-    f = figures([s(0, "1", 100, 1000), s(0, "2", 300, 2000), s(10, "1", 200, 1100)])
-    assert f.bytes_in_kb_s == 150 + 300 and (f.disk_mb, f.disk_growth_mb) == (3100, 100)
-    assert f.last_sample_at == T0 + timedelta(seconds=10)
-
-
-def test_a_sample_delivered_twice_counts_once_and_nothing_gives_zeros() -> None:
-    once = figures([s(0, "1", 100, 1000), s(5, "1", 300, 1500)])
-    twice = figures([s(0, "1", 100, 1000), s(5, "1", 300, 1500), s(5, "1", 300, 1500)])
-    assert once == twice and once.bytes_in_kb_s == 200
-    assert figures([]).samples == 0
+def test_domains_sum_their_brokers_at_every_level() -> None:
+    one = member("1", "/dc1/r1", 3, 330.0, 660.0, 1000.0, 1100.0, 10, 5, T0)
+    two = member("2", "/dc1/r2", 3, 630.0, 1260.0, 2000.0, 2100.0, 20, 10, T0 + timedelta(seconds=5))
+    three = member("3", "/dc2/r1", 2, 620.0, 0.0, 3000.0, 3000.0, 30, 15, T0)
+    domains_ = rollup([one, two, three])
+    assert set(domains_) == {("/dc1", 1), ("/dc1/r1", 2), ("/dc1/r2", 2), ("/dc2", 1), ("/dc2/r1", 2)}
+    dc1 = domains_[("/dc1", 1)]
+    assert (dc1.bytes_in_kb_s, dc1.disk_mb, dc1.disk_growth_mb, dc1.replicas) == (320.0, 3200.0, 200.0, 30)
+    assert dc1.last_sample_at == T0 + timedelta(seconds=5) and dc1.samples == 3
+    assert domains_[("/dc2", 1)].bytes_in_kb_s == 310.0
+    assert total("empty", []).samples == 0
 
 
 def test_domains_of_a_rack_path() -> None:
