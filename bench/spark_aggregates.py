@@ -31,6 +31,7 @@ from services.common.bus import ensure_topics
 from services.common.settings import BusSettings, Settings, SparkSettings
 from services.local.broker import free_port, start_tansu
 
+WARM_UP_S = 15.0  # the query's first batches (Python workers starting, code warming up)
 BROKERS = [(d * 20 + r * 5 + b + 1, f"/dc{d + 1}/r{r + 1}") for d in range(5) for r in range(4) for b in range(5)]
 
 
@@ -80,7 +81,7 @@ def throughput(spark, settings: Settings, events: int, say) -> dict[str, float]:
 def freshness(spark, settings: Settings, rate: int, seconds: int, say) -> dict[str, float]:
     from spark.aggregates import kafka_sink, start
 
-    arrivals: list[float] = []
+    arrivals: list[tuple[float, float]] = []  # (when observed, freshness)
     stop = threading.Event()
 
     def watch() -> None:
@@ -94,7 +95,7 @@ def freshness(spark, settings: Settings, rate: int, seconds: int, say) -> dict[s
             newest = json.loads(message.value())["payload"].get("lastSampleAt")
             if newest:
                 at = datetime.fromisoformat(newest.replace("Z", "+00:00"))
-                arrivals.append(time.time() - at.timestamp())
+                arrivals.append((time.monotonic(), time.time() - at.timestamp()))
         consumer.close()
 
     watcher = threading.Thread(target=watch, daemon=True)
@@ -121,8 +122,11 @@ def freshness(spark, settings: Settings, rate: int, seconds: int, say) -> dict[s
         stop.set()
         watcher.join(timeout=5)
     say(f"  {sent:,} live samples, {len(arrivals):,} aggregates observed")
-    return {"sent": sent, "aggregates": len(arrivals), "p50": percentile(arrivals, 50),
-            "p99": percentile(arrivals, 99)}
+    everything = [f for _, f in arrivals]
+    steady = [f for when, f in arrivals if when - began >= WARM_UP_S]
+    return {"sent": sent, "aggregates": len(arrivals), "p50": percentile(everything, 50),
+            "p99": percentile(everything, 99), "steady_p50": percentile(steady, 50),
+            "steady_p99": percentile(steady, 99)}
 
 
 def render(t: dict[str, float], f: dict[str, float], command: str, rate: int, seconds: int) -> str:
@@ -138,9 +142,12 @@ def render(t: dict[str, float], f: dict[str, float], command: str, rate: int, se
         f"| backlog wall time (incl. the first batch's start-up) | {t['wall_s']:.0f} s | |",
         f"| freshness, event time -> aggregate on the topic, p50 / p99 ({rate:,} samples/s for {seconds} s) | "
         f"{f['p50']:.1f} s / {f['p99']:.1f} s | p99 <= 10 s |",
+        f"| the same after the first {WARM_UP_S:.0f} s of the query (steady state) | "
+        f"{f['steady_p50']:.1f} s / {f['steady_p99']:.1f} s | p99 <= 10 s |",
         "",
         "Trigger 2 s (the setting's default). Freshness counts every aggregate record written, each measured from the "
-        "newest sample it holds.",
+        "newest sample it holds; the first row includes the query's start-up, the second leaves its first "
+        f"{WARM_UP_S:.0f} s out.",
         "",
     ])
 
