@@ -167,7 +167,7 @@ def main(argv: list[str] | None = None) -> None:
     broker = start_tansu(port, run_dir / "broker.log")
     try:
         bus = BusSettings(bootstrap_servers=f"127.0.0.1:{port}")
-        ensure_topics(bus, [TOPICS.load_samples, TOPICS.load_aggregates])
+        ensure_topics(bus, [TOPICS.load_samples, TOPICS.placements, TOPICS.load_aggregates])
         spark = local_session("ballast-bench")
         base = SparkSettings(checkpoint_dir=run_dir / "cp-freshness")
         # Freshness first, on an empty topic; then the backlog, read by a new query from the beginning.

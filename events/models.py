@@ -289,6 +289,34 @@ class PlacementResponse(Event):
         return self.request_id
 
 
+class PlacedReplica(BaseModel):
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid", frozen=True)
+
+    partition: int = Field(ge=0)
+    broker: int
+    rack: str | None = None  # the broker's rack path, so aggregates can sum placements into its domains
+    log_dir: str | None = None  # where Ballast chose one (load-aware placement on a cluster that supports it)
+
+
+PlacementReason = Literal["create", "add-partitions", "fill-placeholders"]
+
+
+class ReplicasPlaced(Event):
+    """Replicas Ballast just placed (one record per decision, keyed by topic): the Spark job counts them per broker,
+    log directory and domain as the window's placements."""
+
+    SCHEMA: ClassVar[str] = "ballast.ReplicasPlaced"
+
+    topic: TopicName
+    reason: PlacementReason
+    placed_at: datetime
+    placed: list[PlacedReplica] = Field(default_factory=list)
+
+    @property
+    def key(self) -> str:
+        return self.topic
+
+
 EVENT_TYPES: tuple[type[Event], ...] = (
     TopicSpec,
     TopicSpecDeleted,
@@ -301,4 +329,5 @@ EVENT_TYPES: tuple[type[Event], ...] = (
     PlaceholderRecord,
     PlacementRequest,
     PlacementResponse,
+    ReplicasPlaced,
 )

@@ -46,6 +46,10 @@ class Topics:
     placement_responses: BusTopic = BusTopic(
         "ballast.placement.responses", False, "answers to placement requests (PlacementResponse)"
     )
+    # Every placement the topic reconciler makes, for the Spark job's per-window placement counts.
+    placements: BusTopic = BusTopic(
+        "ballast.placement.placed", False, "replicas Ballast placed, one record per decision (ReplicasPlaced)"
+    )
 
     # Rebalancing (seed 001): requests keyed by rebalance name, actions on them, and their status (the rebalancer's
     # memory, one record per rebalance).
@@ -74,7 +78,7 @@ class Topics:
 
     def all(self) -> list[BusTopic]:
         return [self.specs, self.status, self.replicas_commands, self.replicas_state, self.dead_letters,
-                self.observed_brokers, self.placeholders, self.placement_requests, self.placement_responses,
+                self.observed_brokers, self.placeholders, self.placement_requests, self.placement_responses, self.placements,
                 self.rebalance_requests, self.rebalance_actions, self.rebalance_status, self.scaling,
                 self.load_samples, self.load_aggregates]
 

@@ -1,11 +1,13 @@
 """The Structured Streaming job: rolling load aggregates per broker, per log directory and per rack-tree domain at
-every level, from ``ballast.load.samples`` to the compacted ``ballast.load.aggregates``.
+every level, from ``ballast.load.samples`` and ``ballast.placement.placed`` to the compacted
+``ballast.load.aggregates``.
 
     ballast run spark-aggregates                 # local[2], settings from BALLAST_* variables
     spark-submit spark/aggregates.py             # a real Spark cluster: the same code, its own session
 
 Spark keeps running figures per (window, broker) and (window, log directory) under a watermark: counts, sums of rates,
-the disk at the first and latest sample (``min_by`` / ``max_by``), so its state stays small whatever the rate. Each
+the disk at the first and latest sample (``min_by`` / ``max_by``), the replicas Ballast placed there, so its state
+stays small whatever the rate. Each
 micro-batch writes the windows it updated, and the driver sums each updated window's brokers into every domain above
 them (``spark.rollup``), from a cache of the window's broker figures that it primes from the aggregates topic at
 start. Records are keyed by (window, entity): rewriting one is harmless, so a batch Spark replays after a crash
@@ -24,21 +26,26 @@ from services.common.settings import Settings, SparkSettings
 from spark.rollup import Member, member, rollup
 
 SAMPLE_SCHEMAS = ("ballast.BrokerLoadSample", "ballast.LogDirLoadSample")
+PLACED_SCHEMA = "ballast.ReplicasPlaced"
+# The fields the job reads of either kind of payload (from_json leaves the other kind's fields null).
 PAYLOAD = ("struct<broker:int, rack:string, logDir:string, sampledAt:string, bytesInKbS:double, bytesOutKbS:double, "
-           "diskMb:double, replicas:int, leaders:int>")
+           "diskMb:double, replicas:int, leaders:int, placedAt:string, "
+           "placed:array<struct<broker:int, rack:string, logDir:string>>>")
 ENVELOPE = f"struct<schema:string, payload:{PAYLOAD}>"
+FIGURES = "struct<disk:double, replicas:int, leaders:int>"
 
 
-def read_samples(spark: Any, settings: Settings) -> Any:
-    """The samples topic as a stream of (value) rows: through Ballast's own source, or Spark's JVM ``kafka`` source
-    when its jar is on the classpath (``BALLAST_SPARK__SOURCE=kafka``)."""
+def read_events(spark: Any, settings: Settings) -> Any:
+    """The samples and placements topics as one stream of (value) rows: through Ballast's own source, or Spark's JVM
+    ``kafka`` source when its jar is on the classpath (``BALLAST_SPARK__SOURCE=kafka``)."""
     bus = settings.bus.confluent_config()
     fmt = "kafka" if settings.spark.source == "kafka" else "ballast_bus"
     if fmt == "ballast_bus":
         from spark.bus_source import BusSource
 
         spark.dataSource.register(BusSource)
-    reader = spark.readStream.format(fmt).option("subscribe", TOPICS.load_samples.name)
+    topics = f"{TOPICS.load_samples.name},{TOPICS.placements.name}"
+    reader = spark.readStream.format(fmt).option("subscribe", topics)
     for key, value in bus.items():
         reader = reader.option(f"kafka.{key}", value)
     if fmt == "kafka":
@@ -49,29 +56,60 @@ def read_samples(spark: Any, settings: Settings) -> Any:
     return reader.load().selectExpr("CAST(value AS STRING) AS value")
 
 
-def windowed(samples: Any, spark_settings: SparkSettings) -> Any:
-    """(window, kind, entity, rack) -> running figures, as a streaming aggregation."""
+def entity_rows(events: Any) -> Any:
+    """Envelopes -> one row per (event time, entity): a sample gives its broker's or log directory's row; a
+    placement gives a row per replica placed, for its broker and, where Ballast chose one, its log directory.
+    Placement rows carry no sample time, so the sample figures below ignore them."""
     from pyspark.sql import functions as F
 
-    e = samples.select(F.from_json("value", ENVELOPE).alias("e")).where(F.col("e.schema").isin(*SAMPLE_SCHEMAS))
+    e = events.select(F.from_json("value", ENVELOPE).alias("e")).where(
+        F.col("e.schema").isin(*SAMPLE_SCHEMAS, PLACED_SCHEMA))
     p = F.col("e.payload")
+    no_figures = F.lit(None).cast(FIGURES)
+    no_time = F.lit(None).cast("timestamp")
+
+    def row(time: Any, kind: Any, entity: Any, rack: Any, bytes_in: Any, bytes_out: Any, figures: Any,
+            sample_time: Any, placed: Any) -> Any:
+        return F.struct(time.alias("event_time"), kind.alias("kind"), entity.alias("entity"), rack.alias("rack"),
+                        bytes_in.alias("bytes_in"), bytes_out.alias("bytes_out"), figures.alias("figures"),
+                        sample_time.alias("sample_time"), placed.alias("placed"))
+
+    sampled = F.to_timestamp(p["sampledAt"])
     is_dir = F.col("e.schema") == "ballast.LogDirLoadSample"
-    rows = e.select(
-        F.to_timestamp(p["sampledAt"]).alias("event_time"),
-        F.when(is_dir, F.lit("log-dir")).otherwise(F.lit("broker")).alias("kind"),
-        F.when(is_dir, F.concat_ws(":", p["broker"].cast("string"), p["logDir"])).otherwise(
-            p["broker"].cast("string")).alias("entity"),
-        p["rack"].alias("rack"),
-        F.coalesce(p["bytesInKbS"], F.lit(0.0)).alias("bytes_in"),
-        F.coalesce(p["bytesOutKbS"], F.lit(0.0)).alias("bytes_out"),
-        F.struct(F.coalesce(p["diskMb"], F.lit(0.0)).alias("disk"), F.coalesce(p["replicas"], F.lit(0)).alias(
-            "replicas"), F.coalesce(p["leaders"], F.lit(0)).alias("leaders")).alias("figures"))
-    return (rows.withWatermark("event_time", f"{spark_settings.watermark_s} seconds")
+    sample = row(sampled, F.when(is_dir, F.lit("log-dir")).otherwise(F.lit("broker")),
+                 F.when(is_dir, F.concat_ws(":", p["broker"].cast("string"), p["logDir"])).otherwise(
+                     p["broker"].cast("string")), p["rack"],
+                 F.coalesce(p["bytesInKbS"], F.lit(0.0)), F.coalesce(p["bytesOutKbS"], F.lit(0.0)),
+                 F.struct(F.coalesce(p["diskMb"], F.lit(0.0)).alias("disk"),
+                          F.coalesce(p["replicas"], F.lit(0)).alias("replicas"),
+                          F.coalesce(p["leaders"], F.lit(0)).alias("leaders")),
+                 sampled, F.lit(0))
+    placed_at = F.to_timestamp(p["placedAt"])
+
+    def placed_on(kind: str, entity: Any) -> Any:
+        return lambda r: row(placed_at, F.lit(kind), entity(r), r["rack"], F.lit(0.0), F.lit(0.0), no_figures,
+                             no_time, F.lit(1))
+
+    replicas = F.coalesce(p["placed"], F.array())
+    placements = F.concat(
+        F.transform(replicas, placed_on("broker", lambda r: r["broker"].cast("string"))),
+        F.transform(F.filter(replicas, lambda r: r["logDir"].isNotNull()),
+                    placed_on("log-dir", lambda r: F.concat_ws(":", r["broker"].cast("string"), r["logDir"]))))
+    rows = F.when(F.col("e.schema") == PLACED_SCHEMA, placements).otherwise(F.array(sample))
+    return e.select(F.explode(rows).alias("r")).select("r.*")
+
+
+def windowed(events: Any, spark_settings: SparkSettings) -> Any:
+    """(window, kind, entity) -> running figures, as a streaming aggregation."""
+    from pyspark.sql import functions as F
+
+    return (entity_rows(events).withWatermark("event_time", f"{spark_settings.watermark_s} seconds")
             .groupBy(F.window("event_time", f"{spark_settings.window_s} seconds", f"{spark_settings.slide_s} seconds"),
-                     "kind", "entity", "rack")
-            .agg(F.count(F.lit(1)).alias("samples"), F.sum("bytes_in").alias("sum_in"),
-                 F.sum("bytes_out").alias("sum_out"), F.min_by("figures", "event_time").alias("first"),
-                 F.max_by("figures", "event_time").alias("last"), F.max("event_time").alias("last_at")))
+                     "kind", "entity")
+            .agg(F.count("sample_time").alias("samples"), F.sum("bytes_in").alias("sum_in"),
+                 F.sum("bytes_out").alias("sum_out"), F.min_by("figures", "sample_time").alias("first"),
+                 F.max_by("figures", "sample_time").alias("last"), F.max("sample_time").alias("last_at"),
+                 F.max("rack").alias("rack"), F.sum("placed").alias("placements")))
 
 
 def _utc(moment: datetime) -> datetime:
@@ -79,15 +117,18 @@ def _utc(moment: datetime) -> datetime:
 
 
 def member_of(row: Any) -> Member:
-    return member(row.entity, row.rack, row.samples, row.sum_in, row.sum_out, row.first.disk, row.last.disk,
-                  row.last.replicas, row.last.leaders, _utc(row.last_at) if row.last_at else None)
+    first, last = row.first, row.last  # None where the window has placements but no sample yet
+    return member(row.entity, row.rack, row.samples, row.sum_in, row.sum_out, first.disk if first else 0.0,
+                  last.disk if last else 0.0, last.replicas if last else 0, last.leaders if last else 0,
+                  _utc(row.last_at) if row.last_at else None, placements=row.placements or 0)
 
 
 def aggregate(window: tuple[datetime, datetime], kind: str, entity: str, level: int, m: Member) -> LoadAggregate:
     return LoadAggregate(
         window_start=window[0], window_end=window[1], entity_kind=kind, entity=entity, level=level, rack=m.rack,
         samples=m.samples, bytes_in_kb_s=m.bytes_in_kb_s, bytes_out_kb_s=m.bytes_out_kb_s, disk_mb=m.disk_mb,
-        disk_growth_mb=m.disk_growth_mb, replicas=m.replicas, leaders=m.leaders, last_sample_at=m.last_sample_at)
+        disk_growth_mb=m.disk_growth_mb, replicas=m.replicas, leaders=m.leaders, placements=m.placements,
+        last_sample_at=m.last_sample_at)
 
 
 class WindowBrokers:
@@ -103,7 +144,7 @@ class WindowBrokers:
             if a.entity_kind == "broker":
                 self.windows.setdefault((a.window_start, a.window_end), {})[a.entity] = Member(
                     a.entity, a.rack, a.samples, a.bytes_in_kb_s, a.bytes_out_kb_s, a.disk_mb, a.disk_growth_mb,
-                    a.replicas, a.leaders, a.last_sample_at)
+                    a.replicas, a.leaders, a.last_sample_at, a.placements)
         self.evict()
 
     def update(self, window: tuple[datetime, datetime], broker: Member) -> None:
@@ -165,7 +206,7 @@ def kafka_sink(settings: Settings) -> Callable[[Any, int], None]:
 
 def start(spark: Any, settings: Settings, sink: Callable[[Any, int], None] | None = None) -> Any:
     s = settings.spark
-    return (windowed(read_samples(spark, settings), s).writeStream.outputMode("update")
+    return (windowed(read_events(spark, settings), s).writeStream.outputMode("update")
             .option("checkpointLocation", str(s.checkpoint_dir))
             .trigger(processingTime=f"{s.trigger_s} seconds")
             .foreachBatch(sink or kafka_sink(settings)).queryName("ballast-load-aggregates").start())

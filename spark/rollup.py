@@ -3,7 +3,7 @@ unit tests call them directly.
 
 Spark aggregates each broker and each log directory per window (running sums, so its state stays small whatever the
 rate). A rack-tree domain is then the sum of its brokers' figures for the same window: bytes in and out are the sum of
-their mean rates, disk and replicas the sum of their latest values, growth the sum of their growths.
+their mean rates, disk and replicas the sum of their latest values, growth and placements the sum of theirs.
 """
 
 from __future__ import annotations
@@ -27,14 +27,17 @@ class Member:
     replicas: int
     leaders: int
     last_sample_at: datetime | None
+    placements: int = 0  # replicas Ballast placed on it in the window
 
 
 def member(name: str, rack: str | None, count: int, sum_in: float, sum_out: float, first_disk: float,
-           last_disk: float, replicas: int, leaders: int, last_sample_at: datetime | None) -> Member:
-    """From Spark's running figures: sample count, sums of rates, disk at the first and the latest sample."""
-    count = max(count, 1)
-    return Member(name, rack, count, sum_in / count, sum_out / count, last_disk, last_disk - first_disk, replicas,
-                  leaders, last_sample_at)
+           last_disk: float, replicas: int, leaders: int, last_sample_at: datetime | None, *,
+           placements: int = 0) -> Member:
+    """From Spark's running figures: sample count, sums of rates, disk at the first and the latest sample, and the
+    replicas placed."""
+    divisor = max(count, 1)
+    return Member(name, rack, count, sum_in / divisor, sum_out / divisor, last_disk, last_disk - first_disk, replicas,
+                  leaders, last_sample_at, placements)
 
 
 def total(name: str, members: Iterable[Member]) -> Member:
@@ -44,7 +47,8 @@ def total(name: str, members: Iterable[Member]) -> Member:
     return Member(name, None, max((m.samples for m in chosen), default=0),
                   sum(m.bytes_in_kb_s for m in chosen), sum(m.bytes_out_kb_s for m in chosen),
                   sum(m.disk_mb for m in chosen), sum(m.disk_growth_mb for m in chosen),
-                  sum(m.replicas for m in chosen), sum(m.leaders for m in chosen), max(times, default=None))
+                  sum(m.replicas for m in chosen), sum(m.leaders for m in chosen), max(times, default=None),
+                  sum(m.placements for m in chosen))
 
 
 def domains(rack: str | None) -> list[tuple[str, int]]:

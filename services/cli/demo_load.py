@@ -42,10 +42,11 @@ def load_step(console: Console, stack: LocalStack, bus: BusSettings, deadline: f
     brokers = {int(a.entity): a for a in latest_windows(aggregates) if a.entity_kind == "broker"}
     spec = TopicSpec(name="telemetry", partitions=1, replicas=3, placer="multi-level")
     busio.produce(bus, [(TOPICS.specs.name, spec.key.encode(), encode(spec), None)])
-    replicas = None
+    replicas, log_dirs = None, {}
     while time.monotonic() < deadline and replicas is None:
         found = httpx.post(f"{stack.sim_url}/admin/topics/describe", json={"names": [spec.name]}).json()["topics"]
-        replicas = found[0]["partitions"][0]["replicas"] if found else None
+        if found:
+            replicas, log_dirs = found[0]["partitions"][0]["replicas"], found[0]["partitions"][0]["logDirs"]
         time.sleep(0.3)
     if replicas is None:
         console.print(f"[red]timed out waiting for {spec.name}; logs in {stack.logs}[/red]")
@@ -54,4 +55,7 @@ def load_step(console: Console, stack: LocalStack, bus: BusSettings, deadline: f
     console.print(f"{spec.name} (RF 3, multi-level) placed on brokers {replicas}: one per data centre; within one, "
                   "the fewest replicas, and where those tie, the least load. Brokers (replicas, MB/s in): " + loads,
                   soft_wrap=True)
+    dirs = "; ".join(f"{b}: {log_dirs.get(str(b), '?')}" for b in replicas)
+    console.print(f"Each replica went to its broker's least-used log directory ({dirs}); the placement is counted in "
+                  "the next windows' 'placed' column.", soft_wrap=True)
     return True

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from rich import box
 from rich.console import RenderableType
 from rich.table import Table
 
@@ -146,10 +147,13 @@ def load_table(aggregates: list[LoadAggregate], kinds: tuple[str, ...] = ("domai
     title = "Load, latest window"
     if rows:
         first, last = min(a.window_start for a in rows), max(a.window_end for a in rows)
-        title += f" ({first:%H:%M:%S}-{last:%H:%M:%S} UTC)"
-    table = Table(title=title)
-    for column in ("entity", "in MB/s", "out MB/s", "disk GB", "growth GB", "replicas", "leaders"):
-        table.add_column(column, justify="left" if column == "entity" else "right")
+        title += f" {first:%H:%M:%S}-{last:%H:%M:%S} UTC"
+    title += " (MB/s, GB)"
+    # Short headers and no vertical rules: eight columns in 80 characters, numbers never cut.
+    table = Table(title=title, box=box.SIMPLE_HEAD, pad_edge=False)
+    for column in ("entity", "in", "out", "disk", "grown", "replicas", "leaders", "placed"):
+        table.add_column(column, justify="left" if column == "entity" else "right",
+                         overflow="fold" if column == "entity" else "ellipsis", no_wrap=column != "entity")
     order = {"domain": 0, "broker": 1, "log-dir": 2}
     for a in sorted(rows, key=lambda a: (order[a.entity_kind], a.entity.zfill(6) if a.entity.isdigit() else a.entity)):
         if a.entity_kind == "domain":
@@ -157,5 +161,6 @@ def load_table(aggregates: list[LoadAggregate], kinds: tuple[str, ...] = ("domai
         else:
             name = f"{'broker' if a.entity_kind == 'broker' else 'dir'} {a.entity}"
         table.add_row(name, f"{a.bytes_in_kb_s / 1024:,.1f}", f"{a.bytes_out_kb_s / 1024:,.1f}",
-                      f"{a.disk_mb / 1024:,.1f}", f"{a.disk_growth_mb / 1024:+,.1f}", str(a.replicas), str(a.leaders))
+                      f"{a.disk_mb / 1024:,.1f}", f"{a.disk_growth_mb / 1024:+,.1f}", str(a.replicas), str(a.leaders),
+                      str(a.placements))
     return table

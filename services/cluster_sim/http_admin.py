@@ -3,25 +3,26 @@
 from __future__ import annotations
 
 from dataclasses import asdict, fields
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
 
 from services.cluster_sim.faults import InjectedError
-from services.cluster_sim.model import ClusterError, NoSuchTopic, Topic, TopicExists
+from services.cluster_sim.model import ClusterError, NoSuchTopic, Partition, Topic, TopicExists
 
 if TYPE_CHECKING:
     from services.cluster_sim.app import Simulator
 
 
-def _topic_json(topic: Topic, alive: set[int]) -> dict[str, Any]:
+def _topic_json(topic: Topic, alive: set[int], log_dir: Callable[[str, Partition, int], str]) -> dict[str, Any]:
     return {
         "name": topic.name,
         "replicationFactor": topic.replication_factor,
         "config": topic.config,
         "partitions": [
             {"partition": p.index, "replicas": p.replicas, "leader": p.leader, "isr": p.isr(alive),
-             "sizeMB": p.size_mb}
+             "sizeMB": p.size_mb, "logDirs": {str(b): log_dir(topic.name, p, b) for b in p.replicas}}
             for p in topic.partitions
         ],
     }
@@ -38,6 +39,7 @@ def _error(status: int, message: str) -> web.Response:
 
 def build_admin_app(sim: Simulator) -> web.Application:
     cluster = sim.cluster
+    log_dir = sim.cruise_control.load.log_dir
 
     @web.middleware
     async def errors(request: web.Request, handler: Any) -> web.StreamResponse:
@@ -74,12 +76,12 @@ def build_admin_app(sim: Simulator) -> web.Application:
 
     async def list_topics(_: web.Request) -> web.Response:
         alive = cluster.alive_ids
-        return web.json_response({"topics": [_topic_json(t, alive) for t in cluster.topics.values()]})
+        return web.json_response({"topics": [_topic_json(t, alive, log_dir) for t in cluster.topics.values()]})
 
     async def describe(request: web.Request) -> web.Response:
         names = (await request.json())["names"]
         alive = cluster.alive_ids
-        return web.json_response({"topics": [_topic_json(cluster.topics[n], alive) for n in names
+        return web.json_response({"topics": [_topic_json(cluster.topics[n], alive, log_dir) for n in names
                                              if n in cluster.topics]})
 
     async def create(request: web.Request) -> web.Response:
@@ -87,7 +89,7 @@ def build_admin_app(sim: Simulator) -> web.Application:
         topic = cluster.create_topic(body["name"], int(body.get("partitions", 0)), int(body.get("replicationFactor", 0)),
                                      {str(k): str(v) for k, v in body.get("config", {}).items()},
                                      _assignment(body))
-        return web.json_response(_topic_json(topic, cluster.alive_ids), status=201)
+        return web.json_response(_topic_json(topic, cluster.alive_ids, log_dir), status=201)
 
     async def delete(request: web.Request) -> web.Response:
         cluster.delete_topic(request.match_info["name"])
@@ -102,6 +104,12 @@ def build_admin_app(sim: Simulator) -> web.Application:
         body = await request.json()
         cluster.reassign(request.match_info["name"],
                          {int(p): [int(b) for b in r] for p, r in body["partitions"].items()})
+        return web.Response(status=204)
+
+    async def log_dirs(request: web.Request) -> web.Response:
+        body = await request.json()
+        cluster.alter_replica_log_dirs(request.match_info["name"], {
+            (int(r["partition"]), int(r["broker"])): str(r["logDir"]) for r in body["replicas"]})
         return web.Response(status=204)
 
     async def config(request: web.Request) -> web.Response:
@@ -177,6 +185,7 @@ def build_admin_app(sim: Simulator) -> web.Application:
     r.add_delete("/admin/topics/{name}", delete)
     r.add_post("/admin/topics/{name}/partitions", partitions)
     r.add_post("/admin/topics/{name}/reassign", reassign)
+    r.add_post("/admin/topics/{name}/log-dirs", log_dirs)
     r.add_patch("/admin/topics/{name}/config", config)
     r.add_post("/faults/cruise-control/restart", cc_restart)
     r.add_post("/faults/cruise-control/stop", cc_stop)

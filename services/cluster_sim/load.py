@@ -72,8 +72,10 @@ class LoadModel:
                 p.size_mb += self.rate_kb_s(topic.name, p.index) * elapsed / 1024.0
 
     def log_dir(self, topic: str, partition: Partition, broker: int) -> str:
+        """The directory chosen for the replica (AlterReplicaLogDirs), else a stable one of the broker's."""
         dirs = self.cluster.brokers[broker].log_dirs if broker in self.cluster.brokers else ("",)
-        return dirs[int(_unit(topic, partition.index, broker) * len(dirs))]
+        chosen = partition.log_dirs.get(broker)
+        return chosen if chosen in dirs else dirs[int(_unit(topic, partition.index, broker) * len(dirs))]
 
     def partitions(self) -> list[PartitionLoad]:
         loads = []

@@ -36,9 +36,17 @@ class Partition:
     replicas: list[int]
     leader: int | None
     size_mb: float = 100.0
+    # Log directories chosen through AlterReplicaLogDirs, per broker; a replica not named here is where the broker
+    # put it (the load model's stable choice).
+    log_dirs: dict[int, str] = field(default_factory=dict)
 
     def isr(self, alive: set[int]) -> list[int]:
         return [b for b in self.replicas if b in alive]
+
+    def set_replicas(self, replicas: list[int] | tuple[int, ...]) -> None:
+        self.replicas = list(replicas)
+        # A replica that left its broker leaves its directory too: if it comes back, the broker chooses again.
+        self.log_dirs = {b: d for b, d in self.log_dirs.items() if b in self.replicas}
 
 
 @dataclass
@@ -237,9 +245,22 @@ class Cluster:
         alive = self.alive_ids
         for index, wanted in replicas.items():
             partition = topic.partitions[index]
-            partition.replicas = list(wanted)
+            partition.set_replicas(wanted)
             if partition.leader not in wanted:
                 partition.leader = next((b for b in wanted if b in alive), None)
+
+    def alter_replica_log_dirs(self, name: str, dirs: dict[tuple[int, int], str]) -> None:
+        """AlterReplicaLogDirs for (partition, broker) -> log directory, completed at once. Validated whole first,
+        with Kafka's wording for its errors, so a refused request changes nothing."""
+        topic = self.topic(name)
+        for (index, broker), log_dir in dirs.items():
+            if not 0 <= index < len(topic.partitions) or broker not in topic.partitions[index].replicas:
+                raise ClusterError(f"Replica {broker} of {name}-{index} is not available: the replica does not exist.")
+            if log_dir not in self.brokers[broker].log_dirs:
+                raise ClusterError(f"The user-specified log directory {log_dir} is not found in broker {broker}'s "
+                                   "config.")
+        for (index, broker), log_dir in dirs.items():
+            topic.partitions[index].log_dirs[broker] = log_dir
 
     def alter_config(self, name: str, config: dict[str, str]) -> None:
         self.topic(name).config.update(config)
@@ -274,6 +295,6 @@ class Cluster:
         if topic is None or move.partition >= len(topic.partitions):
             return  # deleted while the movement ran: Kafka drops the reassignment with the topic
         p = topic.partitions[move.partition]
-        p.replicas = list(move.new_replicas)
+        p.set_replicas(move.new_replicas)
         # The executor ends a movement with a preferred-leader election: the first alive replica leads.
         p.leader = next((b for b in p.replicas if b in self.alive_ids), None)

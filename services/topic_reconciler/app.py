@@ -34,6 +34,7 @@ from services.common.admin import (
     TopicDescription,
     make_cluster_admin,
 )
+from events.models import PlacementReason
 from services.common.bus import DeadLetters, make_app, publish, raw_topic, read_compacted_async
 from services.common.health import add_health_page
 from services.common.logging import correlation, get_logger
@@ -49,6 +50,7 @@ from services.placement.under_replicated import (
 from services.topic_reconciler import logic
 from services.topic_reconciler.cluster_view import ClusterViewCache
 from services.topic_reconciler.observed import ObservedBrokers
+from services.topic_reconciler.placements import PlacementLedger
 from services.topic_reconciler.recent_load import RecentLoad
 
 log = get_logger(__name__)
@@ -78,6 +80,8 @@ class TopicReconciler:
         self.cluster_view = ClusterViewCache(
             self.admin, max_age_s=settings.placement.view_max_age_s, observed=self.observed,
             load=lambda: self.recent_load.per_broker(_now()) if settings.placement.load_aware else {})
+        self.ledger = PlacementLedger(self.admin, self.recent_load, self.cluster_view.rack_of,
+                                      choose_dirs=settings.placement.load_aware, now=_now)
         # Replicas topics were created without (placeholders), and which brokers were alive at the last look.
         self.placeholders: dict[str, PlaceholderRecord] = {}
         self.alive_brokers: set[int] | None = None
@@ -353,12 +357,14 @@ class TopicReconciler:
                 await self.admin.create_topic(name, partitions, len(placed.assignment[0]), config,
                                               assignment=placed.assignment)
                 self.cluster_view.set_topic(name, placed.assignment)
+                sends = [await self._placed(name, "create", dict(enumerate(placed.assignment)))]
                 if placed.placeholders:
                     record = PlaceholderRecord(topic=name, replication_factor=rf, assignment=placed.full,
                                                intended=placed.intended)
                     self.placeholders[name] = record
-                    return [await publish(self.app, TOPICS.placeholders, name, encode(
-                        record, correlation_id=self.correlations.get(name)))]
+                    sends.append(await publish(self.app, TOPICS.placeholders, name, encode(
+                        record, correlation_id=self.correlations.get(name))))
+                return sends
             case logic.DeleteTopic(name):
                 log.info("deleting topic")
                 await self.admin.delete_topic(name)
@@ -371,6 +377,8 @@ class TopicReconciler:
                 log.info("adding partitions", total=total, placer=placer or "default")
                 await self.admin.create_partitions(name, total, assignment=assignment)
                 self.cluster_view.add_partitions(name, assignment)
+                return [await self._placed(name, "add-partitions",
+                                           {len(existing) + i: r for i, r in enumerate(assignment)})]
             case logic.AlterConfig(name, config):
                 await self.admin.alter_configs(name, config)
             case logic.RequestReplicasChange(name, target):
@@ -430,6 +438,7 @@ class TopicReconciler:
         except AdminError as exc:
             log.warning("filling placeholders failed; will retry", error=str(exc))
             return actual
+        new_replicas = {p: [b for b in replicas if b not in record.assignment[p]] for p, replicas in changes.items()}
         log.info("placeholders filled", partitions=len(changes),
                  brokers=sorted({b for replicas in changes.values() for b in replicas[-1:]}))
         record = record.model_copy(update={"assignment": after,
@@ -440,6 +449,7 @@ class TopicReconciler:
             self.placeholders[name] = record
         sends.append(await publish(self.app, TOPICS.placeholders, name,
                                    encode(record, correlation_id=self.correlations.get(name))))
+        sends.append(await self._placed(name, "fill-placeholders", new_replicas))
         self.cluster_view.set_topic(name, [[b for b in r if b >= 0] for r in after])
         return (await self.admin.describe_topics([name])).get(name)
 
@@ -456,6 +466,12 @@ class TopicReconciler:
         view = await self.cluster_view.view(load_aware=self._load_aware(topic))
         return create_replica_placement(view, topic, partitions, replication_factor,
                                         placer=placer or settings.placer, seed=settings.seed)
+
+    async def _placed(self, name: str, reason: PlacementReason, new_replicas: dict[int, list[int]]
+                      ) -> asyncio.Future:
+        """Log directories for the new replicas, and the placement on the bus for the Spark job to count."""
+        event = await self.ledger.placed(name, reason, new_replicas, load_aware=self._load_aware(name))
+        return await publish(self.app, TOPICS.placements, name, encode(event, correlation_id=self.correlations.get(name)))
 
     def _load_aware(self, topic: str) -> bool:
         spec = self.specs.get(topic)

@@ -42,6 +42,10 @@ class ClusterViewCache:
         """The brokers as the cluster describes them now, with every observed broker it does not describe."""
         self._brokers = self._observed.cluster_brokers(described)
 
+    def rack_of(self, broker: int) -> str | None:
+        """The broker's rack as of the last look (None for a broker not seen, or without a rack)."""
+        return next((b.rack for b in self._brokers if b.id == broker), None)
+
     def set_topic(self, topic: str, partitions: Sequence[Sequence[int]]) -> None:
         """The topic's partitions as they are now (read from the cluster, or just placed by Ballast)."""
         self._assignments[topic] = [list(r) for r in partitions]

@@ -27,6 +27,11 @@ ENV = {**TEST_ENV, "BALLAST_SIMULATOR__BROKERS": json.dumps(BROKERS), "BALLAST_L
        "BALLAST_SPARK__TRIGGER_S": "1", "BALLAST_PLACEMENT__PLACER": "multi-level"}
 
 
+DIRS = ("/var/kafka/data-0", "/var/kafka/data-1")
+PLACED_ENTITIES = ["broker:2", "broker:4", "broker:6", "domain:/dc1", "domain:/dc2/r2", *(
+    f"log-dir:{b}:{DIRS[1]}" for b in (2, 4, 6))]
+
+
 def heat(topic: str) -> float:
     return _unit(topic) ** 3  # the simulator's skew between topics (services.cluster_sim.load)
 
@@ -48,6 +53,9 @@ def test_placement_follows_the_aggregates_to_the_lighter_brokers(stack: LocalSta
     for name, brokers in ((hot, [1, 3, 5]), (cold, [2, 4, 6])):
         sim.post("/admin/topics", json={"name": name, "partitions": 6, "replicationFactor": 3,
                                         "assignment": [brokers] * 6}).raise_for_status()
+    # On the light brokers every replica sits in data-0: data-1 is the least-used directory there.
+    sim.post(f"/admin/topics/{cold}/log-dirs", json={"replicas": [
+        {"partition": p, "broker": b, "logDir": DIRS[0]} for p in range(6) for b in (2, 4, 6)]}).raise_for_status()
     bus = stack.settings().bus
 
     def broker_loads() -> dict[int, float]:
@@ -65,7 +73,9 @@ def test_placement_follows_the_aggregates_to_the_lighter_brokers(stack: LocalSta
     assert all(loads[heavy] > loads[light] for heavy, light in ((1, 2), (3, 4), (5, 6))), loads
 
     # A topic whose placement by counts alone would not be the light brokers: the load is what makes the difference.
-    name = next(n for n in (f"placed-{i}" for i in range(100)) if sorted(counts_only(n, hot, cold)) != [2, 4, 6])
+    # ... and one that the brokers themselves would put in data-0 somewhere (the simulator's stable choice).
+    name = next(n for n in (f"placed-{i}" for i in range(100)) if sorted(counts_only(n, hot, cold)) != [2, 4, 6]
+                and any(_unit(n, 0, b) < 0.5 for b in (2, 4, 6)))
     spec = TopicSpec(name=name, partitions=1, replicas=3)
     busio.produce(bus, [(TOPICS.specs.name, spec.key.encode(), encode(spec), None)])
     replicas = None
@@ -74,7 +84,20 @@ def test_placement_follows_the_aggregates_to_the_lighter_brokers(stack: LocalSta
         replicas = found[0]["partitions"][0]["replicas"] if found else None
         time.sleep(0.3)
     assert replicas is not None and sorted(replicas) == [2, 4, 6], (replicas, loads)
+    log_dirs = found[0]["partitions"][0]["logDirs"]
+    assert log_dirs == {str(b): DIRS[1] for b in (2, 4, 6)}, log_dirs
     sim.close()
+
+    # The placement reaches the aggregates: the window's placements on each broker and the domains above them.
+    placed: dict[str, int] = {}
+    while time.monotonic() < deadline + 60 and not all(placed.get(e, 0) >= 1 for e in PLACED_ENTITIES):
+        aggregates = busio.latest(bus, TOPICS.load_aggregates.name, LoadAggregate).values()
+        placed = {}
+        for a in aggregates:
+            entity = f"{a.entity_kind}:{a.entity}"
+            placed[entity] = max(placed.get(entity, 0), a.placements)  # type: ignore[attr-defined]
+        time.sleep(1)
+    assert all(placed.get(e, 0) == 1 for e in PLACED_ENTITIES), {e: placed.get(e) for e in PLACED_ENTITIES}
 
 
 def counts_only(topic: str, hot: str, cold: str) -> list[int]:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from events import TOPICS, PlaceholderRecord, TopicSpec, decode
+from events import TOPICS, PlaceholderRecord, ReplicasPlaced, TopicSpec, decode
 from services.cli import busio
 from services.local.stack import LocalStack
 from tests.integration.conftest import TEST_ENV
@@ -44,6 +44,15 @@ def placeholder_records(ballast: Ballast, topic: str) -> list[PlaceholderRecord]
         if event.topic == topic:
             records.append(event)
     return records
+
+
+def placements(ballast: Ballast, topic: str) -> list[ReplicasPlaced]:
+    found = []
+    for record in busio.consume(ballast.settings.bus, [TOPICS.placements.name], follow=False, idle_s=0.7):
+        event = decode(record.value, expect=(ReplicasPlaced,)).event
+        if isinstance(event, ReplicasPlaced) and event.topic == topic:
+            found.append(event)
+    return found
 
 
 def under_replicated(status) -> bool:  # noqa: ANN001 - a TopicStatus
@@ -82,6 +91,10 @@ def test_rf3_with_one_broker_down_gets_a_placeholder_that_is_filled_when_the_bro
     assert all(sorted(p["replicas"]) == [1, 2, 3] for p in small.cluster_topic(topic)["partitions"])
     small.watcher.wait_rf(strict, 3)  # created in full once the broker is back
     small.watcher.wait("placeholders closed", lambda: placeholder_records(small, topic)[-1].filled, timeout=30)
+    # The bus saw each placement: two replicas per partition at creation, broker 3's when it returned.
+    placed = [(e.reason, sorted((r.partition, r.broker) for r in e.placed)) for e in placements(small, topic)]
+    assert placed[0] == ("create", [(p, b) for p in range(3) for b in (1, 2)])
+    assert placed[1:] == [("fill-placeholders", [(p, 3) for p in range(3)])]
 
 
 def test_the_registry_lists_every_broker_seen(small: Ballast) -> None:

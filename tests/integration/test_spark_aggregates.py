@@ -1,5 +1,6 @@
-"""The load-aggregates job on a small recorded event log (tests/data/load-samples.jsonl), on the local broker and a
-local Spark session: exact aggregates per broker, log directory and domain; a restart adds nothing twice."""
+"""The load-aggregates job on a small recorded event log (tests/data/load-samples.jsonl: load samples and two
+placements), on the local broker and a local Spark session: exact aggregates per broker, log directory and domain; a
+restart adds nothing twice."""
 
 from __future__ import annotations
 
@@ -27,7 +28,7 @@ def bus(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BusSettings]:
     port = free_port()
     process = start_tansu(port, tmp_path_factory.mktemp("tansu") / "broker.log")
     settings = BusSettings(bootstrap_servers=f"127.0.0.1:{port}")
-    ensure_topics(settings, [TOPICS.load_samples, TOPICS.load_aggregates])
+    ensure_topics(settings, [TOPICS.load_samples, TOPICS.placements, TOPICS.load_aggregates])
     try:
         yield settings
     finally:
@@ -97,6 +98,11 @@ def test_exact_aggregates_from_a_recorded_log_and_an_idempotent_restart(bus: Bus
     directory = latest[f"{WINDOW}|log-dir:1:/var/kafka/data-1"]
     assert (directory.disk_mb, directory.disk_growth_mb, directory.replicas) == (825.0, 75.0, 15)
     assert {a.entity_kind for a in latest.values()} == {"broker", "domain", "log-dir"}
+    # Placements: replicas of "orders" on 1 (data-1), 2 and 3 at :10, and on 1 (data-0) at :40; they add no sample.
+    assert [latest[f"{WINDOW}|broker:{b}"].placements for b in (1, 2, 3)] == [2, 1, 1]
+    assert [latest[f"{WINDOW}|domain:{d}"].placements for d in ("/dc1", "/dc1/r1", "/dc1/r2", "/dc2")] == [3, 2, 1, 1]
+    assert [latest[f"{WINDOW}|log-dir:1:/var/kafka/data-{i}"].placements for i in (0, 1)] == [1, 1]
+    assert latest[f"{WINDOW}|log-dir:1:/var/kafka/data-0"].samples == 3
     assert one.rack == "/dc1/r1" and dc1.last_sample_at.isoformat() == "2026-11-23T12:00:25+00:00"
 
     # Restarted from its checkpoint, the job reads nothing again: no record is added.

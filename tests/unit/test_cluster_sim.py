@@ -253,6 +253,28 @@ async def test_explicit_replica_assignments_through_the_admin_port(sim: Simulato
     await admin.aclose()
 
 
+async def test_replicas_go_to_the_log_directories_named_and_the_load_follows(sim: Simulator) -> None:
+    admin = SimulatorClusterAdmin(f"http://127.0.0.1:{sim.settings.admin_port}")
+    data0, data1 = sim.cluster.brokers[1].log_dirs
+    await admin.create_topic("jbod", 0, 0, assignment=[[1, 2], [2, 1]])
+    await admin.alter_replica_log_dirs("jbod", {(0, 1): data1, (1, 1): data1, (0, 2): data0, (1, 2): data0})
+    described = (await admin.describe_topics(["jbod"]))["jbod"]
+    assert [dict(p.log_dirs) for p in described.partitions] == [{1: data1, 2: data0}, {1: data1, 2: data0}]
+    # Cruise Control's load sees both replicas of broker 1 in data-1 and none in data-0.
+    dirs = sim.cruise_control.load.brokers()[1]["dirs"]
+    assert (dirs[data1]["replicas"], dirs[data0]["replicas"]) == (2, 0)
+    # Refused whole, in Kafka's words: a broker without that replica, a directory the broker does not have.
+    with pytest.raises(AdminError, match="not available"):
+        await admin.alter_replica_log_dirs("jbod", {(0, 1): data0, (0, 3): data0})
+    with pytest.raises(AdminError, match="not found in broker 1"):
+        await admin.alter_replica_log_dirs("jbod", {(0, 1): "/elsewhere"})
+    assert dict((await admin.describe_topics(["jbod"]))["jbod"].partitions[0].log_dirs)[1] == data1
+    # A replica that leaves its broker forgets its directory.
+    await admin.reassign_partitions("jbod", {0: [3, 2]})
+    assert sim.cluster.topics["jbod"].partitions[0].log_dirs == {2: data0}
+    await admin.aclose()
+
+
 async def test_add_remove_and_full_rebalance_proposals_execute_and_validate(sim: Simulator, openapi: OpenAPI) -> None:
     admin = SimulatorClusterAdmin(f"http://127.0.0.1:{sim.settings.admin_port}")
     for index in range(4):

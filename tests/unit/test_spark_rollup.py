@@ -28,3 +28,12 @@ def test_domains_of_a_rack_path() -> None:
     assert domains("/dc1/r2") == [("/dc1", 1), ("/dc1/r2", 2)]
     assert domains("r2") == [("/r2", 1)]
     assert domains(None) == [] and domains("") == []
+
+
+def test_placements_add_up_into_domains_and_a_window_with_placements_only_has_no_samples() -> None:
+    one = member("1", "/dc1/r1", 3, 330.0, 660.0, 1000.0, 1100.0, 10, 5, T0, placements=2)
+    placed_only = member("2", "/dc1/r2", 0, 0.0, 0.0, 0.0, 0.0, 0, 0, None, placements=1)
+    assert (placed_only.samples, placed_only.bytes_in_kb_s, placed_only.placements) == (0, 0.0, 1)
+    domains_ = rollup([one, placed_only])
+    assert domains_[("/dc1", 1)].placements == 3 and domains_[("/dc1/r2", 2)].placements == 1
+    assert domains_[("/dc1", 1)].bytes_in_kb_s == 110.0

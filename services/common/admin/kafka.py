@@ -22,6 +22,7 @@ from services.common.admin.port import (
     AdminError,
     Assignment,
     BrokerInfo,
+    LogDirsUnsupported,
     PartitionInfo,
     ReassignmentUnsupported,
     TopicAlreadyExists,
@@ -121,6 +122,11 @@ class KafkaClusterAdmin:
     async def reassign_partitions(self, name: str, replicas: Mapping[int, Sequence[int]]) -> None:
         raise ReassignmentUnsupported(
             "confluent-kafka has no AlterPartitionReassignments; replicas are added through Cruise Control instead")
+
+    async def alter_replica_log_dirs(self, name: str, dirs: Mapping[tuple[int, int], str]) -> None:
+        raise LogDirsUnsupported(
+            "confluent-kafka has no AlterReplicaLogDirs; each broker puts a new replica in its directory with the "
+            "fewest partitions")
 
     async def aclose(self) -> None:
         return None

@@ -29,6 +29,10 @@ class ReassignmentUnsupported(AdminError):
     """This adapter cannot move replicas itself; Cruise Control has to."""
 
 
+class LogDirsUnsupported(AdminError):
+    """This adapter cannot choose log directories; each broker puts a new replica where it likes."""
+
+
 @dataclass(frozen=True)
 class BrokerInfo:
     id: int
@@ -42,6 +46,7 @@ class PartitionInfo:
     replicas: tuple[int, ...]
     leader: int | None = None
     isr: tuple[int, ...] = ()
+    log_dirs: tuple[tuple[int, str], ...] = ()  # (broker, log directory), where the adapter can tell
 
 
 @dataclass(frozen=True)
@@ -95,6 +100,11 @@ class ClusterAdmin(Protocol):
     async def reassign_partitions(self, name: str, replicas: Mapping[int, Sequence[int]]) -> None:
         """Give these partitions exactly these replicas (Kafka's AlterPartitionReassignments). Raises
         ReassignmentUnsupported where the client library lacks it."""
+        ...
+
+    async def alter_replica_log_dirs(self, name: str, dirs: Mapping[tuple[int, int], str]) -> None:
+        """Put these replicas, (partition, broker) -> log directory, in these directories (Kafka's
+        AlterReplicaLogDirs, KIP-113). Raises LogDirsUnsupported where the client library lacks it."""
         ...
 
     async def aclose(self) -> None: ...

@@ -22,7 +22,8 @@ def _topic(document: dict[str, Any]) -> TopicDescription:
     return TopicDescription(
         name=document["name"],
         partitions=tuple(
-            PartitionInfo(id=p["partition"], replicas=tuple(p["replicas"]), leader=p.get("leader"), isr=tuple(p["isr"]))
+            PartitionInfo(id=p["partition"], replicas=tuple(p["replicas"]), leader=p.get("leader"), isr=tuple(p["isr"]),
+                          log_dirs=tuple(sorted((int(b), d) for b, d in p.get("logDirs", {}).items())))
             for p in document["partitions"]
         ),
         config=dict(document.get("config", {})),
@@ -86,6 +87,10 @@ class SimulatorClusterAdmin:
     async def reassign_partitions(self, name: str, replicas: Mapping[int, Sequence[int]]) -> None:
         await self._call("POST", f"topics/{name}/reassign",
                          json={"partitions": {str(p): list(r) for p, r in replicas.items()}})
+
+    async def alter_replica_log_dirs(self, name: str, dirs: Mapping[tuple[int, int], str]) -> None:
+        await self._call("POST", f"topics/{name}/log-dirs", json={"replicas": [
+            {"partition": p, "broker": b, "logDir": d} for (p, b), d in sorted(dirs.items())]})
 
     async def aclose(self) -> None:
         await self._http.aclose()

@@ -1,0 +1,77 @@
+"""After a placement (services.topic_reconciler.placements): log directories chosen through the admin port where it
+can, the broker's choice where it cannot, and the ReplicasPlaced event either way."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import UTC, datetime, timedelta
+
+from events import LoadAggregate
+from services.common.admin import AdminError, LogDirsUnsupported
+from services.topic_reconciler.placements import PlacementLedger
+from services.topic_reconciler.recent_load import RecentLoad
+
+NOW = datetime(2026, 11, 23, 12, 5, tzinfo=UTC)
+RACKS = {1: "/dc1/r1", 2: "/dc2/r1"}
+
+
+class Admin:
+    """Only what the ledger calls: records the directories asked for, or fails as told."""
+
+    def __init__(self, error: AdminError | None = None) -> None:
+        self.error = error
+        self.calls: list[tuple[str, dict[tuple[int, int], str]]] = []
+
+    async def alter_replica_log_dirs(self, name: str, dirs: Mapping[tuple[int, int], str]) -> None:
+        self.calls.append((name, dict(dirs)))
+        if self.error:
+            raise self.error
+
+
+def recent_load() -> RecentLoad:
+    recent = RecentLoad(max_age=timedelta(minutes=5))
+    for broker, (a, b) in {1: (500.0, 100.0), 2: (100.0, 500.0)}.items():
+        for log_dir, disk in (("/d0", a), ("/d1", b)):
+            recent.take(LoadAggregate(window_start=NOW - timedelta(seconds=70), window_end=NOW - timedelta(seconds=10),
+                                      entity_kind="log-dir", entity=f"{broker}:{log_dir}", disk_mb=disk, replicas=5))
+    return recent
+
+
+def ledger(admin: Admin, recent: RecentLoad | None = None) -> PlacementLedger:
+    return PlacementLedger(admin, recent or recent_load(), RACKS.get, now=lambda: NOW)  # type: ignore[arg-type]
+
+
+async def test_new_replicas_go_to_the_least_used_directories_and_the_event_says_where() -> None:
+    admin = Admin()
+    event = await ledger(admin).placed("orders", "create", {0: [1, 2], 1: [2, -1]}, load_aware=True)
+    assert admin.calls == [("orders", {(0, 1): "/d1", (0, 2): "/d0", (1, 2): "/d0"})]
+    assert [(r.partition, r.broker, r.rack, r.log_dir) for r in event.placed] == [
+        (0, 1, "/dc1/r1", "/d1"), (0, 2, "/dc2/r1", "/d0"), (1, 2, "/dc2/r1", "/d0")]  # the placeholder is no replica
+    assert (event.topic, event.reason, event.placed_at) == ("orders", "create", NOW)
+
+
+async def test_the_next_placement_counts_the_replicas_just_sent() -> None:
+    admin, recent = Admin(), recent_load()
+    # Broker 1's mean replica is 600 MB / 10: /d1 (100 MB) takes seven before it would pass /d0 (500 MB).
+    await ledger(admin, recent).placed("a", "create", {p: [1] for p in range(7)}, load_aware=True)
+    assert set(admin.calls[-1][1].values()) == {"/d1"} and recent.log_dirs(NOW)[1]["/d1"].placed_since == 7
+    await ledger(admin, recent).placed("b", "create", {0: [1]}, load_aware=True)
+    assert admin.calls[-1] == ("b", {(0, 1): "/d0"})  # /d1 counts as 100 + 7 x 60 MB by now
+
+
+async def test_an_adapter_that_cannot_choose_is_asked_once_and_the_brokers_choose() -> None:
+    admin = Admin(LogDirsUnsupported("confluent-kafka has no AlterReplicaLogDirs"))
+    placements = ledger(admin)
+    first = await placements.placed("a", "create", {0: [1]}, load_aware=True)
+    second = await placements.placed("b", "create", {0: [2]}, load_aware=True)
+    assert len(admin.calls) == 1
+    assert [r.log_dir for r in first.placed + second.placed] == [None, None]
+
+
+async def test_a_failed_choice_leaves_the_topic_to_the_brokers_and_opted_out_specs_are_not_asked() -> None:
+    admin = Admin(AdminError("broker 1 is down"))
+    event = await ledger(admin).placed("a", "create", {0: [1]}, load_aware=True)
+    assert event.placed[0].log_dir is None and len(admin.calls) == 1
+    quiet = Admin()
+    event = await ledger(quiet).placed("a", "create", {0: [1]}, load_aware=False)
+    assert quiet.calls == [] and [r.broker for r in event.placed] == [1]
