@@ -92,9 +92,13 @@ class ClusterAdminSettings(BaseModel):
 class ReplicasChangeSettings(BaseModel):
     # Pending changes go to Cruise Control in one topic_configuration request once no new change has arrived for
     # batch_quiet_s, or once the oldest has waited batch_window_s (so a steady trickle cannot hold a batch forever).
-    batch_quiet_s: float = Field(default=0.25, gt=0)
-    batch_window_s: float = Field(default=1.0, gt=0)
+    # Short: while Ballast's task executes, changes pile up behind it anyway and go together when it ends.
+    batch_quiet_s: float = Field(default=0.1, gt=0)
+    batch_window_s: float = Field(default=0.3, gt=0)
     poll_interval_s: float = Field(default=1.0, gt=0)
+    # While changes wait for Ballast's own executing task (Cruise Control runs one execution at a time), ask about
+    # that task this often, so they go as soon as it ends; the rest of the poll waits for poll_interval_s.
+    busy_poll_interval_s: float = Field(default=0.1, gt=0)
     retry_initial_s: float = Field(default=2.0, gt=0)
     retry_max_s: float = Field(default=120.0, gt=0)
 

@@ -6,6 +6,7 @@ Every decision is made in ``logic``; this module moves data between the bus, Cru
 from __future__ import annotations
 
 import asyncio
+import time
 import uuid
 from datetime import UTC, datetime, timedelta
 
@@ -38,12 +39,17 @@ class ReplicasChangeService:
         self.admin = admin or make_cluster_admin(settings.cluster_admin)
         self.cc = cruise_control or CruiseControlClient(settings.cruise_control)
         self.records: dict[str, ReplicasChangeRecord] = {}
+        # The records not completed: what every timer tick looks at (all records would make each tick O(topics ever
+        # changed)).
+        self.in_flight: dict[str, ReplicasChangeRecord] = {}
+        self._last_full_poll = 0.0
         self.correlations: dict[str, str] = {}
         self.ready = asyncio.Event()
         self._cc_lock = asyncio.Lock()
         tuning = settings.replicas_change
         self._retry = {"initial_s": tuning.retry_initial_s, "max_s": tuning.retry_max_s}
-        add_health_page(self.app, SERVICE, lambda: {"ready": self.ready.is_set(), "changes": len(self.records)})
+        add_health_page(self.app, SERVICE, lambda: {"ready": self.ready.is_set(), "changes": len(self.records),
+                                                    "inFlight": len(self.in_flight)})
         self._wire()
 
     def _wire(self) -> None:
@@ -73,10 +79,15 @@ class ReplicasChangeService:
             if self.ready.is_set():
                 await self.submit_due()
 
-        @app.timer(tuning.poll_interval_s)
+        @app.timer(min(tuning.poll_interval_s, tuning.busy_poll_interval_s))
         async def poll() -> None:
-            if self.ready.is_set():
+            if not self.ready.is_set():
+                return
+            if time.monotonic() - self._last_full_poll >= tuning.poll_interval_s:
                 await self.poll()
+            elif self._waiting_behind_our_execution():
+                # Changes wait for our executing task to end: look more often, so they go as soon as it does.
+                await self.poll(quick=True)
 
     # -- steps -------------------------------------------------------------------------------------------------
 
@@ -85,7 +96,7 @@ class ReplicasChangeService:
         stored = await read_compacted_async(self.settings.bus, TOPICS.replicas_state, expect=(ReplicasChangeRecord,))
         for key, item in stored.items():
             assert isinstance(item.decoded.event, ReplicasChangeRecord)
-            self.records[key] = item.decoded.event
+            self._remember(item.decoded.event)
             self.correlations[key] = item.decoded.envelope.correlation_id
         in_doubt = [r for r in self.records.values() if r.batch_id]
         while in_doubt:
@@ -95,10 +106,10 @@ class ReplicasChangeService:
                 log.warning("cannot settle in-doubt submissions yet", error=exc.message, changes=len(in_doubt))
                 await asyncio.sleep(self.settings.replicas_change.poll_interval_s)
                 continue
-            await self._publish(logic.recover_in_doubt(self.records, tasks.user_tasks, _now()))
+            await self._publish(logic.recover_in_doubt(self.in_flight, tasks.user_tasks, _now()))
             break
         log.info("rebuilt state", changes=len(self.records),
-                 in_flight=sum(1 for r in self.records.values() if r.state != logic.COMPLETED))
+                 in_flight=len(self.in_flight))
         self.ready.set()
 
     async def handle_commands(self, commands: list[ReplicasChangeCommand]) -> None:
@@ -115,14 +126,14 @@ class ReplicasChangeService:
                                           actual.get(command.topic))
                 if record is not None:
                     log.debug("replicas change requested", target=command.target_replicas, state=record.state)
-                    self.records[command.topic] = record
+                    self._remember(record)  # a later command for the same topic in this batch builds on it
                     changed.append(record)
         await self._publish(changed)
 
     async def submit_due(self) -> None:
         tuning = self.settings.replicas_change
         now = _now()
-        due = logic.due_for_submission(self.records, now)
+        due = logic.due_for_submission(self.in_flight, now)
         if not logic.batch_ready(due, now, quiet=timedelta(seconds=tuning.batch_quiet_s),
                                  window=timedelta(seconds=tuning.batch_window_s)):
             return
@@ -131,7 +142,7 @@ class ReplicasChangeService:
 
     async def _submit_due_locked(self) -> None:
         """Send every due change in one request. The caller holds the Cruise Control lock."""
-        due = logic.due_for_submission(self.records, _now())
+        due = logic.due_for_submission(self.in_flight, _now())
         if not due:
             return
         batch_id = f"ballast-{uuid.uuid4()}"
@@ -142,33 +153,50 @@ class ReplicasChangeService:
             submission = await self.cc.topic_configuration(groups, reason=batch_id)
         except CruiseControlError as exc:
             log.warning("replicas change request failed", error=exc.message, topics=len(topics))
-            await self._publish(logic.on_submit_failed(self.records, topics, exc.message, _now(), **self._retry))
+            await self._publish(logic.on_submit_failed(self.in_flight, topics, exc.message, _now(), **self._retry))
             return
         log.info("replicas change submitted", session_id=submission.task_id, topics=len(topics),
                  targets={rf: len(names) for rf, names in groups.items()})
-        await self._publish(logic.on_submitted(self.records, topics, submission.task_id, _now()))
+        await self._publish(logic.on_submitted(self.in_flight, topics, submission.task_id, _now()))
 
-    async def poll(self) -> None:
+    async def poll(self, *, quick: bool = False) -> None:
+        """Ask Cruise Control about every task we hold, and the cluster about the topics that needs. ``quick``: stop
+        after the first answer if none of our tasks has ended (nothing else can have changed for them)."""
         async with self._cc_lock:
-            in_flight = [r for r in self.records.values() if r.state != logic.COMPLETED]
-            if not in_flight:
+            if not self.in_flight:
                 return
-            sessions = {r.session_id for r in in_flight if r.session_id}
+            if not quick:
+                self._last_full_poll = time.monotonic()
+            sessions = {r.session_id for r in self.in_flight.values() if r.session_id}
             try:
                 tasks = (await self.cc.user_tasks(sessions)).by_id() if sessions else {}
-                actual = await self._actual_rf(logic.topics_to_check(self.records, tasks))
+                if quick and all(logic.task_outcome(tasks.get(s)) == logic.TaskOutcome.ONGOING for s in sessions):
+                    return
+                actual = await self._actual_rf(logic.topics_to_check(self.in_flight, tasks))
             except (CruiseControlError, AdminError) as exc:
                 # Nothing is concluded from a failed poll: sessionIds stay as they are.
                 log.warning("poll failed; will retry", error=str(exc))
-                await self._publish(logic.on_unreachable(self.records, str(exc), _now()))
+                await self._publish(logic.on_unreachable(self.in_flight, str(exc), _now()))
                 return
-            changed = logic.on_poll(self.records, tasks, actual, _now(), **self._retry)
+            changed = logic.on_poll(self.in_flight, tasks, actual, _now(), **self._retry)
             await self._publish(changed)
             if any(r.state != logic.ONGOING for r in changed):
                 # Our execution ended: send what piled up behind it now rather than at the next batch tick.
                 await self._submit_due_locked()
 
     # -- helpers -----------------------------------------------------------------------------------------------
+
+    def _remember(self, record: ReplicasChangeRecord) -> None:
+        self.records[record.topic] = record
+        if record.state == logic.COMPLETED:
+            self.in_flight.pop(record.topic, None)
+        else:
+            self.in_flight[record.topic] = record
+
+    def _waiting_behind_our_execution(self) -> bool:
+        records = self.in_flight.values()
+        return any(r.state == logic.ONGOING for r in records) and any(
+            r.state == logic.PENDING and r.batch_id is None for r in records)
 
     async def _actual_rf(self, topics: list[str]) -> dict[str, int | None]:
         if not topics:
@@ -181,7 +209,7 @@ class ReplicasChangeService:
             return
         futures = []
         for record in records:
-            self.records[record.topic] = record
+            self._remember(record)
             futures.append(await publish(self.app, TOPICS.replicas_state, record.key,
                                          encode(record, correlation_id=self.correlations.get(record.topic))))
         await asyncio.gather(*futures)

@@ -266,7 +266,9 @@ class TopicReconciler:
                     error, warnings = self._last_outcome.get(topic, (None, []))
                     sends.extend(await self._publish_status(topic, self.specs.get(topic), self.actual[topic],
                                                             error=error, warnings=warnings))
-            await asyncio.gather(*sends)
+        # The records are queued in order; waiting for their acknowledgements outside the lock lets the next batch of
+        # specs be handled meanwhile (the agent still returns, and its offsets commit, only once they are durable).
+        await asyncio.gather(*sends)
         # Only a finished change whose target is no longer the spec's needs more work now (the spec moved on while
         # it ran); everything else is already reflected, and the resync timer catches drift.
         follow_up = sorted({r.topic for r in records if r.state == ReplicasChangeState.COMPLETED
@@ -296,7 +298,7 @@ class TopicReconciler:
                 spec = self.specs.get(name)
                 with correlation(self.correlations.get(name), topic=name):
                     sends.extend(await self._reconcile_one(name, spec, actual.get(name)))
-            await asyncio.gather(*sends)
+        await asyncio.gather(*sends)  # outside the lock, as in on_change_records
 
     async def _reconcile_one(self, name: str, spec: TopicSpec | None,
                              actual: TopicDescription | None) -> list[asyncio.Future]:
