@@ -127,14 +127,34 @@ class ReplicasChangeRecord(Event):
     generation: int = 0
     attempts: int = 0
     next_attempt_at: datetime | None = None
-    # Set while a topic_configuration request is in flight: it is sent as Cruise Control's ``reason`` so that after a
-    # crash between the request and the record of its User-Task-ID the task can still be found in ``user_tasks``.
+    # The request in flight that carries this change (in the service's memory; on the bus the ReplicasChangeBatch
+    # says it). It is sent as Cruise Control's ``reason``, so that after a crash between the request and the record
+    # of its User-Task-ID the task can still be found in ``user_tasks``.
     batch_id: str | None = None
     updated_at: datetime = Field(default_factory=utcnow)
 
     @property
     def key(self) -> str:
         return self.topic
+
+
+class ReplicasChangeBatch(Event):
+    """The replicas-change service's topic_configuration request in flight (there is at most one at a time, so one
+    key holds it): written before the request with the topics it carries, and again with ``open: false`` once the
+    outcome is in their own records. Found open after a crash, it makes those topics in doubt: their task is looked
+    up in user_tasks by the batch id, which the request carried as Cruise Control's ``reason``."""
+
+    SCHEMA: ClassVar[str] = "ballast.ReplicasChangeBatch"
+    KEY: ClassVar[str] = "#batch-in-flight"  # '#' is not allowed in Kafka topic names: no topic's record has it
+
+    batch_id: str
+    topics: list[str] = Field(default_factory=list)
+    open: bool = True
+    created_at: datetime = Field(default_factory=utcnow)
+
+    @property
+    def key(self) -> str:
+        return self.KEY
 
 
 class ReplicasChangeStatus(BaseModel):
@@ -322,6 +342,7 @@ EVENT_TYPES: tuple[type[Event], ...] = (
     TopicSpecDeleted,
     ReplicasChangeCommand,
     ReplicasChangeRecord,
+    ReplicasChangeBatch,
     TopicStatus,
     DeadLetter,
     ObservedBroker,

@@ -28,7 +28,7 @@ class Topics:
     )
     # The replicas-change service's memory: one record per topic with a change in flight or done.
     replicas_state: BusTopic = BusTopic(
-        "ballast.replicas-change.state", True, "replication-factor change progress (ReplicasChangeRecord)"
+        "ballast.replicas-change.state", True, "replication-factor change progress (ReplicasChangeRecord, ReplicasChangeBatch)"
     )
     dead_letters: BusTopic = BusTopic("ballast.dead-letters", False, "events no consumer could accept (DeadLetter)")
     # Every broker ever seen, keyed by broker id; operators forget decommissioned ones (BrokerForgotten).

@@ -17,6 +17,9 @@ class InjectedError:
 class FaultPlan:
     errors: list[InjectedError] = field(default_factory=list)
     latency_s: dict[str, float] = field(default_factory=dict)
+    # Endpoints whose latency comes after the request is handled (the task exists; only the answer is late), as when
+    # Cruise Control is slow to answer, rather than before it (the request may never be handled).
+    latency_after: set[str] = field(default_factory=set)
     # Basic-auth credentials Cruise Control requires (None: no authentication). Settable at run time.
     credentials: tuple[str, str] | None = None
 
@@ -34,3 +37,4 @@ class FaultPlan:
     def clear(self) -> None:
         self.errors.clear()
         self.latency_s.clear()
+        self.latency_after.clear()

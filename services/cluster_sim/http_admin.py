@@ -145,7 +145,12 @@ def build_admin_app(sim: Simulator) -> web.Application:
 
     async def latency(request: web.Request) -> web.Response:
         body = await request.json()
-        sim.faults.latency_s[body.get("endpoint", "*")] = float(body["seconds"])
+        endpoint = body.get("endpoint", "*")
+        sim.faults.latency_s[endpoint] = float(body["seconds"])
+        if body.get("after"):
+            sim.faults.latency_after.add(endpoint)
+        else:
+            sim.faults.latency_after.discard(endpoint)
         return web.Response(status=204)
 
     async def tuning(request: web.Request) -> web.Response:

@@ -39,7 +39,8 @@ def build_cruise_control_app(cc: SimCruiseControl, faults: FaultPlan) -> web.App
         if faults.credentials is not None and not _authorized(request, *faults.credentials):
             return web.Response(status=401, text="Unauthorized", headers={"WWW-Authenticate": 'Basic realm="cc"'})
         delay = faults.latency_for(endpoint)
-        if delay:
+        late_answer = delay and (endpoint in faults.latency_after or "*" in faults.latency_after)
+        if delay and not late_answer:
             await asyncio.sleep(delay)
         injected = faults.take_error(endpoint)
         if injected is not None:
@@ -48,9 +49,12 @@ def build_cruise_control_app(cc: SimCruiseControl, faults: FaultPlan) -> web.App
             return _json(status, responses.error_body(request.method, endpoint, message, exc))
         cc.requests_served += 1
         try:
-            return await handler(request)
+            response = await handler(request)
         except CruiseControlFailure as failure:
-            return _json(failure.status, failure.body)
+            response = _json(failure.status, failure.body)
+        if late_answer:
+            await asyncio.sleep(delay)  # a client that hangs up now cannot undo what the request did
+        return response
 
     app = web.Application(middlewares=[guard])
 

@@ -12,7 +12,7 @@ from datetime import UTC, datetime, timedelta
 
 import faust
 
-from events import TOPICS, ReplicasChangeCommand, ReplicasChangeRecord, encode
+from events import TOPICS, ReplicasChangeBatch, ReplicasChangeCommand, ReplicasChangeRecord, encode
 from services.common.admin import AdminError, ClusterAdmin, make_cluster_admin
 from services.common.bus import DeadLetters, make_app, publish, raw_topic, read_compacted_async
 from services.common.cruise_control import CruiseControlClient, CruiseControlError
@@ -93,12 +93,20 @@ class ReplicasChangeService:
 
     async def rebuild(self) -> None:
         """Rebuild memory from the compacted state topic, then settle submissions a crash left in doubt."""
-        stored = await read_compacted_async(self.settings.bus, TOPICS.replicas_state, expect=(ReplicasChangeRecord,))
+        stored = await read_compacted_async(self.settings.bus, TOPICS.replicas_state,
+                                            expect=(ReplicasChangeRecord, ReplicasChangeBatch))
+        batch = None
         for key, item in stored.items():
+            if isinstance(item.decoded.event, ReplicasChangeBatch):
+                batch = item.decoded.event
+                continue
             assert isinstance(item.decoded.event, ReplicasChangeRecord)
             self._remember(item.decoded.event)
             self.correlations[key] = item.decoded.envelope.correlation_id
-        in_doubt = [r for r in self.records.values() if r.batch_id]
+        if batch is not None:
+            for record in logic.reopen_batch(self.in_flight, batch):
+                self._remember(record)
+        in_doubt = [r for r in self.in_flight.values() if r.batch_id]
         while in_doubt:
             try:
                 tasks = await self.cc.user_tasks(endpoints="topic_configuration")
@@ -108,6 +116,8 @@ class ReplicasChangeService:
                 continue
             await self._publish(logic.recover_in_doubt(self.in_flight, tasks.user_tasks, _now()))
             break
+        if batch is not None and batch.open:
+            await self._close(batch)
         log.info("rebuilt state", changes=len(self.records),
                  in_flight=len(self.in_flight))
         self.ready.set()
@@ -145,19 +155,30 @@ class ReplicasChangeService:
         due = logic.due_for_submission(self.in_flight, _now())
         if not due:
             return
-        batch_id = f"ballast-{uuid.uuid4()}"
-        await self._publish(logic.mark_submitting(due, batch_id, _now()))
         groups = logic.group_by_target(due)
         topics = [t for names in groups.values() for t in names]
+        # One record before the request, not one per change: a crash mid-request leaves it open, and the restart
+        # looks the task up by the batch id (the request's reason).
+        batch = ReplicasChangeBatch(batch_id=f"ballast-{uuid.uuid4()}", topics=topics, created_at=_now())
+        for record in logic.mark_submitting(due, batch.batch_id, _now()):
+            self._remember(record)
+        await (await publish(self.app, TOPICS.replicas_state, batch.key, encode(batch)))
         try:
-            submission = await self.cc.topic_configuration(groups, reason=batch_id)
+            submission = await self.cc.topic_configuration(groups, reason=batch.batch_id)
         except CruiseControlError as exc:
             log.warning("replicas change request failed", error=exc.message, topics=len(topics))
             await self._publish(logic.on_submit_failed(self.in_flight, topics, exc.message, _now(), **self._retry))
+            await self._close(batch)
             return
         log.info("replicas change submitted", session_id=submission.task_id, topics=len(topics),
                  targets={rf: len(names) for rf, names in groups.items()})
         await self._publish(logic.on_submitted(self.in_flight, topics, submission.task_id, _now()))
+        await self._close(batch)
+
+    async def _close(self, batch: ReplicasChangeBatch) -> None:
+        """The batch's outcome is in its changes' records: nothing is in doubt any more."""
+        closed = batch.model_copy(update={"open": False, "topics": []})
+        await (await publish(self.app, TOPICS.replicas_state, closed.key, encode(closed)))
 
     async def poll(self, *, quick: bool = False) -> None:
         """Ask Cruise Control about every task we hold, and the cluster about the topics that needs. ``quick``: stop

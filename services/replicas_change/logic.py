@@ -15,7 +15,7 @@ from collections.abc import Iterable, Mapping
 from datetime import datetime, timedelta
 from enum import StrEnum
 
-from events import ReplicasChangeCommand, ReplicasChangeRecord, ReplicasChangeState
+from events import ReplicasChangeBatch, ReplicasChangeCommand, ReplicasChangeRecord, ReplicasChangeState
 from services.common.cruise_control.models import TaskStatus, UserTask
 
 PENDING, ONGOING, COMPLETED = ReplicasChangeState.PENDING, ReplicasChangeState.ONGOING, ReplicasChangeState.COMPLETED
@@ -108,8 +108,18 @@ def group_by_target(records: Iterable[ReplicasChangeRecord]) -> dict[int, list[s
 
 
 def mark_submitting(records: Iterable[ReplicasChangeRecord], batch_id: str, now: datetime) -> list[ReplicasChangeRecord]:
-    """Recorded *before* the request, so a crash mid-request can find the task again by its ``reason``."""
+    """The changes a request is about to carry (kept in memory; the ReplicasChangeBatch written before the request
+    is what a restart finds)."""
     return [_update(r, now, batch_id=batch_id) for r in records]
+
+
+def reopen_batch(records: Records, batch: ReplicasChangeBatch) -> list[ReplicasChangeRecord]:
+    """After a restart, a batch still open: its request may or may not have reached Cruise Control. Its changes
+    that are still pending are in doubt (``recover_in_doubt`` settles them)."""
+    if not batch.open:
+        return []
+    return [r.model_copy(update={"batch_id": batch.batch_id}) for topic in batch.topics
+            if (r := records.get(topic)) is not None and r.state == PENDING and r.batch_id is None]
 
 
 def on_submitted(records: Records, topics: Iterable[str], session_id: str, now: datetime) -> list[ReplicasChangeRecord]:

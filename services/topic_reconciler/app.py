@@ -19,6 +19,7 @@ from events import (
     PlaceholderRecord,
     PlacementRequest,
     PlacementResponse,
+    ReplicasChangeBatch,
     ReplicasChangeCommand,
     ReplicasChangeRecord,
     ReplicasChangeState,
@@ -142,10 +143,10 @@ class TopicReconciler:
             async for events in stream.take_events(BATCH, within=0.05):
                 records = []
                 for event in events:
-                    decoded = await self.dead_letters.decode_or_reject(event, (ReplicasChangeRecord,))
-                    if decoded is not None:
-                        assert isinstance(decoded.event, ReplicasChangeRecord)
-                        records.append(decoded.event)
+                    decoded = await self.dead_letters.decode_or_reject(event, (ReplicasChangeRecord,
+                                                                               ReplicasChangeBatch))
+                    if decoded is not None and isinstance(decoded.event, ReplicasChangeRecord):
+                        records.append(decoded.event)  # a batch is the replicas-change service's own business
                 await self.on_change_records(records)
 
         @app.agent(self.observed_topic)
@@ -193,7 +194,7 @@ class TopicReconciler:
         specs, statuses, changes, observed, placeholders = await asyncio.gather(
             read_compacted_async(bus, TOPICS.specs, expect=(TopicSpec, TopicSpecDeleted)),
             read_compacted_async(bus, TOPICS.status, expect=(TopicStatus,)),
-            read_compacted_async(bus, TOPICS.replicas_state, expect=(ReplicasChangeRecord,)),
+            read_compacted_async(bus, TOPICS.replicas_state, expect=(ReplicasChangeRecord, ReplicasChangeBatch)),
             read_compacted_async(bus, TOPICS.observed_brokers, expect=(ObservedBroker, BrokerForgotten)),
             read_compacted_async(bus, TOPICS.placeholders, expect=(PlaceholderRecord,)),
         )
@@ -213,8 +214,8 @@ class TopicReconciler:
             assert isinstance(item.decoded.event, TopicStatus)
             self.published[name] = item.decoded.event
         for name, item in changes.items():
-            assert isinstance(item.decoded.event, ReplicasChangeRecord)
-            self.changes[name] = item.decoded.event
+            if isinstance(item.decoded.event, ReplicasChangeRecord):
+                self.changes[name] = item.decoded.event
         log.info("rebuilt state", specs=len(self.specs), statuses=len(self.published), changes=len(self.changes),
                  observed_brokers=len(self.observed.brokers), topics_with_placeholders=len(self.placeholders))
         self.ready.set()

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import json
 import signal
+import time
 
 import httpx
 
+from events import TOPICS, ReplicasChangeBatch
+from services.cli import busio
 from services.common.cruise_control import CruiseControlClient
 from services.common.settings import CruiseControlSettings
 from tests.integration.harness import Ballast, is_ongoing, pending_with, spec
@@ -106,6 +110,63 @@ def test_kill_9_of_replicas_change_mid_change(ballast: Ballast, name: str) -> No
                 if s.replicas_change and s.replicas_change.session_id}
     assert sessions == {session}, "the restarted service resumed the known session instead of resubmitting"
     assert len(ballast.topic_configuration_tasks()) == tasks_before
+
+
+def open_batch_with(ballast: Ballast, topic: str, timeout: float = 30.0) -> ReplicasChangeBatch:
+    """Wait for the replicas-change service's in-flight batch carrying ``topic``, as written on the bus."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        for record in busio.consume(ballast.stack.settings().bus, [TOPICS.replicas_state.name], follow=False,
+                                    idle_s=0.3):
+            envelope = json.loads(record.value)
+            if envelope["schema"] == ReplicasChangeBatch.SCHEMA:
+                batch = ReplicasChangeBatch.model_validate(envelope["payload"])
+                if batch.open and topic in batch.topics:
+                    return batch
+    raise AssertionError(f"no open batch with {topic} within {timeout} s")
+
+
+def test_kill_9_with_the_request_in_flight_resumes_the_task_it_created(ballast: Ballast, name: str) -> None:
+    topic = f"{name}-t"
+    ballast.apply(spec(topic, 3))
+    ballast.watcher.wait_rf(topic, 3)
+    tasks_before = len(ballast.topic_configuration_tasks())
+    # Cruise Control makes the task at once but answers 2 s late: the service dies after writing the batch and
+    # sending the request, before it knows the task.
+    ballast.fault("latency", {"endpoint": "topic_configuration", "seconds": 2.0, "after": True})
+    ballast.apply(spec(topic, 2))
+    batch = open_batch_with(ballast, topic)
+    ballast.stack.kill("replicas-change", signal.SIGKILL)
+    ballast.fault("latency", {"endpoint": "topic_configuration", "seconds": 0.0})
+    tasks = ballast.topic_configuration_tasks()
+    assert len(tasks) == tasks_before + 1 and f"reason={batch.batch_id}" in tasks[-1]["RequestURL"]
+    ballast.stack.start_process("replicas-change")
+    ballast.stack.wait_http(ballast.stack.health_url("replicas-change"), "replicas-change")
+    done = ballast.watcher.wait_rf(topic, 2, timeout=45)
+    assert done.replicas_change.state == "completed"
+    sessions = {s.replicas_change.session_id for s in ballast.watcher.history[topic]
+                if s.replicas_change and s.replicas_change.session_id}
+    assert sessions == {tasks[-1]["UserTaskId"]}, "the restart found the task by the batch id, not a new one"
+    assert len(ballast.topic_configuration_tasks()) == tasks_before + 1
+
+
+def test_kill_9_before_the_request_was_handled_submits_it_once_after_the_restart(ballast: Ballast, name: str) -> None:
+    topic = f"{name}-t"
+    ballast.apply(spec(topic, 3))
+    ballast.watcher.wait_rf(topic, 3)
+    tasks_before = len(ballast.topic_configuration_tasks())
+    # Cruise Control would handle the request only after 2 s: the service dies first, and the request with it.
+    ballast.fault("latency", {"endpoint": "topic_configuration", "seconds": 2.0})
+    ballast.apply(spec(topic, 2))
+    open_batch_with(ballast, topic)
+    ballast.stack.kill("replicas-change", signal.SIGKILL)
+    ballast.fault("latency", {"endpoint": "topic_configuration", "seconds": 0.0})
+    assert len(ballast.topic_configuration_tasks()) == tasks_before  # nothing reached Cruise Control
+    ballast.stack.start_process("replicas-change")
+    ballast.stack.wait_http(ballast.stack.health_url("replicas-change"), "replicas-change")
+    done = ballast.watcher.wait_rf(topic, 2, timeout=45)
+    assert done.replicas_change.state == "completed"
+    assert len(ballast.topic_configuration_tasks()) == tasks_before + 1  # submitted again, once
 
 
 def test_kill_9_of_topic_reconciler_loses_no_spec(ballast: Ballast, name: str) -> None:

@@ -2,7 +2,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from events import ReplicasChangeCommand, ReplicasChangeRecord
+from events import ReplicasChangeBatch, ReplicasChangeCommand, ReplicasChangeRecord
 from services.common.cruise_control.models import UserTask
 from services.replicas_change import logic
 from services.replicas_change.logic import COMPLETED, ONGOING, PENDING, TaskOutcome
@@ -151,6 +151,17 @@ def test_in_doubt_submission_is_recovered_by_reason() -> None:
     changed = {r.topic: r for r in logic.recover_in_doubt(records, tasks, NOW)}
     assert (changed["a"].state, changed["a"].session_id, changed["a"].batch_id) == (ONGOING, "t1", None)
     assert (changed["b"].state, changed["b"].session_id, changed["b"].batch_id) == (PENDING, None, None)
+
+
+def test_an_open_batch_found_after_a_restart_puts_its_pending_changes_in_doubt() -> None:
+    records = by_topic(rec("a"), rec("b", ONGOING, session_id="t0"), rec("c", COMPLETED), rec("elsewhere"))
+    batch = ReplicasChangeBatch(batch_id="ballast-b1", topics=["a", "b", "c", "gone"])
+    reopened = logic.reopen_batch(records, batch)
+    assert [(r.topic, r.batch_id) for r in reopened] == [("a", "ballast-b1")]  # only pending ones can be in doubt
+    assert logic.reopen_batch(records, batch.model_copy(update={"open": False})) == []
+    tasks = [task("t1", "Active", "POST /kafkacruisecontrol/topic_configuration?dryrun=false&reason=ballast-b1")]
+    (settled,) = logic.recover_in_doubt(by_topic(*reopened), tasks, NOW)
+    assert (settled.topic, settled.state, settled.session_id) == ("a", ONGOING, "t1")
 
 
 def test_in_doubt_record_is_not_resubmitted_until_settled() -> None:
