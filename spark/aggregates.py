@@ -219,7 +219,8 @@ def main() -> None:
     settings = get_settings()
     spark = local_session("ballast-load-aggregates", master=settings.spark.master)
     query = start(spark, settings)
-    print(f"ballast-load-aggregates running: {TOPICS.load_samples.name} -> {TOPICS.load_aggregates.name}, "
+    print(f"ballast-load-aggregates running: {TOPICS.load_samples.name}, {TOPICS.placements.name} -> "
+          f"{TOPICS.load_aggregates.name}, "
           f"checkpoint {settings.spark.checkpoint_dir}", file=sys.stderr, flush=True)
     query.awaitTermination()
 
