@@ -98,7 +98,7 @@ class ReplicasChangeSettings(BaseModel):
     poll_interval_s: float = Field(default=1.0, gt=0)
     # While changes wait for Ballast's own executing task (Cruise Control runs one execution at a time), ask about
     # that task this often, so they go as soon as it ends; the rest of the poll waits for poll_interval_s.
-    busy_poll_interval_s: float = Field(default=0.1, gt=0)
+    busy_poll_interval_s: float = Field(default=0.05, gt=0)
     retry_initial_s: float = Field(default=2.0, gt=0)
     retry_max_s: float = Field(default=120.0, gt=0)
 

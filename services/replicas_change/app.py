@@ -200,10 +200,12 @@ class ReplicasChangeService:
                 await self._publish(logic.on_unreachable(self.in_flight, str(exc), _now()))
                 return
             changed = logic.on_poll(self.in_flight, tasks, actual, _now(), **self._retry)
-            await self._publish(changed)
+            recorded = await self._send(changed)
             if any(r.state != logic.ONGOING for r in changed):
-                # Our execution ended: send what piled up behind it now rather than at the next batch tick.
+                # Our execution ended: send what piled up behind it now, before the outcome's records are even
+                # acknowledged (a crash meanwhile only means polling that task again after the restart).
                 await self._submit_due_locked()
+            await asyncio.gather(*recorded)
 
     # -- helpers -----------------------------------------------------------------------------------------------
 
@@ -226,14 +228,17 @@ class ReplicasChangeService:
         return {name: (d.replication_factor if d is not None else None) for name, d in described.items()}
 
     async def _publish(self, records: list[ReplicasChangeRecord]) -> None:
-        if not records:
-            return
+        """Remember the records and wait until the bus has them."""
+        await asyncio.gather(*await self._send(records))
+
+    async def _send(self, records: list[ReplicasChangeRecord]) -> list[asyncio.Future]:
+        """Remember the records and hand them to the producer; the futures resolve once the bus has them."""
         futures = []
         for record in records:
             self._remember(record)
             futures.append(await publish(self.app, TOPICS.replicas_state, record.key,
                                          encode(record, correlation_id=self.correlations.get(record.topic))))
-        await asyncio.gather(*futures)
+        return futures
 
 
 def create_service(settings: Settings) -> ReplicasChangeService:
