@@ -28,7 +28,8 @@ class Topics:
     )
     # The replicas-change service's memory: one record per topic with a change in flight or done.
     replicas_state: BusTopic = BusTopic(
-        "ballast.replicas-change.state", True, "replication-factor change progress (ReplicasChangeRecord, ReplicasChangeBatch)"
+        "ballast.replicas-change.state", True,
+        "replication-factor change progress (ReplicasChangeRecord, ReplicasChangeBatch)"
     )
     dead_letters: BusTopic = BusTopic("ballast.dead-letters", False, "events no consumer could accept (DeadLetter)")
     # Every broker ever seen, keyed by broker id; operators forget decommissioned ones (BrokerForgotten).
@@ -78,8 +79,8 @@ class Topics:
 
     def all(self) -> list[BusTopic]:
         return [self.specs, self.status, self.replicas_commands, self.replicas_state, self.dead_letters,
-                self.observed_brokers, self.placeholders, self.placement_requests, self.placement_responses, self.placements,
-                self.rebalance_requests, self.rebalance_actions, self.rebalance_status, self.scaling,
+                self.observed_brokers, self.placeholders, self.placement_requests, self.placement_responses,
+                self.placements, self.rebalance_requests, self.rebalance_actions, self.rebalance_status, self.scaling,
                 self.load_samples, self.load_aggregates]
 
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, fields
 from collections.abc import Callable
+from dataclasses import asdict, fields
 from typing import TYPE_CHECKING, Any
 
 from aiohttp import web

@@ -162,7 +162,7 @@ class ReplicasChangeService:
         batch = ReplicasChangeBatch(batch_id=f"ballast-{uuid.uuid4()}", topics=topics, created_at=_now())
         for record in logic.mark_submitting(due, batch.batch_id, _now()):
             self._remember(record)
-        await (await publish(self.app, TOPICS.replicas_state, batch.key, encode(batch)))
+        await self._write(batch)
         try:
             submission = await self.cc.topic_configuration(groups, reason=batch.batch_id)
         except CruiseControlError as exc:
@@ -177,8 +177,10 @@ class ReplicasChangeService:
 
     async def _close(self, batch: ReplicasChangeBatch) -> None:
         """The batch's outcome is in its changes' records: nothing is in doubt any more."""
-        closed = batch.model_copy(update={"open": False, "topics": []})
-        await (await publish(self.app, TOPICS.replicas_state, closed.key, encode(closed)))
+        await self._write(batch.model_copy(update={"open": False, "topics": []}))
+
+    async def _write(self, batch: ReplicasChangeBatch) -> None:
+        await (await publish(self.app, TOPICS.replicas_state, batch.key, encode(batch)))
 
     async def poll(self, *, quick: bool = False) -> None:
         """Ask Cruise Control about every task we hold, and the cluster about the topics that needs. ``quick``: stop

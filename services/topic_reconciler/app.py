@@ -17,6 +17,7 @@ from events import (
     BrokerForgotten,
     ObservedBroker,
     PlaceholderRecord,
+    PlacementReason,
     PlacementRequest,
     PlacementResponse,
     ReplicasChangeBatch,
@@ -35,7 +36,6 @@ from services.common.admin import (
     TopicDescription,
     make_cluster_admin,
 )
-from events.models import PlacementReason
 from services.common.bus import DeadLetters, make_app, publish, raw_topic, read_compacted_async
 from services.common.health import add_health_page
 from services.common.logging import correlation, get_logger
@@ -474,7 +474,8 @@ class TopicReconciler:
                       ) -> asyncio.Future:
         """Log directories for the new replicas, and the placement on the bus for the Spark job to count."""
         event = await self.ledger.placed(name, reason, new_replicas, load_aware=self._load_aware(name))
-        return await publish(self.app, TOPICS.placements, name, encode(event, correlation_id=self.correlations.get(name)))
+        return await publish(self.app, TOPICS.placements, name,
+                             encode(event, correlation_id=self.correlations.get(name)))
 
     def _load_aware(self, topic: str) -> bool:
         spec = self.specs.get(topic)

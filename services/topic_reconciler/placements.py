@@ -7,8 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
 
-from events import PlacedReplica, ReplicasPlaced
-from events.models import PlacementReason
+from events import PlacedReplica, PlacementReason, ReplicasPlaced
 from services.common.admin import AdminError, ClusterAdmin, LogDirsUnsupported
 from services.common.logging import get_logger
 from services.placement.log_dirs import choose_log_dirs

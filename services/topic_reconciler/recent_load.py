@@ -5,10 +5,12 @@ from __future__ import annotations
 import bisect
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import TypeVar
 
 from events import LoadAggregate
 from services.placement.log_dirs import LogDirUsage
 
+T = TypeVar("T")
 KEEP = 16  # windows kept per entity: enough to still have an ended one while new ones fill
 
 
@@ -43,12 +45,12 @@ class RecentLoad:
                 self._keep(self._dirs.setdefault((int(broker), log_dir), {}), aggregate.window_end, figures)
 
     @staticmethod
-    def _keep(windows: dict, end: datetime, value: object) -> None:
+    def _keep(windows: dict[datetime, T], end: datetime, value: T) -> None:
         windows[end] = value
         for old in sorted(windows)[:-KEEP]:
             del windows[old]
 
-    def _latest_ended(self, windows: dict, now: datetime):  # type: ignore[no-untyped-def]
+    def _latest_ended(self, windows: dict[datetime, T], now: datetime) -> T | None:
         ended = [end for end in windows if end <= now and now - end <= self.max_age]
         return windows[max(ended)] if ended else None
 
