@@ -57,8 +57,10 @@ class Tail:
         self.completed_event_time: dict[str, float] = {}
         self.submitted_at: dict[str, float] = {}
         self.pending_at: dict[str, float] = {}
+        self.observed_at: dict[str, float] = {}
         self.session_of: dict[str, str] = {}
         self.target = 0
+        self.baseline: dict[str, int] = {}  # generation per topic when the latency phase began
         self.stop = threading.Event()
         self.thread = threading.Thread(target=self._run, daemon=True)
         self.thread.start()
@@ -66,7 +68,9 @@ class Tail:
     def reset_latency(self, target: int) -> None:
         with self.lock:
             self.target = target
-            for table in (self.completed_event_time, self.submitted_at, self.pending_at, self.session_of):
+            self.baseline = {name: status["generation"] for name, status in self.status.items()}
+            for table in (self.completed_event_time, self.submitted_at, self.pending_at, self.observed_at,
+                          self.session_of):
                 table.clear()
 
     def _run(self) -> None:
@@ -87,6 +91,8 @@ class Tail:
         if envelope["schema"] == TopicStatus.SCHEMA:
             self.status[payload["topic"]] = payload
             change = payload.get("replicasChange")
+            if payload["generation"] > self.baseline.get(payload["topic"], payload["generation"]):
+                self.observed_at.setdefault(payload["topic"], _ts(envelope["time"]))
             if change and change["state"] == "completed" and change["targetReplicas"] == self.target:
                 self.completed_event_time.setdefault(payload["topic"], _ts(envelope["time"]))
         elif envelope["schema"] == ReplicasChangeRecord.SCHEMA and payload["targetReplicas"] == self.target:
@@ -131,7 +137,7 @@ def completed_at(rf: int):
     return check
 
 
-def run(topics: int, rate: int) -> dict[str, float]:
+def run(topics: int, rate: int, dump: Path | None = None) -> dict[str, float]:
     names = [f"bench-{i:05d}" for i in range(topics)]
     say = lambda m: print(m, file=sys.stderr, flush=True)  # noqa: E731
     # Only the services of the measured path: the load collector would also make the simulated partitions grow (its
@@ -168,6 +174,10 @@ def run(topics: int, rate: int) -> dict[str, float]:
         tail.reset_latency(target=3)
         before = task_ids()
         producer = busio.producer(bus)
+        # Connected before the clock starts: a new producer's first message waits for its connection and producer
+        # id, which would be counted against the first half second of specs.
+        producer.list_topics(TOPICS.specs.name, timeout=10)
+        time.sleep(1)
         sent_at: dict[str, float] = {}
         start_paced = time.monotonic()
         for i, n in enumerate(names):
@@ -189,18 +199,26 @@ def run(topics: int, rate: int) -> dict[str, float]:
         submit = [submitted[n] - sent_at[n] for n in names if n in submitted]
         recorded = [tail.submitted_at[n] - sent_at[n] for n in names if n in tail.submitted_at]
         to_pending = [tail.pending_at[n] - sent_at[n] for n in names if n in tail.pending_at]
+        to_observed = [tail.observed_at[n] - sent_at[n] for n in names if n in tail.observed_at]
         # Cruise Control runs one execution at a time: a change submitted in task k could not go before task k-1
         # ended. Ballast's own share of spec -> submission is the rest.
         previous_end = previous_ends(tasks)
+        idle = [tasks[t]["startMs"] / 1000 - end for t, end in previous_end.items()]
         own = [submitted[n] - sent_at[n] - max(0.0, previous_end.get(tail.session_of[n], 0.0) - tail.pending_at[n])
                for n in names if n in submitted and n in tail.pending_at]
         status = [tail.completed_event_time[n] - tasks[s]["completedMs"] / 1000 for n in names
                   if (s := tail.session_of.get(n)) in tasks and tasks[s]["completedMs"] and n in tail.completed_event_time]
+        if dump is not None:
+            dump.write_text(json.dumps({
+                "sent": sent_at, "observed": tail.observed_at, "pending": tail.pending_at, "submitted": submitted,
+                "recorded": tail.submitted_at, "tasks": tasks}))
         return {
             "topics": topics, "rate": rate, "create_s": create_s,
             "spec_events_per_s": topics / observed_s, "burst_total_s": burst_total_s,
             "burst_requests": burst_requests, "burst_served": burst_served,
             "paced_requests": len(tasks),
+            "observed_p50": percentile(to_observed, 50), "observed_p99": percentile(to_observed, 99),
+            "idle_p50": percentile(idle, 50), "idle_max": max(idle, default=float("nan")),
             "pending_p50": percentile(to_pending, 50), "pending_p99": percentile(to_pending, 99),
             "submit_p50": percentile(submit, 50), "submit_p99": percentile(submit, 99), "submit_n": len(submit),
             "own_p50": percentile(own, 50), "own_p99": percentile(own, 99),
@@ -229,6 +247,8 @@ copy does not dominate; Ballast polling every 0.5 s), all on this 2-core machine
 | burst: produced -> every change completed | {r['burst_total_s']:.1f} s | |
 | paced at {r['rate']:,.0f} specs/s: spec -> submission (Cruise Control has the request) p50 / p99 (n={r['submit_n']:,.0f}) | {r['submit_p50']:.2f} s / {r['submit_p99']:.2f} s | p99 <= 1 s: {verdict(r['submit_p99'] <= 1)} |
 | paced: of which spec -> change recorded pending, p50 / p99 | {r['pending_p50']:.2f} s / {r['pending_p99']:.2f} s | |
+| paced: of which spec -> the reconciler's status for it (first hop), p50 / p99 | {r['observed_p50']:.2f} s / {r['observed_p99']:.2f} s | |
+| paced: Cruise Control idle between one execution's end and Ballast's next request, p50 / max | {r['idle_p50']:.2f} s / {r['idle_max']:.2f} s | |
 | paced: spec -> submission less the wait for the previous execution to end (one at a time), p50 / p99 | {r['own_p50']:.2f} s / {r['own_p99']:.2f} s | |
 | paced: spec -> change recorded ongoing (Cruise Control's answer back), p50 / p99 | {r['recorded_p50']:.2f} s / {r['recorded_p99']:.2f} s | |
 | paced: task completion -> status event p50 / p99 (n={r['status_n']:,.0f}) | {r['status_p50']:.2f} s / {r['status_p99']:.2f} s | p99 <= 2 s: {verdict(r['status_p99'] <= 2)} |
@@ -242,9 +262,10 @@ def main() -> None:
     parser.add_argument("--topics", type=int, default=10_000)
     parser.add_argument("--rate", type=int, default=1_000, help="specs per second in the latency phase")
     parser.add_argument("--write", type=Path, help="replace this benchmark's section in the given markdown file")
+    parser.add_argument("--dump", type=Path, help="write each paced change's timestamps (JSON) here, for analysis")
     args = parser.parse_args()
     command = f"python -m bench.replicas_change --topics {args.topics} --rate {args.rate}"
-    section = render(run(args.topics, args.rate), command + (f" --write {args.write}" if args.write else ""))
+    section = render(run(args.topics, args.rate, args.dump), command + (f" --write {args.write}" if args.write else ""))
     print(section)
     if args.write:
         replace_section(args.write, section)

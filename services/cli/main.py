@@ -85,10 +85,12 @@ def place(
 @app.command()
 def run(service: Annotated[str, typer.Argument(help=f"one of: {', '.join(SERVICES)}")]) -> None:
     """Run one service in the foreground (settings from BALLAST_* environment variables)."""
+    from services.common.garbage_collection import tune_garbage_collection
     from services.common.logging import configure_logging
 
     settings = get_settings()
     configure_logging(service, level=settings.log_level, fmt=settings.log_format)
+    tune_garbage_collection()
     if service == "cluster-sim":
         import asyncio
 

@@ -25,6 +25,10 @@ from services.common.settings import BusSettings, Settings
 
 log = get_logger(__name__)
 
+# How long an agent's ``take_events`` waits for more events before handling those it has. faust waits this long
+# again after every batch, even when events are already buffered, so it is added to every hop between services.
+BATCH_WAIT_S = 0.02
+
 
 def make_app(service: str, settings: Settings, *, web_port: int) -> faust.App:
     bus = settings.bus

@@ -14,7 +14,7 @@ import faust
 
 from events import TOPICS, ReplicasChangeBatch, ReplicasChangeCommand, ReplicasChangeRecord, encode
 from services.common.admin import AdminError, ClusterAdmin, make_cluster_admin
-from services.common.bus import DeadLetters, make_app, publish, raw_topic, read_compacted_async
+from services.common.bus import BATCH_WAIT_S, DeadLetters, make_app, publish, raw_topic, read_compacted_async
 from services.common.cruise_control import CruiseControlClient, CruiseControlError
 from services.common.health import add_health_page
 from services.common.logging import correlation, get_logger
@@ -62,7 +62,7 @@ class ReplicasChangeService:
         @app.agent(self.commands)
         async def commands(stream: faust.StreamT) -> None:
             await self.ready.wait()
-            async for events in stream.take_events(1000, within=0.05):
+            async for events in stream.take_events(1000, within=BATCH_WAIT_S):
                 batch: list[ReplicasChangeCommand] = []
                 for event in events:
                     decoded = await self.dead_letters.decode_or_reject(event, (ReplicasChangeCommand,))
@@ -150,9 +150,9 @@ class ReplicasChangeService:
         async with self._cc_lock:
             await self._submit_due_locked()
 
-    async def _submit_due_locked(self) -> None:
+    async def _submit_due_locked(self, *, ended_sessions: set[str] | None = None) -> None:
         """Send every due change in one request. The caller holds the Cruise Control lock."""
-        due = logic.due_for_submission(self.in_flight, _now())
+        due = logic.due_for_submission(self.in_flight, _now(), ended_sessions=ended_sessions or ())
         if not due:
             return
         groups = logic.group_by_target(due)
@@ -184,7 +184,7 @@ class ReplicasChangeService:
 
     async def poll(self, *, quick: bool = False) -> None:
         """Ask Cruise Control about every task we hold, and the cluster about the topics that needs. ``quick``: stop
-        after the first answer if none of our tasks has ended (nothing else can have changed for them)."""
+        after the answer if none of our tasks has ended (nothing else can have changed for them)."""
         async with self._cc_lock:
             if not self.in_flight:
                 return
@@ -193,19 +193,25 @@ class ReplicasChangeService:
             sessions = {r.session_id for r in self.in_flight.values() if r.session_id}
             try:
                 tasks = (await self.cc.user_tasks(sessions)).by_id() if sessions else {}
-                if quick and all(logic.task_outcome(tasks.get(s)) == logic.TaskOutcome.ONGOING for s in sessions):
+                ended = logic.ended_sessions(sessions, tasks)
+                if quick and not ended:
                     return
-                actual = await self._actual_rf(logic.topics_to_check(self.in_flight, tasks))
+                if ended:
+                    # Our execution is over: what piled up behind it goes first, while Cruise Control is free, and
+                    # the ended task's topics are looked at afterwards.
+                    await self._submit_due_locked(ended_sessions=ended)
+                actual = await self._actual_rf(logic.topics_to_check(self.in_flight, tasks, asked=sessions))
             except (CruiseControlError, AdminError) as exc:
                 # Nothing is concluded from a failed poll: sessionIds stay as they are.
                 log.warning("poll failed; will retry", error=str(exc))
                 await self._publish(logic.on_unreachable(self.in_flight, str(exc), _now()))
                 return
-            changed = logic.on_poll(self.in_flight, tasks, actual, _now(), **self._retry)
+            changed = logic.on_poll(self.in_flight, tasks, actual, _now(), asked=sessions, **self._retry)
             recorded = await self._send(changed)
             if any(r.state != logic.ONGOING for r in changed):
-                # Our execution ended: send what piled up behind it now, before the outcome's records are even
-                # acknowledged (a crash meanwhile only means polling that task again after the restart).
+                # Changes back to pending (the target moved while the task ran, Cruise Control forgot it): send them
+                # now if nothing of ours executes, before the outcome's records are even acknowledged (a crash
+                # meanwhile only means polling that task again after the restart).
                 await self._submit_due_locked()
             await asyncio.gather(*recorded)
 

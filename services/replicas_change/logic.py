@@ -11,7 +11,7 @@ time. The rules that Strimzi's implementation gets wrong, and this one must not 
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from datetime import datetime, timedelta
 from enum import StrEnum
 
@@ -69,17 +69,24 @@ def on_command(current: ReplicasChangeRecord | None, command: ReplicasChangeComm
                                 generation=command.generation, updated_at=now)
 
 
-def due_for_submission(records: Records, now: datetime) -> list[ReplicasChangeRecord]:
+def due_for_submission(records: Records, now: datetime, *,
+                       ended_sessions: Collection[str] = ()) -> list[ReplicasChangeRecord]:
     """Pending changes whose retry time has come, unless one of our tasks is still executing.
 
     Cruise Control runs one execution at a time; a request sent while ours executes would only fail with
-    OngoingExecutionException. Holding the batch until then lets it grow into one request."""
-    if any(r.state == ONGOING for r in records.values()):
+    OngoingExecutionException. Holding the batch until then lets it grow into one request. ``ended_sessions``: tasks
+    a poll has just seen end, whose changes are still recorded ongoing; they no longer hold the batch back."""
+    if any(r.state == ONGOING and r.session_id not in ended_sessions for r in records.values()):
         return []
     return [
         r for r in records.values()
         if r.state == PENDING and r.batch_id is None and (r.next_attempt_at is None or r.next_attempt_at <= now)
     ]
+
+
+def ended_sessions(sessions: Iterable[str], tasks: Mapping[str, UserTask]) -> set[str]:
+    """The sessions whose task is no longer Active or InExecution (ended, or forgotten by Cruise Control)."""
+    return {s for s in sessions if task_outcome(tasks.get(s)) != TaskOutcome.ONGOING}
 
 
 def _waiting_since(record: ReplicasChangeRecord) -> datetime:
@@ -175,21 +182,32 @@ def recover_in_doubt(records: Records, tasks: Iterable[UserTask], now: datetime)
     return changed
 
 
-def topics_to_check(records: Records, tasks: Mapping[str, UserTask]) -> list[str]:
+def _asked_about(record: ReplicasChangeRecord, asked: Collection[str] | None) -> bool:
+    """Whether a poll's answer speaks for this change: a task the request did not name (one submitted after it was
+    sent) is simply not in the answer, which must not be read as Cruise Control having forgotten it."""
+    return asked is None or record.state != ONGOING or record.session_id in asked
+
+
+def topics_to_check(records: Records, tasks: Mapping[str, UserTask], *,
+                    asked: Collection[str] | None = None) -> list[str]:
     """Topics whose actual RF a poll needs: pending ones (a revert settles them) and those whose task has ended.
-    A change whose task is still Active or InExecution needs no look at the cluster."""
+    A change whose task is still Active or InExecution needs no look at the cluster. ``asked``: the sessionIds the
+    user_tasks request named (default: every one held)."""
     return sorted(
         r.topic for r in records.values()
-        if r.state == PENDING or (r.state == ONGOING and task_outcome(tasks.get(r.session_id or "")) != TaskOutcome.ONGOING)
+        if _asked_about(r, asked) and (
+            r.state == PENDING
+            or (r.state == ONGOING and task_outcome(tasks.get(r.session_id or "")) != TaskOutcome.ONGOING))
     )
 
 
 def on_poll(records: Records, tasks: Mapping[str, UserTask], actual_rf: Mapping[str, int | None], now: datetime, *,
-            initial_s: float, max_s: float) -> list[ReplicasChangeRecord]:
-    """Apply one user_tasks answer (for every sessionId we hold) and the actual RFs of ``topics_to_check``."""
+            initial_s: float, max_s: float, asked: Collection[str] | None = None) -> list[ReplicasChangeRecord]:
+    """Apply one user_tasks answer (for the sessionIds in ``asked``, default every one held) and the actual RFs of
+    ``topics_to_check``."""
     changed = []
     for record in records.values():
-        if record.state == COMPLETED or record.topic not in actual_rf:
+        if record.state == COMPLETED or record.topic not in actual_rf or not _asked_about(record, asked):
             continue
         actual = actual_rf.get(record.topic)
         reached = actual == record.target_replicas

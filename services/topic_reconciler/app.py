@@ -36,7 +36,7 @@ from services.common.admin import (
     TopicDescription,
     make_cluster_admin,
 )
-from services.common.bus import DeadLetters, make_app, publish, raw_topic, read_compacted_async
+from services.common.bus import BATCH_WAIT_S, DeadLetters, make_app, publish, raw_topic, read_compacted_async
 from services.common.health import add_health_page
 from services.common.logging import correlation, get_logger
 from services.common.settings import Settings
@@ -57,7 +57,9 @@ from services.topic_reconciler.recent_load import RecentLoad
 log = get_logger(__name__)
 SERVICE = "topic-reconciler"
 BATCH = 1000
-RESYNC_CHUNK = 200
+# Topics handled per hold of the reconciler's lock by resyncs and replicas-change records: spec events wait for the
+# lock, and a task's end brings hundreds of completed changes (each described and given a status) at once.
+CHUNK = 200
 
 
 def _now() -> datetime:
@@ -116,7 +118,7 @@ class TopicReconciler:
         @app.agent(self.specs_topic)
         async def specs(stream: faust.StreamT) -> None:
             await self.ready.wait()
-            async for events in stream.take_events(BATCH, within=0.05):
+            async for events in stream.take_events(BATCH, within=BATCH_WAIT_S):
                 received = time.time()
                 names = []
                 for event in events:
@@ -140,14 +142,15 @@ class TopicReconciler:
         @app.agent(self.changes_topic)
         async def changes(stream: faust.StreamT) -> None:
             await self.ready.wait()
-            async for events in stream.take_events(BATCH, within=0.05):
+            async for events in stream.take_events(BATCH, within=BATCH_WAIT_S):
                 records = []
                 for event in events:
                     decoded = await self.dead_letters.decode_or_reject(event, (ReplicasChangeRecord,
                                                                                ReplicasChangeBatch))
                     if decoded is not None and isinstance(decoded.event, ReplicasChangeRecord):
                         records.append(decoded.event)  # a batch is the replicas-change service's own business
-                await self.on_change_records(records)
+                for start in range(0, len(records), CHUNK):
+                    await self.on_change_records(records[start:start + CHUNK])
 
         @app.agent(self.observed_topic)
         async def observed(stream: faust.StreamT) -> None:
@@ -280,8 +283,8 @@ class TopicReconciler:
         """Reconcile every topic, a chunk per lock hold: with thousands of topics one pass takes seconds, and live
         spec and change events must not wait behind it."""
         names = sorted(self.specs)
-        for start in range(0, len(names), RESYNC_CHUNK):
-            await self.reconcile(names[start:start + RESYNC_CHUNK])
+        for start in range(0, len(names), CHUNK):
+            await self.reconcile(names[start:start + CHUNK])
 
     async def reconcile(self, names: list[str]) -> None:
         """Compare desired with actual for these topics, act, and publish every status that changed."""

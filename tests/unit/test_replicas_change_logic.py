@@ -188,3 +188,27 @@ def test_pending_changes_behind_an_unreachable_ongoing_task_say_why_they_wait() 
     assert logic.on_unreachable(by_topic(rec("a", ONGOING, session_id="s"), waiting), "Connection failed: refused",
                                 NOW) == []  # said once
     assert logic.on_unreachable(by_topic(rec("b")), "Connection failed", NOW) == []
+
+
+def test_an_ended_task_no_longer_holds_the_next_batch_back() -> None:
+    records = by_topic(rec("waiting"), rec("done-running", ONGOING, session_id="s1"),
+                       rec("still-running", ONGOING, session_id="s2"))
+    tasks = {"s1": task("s1", "Completed"), "s2": task("s2", "InExecution")}
+    ended = logic.ended_sessions({"s1", "s2"}, tasks)
+    assert ended == {"s1"}
+    assert logic.due_for_submission(records, NOW, ended_sessions=ended) == []  # s2 still executes
+    del records["still-running"]
+    assert [r.topic for r in logic.due_for_submission(records, NOW, ended_sessions=ended)] == ["waiting"]
+    assert logic.ended_sessions({"s9"}, tasks) == {"s9"}  # forgotten by Cruise Control: over as well
+
+
+def test_a_task_submitted_after_the_poll_was_sent_is_not_taken_for_lost() -> None:
+    # The poll asked about s1 only; "b" went to Cruise Control (as s2) while the answer was being handled.
+    records = by_topic(rec("a", ONGOING, session_id="s1"), rec("b", ONGOING, session_id="s2"))
+    tasks = {"s1": task("s1", "Completed")}
+    assert logic.topics_to_check(records, tasks, asked={"s1"}) == ["a"]
+    (done,) = logic.on_poll(records, tasks, {"a": 2, "b": 3}, NOW, asked={"s1"}, **RETRY)
+    assert (done.topic, done.state) == ("a", COMPLETED)
+    # Without ``asked`` every sessionId held counts as asked: s2 missing from the answer means it is gone.
+    lost = {r.topic: r for r in logic.on_poll(records, tasks, {"a": 2, "b": 3}, NOW, **RETRY)}
+    assert lost["b"].state == PENDING and "no longer knows task s2" in lost["b"].message
