@@ -1,13 +1,12 @@
 """Benchmark: N topic specs with replication-factor changes through the local stack.
 
-    python -m bench.replicas_change [--topics 10000] [--rate 1000] [--write BENCHMARKS.md]
+    python -m bench.replicas_change [--topics 10000] [--rates 250,500,1000] [--write BENCHMARKS.md] [--dump FILE]
 
 Phase 1 creates N topics at RF 3. Phase 2 (throughput) produces N RF changes (3 -> 2) in one burst and measures spec
-events processed per second and Cruise Control requests. Phase 3 (latency) produces N RF changes (2 -> 3) paced at
-``--rate`` specs per second and measures spec -> submission (spec produced -> Cruise Control has the
-topic_configuration request: its task's start) and task completion -> status event (simulator's completion time ->
-the status event).
-"""
+events processed per second and Cruise Control requests. Phase 3 (latency), once per rate, produces N RF changes
+(alternately to 3 and to 2) paced at that many specs per second and measures spec -> submission (spec produced ->
+Cruise Control has the topic_configuration request: its task's start), each hop on the way, and task completion ->
+status event (simulator's completion time -> the status event)."""
 
 from __future__ import annotations
 
@@ -137,7 +136,7 @@ def completed_at(rf: int):
     return check
 
 
-def run(topics: int, rate: int, dump: Path | None = None) -> dict[str, float]:
+def run(topics: int, rates: list[int], dump: Path | None = None) -> dict:
     names = [f"bench-{i:05d}" for i in range(topics)]
     say = lambda m: print(m, file=sys.stderr, flush=True)  # noqa: E731
     # Only the services of the measured path: the load collector would also make the simulated partitions grow (its
@@ -166,106 +165,130 @@ def run(topics: int, rate: int, dump: Path | None = None) -> dict[str, float]:
         observed_s = wait("specs observed", lambda: tail.count(
             names, lambda s: s["generation"] > created_generation[s["topic"]]) == topics, 900)
         wait("burst completed", lambda: tail.count(names, completed_at(2)) == topics, 900)
-        burst_total_s = time.time() - start
-        burst_requests = len(task_ids() - before)
-        burst_served = sim.get("/faults/stats").json()["requestsServed"] - served_before
-
-        say(f"phase 3 (latency): {topics} RF changes 2 -> 3 paced at {rate}/s")
-        tail.reset_latency(target=3)
-        before = task_ids()
+        result = {
+            "topics": topics, "create_s": create_s, "spec_events_per_s": topics / observed_s,
+            "burst_total_s": time.time() - start, "burst_requests": len(task_ids() - before),
+            "burst_served": sim.get("/faults/stats").json()["requestsServed"] - served_before,
+            "paced": [],
+        }
         producer = busio.producer(bus)
         # Connected before the clock starts: a new producer's first message waits for its connection and producer
         # id, which would be counted against the first half second of specs.
         producer.list_topics(TOPICS.specs.name, timeout=10)
         time.sleep(1)
-        sent_at: dict[str, float] = {}
-        start_paced = time.monotonic()
-        for i, n in enumerate(names):
-            if (delay := start_paced + i / rate - time.monotonic()) > 0:
-                time.sleep(delay)
-            sent_at[n] = time.time()
-            producer.produce(TOPICS.specs.name, key=n.encode(), value=encode(TopicSpec(name=n, partitions=1, replicas=3)))
-            producer.poll(0)
-        producer.flush(60)
-        wait("paced changes completed", lambda: tail.count(names, completed_at(3)) == topics, 900)
-        time.sleep(1)
-        tasks = {t["id"]: t for t in sim.get("/faults/tasks").json()["tasks"] if t["id"] not in before}
+        rf = 2
+        for rate in rates:
+            rf = 5 - rf  # 2 -> 3 -> 2 ...
+            say(f"phase 3 (latency): {topics} RF changes to {rf} paced at {rate}/s")
+            paced = measure_paced(names, rate, rf, producer, tail, task_ids, sim, dump)
+            result["paced"].append(paced)
+            say(f"  spec -> submission p50 {paced['submit_p50']:.2f} s, p99 {paced['submit_p99']:.2f} s")
         tail.stop.set()
         tail.thread.join(5)
-
-        # Submission: Cruise Control has the request (its task's start); the change is recorded ongoing once the answer,
-        # with the proposal Cruise Control computes first, is back.
-        submitted = {n: tasks[s]["startMs"] / 1000 for n in names if (s := tail.session_of.get(n)) in tasks}
-        submit = [submitted[n] - sent_at[n] for n in names if n in submitted]
-        recorded = [tail.submitted_at[n] - sent_at[n] for n in names if n in tail.submitted_at]
-        to_pending = [tail.pending_at[n] - sent_at[n] for n in names if n in tail.pending_at]
-        to_observed = [tail.observed_at[n] - sent_at[n] for n in names if n in tail.observed_at]
-        # Cruise Control runs one execution at a time: a change submitted in task k could not go before task k-1
-        # ended. Ballast's own share of spec -> submission is the rest.
-        previous_end = previous_ends(tasks)
-        idle = [tasks[t]["startMs"] / 1000 - end for t, end in previous_end.items()]
-        own = [submitted[n] - sent_at[n] - max(0.0, previous_end.get(tail.session_of[n], 0.0) - tail.pending_at[n])
-               for n in names if n in submitted and n in tail.pending_at]
-        status = [tail.completed_event_time[n] - tasks[s]["completedMs"] / 1000 for n in names
-                  if (s := tail.session_of.get(n)) in tasks and tasks[s]["completedMs"] and n in tail.completed_event_time]
-        if dump is not None:
-            dump.write_text(json.dumps({
-                "sent": sent_at, "observed": tail.observed_at, "pending": tail.pending_at, "submitted": submitted,
-                "recorded": tail.submitted_at, "tasks": tasks}))
-        return {
-            "topics": topics, "rate": rate, "create_s": create_s,
-            "spec_events_per_s": topics / observed_s, "burst_total_s": burst_total_s,
-            "burst_requests": burst_requests, "burst_served": burst_served,
-            "paced_requests": len(tasks),
-            "observed_p50": percentile(to_observed, 50), "observed_p99": percentile(to_observed, 99),
-            "idle_p50": percentile(idle, 50), "idle_max": max(idle, default=float("nan")),
-            "pending_p50": percentile(to_pending, 50), "pending_p99": percentile(to_pending, 99),
-            "submit_p50": percentile(submit, 50), "submit_p99": percentile(submit, 99), "submit_n": len(submit),
-            "own_p50": percentile(own, 50), "own_p99": percentile(own, 99),
-            "recorded_p50": percentile(recorded, 50), "recorded_p99": percentile(recorded, 99),
-            "status_p50": percentile(status, 50), "status_p99": percentile(status, 99), "status_n": len(status),
-        }
+        return result
 
 
-def render(r: dict[str, float], command: str) -> str:
+def measure_paced(names: list[str], rate: int, rf: int, producer, tail: Tail, task_ids, sim: httpx.Client,
+                  dump: Path | None) -> dict[str, float]:
+    tail.reset_latency(target=rf)
+    before = task_ids()
+    sent_at: dict[str, float] = {}
+    start_paced = time.monotonic()
+    for i, n in enumerate(names):
+        if (delay := start_paced + i / rate - time.monotonic()) > 0:
+            time.sleep(delay)
+        sent_at[n] = time.time()
+        producer.produce(TOPICS.specs.name, key=n.encode(), value=encode(TopicSpec(name=n, partitions=1, replicas=rf)))
+        producer.poll(0)
+    producer.flush(60)
+    wait("paced changes completed", lambda: tail.count(names, completed_at(rf)) == len(names), 900)
+    time.sleep(1)
+    tasks = {t["id"]: t for t in sim.get("/faults/tasks").json()["tasks"] if t["id"] not in before}
+    with tail.lock:
+        session_of, pending_at, observed_at = dict(tail.session_of), dict(tail.pending_at), dict(tail.observed_at)
+        recorded_at, status_at = dict(tail.submitted_at), dict(tail.completed_event_time)
+
+    # Submission: Cruise Control has the request (its task's start); the change is recorded ongoing once the answer,
+    # with the proposal Cruise Control computes first, is back.
+    submitted = {n: tasks[s]["startMs"] / 1000 for n in names if (s := session_of.get(n)) in tasks}
+    submit = [submitted[n] - sent_at[n] for n in names if n in submitted]
+    recorded = [recorded_at[n] - sent_at[n] for n in names if n in recorded_at]
+    to_pending = [pending_at[n] - sent_at[n] for n in names if n in pending_at]
+    to_observed = [observed_at[n] - sent_at[n] for n in names if n in observed_at]
+    # Cruise Control runs one execution at a time: a change submitted in task k could not go before task k-1
+    # ended. Ballast's own share of spec -> submission is the rest.
+    previous_end = previous_ends(tasks)
+    idle = [tasks[t]["startMs"] / 1000 - end for t, end in previous_end.items()]
+    own = [submitted[n] - sent_at[n] - max(0.0, previous_end.get(session_of[n], 0.0) - pending_at[n])
+           for n in names if n in submitted and n in pending_at]
+    status = [status_at[n] - tasks[s]["completedMs"] / 1000 for n in names
+              if (s := session_of.get(n)) in tasks and tasks[s]["completedMs"] and n in status_at]
+    if dump is not None:
+        dump.with_suffix(f".{rate}.json").write_text(json.dumps({
+            "sent": sent_at, "observed": observed_at, "pending": pending_at, "submitted": submitted,
+            "recorded": recorded_at, "tasks": tasks}))
+    return {
+        "rate": rate, "requests": len(tasks), "submit_n": len(submit), "status_n": len(status),
+        **quantiles("submit", submit), **quantiles("pending", to_pending), **quantiles("observed", to_observed),
+        **quantiles("own", own), **quantiles("recorded", recorded), **quantiles("status", status),
+        "idle_p50": percentile(idle, 50), "idle_max": max(idle, default=float("nan")),
+    }
+
+
+def quantiles(name: str, values: list[float]) -> dict[str, float]:
+    return {f"{name}_p50": percentile(values, 50), f"{name}_p99": percentile(values, 99)}
+
+
+def render(r: dict, command: str) -> str:
     def verdict(good: bool) -> str:
         return "met" if good else "**not met**"
 
     n = int(r["topics"])
-    return f"""## Replication-factor changes through the local stack: {n:,} topics, latency at {r['rate']:,.0f} specs/s
+    rows = "\n".join(
+        f"| {p['rate']:,} | {p['submit_p50']:.2f} / {p['submit_p99']:.2f} s: {verdict(p['submit_p99'] <= 1)} "
+        f"| {p['observed_p50']:.2f} / {p['observed_p99']:.2f} s | {p['pending_p50']:.2f} / {p['pending_p99']:.2f} s "
+        f"| {p['idle_p50']:.2f} / {p['idle_max']:.2f} s | {p['own_p50']:.2f} / {p['own_p99']:.2f} s "
+        f"| {p['recorded_p50']:.2f} / {p['recorded_p99']:.2f} s "
+        f"| {p['status_p50']:.2f} / {p['status_p99']:.2f} s: {verdict(p['status_p99'] <= 2)} | {p['requests']} |"
+        for p in r["paced"])
+    return f"""## Replication-factor changes through the local stack: {n:,} topics
 
 Command: `{command}`
 
-{n:,} topics (1 partition each) at RF 3 on the local stack (Tansu, topic reconciler, replicas-change service,
-simulated Cruise Control; simulated execution at least 0.5 s per task, 1 MB partitions so that the simulated data
-copy does not dominate; Ballast polling every 0.5 s), all on this 2-core machine.
+{n:,} topics (1 partition each) on the local stack (Tansu, topic reconciler, replicas-change service, simulated
+Cruise Control; simulated proposal 0.1 s and execution at least 0.5 s per task, 1 MB partitions so that the simulated
+data copy does not dominate; Ballast polling every 0.5 s), all on this 2-core machine.
 
 | measure | result | target |
 | --- | --- | --- |
 | burst of {n:,} RF changes: spec events processed per second (burst -> every spec observed in status) | {r['spec_events_per_s']:,.0f}/s | >= 2,000/s: {verdict(r['spec_events_per_s'] >= 2000)} |
 | burst: topic_configuration requests for {n:,} changes / all Cruise Control requests | {r['burst_requests']:.0f} / {r['burst_served']:.0f} | |
 | burst: produced -> every change completed | {r['burst_total_s']:.1f} s | |
-| paced at {r['rate']:,.0f} specs/s: spec -> submission (Cruise Control has the request) p50 / p99 (n={r['submit_n']:,.0f}) | {r['submit_p50']:.2f} s / {r['submit_p99']:.2f} s | p99 <= 1 s: {verdict(r['submit_p99'] <= 1)} |
-| paced: of which spec -> change recorded pending, p50 / p99 | {r['pending_p50']:.2f} s / {r['pending_p99']:.2f} s | |
-| paced: of which spec -> the reconciler's status for it (first hop), p50 / p99 | {r['observed_p50']:.2f} s / {r['observed_p99']:.2f} s | |
-| paced: Cruise Control idle between one execution's end and Ballast's next request, p50 / max | {r['idle_p50']:.2f} s / {r['idle_max']:.2f} s | |
-| paced: spec -> submission less the wait for the previous execution to end (one at a time), p50 / p99 | {r['own_p50']:.2f} s / {r['own_p99']:.2f} s | |
-| paced: spec -> change recorded ongoing (Cruise Control's answer back), p50 / p99 | {r['recorded_p50']:.2f} s / {r['recorded_p99']:.2f} s | |
-| paced: task completion -> status event p50 / p99 (n={r['status_n']:,.0f}) | {r['status_p50']:.2f} s / {r['status_p99']:.2f} s | p99 <= 2 s: {verdict(r['status_p99'] <= 2)} |
-| paced: topic_configuration requests | {r['paced_requests']:.0f} | |
 | creating the {n:,} topics | {r['create_s']:.1f} s | |
+
+Then {n:,} RF changes at a steady rate, once per rate (p50 / p99 over the {n:,} changes). Submission is the moment
+Cruise Control has the request (its task's start). Targets: spec -> submission p99 <= 1 s, task completion -> status
+event p99 <= 2 s.
+
+| specs/s | spec -> submission | spec -> reconciler's status (first hop) | spec -> change recorded pending (second hop) | Cruise Control idle between executions (p50 / max) | spec -> submission less the wait for the previous execution | spec -> change recorded ongoing (answer back) | task completion -> status event | topic_configuration requests |
+| --- | --- | --- | --- | --- | --- | --- | --- | --- |
+{rows}
+
 """
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--topics", type=int, default=10_000)
-    parser.add_argument("--rate", type=int, default=1_000, help="specs per second in the latency phase")
+    parser.add_argument("--rates", default="250,500,1000",
+                        help="comma-separated specs per second, one latency phase each (default: %(default)s)")
     parser.add_argument("--write", type=Path, help="replace this benchmark's section in the given markdown file")
-    parser.add_argument("--dump", type=Path, help="write each paced change's timestamps (JSON) here, for analysis")
+    parser.add_argument("--dump", type=Path,
+                        help="write each paced change's timestamps here (JSON, one file per rate), for analysis")
     args = parser.parse_args()
-    command = f"python -m bench.replicas_change --topics {args.topics} --rate {args.rate}"
-    section = render(run(args.topics, args.rate, args.dump), command + (f" --write {args.write}" if args.write else ""))
+    rates = [int(r) for r in args.rates.split(",")]
+    command = f"python -m bench.replicas_change --topics {args.topics} --rates {args.rates}"
+    section = render(run(args.topics, rates, args.dump), command + (f" --write {args.write}" if args.write else ""))
     print(section)
     if args.write:
         replace_section(args.write, section)
