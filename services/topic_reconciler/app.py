@@ -391,8 +391,11 @@ class TopicReconciler:
                 command = ReplicasChangeCommand(topic=name, target_replicas=target,
                                                 generation=self.generations.get(name, 0))
                 log.info("requesting replicas change", target=target)
-                return [await publish(self.app, TOPICS.replicas_commands, name,
-                                      encode(command, correlation_id=self.correlations.get(name)))]
+                sent = await publish(self.app, TOPICS.replicas_commands, name,
+                                     encode(command, correlation_id=self.correlations.get(name)))
+                if expected := logic.expected_change(self.changes.get(name), action, command.generation, _now()):
+                    self.changes[name] = expected  # until the replicas-change service's own record arrives
+                return [sent]
         return []
 
 

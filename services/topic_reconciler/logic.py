@@ -56,6 +56,8 @@ class AlterConfig:
 class RequestReplicasChange:
     name: str
     target_replicas: int
+    # The RF differs from the target (False: a revert to the current RF, which the replicas-change service settles).
+    differs: bool = True
 
 
 Action = CreateTopic | DeleteTopic | CreatePartitions | AlterConfig | RequestReplicasChange
@@ -103,7 +105,7 @@ def plan(spec: TopicSpec | None, actual: TopicDescription | None, change: Replic
     elif actual.replication_factor == spec.replicas and _change_in_flight_elsewhere(change, spec.replicas):
         # The spec was reverted while a change to another RF was pending or ongoing: tell the replicas-change
         # service the target is the current RF again, so it settles (or follows up) instead of retrying the old one.
-        result.actions.append(RequestReplicasChange(spec.name, spec.replicas))
+        result.actions.append(RequestReplicasChange(spec.name, spec.replicas, differs=False))
     return result
 
 
@@ -131,6 +133,17 @@ def under_replicated_condition(placeholders: PlaceholderRecord, alive_brokers: i
         type="UnderReplicated", status="True", reason="PlaceholderReplicas",
         message=f"under-replicated by design: {placeholders.placeholders} placeholder replica(s) in {partitions} "
                 f"partition(s){alive}; {when}")
+
+
+def expected_change(current: ReplicasChangeRecord | None, request: RequestReplicasChange, generation: int,
+                    now: datetime) -> ReplicasChangeRecord | None:
+    """The change as the replicas-change service will record it for this request, for the status to say ``pending``
+    at once (as Strimzi's operator does) rather than a bus hop later. None where that service decides: a revert, or a
+    change whose earlier target Cruise Control is executing (it stays ongoing, retargeted)."""
+    if not request.differs or (current is not None and current.state == ReplicasChangeState.ONGOING):
+        return None
+    return ReplicasChangeRecord(topic=request.name, state=ReplicasChangeState.PENDING,
+                                target_replicas=request.target_replicas, generation=generation, updated_at=now)
 
 
 def _change_in_flight(change: ReplicasChangeRecord | None, target: int) -> bool:

@@ -90,7 +90,8 @@ def test_transition_time_kept_while_condition_unchanged() -> None:
 
 def test_revert_to_actual_rf_tells_the_replicas_change_service() -> None:
     stuck = ReplicasChangeRecord(topic="t", state="pending", target_replicas=4, message="refused")
-    assert logic.plan(spec(replicas=2), desc("t", rf=2), stuck).actions == [logic.RequestReplicasChange("t", 2)]
+    assert logic.plan(spec(replicas=2), desc("t", rf=2), stuck).actions == [
+        logic.RequestReplicasChange("t", 2, differs=False)]
     settled = ReplicasChangeRecord(topic="t", state="completed", target_replicas=4)
     assert logic.plan(spec(replicas=2), desc("t", rf=2), settled).actions == []
 
@@ -123,3 +124,19 @@ def test_observed_registry_keeps_offline_brokers_until_forgotten() -> None:
     assert moved[0].rack == "/dc3/r1" and moved[0].first_seen == news[1].first_seen
     registry.apply(BrokerForgotten(id=2))
     assert [b.id for b in registry.cluster_brokers([BrokerInfo(1, "/dc1/r1")])] == [1]
+
+
+def test_a_requested_change_shows_pending_at_once_unless_the_replicas_change_service_decides() -> None:
+    done = ReplicasChangeRecord(topic="t", state="completed", target_replicas=3)
+    expected = logic.expected_change(done, logic.RequestReplicasChange("t", 2), 7, NOW)
+    assert expected is not None
+    assert (expected.state, expected.target_replicas, expected.generation, expected.session_id) == ("pending", 2, 7,
+                                                                                                     None)
+    status = logic.build_status(name="t", spec=spec(replicas=2), generation=7, actual=desc("t"), change=expected,
+                                error=None, warnings=[], previous=None, now=NOW)
+    assert status.replicas_change is not None and status.replicas_change.state == "pending"
+    # Cruise Control executes an earlier target: the service retargets that task, and says so itself.
+    running = ReplicasChangeRecord(topic="t", state="ongoing", target_replicas=4, session_id="s")
+    assert logic.expected_change(running, logic.RequestReplicasChange("t", 2), 7, NOW) is None
+    # A revert is settled by the service (completed at once, or followed up after the task).
+    assert logic.expected_change(None, logic.RequestReplicasChange("t", 2, differs=False), 7, NOW) is None
