@@ -270,7 +270,7 @@ Then {n:,} RF changes at a steady rate, once per rate (p50 / p99 over the {n:,} 
 Cruise Control has the request (its task's start). Targets: spec -> submission p99 <= 1 s, task completion -> status
 event p99 <= 2 s.
 
-| specs/s | spec -> submission | spec -> reconciler's status (first hop) | spec -> change recorded pending (second hop) | Cruise Control idle between executions (p50 / max) | spec -> submission less the wait for the previous execution | spec -> change recorded ongoing (answer back) | task completion -> status event | topic_configuration requests |
+| specs/s | spec -> submission | spec -> reconciler's status (first hop) | spec -> change recorded pending (both hops) | Cruise Control idle between executions (p50 / max) | spec -> submission less the wait for the previous execution | spec -> change recorded ongoing (answer back) | task completion -> status event | topic_configuration requests |
 | --- | --- | --- | --- | --- | --- | --- | --- | --- |
 {rows}
 
