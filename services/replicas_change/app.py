@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import time
 import uuid
+from collections.abc import Collection
 from datetime import UTC, datetime, timedelta
 
 import faust
@@ -150,9 +151,10 @@ class ReplicasChangeService:
         async with self._cc_lock:
             await self._submit_due_locked()
 
-    async def _submit_due_locked(self, *, ended_sessions: set[str] | None = None) -> None:
-        """Send every due change in one request. The caller holds the Cruise Control lock."""
-        due = logic.due_for_submission(self.in_flight, _now(), ended_sessions=ended_sessions or ())
+    async def _submit_due_locked(self, *, ended_sessions: Collection[str] = ()) -> None:
+        """Send every due change in one request. The caller holds the Cruise Control lock; ``ended_sessions``: our
+        tasks a poll has just seen end, whose changes are not yet recorded as such."""
+        due = logic.due_for_submission(self.in_flight, _now(), ended_sessions=ended_sessions)
         if not due:
             return
         groups = logic.group_by_target(due)
