@@ -24,7 +24,7 @@ class Envelope(BaseModel):
     model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid")
 
     schema_name: str = Field(alias="schema", min_length=1)
-    version: int = Field(ge=1)
+    version: int = Field(ge=1, strict=True)
     id: str = Field(default_factory=new_id, min_length=1)
     time: datetime = Field(default_factory=utcnow)
     correlation_id: str = Field(default_factory=new_id, min_length=1)

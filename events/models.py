@@ -6,15 +6,17 @@ coming from Strimzi read familiar documents. Each event class names its schema a
 
 from __future__ import annotations
 
+import base64
 import re
 from datetime import datetime
 from enum import StrEnum
 from typing import Annotated, Any, ClassVar, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, Strict, field_validator
 from pydantic.alias_generators import to_camel
 
 from events.envelope import utcnow
+from events.limits import MAX_DEAD_LETTER_VALUE_CHARS, BoundedText, bounded, chunks, fingerprint
 
 # Kafka's own rule for topic names (kafka.common.internals.Topic).
 _TOPIC_NAME = re.compile(r"^[a-zA-Z0-9._-]{1,249}$")
@@ -30,8 +32,28 @@ def _check_topic_name(name: str) -> str:
 
 TopicName = Annotated[str, AfterValidator(_check_topic_name)]
 
+# Numbers and flags in what users write are taken as they are: ``true`` is not 1 and ``"3"`` is not 3 (a loose
+# ``"replicas": true`` once cut a topic to one replica).
+StrictInt = Annotated[int, Strict()]
+StrictBool = Annotated[bool, Strict()]
+
+
+def kafka_config_value(key: str, value: Any) -> str:
+    """A topic config value as Kafka takes it: strings as they are, numbers rendered as Kafka renders them. Anything
+    else (a boolean, null, a list, an object) is refused: Kafka would get ``"None"`` or ``"{'compact': True}"``."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, int) and not isinstance(value, bool):
+        return str(value)
+    if isinstance(value, float) and value == value and value not in (float("inf"), float("-inf")):
+        return repr(value)
+    kind = {bool: "a boolean", type(None): "null", list: "a list", dict: "an object"}.get(type(value), type(value).__name__)
+    raise ValueError(f"config value of {key!r} must be a string or a number, not {kind}"
+                     + (' (write "true" or "false")' if isinstance(value, bool) else ""))
+
 # The replica placers a spec or the settings may name (services.placement.placer registers one class per name).
 PlacerName = Literal["striped", "multi-level"]
+TopicOrigin = Literal["created", "adopted"]
 
 
 class Event(BaseModel):
@@ -55,23 +77,26 @@ class TopicSpec(Event):
     SCHEMA: ClassVar[str] = "ballast.TopicSpec"
 
     name: TopicName
-    partitions: int = Field(ge=1, le=100_000)
-    replicas: int = Field(ge=1, le=32)
+    partitions: StrictInt = Field(ge=1, le=100_000)
+    replicas: StrictInt = Field(ge=1, le=32)
     config: dict[str, str] = Field(default_factory=dict)
     # Where new replicas go when the topic is created or grows partitions; None: the placer in the settings.
     placer: PlacerName | None = None
     # With too few brokers alive, under-replicated creation (when the policy allows it) needs at least this many
     # replicas on alive brokers; None: min(min.insync.replicas, replicas).
-    min_required_replicas: int | None = Field(default=None, ge=1, le=32)
+    min_required_replicas: StrictInt | None = Field(default=None, ge=1, le=32)
     # Where the placer has a choice, prefer the brokers carrying less load (the Spark aggregates); false: counts only.
-    load_aware: bool = True
+    load_aware: StrictBool = True
+    # The topic may already exist: Ballast then owns it as if it had created it, deletion included. Without it an
+    # existing topic's partitions, configs and replicas are still reconciled, but withdrawing the spec leaves it.
+    adopt: StrictBool = False
 
     @field_validator("config", mode="before")
     @classmethod
-    def _stringify_config(cls, value: Any) -> Any:
+    def _render_config(cls, value: Any) -> Any:
         # YAML users write `retention.ms: 604800000` and `min.insync.replicas: 2`; Kafka configs are strings.
         if isinstance(value, dict):
-            return {str(k): str(v).lower() if isinstance(v, bool) else str(v) for k, v in value.items()}
+            return {k: kafka_config_value(k, v) if isinstance(k, str) else v for k, v in value.items()}
         return value
 
     @property
@@ -123,7 +148,7 @@ class ReplicasChangeRecord(Event):
     state: ReplicasChangeState
     target_replicas: int = Field(ge=1)
     session_id: str | None = None
-    message: str | None = None
+    message: BoundedText | None = None
     generation: int = 0
     attempts: int = 0
     next_attempt_at: datetime | None = None
@@ -131,6 +156,9 @@ class ReplicasChangeRecord(Event):
     # says it). It is sent as Cruise Control's ``reason``, so that after a crash between the request and the record
     # of its User-Task-ID the task can still be found in ``user_tasks``.
     batch_id: str | None = None
+    # Set while Cruise Control's refusal of a request is pinned on the changes it is about: changes of one group
+    # are sent only together (services.replicas_change.isolation).
+    group: str | None = None
     updated_at: datetime = Field(default_factory=utcnow)
 
     @property
@@ -165,7 +193,7 @@ class ReplicasChangeStatus(BaseModel):
     state: ReplicasChangeState
     target_replicas: int
     session_id: str | None = None
-    message: str | None = None
+    message: BoundedText | None = None
 
 
 class Condition(BaseModel):
@@ -174,7 +202,7 @@ class Condition(BaseModel):
     type: str
     status: str  # "True" | "False" | "Unknown", as in Kubernetes conditions
     reason: str | None = None
-    message: str | None = None
+    message: BoundedText | None = None
     last_transition_time: datetime = Field(default_factory=utcnow)
 
 
@@ -192,6 +220,9 @@ class TopicStatus(Event):
     replicas_change: ReplicasChangeStatus | None = None
     conditions: list[Condition] = Field(default_factory=list)
     deleted: bool = False
+    # Whose topic it is: "created" by Ballast, or "adopted" by a spec with ``adopt: true``; only then does
+    # withdrawing the spec delete it.
+    origin: TopicOrigin | None = None
 
     @property
     def key(self) -> str:
@@ -202,22 +233,54 @@ class TopicStatus(Event):
 
 
 class DeadLetter(Event):
-    """An event that no consumer could accept, with the reason. Nothing is dropped silently."""
+    """An event that no consumer could accept, with the reason. Nothing is dropped silently.
+
+    A dead letter always fits on the bus, whatever it rejects: the value is kept up to 64 KiB (``valueTruncated``
+    says when it was cut) with the whole value's size and SHA-256, so the original can be found at its topic,
+    partition and offset."""
 
     SCHEMA: ClassVar[str] = "ballast.DeadLetter"
 
     source_topic: str
     partition: int | None = None
     offset: int | None = None
-    record_key: str | None = None
-    reason: str
+    record_key: BoundedText | None = None
+    key_encoding: str = "utf-8"
+    reason: BoundedText
     service: str
     value: str | None = None
     value_encoding: str = "utf-8"
+    value_size: int | None = None
+    value_sha256: str | None = None
+    value_truncated: bool = False
 
     @property
     def key(self) -> str:
         return self.record_key or self.source_topic
+
+    @classmethod
+    def of_record(cls, *, source_topic: str, key: bytes | None, value: bytes | None, reason: str, service: str,
+                  partition: int | None = None, offset: int | None = None) -> DeadLetter:
+        """The dead letter for one rejected record, whatever its key and value hold."""
+        record_key, key_encoding = _readable(key[:1024]) if key is not None else (None, "utf-8")
+        fields: dict[str, Any] = {}
+        if value is not None:
+            kept = value[:MAX_DEAD_LETTER_VALUE_CHARS]
+            text, encoding = _readable(kept)
+            fields = {"value": text, "value_encoding": encoding, "value_size": len(value),
+                      "value_sha256": fingerprint(value), "value_truncated": len(kept) < len(value)}
+        return cls(source_topic=source_topic, partition=partition, offset=offset, record_key=record_key,
+                   key_encoding=key_encoding, reason=bounded(reason), service=service, **fields)
+
+
+def _readable(data: bytes) -> tuple[str, str]:
+    """Text as it is when it is UTF-8 (a cut may split a character: it is dropped), base64 otherwise."""
+    try:
+        return data.decode(), "utf-8"
+    except UnicodeDecodeError as exc:
+        if exc.start >= len(data) - 3 and exc.reason == "unexpected end of data":
+            return data[:exc.start].decode(), "utf-8"
+        return base64.b64encode(data).decode(), "base64"
 
 
 class ObservedBroker(Event):
@@ -226,7 +289,7 @@ class ObservedBroker(Event):
 
     SCHEMA: ClassVar[str] = "ballast.ObservedBroker"
 
-    id: int = Field(ge=0)
+    id: StrictInt = Field(ge=0)
     rack: str | None = None
     first_seen: datetime = Field(default_factory=utcnow)
 
@@ -240,7 +303,7 @@ class BrokerForgotten(Event):
 
     SCHEMA: ClassVar[str] = "ballast.BrokerForgotten"
 
-    id: int = Field(ge=0)
+    id: StrictInt = Field(ge=0)
 
     @property
     def key(self) -> str:
@@ -279,12 +342,12 @@ class PlacementRequest(Event):
 
     request_id: str = Field(min_length=1, max_length=200)
     topic: TopicName
-    partitions: int = Field(ge=1, le=100_000)
-    replication_factor: int = Field(ge=1, le=32)
+    partitions: StrictInt = Field(ge=1, le=100_000)
+    replication_factor: StrictInt = Field(ge=1, le=32)
     placer: PlacerName | None = None
-    seed: int | None = None
-    broker_ids: list[int] | None = None
-    force_simple_placement: bool = False
+    seed: StrictInt | None = None
+    broker_ids: list[StrictInt] | None = None
+    force_simple_placement: StrictBool = False
 
     @property
     def key(self) -> str:
@@ -302,11 +365,26 @@ class PlacementResponse(Event):
     placer: str
     first_partition: int = 0
     assignment: list[list[int]] | None = None
-    error: str | None = None
+    error: BoundedText | None = None
+    # A large answer comes in several records, each numbered from its own ``first_partition``: part 1 of ``parts``.
+    part: int = Field(default=1, ge=1)
+    parts: int = Field(default=1, ge=1)
+
+    # Partitions per record: at most 32 replicas of ~6 bytes each, so a part stays well within MAX_RECORD_BYTES.
+    PART_SIZE: ClassVar[int] = 2_000
 
     @property
     def key(self) -> str:
         return self.request_id
+
+    def split(self) -> list[PlacementResponse]:
+        """This answer in records that each fit on the bus."""
+        if self.assignment is None or len(self.assignment) <= self.PART_SIZE:
+            return [self]
+        pieces = list(chunks(self.assignment, self.PART_SIZE))
+        return [self.model_copy(update={"assignment": list(piece), "part": i + 1, "parts": len(pieces),
+                                        "first_partition": self.first_partition + i * self.PART_SIZE})
+                for i, piece in enumerate(pieces)]
 
 
 class PlacedReplica(BaseModel):
@@ -332,9 +410,18 @@ class ReplicasPlaced(Event):
     placed_at: datetime
     placed: list[PlacedReplica] = Field(default_factory=list)
 
+    # Replicas per record: ~100 bytes each in the worst case, so a part stays well within MAX_RECORD_BYTES.
+    PART_SIZE: ClassVar[int] = 4_000
+
     @property
     def key(self) -> str:
         return self.topic
+
+    def split(self) -> list[ReplicasPlaced]:
+        """The same decision in records that each fit on the bus (the Spark job sums them alike)."""
+        if len(self.placed) <= self.PART_SIZE:
+            return [self]
+        return [self.model_copy(update={"placed": list(part)}) for part in chunks(self.placed, self.PART_SIZE)]
 
 
 EVENT_TYPES: tuple[type[Event], ...] = (

@@ -15,7 +15,8 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validat
 from pydantic.alias_generators import to_camel
 
 from events.envelope import utcnow
-from events.models import Condition, Event
+from events.limits import BoundedText
+from events.models import Condition, Event, StrictBool, StrictInt
 
 def _broker_ids(brokers: list[int]) -> list[int]:
     if any(b < 0 for b in brokers):
@@ -24,7 +25,7 @@ def _broker_ids(brokers: list[int]) -> list[int]:
 
 
 # Sorted, without repeats.
-BrokerIds = Annotated[list[int], AfterValidator(_broker_ids)]
+BrokerIds = Annotated[list[StrictInt], AfterValidator(_broker_ids)]
 
 # Kubernetes resource names, so a KafkaRebalance's metadata.name is always a valid rebalance name.
 _NAME = re.compile(r"^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$")
@@ -49,14 +50,14 @@ class RebalanceRequest(Event):
     mode: RebalanceMode = RebalanceMode.FULL
     brokers: BrokerIds = Field(default_factory=list)
     goals: list[str] = Field(default_factory=list)
-    skip_hard_goal_check: bool = False
+    skip_hard_goal_check: StrictBool = False
     excluded_topics: str | None = None  # a regex, as Cruise Control takes it
-    concurrent_partition_movements_per_broker: int | None = Field(default=None, ge=1)
-    concurrent_leader_movements: int | None = Field(default=None, ge=1)
-    replication_throttle: int | None = Field(default=None, ge=1)  # bytes per second
-    rebalance_disk: bool = False  # full mode: balance between the disks of each broker
+    concurrent_partition_movements_per_broker: StrictInt | None = Field(default=None, ge=1)
+    concurrent_leader_movements: StrictInt | None = Field(default=None, ge=1)
+    replication_throttle: StrictInt | None = Field(default=None, ge=1)  # bytes per second
+    rebalance_disk: StrictBool = False  # full mode: balance between the disks of each broker
     # Execute the proposal as soon as it is ready (Strimzi: annotation strimzi.io/rebalance-auto-approval).
-    auto_approve: bool = False
+    auto_approve: StrictBool = False
     # Set on rebalances Ballast starts itself when the cluster scales; "down" ones run before "up" ones.
     scaling: Literal["up", "down"] | None = None
 
@@ -183,7 +184,7 @@ class RebalanceStatus(Event):
     summary: ProposalSummary | None = None
     broker_load: list[BrokerLoadChange] = Field(default_factory=list)
     progress: RebalanceProgress | None = None
-    message: str | None = None
+    message: BoundedText | None = None
     attempts: int = 0
     next_attempt_at: datetime | None = None
     conditions: list[Condition] = Field(default_factory=list)

@@ -85,3 +85,13 @@ class Topics:
 
 
 TOPICS = Topics()
+
+
+def reserved_topic(name: str) -> str | None:
+    """Why Ballast must never manage (create, change or delete) this topic, or None. Kafka's internal topics and
+    Ballast's own bus topics are nobody's spec to change."""
+    if name.startswith("__"):
+        return f"{name!r} is an internal topic (its name starts with '__'): Ballast never manages it"
+    if name in {t.name for t in TOPICS.all()}:
+        return f"{name!r} is one of Ballast's own bus topics: Ballast never manages it"
+    return None

@@ -6,6 +6,7 @@ import time
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import Any
 
 from confluent_kafka import Consumer, Producer, TopicPartition
 
@@ -45,14 +46,18 @@ def producer(bus: BusSettings) -> Producer:
     return Producer({**bus.confluent_config(), **QUIET, "enable.idempotence": True, "linger.ms": 5})
 
 
-def produce(bus: BusSettings, items: list[tuple[str, bytes | None, bytes | None, list[tuple[str, bytes]] | None]]) -> int:
+def produce(bus: BusSettings, items: list[tuple[str, bytes | None, bytes | None, list[tuple[str, bytes]] | None]],
+            *, delivered: list[tuple[str, int, int]] | None = None) -> int:
+    """Produce and wait for every acknowledgement; ``delivered`` collects (topic, partition, offset) of each."""
     p = producer(bus)
     _check_reachable(p, bus)
     errors: list[str] = []
 
-    def report(err: object, _msg: object) -> None:
+    def report(err: object, msg: Any) -> None:
         if err is not None:
             errors.append(str(err))
+        elif delivered is not None:
+            delivered.append((msg.topic(), msg.partition(), msg.offset()))
 
     for topic, key, value, headers in items:
         while True:

@@ -12,6 +12,7 @@ from typing import Annotated, Optional
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
 from events import TOPICS, InvalidEvent, TopicSpecDeleted, TopicStatus, decode, encode
 from events.schema import json_schemas
@@ -33,7 +34,7 @@ STATE_FILE = Path(".ballast/stack.json")
 
 
 def _fail(message: str, code: int = 1) -> typer.Exit:
-    err.print(f"[red]error:[/red] {message}", soft_wrap=True)
+    err.print(f"[red]error:[/red] {escape(message)}", soft_wrap=True)
     return typer.Exit(code)
 
 
@@ -144,13 +145,44 @@ def apply(file: Annotated[Path, typer.Option("-f", "--file", help="YAML: topic s
 
 
 @app.command()
-def delete(topics: Annotated[list[str], typer.Argument(help="topic names")]) -> None:
-    """Withdraw topic specs: Ballast deletes the topics."""
+def delete(
+    topics: Annotated[list[str], typer.Argument(help="topic names")],
+    yes: Annotated[bool, typer.Option("--yes", "-y", help="do not ask for confirmation")] = False,
+) -> None:
+    """Withdraw topic specs. A topic Ballast created (or a spec adopted) is deleted; any other is left as it is.
+
+    Names without a live spec are refused, and so are Kafka's internal topics and Ballast's own."""
+    from events.topics import reserved_topic
+
     settings = get_settings()
+    for name in topics:
+        if reason := reserved_topic(name):
+            raise _fail(reason)
+    try:
+        statuses = busio.latest(settings.bus, TOPICS.status.name, TopicStatus)
+    except BusUnavailable as exc:
+        raise _fail(str(exc)) from None
+    deleting, retaining = [], []
+    for name in topics:
+        status = statuses.get(name)
+        if status is None or status.deleted:
+            raise _fail(f"no spec for topic {name!r}: Ballast does not manage it, so there is nothing to withdraw")
+        assert isinstance(status, TopicStatus)
+        (deleting if status.origin is not None else retaining).append(name)
+    if deleting:
+        console.print(f"the topics {', '.join(deleting)} will be deleted with their data", soft_wrap=True)
+    if retaining:
+        console.print(f"the specs of {', '.join(retaining)} will be withdrawn; the topics stay (Ballast neither "
+                      "created nor adopted them)", soft_wrap=True)
+    if not yes:
+        if not sys.stdin.isatty():
+            raise _fail("not a terminal, so nothing can be confirmed: pass --yes to delete")
+        if not typer.confirm("go ahead?", default=False):
+            raise _fail("nothing deleted")
     events = [TopicSpecDeleted(name=name) for name in topics]
     busio.produce(settings.bus, [(TOPICS.specs.name, e.key.encode(), encode(e), None) for e in events])
     for name in topics:
-        console.print(f"topic spec {name}: deleted")
+        console.print(f"topic spec {name}: withdrawn" + ("" if name in deleting else " (topic retained)"))
 
 
 brokers_app = typer.Typer(help="The observed-broker registry: every broker the cluster has had (seed 002).",

@@ -9,9 +9,10 @@ Plain form (one document, or a list)::
     config: {min.insync.replicas: 2}
     placer: multi-level          # optional: striped | multi-level (default: BALLAST_PLACEMENT__PLACER)
     loadAware: false             # optional: place by counts alone, not towards the lighter brokers
+    adopt: true                  # optional: the topic exists already and is Ballast's from now on (deletion too)
 
 A ``KafkaTopic`` names its placer in the annotation ``ballast.io/placer`` and opts out of load-aware placement with
-``ballast.io/load-aware: "false"``.
+``ballast.io/load-aware: "false"``, and adopts an existing topic with ``ballast.io/adopt: "true"``.
 
 Plain rebalance (the fields of a KafkaRebalance spec, plus ``name`` and ``autoApprove``)::
 
@@ -35,6 +36,7 @@ from events import RebalanceRequest, TopicSpec
 STRIMZI_API_VERSIONS = {"kafka.strimzi.io/v1beta2", "kafka.strimzi.io/v1"}
 PLACER_ANNOTATION = "ballast.io/placer"
 LOAD_AWARE_ANNOTATION = "ballast.io/load-aware"
+ADOPT_ANNOTATION = "ballast.io/adopt"
 AUTO_APPROVAL_ANNOTATION = "strimzi.io/rebalance-auto-approval"
 # KafkaRebalance spec fields Cruise Control has but Ballast does not pass on; refused rather than silently dropped.
 UNSUPPORTED_REBALANCE_FIELDS = ("replicaMovementStrategies", "concurrentIntraBrokerPartitionMovements", "moveReplicasOffVolumes")
@@ -90,12 +92,20 @@ def _to_manifest(item: Any, where: str) -> Manifest:
         fields = _from_kafka_topic(item, where)
     else:
         fields = {k: v for k, v in item.items() if k not in ("kind", "apiVersion")}
+    if model is TopicSpec and isinstance(fields.get("config"), dict):
+        fields["config"] = _yaml_config(fields["config"])
     try:
         return model.model_validate(fields)
     except ValidationError as exc:
         problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}".lstrip(": ")
                              for e in exc.errors(include_url=False))
         raise ManifestError(f"{where}: {problems}") from None
+
+
+def _yaml_config(config: dict[Any, Any]) -> dict[Any, Any]:
+    """YAML's ``true`` for a flag such as ``unclean.leader.election.enable`` means Kafka's ``"true"``, as in a
+    KafkaTopic. The bus takes strings and numbers only; this is the YAML reader's courtesy, not the contract's."""
+    return {k: ("true" if v else "false") if isinstance(v, bool) else v for k, v in config.items()}
 
 
 def _check_api_version(item: dict[str, Any], where: str) -> None:
@@ -137,4 +147,6 @@ def _from_kafka_topic(item: dict[str, Any], where: str) -> dict[str, Any]:
         fields["placer"] = placer
     if LOAD_AWARE_ANNOTATION in annotations:
         fields["load_aware"] = str(annotations[LOAD_AWARE_ANNOTATION]).lower() != "false"
+    if ADOPT_ANNOTATION in annotations:
+        fields["adopt"] = str(annotations[ADOPT_ANNOTATION]).lower() == "true"
     return fields

@@ -187,9 +187,10 @@ class SimCruiseControl:
         by_rf = self._parse_rf_request(params, body)
         dryrun = params.get("dryrun", "true").lower() != "false"
         goals = [g for g in params.get("goals", "").split(",") if g] or DEFAULT_GOALS
+        skip_rack = params.get("skip_rack_awareness_check", "false").lower() == "true"
         self._check_capacity("POST", "topic_configuration")
         task = self._new_task("topic_configuration", request_url, client)
-        self._spawn(self._run(task, "topic_configuration", lambda: self._propose_rf_change(by_rf), dryrun, goals,
+        self._spawn(self._run(task, "topic_configuration", lambda: self._propose_rf_change(by_rf, skip_rack), dryrun, goals,
                               throttle=_throttle(params)))
         return await self._answer(task, "topic_configuration")
 
@@ -344,23 +345,56 @@ class SimCruiseControl:
                 "granularity=ENTITY)",
                 f"{KCC}: com.linkedin.cruisecontrol.exception.NotEnoughValidWindowsException"))
 
-    def _propose_rf_change(self, by_rf: dict[int, str]) -> list[ReplicaMove]:
-        alive = len(self.cluster.alive_ids)
-        moves: list[ReplicaMove] = []
+    def _propose_rf_change(self, by_rf: dict[int, str], skip_rack_awareness_check: bool) -> list[ReplicaMove]:
+        """UpdateTopicConfigurationRunnable, check for check and message for message: no partition may have an
+        offline replica; every pattern must match a topic; something must be left to change; then
+        RunnableUtils.populateRackInfoForReplicationFactorChange (RF against alive brokers and racks)."""
+        alive = self.cluster.alive_ids
+        for name in sorted(self.cluster.topics):
+            for p in self.cluster.topics[name].partitions:
+                if offline := sorted(b for b in p.replicas if b not in alive):
+                    raise self._rf_failure(f"Topic partition {name}-{p.index} has offline replicas on brokers "
+                                           f"{_java_collection(offline)}.", "java.lang.IllegalStateException")
+        to_change: dict[int, list[str]] = {}
         for rf, regex in sorted(by_rf.items()):
             topics = self._matching_topics(regex)
-            if rf > alive:
-                raise CruiseControlFailure(500, responses.error_body(
-                    "POST", "topic_configuration",
-                    f"Unable to change replication factor (RF) of topics {topics} to {rf} since there are only "
-                    f"{alive} alive brokers in the cluster. Requested RF cannot be more than number of alive brokers.",
-                    f"{KCC}: java.lang.RuntimeException"))
+            if not topics:
+                raise self._rf_failure(f"There is no topic in cluster matching pattern '{regex}'.",
+                                       "java.lang.IllegalStateException")
+            changing = [t for t in topics if any(len(p.replicas) != rf for p in self.cluster.topics[t].partitions)]
+            if changing:
+                to_change[rf] = changing
+        if not to_change:
+            requested = "{" + ", ".join(f"{rf}={regex}" for rf, regex in sorted(by_rf.items())) + "}"
+            raise self._rf_failure("All topics matching given pattern already have target replication factor. "
+                                   f"Requested topic pattern by replication factor: {requested}.",
+                                   "java.lang.IllegalStateException")
+        if not alive:
+            raise self._rf_failure("All brokers are dead in the cluster.", "java.lang.IllegalArgumentException")
+        racks = {self.cluster.brokers[b].rack or "127.0.0.1" for b in alive}
+        moves: list[ReplicaMove] = []
+        for rf, topics in to_change.items():
+            if rf > len(alive):
+                raise self._rf_failure(
+                    f"Unable to change replication factor (RF) of topics {_java_collection(topics)} to {rf} since "
+                    f"there are only {len(alive)} alive brokers in the cluster. Requested RF cannot be more than "
+                    "number of alive brokers.", "java.lang.RuntimeException")
+            if rf > len(racks) and not skip_rack_awareness_check:
+                raise self._rf_failure(
+                    f"Unable to change replication factor of topics {_java_collection(topics)} to {rf} since there "
+                    f"are only {len(racks)} racks in the cluster, to skip the rack-awareness check, set "
+                    "skip_rack_awareness_check to true in the request.", "java.lang.RuntimeException")
+        for rf, topics in to_change.items():
             try:
                 moves.extend(self.cluster.plan_replication_factor(topics, rf))
             except ClusterError as exc:
-                raise CruiseControlFailure(500, responses.error_body(
-                    "POST", "topic_configuration", str(exc), f"{KCC}: java.lang.IllegalStateException")) from None
+                raise self._rf_failure(str(exc), "java.lang.IllegalStateException") from None
         return moves
+
+    @staticmethod
+    def _rf_failure(message: str, exception: str) -> CruiseControlFailure:
+        return CruiseControlFailure(500, responses.error_body("POST", "topic_configuration", message,
+                                                              f"{KCC}: {exception}"))
 
     def _matching_topics(self, regex: str) -> list[str]:
         literals = _literal_alternatives(regex)
@@ -455,3 +489,8 @@ class SimCruiseControl:
         partitions = sum(len(t.partitions) for t in self.cluster.topics.values())
         return responses.cruise_control_state(executor=self.executor_state(), warm=self.warm,
                                               num_partitions=partitions, goals=DEFAULT_GOALS)
+
+
+def _java_collection(items: list[Any]) -> str:
+    """A Java collection's toString: ``[a, b]`` (Cruise Control formats topic sets and broker ids so)."""
+    return "[" + ", ".join(str(i) for i in items) + "]"

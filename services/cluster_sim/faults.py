@@ -22,10 +22,21 @@ class FaultPlan:
     latency_after: set[str] = field(default_factory=set)
     # Basic-auth credentials Cruise Control requires (None: no authentication). Settable at run time.
     credentials: tuple[str, str] | None = None
+    # Answers of the admin API (what the cluster-admin port reads) replaced by plain-text errors, as a proxy or an
+    # overloaded server sends them; ``endpoint`` matches a path fragment ("topics/describe") or "*".
+    admin_errors: list[InjectedError] = field(default_factory=list)
 
     def take_error(self, endpoint: str) -> tuple[int, str] | None:
         for error in self.errors:
             if error.endpoint in (endpoint, "*") and error.remaining != 0:
+                if error.remaining > 0:
+                    error.remaining -= 1
+                return error.status, error.message
+        return None
+
+    def take_admin_error(self, path: str) -> tuple[int, str] | None:
+        for error in self.admin_errors:
+            if (error.endpoint == "*" or error.endpoint in path) and error.remaining != 0:
                 if error.remaining > 0:
                     error.remaining -= 1
                 return error.status, error.message
@@ -36,5 +47,6 @@ class FaultPlan:
 
     def clear(self) -> None:
         self.errors.clear()
+        self.admin_errors.clear()
         self.latency_s.clear()
         self.latency_after.clear()

@@ -43,6 +43,8 @@ def build_admin_app(sim: Simulator) -> web.Application:
 
     @web.middleware
     async def errors(request: web.Request, handler: Any) -> web.StreamResponse:
+        if request.path.startswith("/admin/") and (injected := sim.faults.take_admin_error(request.path)):
+            return web.Response(status=injected[0], text=injected[1], content_type="text/plain")
         try:
             return await handler(request)
         except NoSuchTopic as exc:
@@ -143,6 +145,12 @@ def build_admin_app(sim: Simulator) -> web.Application:
                                                body["message"], int(body.get("count", 1))))
         return web.Response(status=204)
 
+    async def inject_admin_error(request: web.Request) -> web.Response:
+        body = await request.json()
+        sim.faults.admin_errors.append(InjectedError(body.get("endpoint", "*"), int(body.get("status", 502)),
+                                                     body.get("body", "Bad Gateway"), int(body.get("count", 1))))
+        return web.Response(status=204)
+
     async def latency(request: web.Request) -> web.Response:
         body = await request.json()
         endpoint = body.get("endpoint", "*")
@@ -196,6 +204,7 @@ def build_admin_app(sim: Simulator) -> web.Application:
     r.add_post("/faults/cruise-control/stop", cc_stop)
     r.add_post("/faults/cruise-control/start", cc_start)
     r.add_post("/faults/errors", inject_error)
+    r.add_post("/faults/admin/errors", inject_admin_error)
     r.add_post("/faults/latency", latency)
     r.add_post("/faults/tuning", tuning)
     r.add_post("/faults/cruise-control/auth", require_auth)

@@ -4,7 +4,6 @@ compacted topics (how a restarted service rebuilds its memory)."""
 from __future__ import annotations
 
 import asyncio
-import base64
 import logging
 import time
 import uuid
@@ -17,6 +16,7 @@ from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
 from events import TOPICS, DeadLetter, Decoded, InvalidEvent, decode, encode
+from events.limits import MAX_RECORD_BYTES, bounded
 from events.models import Event
 from events.topics import BusTopic
 from services.common.faust_transport import BallastApp
@@ -64,7 +64,9 @@ def make_app(service: str, settings: Settings, *, web_port: int) -> faust.App:
         consumer_auto_offset_reset="earliest",
         store="memory://",
         web_enabled=True,
+        # faust binds ``web_bind`` (0.0.0.0 by default) and only advertises ``web_host``: bind where configured.
         web_host=settings.web_host,
+        web_bind=settings.web_host,
         web_port=web_port,
         web_in_thread=False,
         datadir=str(datadir),
@@ -92,11 +94,19 @@ def raw_topic(app: faust.App, topic: BusTopic, settings: BusSettings) -> faust.T
     )
 
 
+class RecordTooLarge(Exception):
+    """An event Ballast built is over what the bus takes; the caller splits or summarises it (a bug if it does not)."""
+
+
 async def publish(app: faust.App, topic: BusTopic, key: str, value: bytes) -> asyncio.Future:
     """Hand one record to the app's producer; await the returned future for the broker's acknowledgement.
 
     Goes to faust's producer directly rather than through ``Topic.send``: the same producer and batching, without
-    the channel machinery that cost a third of the CPU of a burst of status events."""
+    the channel machinery that cost a third of the CPU of a burst of status events. A record over the bus's limit
+    raises ``RecordTooLarge`` here, with what it was, rather than deep in the producer."""
+    if len(value) > MAX_RECORD_BYTES:
+        raise RecordTooLarge(f"a {len(value):,}-byte record for {topic.name} (key {bounded(key, 200)!r}) is over "
+                             f"the {MAX_RECORD_BYTES:,} bytes a record may take")
     return await app.producer.send(topic.name, key.encode(), value, partition=None, timestamp=None, headers=None)
 
 
@@ -105,35 +115,77 @@ async def send_event(app: faust.App, topic: BusTopic, event: Event, *, correlati
     return await (await publish(app, topic, event.key, encode(event, correlation_id=correlation_id)))
 
 
+def record_key(raw: bytes | None) -> str | None:
+    """A record's key as text, or None when it has none or it is not UTF-8 (no Ballast key is: such a record is
+    not Ballast's)."""
+    if raw is None:
+        return None
+    try:
+        return raw.decode()
+    except UnicodeDecodeError:
+        return None
+
+
 class DeadLetters:
-    """Sends what could not be accepted to the dead-letter topic, with the reason. Never raises on bad input."""
+    """Sends what could not be accepted to the dead-letter topic, with the reason. Never raises on bad input.
+
+    Letters are handed to the producer at once and their acknowledgements awaited together by ``flush`` (the
+    agent's guard calls it after each batch): a burst of bad records no longer holds the valid ones behind it for a
+    round trip each."""
 
     def __init__(self, app: faust.App, service: str) -> None:
         self._app = app
         self._service = service
+        self._unacknowledged: list[asyncio.Future] = []
+        self.sent = 0
 
     async def send(self, *, source: str, key: bytes | None, value: bytes | None, reason: str,
                    partition: int | None = None, offset: int | None = None) -> None:
-        text, encoding = None, "utf-8"
-        if value is not None:
-            try:
-                text = value.decode()
-            except UnicodeDecodeError:
-                text, encoding = base64.b64encode(value).decode(), "base64"
-        record_key = key.decode(errors="replace") if key else None
-        letter = DeadLetter(source_topic=source, partition=partition, offset=offset, record_key=record_key,
-                            reason=reason, service=self._service, value=text, value_encoding=encoding)
-        log.warning("dead letter", source_topic=source, offset=offset, reason=reason)
-        await send_event(self._app, TOPICS.dead_letters, letter)
+        letter = DeadLetter.of_record(source_topic=source, partition=partition, offset=offset, key=key, value=value,
+                                      reason=reason, service=self._service)
+        # The value's size and hash, never the value: one 10 MB record once wrote 60 MB of logs.
+        log.warning("dead letter", source_topic=source, partition=partition, offset=offset, reason=letter.reason,
+                    value_bytes=letter.value_size, value_sha256=letter.value_sha256)
+        self._unacknowledged.append(await publish(self._app, TOPICS.dead_letters, letter.key, encode(letter)))
+        self.sent += 1
+
+    async def flush(self) -> None:
+        pending, self._unacknowledged = self._unacknowledged, []
+        if pending:
+            await asyncio.gather(*pending)
+
+    async def reject(self, event: faust.EventT, reason: str) -> None:
+        message = event.message
+        await self.send(source=message.topic, key=_raw(event.key), value=_raw(event.value), reason=reason,
+                        partition=message.partition, offset=message.offset)
 
     async def decode_or_reject(self, event: faust.EventT, expect: tuple[type[Event], ...]) -> Decoded | None:
-        message = event.message
+        """The record's event, or None once it is dead-lettered: not a valid event of these types, or keyed
+        otherwise than the event says (a spec keyed ``a`` naming topic ``b`` would be managed by one name while
+        running and by the other after a restart)."""
         try:
-            return decode(event.value, expect=expect)
+            decoded = decode(event.value, expect=expect)
+            check_key(_raw(event.key), decoded.event)
         except InvalidEvent as exc:
-            await self.send(source=message.topic, key=event.key, value=event.value, reason=exc.reason,
-                            partition=message.partition, offset=message.offset)
+            await self.reject(event, exc.reason)
             return None
+        return decoded
+
+
+def _raw(data: Any) -> bytes | None:
+    if data is None or isinstance(data, bytes):
+        return data
+    return str(data).encode()
+
+
+def check_key(raw_key: bytes | None, event: Event) -> None:
+    """Raises InvalidEvent unless the record's key is the event's own key."""
+    key = record_key(raw_key)
+    if key != event.key:
+        shown = "no key" if raw_key is None else (f"key {bounded(key, 200)!r}" if key is not None
+                                                  else "a key that is not UTF-8")
+        raise InvalidEvent(f"record has {shown} but the event's key is {bounded(event.key, 200)!r}: "
+                           "produce it with the key the event names")
 
 
 def ensure_topics(settings: BusSettings, topics: Iterable[BusTopic] | None = None, timeout_s: float = 30.0) -> None:
@@ -200,13 +252,13 @@ def read_compacted(settings: BusSettings, topic: BusTopic, *, expect: tuple[type
                 continue
             last_record = time.monotonic()
             position[message.partition()] = message.offset() + 1
-            key = message.key().decode() if message.key() else None
-            if key is None:
-                continue
+            # Every record is untrusted here exactly as on the live path, which dead-letters what is skipped here.
             try:
-                latest[key] = Stored(decode(message.value(), expect=expect), message.partition(), message.offset())
+                decoded = decode(message.value(), expect=expect)
+                check_key(message.key(), decoded.event)
             except InvalidEvent:
                 continue
+            latest[decoded.event.key] = Stored(decoded, message.partition(), message.offset())
         else:
             raise TimeoutError(f"could not read {topic.name} to its end within {timeout_s:.0f} s")
     finally:

@@ -1,4 +1,5 @@
-"""A health endpoint per service, on faust's own web server: ``GET /health`` -> 200 when ready, 503 before."""
+"""A health endpoint per service, on faust's own web server: ``GET /health`` -> 200 when ready and every agent is
+running, 503 before it is ready or once an agent is down (``agentsDown`` says which and why)."""
 
 from __future__ import annotations
 
@@ -8,11 +9,17 @@ from typing import Any
 import faust
 from faust.web import Request, Response, View
 
+from services.common.agents import Supervisor
 
-def add_health_page(app: faust.App, service: str, details: Callable[[], dict[str, Any]]) -> None:
+
+def add_health_page(app: faust.App, service: str, details: Callable[[], dict[str, Any]],
+                    supervisor: Supervisor | None = None) -> None:
     @app.page("/health")
     class Health(View):
         async def get(self, request: Request) -> Response:
             info = {"service": service, **details()}
+            if supervisor is not None and supervisor.down:
+                info["agentsDown"] = dict(supervisor.down)
+                info["ready"] = False
             status = 200 if info.get("ready", True) else 503
             return self.json(info, status=status)

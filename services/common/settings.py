@@ -232,6 +232,8 @@ class Settings(BaseSettings):
     simulator: SimulatorSettings = SimulatorSettings()
     placement: PlacementSettings = PlacementSettings()
     ports: ServicePorts = ServicePorts()
+    # Where each service's health and metrics server listens (and nothing else of faust's web pages is exposed
+    # beyond it): loopback unless an operator opens it, as the container image does for its probes.
     web_host: str = "127.0.0.1"
     log_level: Literal["debug", "info", "warning", "error"] = "info"
     log_format: Literal["json", "console", "auto"] = "auto"

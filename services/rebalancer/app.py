@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 from collections import defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 
 import faust
@@ -23,6 +23,7 @@ from events import (
     RebalanceStatus,
 )
 from services.common.admin import AdminError, ClusterAdmin, make_cluster_admin
+from services.common.agents import Supervisor
 from services.common.bus import DeadLetters, make_app, raw_topic, read_compacted_async, send_event
 from services.common.cruise_control import CruiseControlClient, CruiseControlError
 from services.common.cruise_control.client import OptimizationOptions, Submission
@@ -61,6 +62,7 @@ class RebalancerService:
         self.actions = raw_topic(self.app, TOPICS.rebalance_actions, settings.bus)
         self.scaling = raw_topic(self.app, TOPICS.scaling, settings.bus)
         self.dead_letters = DeadLetters(self.app, SERVICE)
+        self.supervisor = Supervisor(self.app, self.dead_letters)
         self.admin = admin or make_cluster_admin(settings.cluster_admin)
         self.cc = cruise_control or CruiseControlClient(settings.cruise_control)
         self.statuses: dict[str, RebalanceStatus] = {}
@@ -71,7 +73,7 @@ class RebalancerService:
         self._locks: defaultdict[str, asyncio.Lock] = defaultdict(asyncio.Lock)
         add_health_page(self.app, SERVICE, lambda: {
             "ready": self.ready.is_set(), "knownBrokers": self.known_brokers,
-            "rebalances": {n: s.state.value for n, s in self.statuses.items()}})
+            "rebalances": {n: s.state.value for n, s in self.statuses.items()}}, self.supervisor)
         self._wire()
 
     def _wire(self) -> None:
@@ -81,49 +83,61 @@ class RebalancerService:
         async def rebuild() -> None:
             await self.rebuild()
 
-        @app.agent(self.requests)
         async def requests(stream: faust.StreamT) -> None:
             await self.ready.wait()
-            async for event in stream.events():
-                decoded = await self.dead_letters.decode_or_reject(event, (RebalanceRequest,))
-                if decoded is not None:
-                    assert isinstance(decoded.event, RebalanceRequest)
-                    self.correlations[decoded.event.name] = decoded.envelope.correlation_id
-                    await self.on_request(decoded.event)
+            async for events in stream.take_events(100, within=0.02):
+                await self.supervisor.handle(events, self.on_request_events)
 
-        @app.agent(self.actions)
         async def actions(stream: faust.StreamT) -> None:
             await self.ready.wait()
-            async for event in stream.events():
-                decoded = await self.dead_letters.decode_or_reject(event, (RebalanceAction,))
-                if decoded is None:
-                    continue
-                assert isinstance(decoded.event, RebalanceAction)
-                if decoded.event.name not in self.statuses:
-                    message = event.message
-                    await self.dead_letters.send(
-                        source=message.topic, key=event.key, value=event.value, partition=message.partition,
-                        offset=message.offset, reason=f"no rebalance named {decoded.event.name!r}")
-                    continue
-                await self.on_action(decoded.event)
+            async for events in stream.take_events(100, within=0.02):
+                await self.supervisor.handle(events, self.on_action_events)
 
-        @app.agent(self.scaling)
         async def scaling(stream: faust.StreamT) -> None:
             await self.ready.wait()
-            async for event in stream.events():
-                decoded = await self.dead_letters.decode_or_reject(event, (BrokerRemovalRequested, KnownBrokers))
-                if decoded is not None and isinstance(decoded.event, BrokerRemovalRequested):
-                    await self.on_removal_requested(decoded.event)
+            async for events in stream.take_events(100, within=0.02):
+                await self.supervisor.handle(events, self.on_scaling_events)
 
-        @app.timer(self.tuning.poll_interval_s)
+        self.supervisor.agent(self.requests, requests)
+        self.supervisor.agent(self.actions, actions)
+        self.supervisor.agent(self.scaling, scaling)
+
+        @self.supervisor.timer(self.tuning.poll_interval_s)
         async def tick() -> None:
             if self.ready.is_set():
                 await self.tick()
 
-        @app.timer(self.tuning.observe_interval_s)
+        @self.supervisor.timer(self.tuning.observe_interval_s)
         async def observe() -> None:
             if self.ready.is_set():
                 await self.observe()
+
+    # -- agents' handlers: each takes a batch of records and may be called again on any part of it ------------
+
+    async def on_request_events(self, events: Sequence[faust.EventT]) -> None:
+        for event in events:
+            decoded = await self.dead_letters.decode_or_reject(event, (RebalanceRequest,))
+            if decoded is not None:
+                assert isinstance(decoded.event, RebalanceRequest)
+                self.correlations[decoded.event.name] = decoded.envelope.correlation_id
+                await self.on_request(decoded.event)
+
+    async def on_action_events(self, events: Sequence[faust.EventT]) -> None:
+        for event in events:
+            decoded = await self.dead_letters.decode_or_reject(event, (RebalanceAction,))
+            if decoded is None:
+                continue
+            assert isinstance(decoded.event, RebalanceAction)
+            if decoded.event.name not in self.statuses:
+                await self.dead_letters.reject(event, f"no rebalance named {decoded.event.name!r}")
+                continue
+            await self.on_action(decoded.event)
+
+    async def on_scaling_events(self, events: Sequence[faust.EventT]) -> None:
+        for event in events:
+            decoded = await self.dead_letters.decode_or_reject(event, (BrokerRemovalRequested, KnownBrokers))
+            if decoded is not None and isinstance(decoded.event, BrokerRemovalRequested):
+                await self.on_removal_requested(decoded.event)
 
     # -- memory ------------------------------------------------------------------------------------------------
 
@@ -188,6 +202,8 @@ class RebalancerService:
                     except (CruiseControlError, AdminError) as exc:
                         # Caught here so one rebalance's trouble never stops the others' steps.
                         log.warning("rebalance step failed", error=str(exc))
+                    except Exception:  # noqa: BLE001 - a bug in one rebalance's step must not stop the others'
+                        log.exception("rebalance step failed unexpectedly; retried at the next tick")
 
     async def _step(self, status: RebalanceStatus) -> None:
         now, others = _now(), [s for s in self.statuses.values() if s.name != status.name]

@@ -8,19 +8,21 @@ from __future__ import annotations
 import asyncio
 import time
 import uuid
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 from datetime import UTC, datetime, timedelta
 
 import faust
 
 from events import TOPICS, ReplicasChangeBatch, ReplicasChangeCommand, ReplicasChangeRecord, encode
 from services.common.admin import AdminError, ClusterAdmin, make_cluster_admin
+from services.common.agents import Supervisor
 from services.common.bus import BATCH_WAIT_S, DeadLetters, make_app, publish, raw_topic, read_compacted_async
 from services.common.cruise_control import CruiseControlClient, CruiseControlError
+from services.common.cruise_control.errors import RequestRejected
 from services.common.health import add_health_page
 from services.common.logging import correlation, get_logger
 from services.common.settings import Settings
-from services.replicas_change import logic
+from services.replicas_change import isolation, logic
 
 log = get_logger(__name__)
 SERVICE = "replicas-change"
@@ -37,6 +39,7 @@ class ReplicasChangeService:
         self.app = make_app(SERVICE, settings, web_port=settings.ports.replicas_change)
         self.commands = raw_topic(self.app, TOPICS.replicas_commands, settings.bus)
         self.dead_letters = DeadLetters(self.app, SERVICE)
+        self.supervisor = Supervisor(self.app, self.dead_letters)
         self.admin = admin or make_cluster_admin(settings.cluster_admin)
         self.cc = cruise_control or CruiseControlClient(settings.cruise_control)
         self.records: dict[str, ReplicasChangeRecord] = {}
@@ -50,7 +53,7 @@ class ReplicasChangeService:
         tuning = settings.replicas_change
         self._retry = {"initial_s": tuning.retry_initial_s, "max_s": tuning.retry_max_s}
         add_health_page(self.app, SERVICE, lambda: {"ready": self.ready.is_set(), "changes": len(self.records),
-                                                    "inFlight": len(self.in_flight)})
+                                                    "inFlight": len(self.in_flight)}, self.supervisor)
         self._wire()
 
     def _wire(self) -> None:
@@ -60,27 +63,19 @@ class ReplicasChangeService:
         async def rebuild() -> None:
             await self.rebuild()
 
-        @app.agent(self.commands)
         async def commands(stream: faust.StreamT) -> None:
             await self.ready.wait()
             async for events in stream.take_events(1000, within=BATCH_WAIT_S):
-                batch: list[ReplicasChangeCommand] = []
-                for event in events:
-                    decoded = await self.dead_letters.decode_or_reject(event, (ReplicasChangeCommand,))
-                    if decoded is None:
-                        continue
-                    assert isinstance(decoded.event, ReplicasChangeCommand)
-                    self.correlations[decoded.event.topic] = decoded.envelope.correlation_id
-                    batch.append(decoded.event)
-                if batch:
-                    await self.handle_commands(batch)
+                await self.supervisor.handle(events, self.on_command_events)
 
-        @app.timer(min(tuning.batch_quiet_s, tuning.batch_window_s) / 2)
+        self.supervisor.agent(self.commands, commands)
+
+        @self.supervisor.timer(min(tuning.batch_quiet_s, tuning.batch_window_s) / 2)
         async def submit() -> None:
             if self.ready.is_set():
                 await self.submit_due()
 
-        @app.timer(min(tuning.poll_interval_s, tuning.busy_poll_interval_s))
+        @self.supervisor.timer(min(tuning.poll_interval_s, tuning.busy_poll_interval_s))
         async def poll() -> None:
             if not self.ready.is_set():
                 return
@@ -123,6 +118,18 @@ class ReplicasChangeService:
                  in_flight=len(self.in_flight))
         self.ready.set()
 
+    async def on_command_events(self, events: Sequence[faust.EventT]) -> None:
+        batch: list[ReplicasChangeCommand] = []
+        for event in events:
+            decoded = await self.dead_letters.decode_or_reject(event, (ReplicasChangeCommand,))
+            if decoded is None:
+                continue
+            assert isinstance(decoded.event, ReplicasChangeCommand)
+            self.correlations[decoded.event.topic] = decoded.envelope.correlation_id
+            batch.append(decoded.event)
+        if batch:
+            await self.handle_commands(batch)
+
     async def handle_commands(self, commands: list[ReplicasChangeCommand]) -> None:
         try:
             actual = await self._actual_rf(sorted({c.topic for c in commands}))
@@ -154,7 +161,8 @@ class ReplicasChangeService:
     async def _submit_due_locked(self, *, ended_sessions: Collection[str] = ()) -> None:
         """Send every due change in one request. The caller holds the Cruise Control lock; ``ended_sessions``: our
         tasks a poll has just seen end, whose changes are not yet recorded as such."""
-        due = logic.due_for_submission(self.in_flight, _now(), ended_sessions=ended_sessions)
+        due = isolation.next_request(logic.due_for_submission(self.in_flight, _now(), ended_sessions=ended_sessions))
+        due = logic.fit_in_one_request(due)
         if not due:
             return
         groups = logic.group_by_target(due)
@@ -167,6 +175,16 @@ class ReplicasChangeService:
         await self._write(batch)
         try:
             submission = await self.cc.topic_configuration(groups, reason=batch.batch_id)
+        except RequestRejected as exc:
+            refusal = isolation.pin(exc.detail or exc.message, groups, batch.batch_id)
+            log.warning("replicas change request refused", error=exc.message, topics=len(topics),
+                        culprits=len(refusal.culprits), split=refusal.halves is not None)
+            attempts = max((self.in_flight[t].attempts for t in refusal.culprits if t in self.in_flight), default=0)
+            until = _now() + logic.backoff(attempts + 1, **self._retry)
+            await self._publish(isolation.on_refused(self.in_flight, refusal, topics, exc.message, _now(),
+                                                     backoff_until=until, batch_id=batch.batch_id))
+            await self._close(batch)
+            return
         except CruiseControlError as exc:
             log.warning("replicas change request failed", error=exc.message, topics=len(topics))
             await self._publish(logic.on_submit_failed(self.in_flight, topics, exc.message, _now(), **self._retry))

@@ -107,6 +107,21 @@ def batch_ready(due: Iterable[ReplicasChangeRecord], now: datetime, *, quiet: ti
     return now - max(since) >= quiet or now - min(since) >= window
 
 
+# The batch record lists the request's topics and must fit on the bus (events.limits): ~900 KB of names.
+MAX_BATCH_NAME_BYTES = 800_000
+
+
+def fit_in_one_request(due: list[ReplicasChangeRecord]) -> list[ReplicasChangeRecord]:
+    """As many of the due changes as one request (and the record of it) can carry; the rest go in the next."""
+    taken, size = [], 0
+    for record in sorted(due, key=lambda r: r.topic):
+        size += len(record.topic.encode()) + 3
+        if size > MAX_BATCH_NAME_BYTES and taken:
+            break
+        taken.append(record)
+    return taken
+
+
 def group_by_target(records: Iterable[ReplicasChangeRecord]) -> dict[int, list[str]]:
     groups: dict[int, list[str]] = defaultdict(list)
     for record in records:
@@ -134,7 +149,8 @@ def on_submitted(records: Records, topics: Iterable[str], session_id: str, now: 
     for topic in topics:
         record = records.get(topic)
         if record is not None and record.state == PENDING:
-            changed.append(_update(record, now, state=ONGOING, session_id=session_id, batch_id=None, message=None))
+            changed.append(_update(record, now, state=ONGOING, session_id=session_id, batch_id=None, message=None,
+                                   group=None))
     return changed
 
 

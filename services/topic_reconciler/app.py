@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 
 import faust
@@ -29,6 +30,9 @@ from events import (
     TopicStatus,
     encode,
 )
+from events.limits import MAX_RECORD_BYTES
+from events.models import TopicOrigin
+from events.topics import reserved_topic
 from services.common.admin import (
     AdminError,
     ClusterAdmin,
@@ -36,6 +40,7 @@ from services.common.admin import (
     TopicDescription,
     make_cluster_admin,
 )
+from services.common.agents import Supervisor
 from services.common.bus import BATCH_WAIT_S, DeadLetters, make_app, publish, raw_topic, read_compacted_async
 from services.common.health import add_health_page
 from services.common.logging import correlation, get_logger
@@ -77,6 +82,7 @@ class TopicReconciler:
         self.placement_requests_topic = raw_topic(self.app, TOPICS.placement_requests, bus)
         self.load_topic = raw_topic(self.app, TOPICS.load_aggregates, bus)
         self.dead_letters = DeadLetters(self.app, SERVICE)
+        self.supervisor = Supervisor(self.app, self.dead_letters)
         self.admin = admin or make_cluster_admin(settings.cluster_admin)
         self.observed = ObservedBrokers()
         self.recent_load = RecentLoad(timedelta(seconds=settings.placement.load_max_age_s))
@@ -94,6 +100,8 @@ class TopicReconciler:
         self.correlations: dict[str, str] = {}
         self.changes: dict[str, ReplicasChangeRecord] = {}
         self.published: dict[str, TopicStatus] = {}
+        # Whether Ballast created or adopted each topic (only those are ever deleted); rebuilt from the statuses.
+        self.origins: dict[str, TopicOrigin | None] = {}
         # Last described state per topic, and the inputs of the last status built, to skip work that cannot
         # change anything.
         self.actual: dict[str, TopicDescription | None] = {}
@@ -105,7 +113,7 @@ class TopicReconciler:
         # How old the last batch of spec events was on arrival, and how long handling it took (seconds).
         self.last_batch: dict[str, float] = {}
         add_health_page(self.app, SERVICE, lambda: {"ready": self.ready.is_set(), "topics": len(self.specs),
-                                                    "lastSpecBatch": self.last_batch})
+                                                    "lastSpecBatch": self.last_batch}, self.supervisor)
         self._wire()
 
     def _wire(self) -> None:
@@ -115,82 +123,108 @@ class TopicReconciler:
         async def rebuild() -> None:
             await self.rebuild()
 
-        @app.agent(self.specs_topic)
+        supervisor = self.supervisor
+
         async def specs(stream: faust.StreamT) -> None:
             await self.ready.wait()
             async for events in stream.take_events(BATCH, within=BATCH_WAIT_S):
                 received = time.time()
-                names = []
-                for event in events:
-                    decoded = await self.dead_letters.decode_or_reject(event, (TopicSpec, TopicSpecDeleted))
-                    if decoded is None:
-                        continue
-                    spec = decoded.event
-                    name = spec.key
-                    generation = event.message.offset + 1
-                    if generation < self.generations.get(name, 0):
-                        continue  # already seen (replayed after the start-up rebuild)
-                    self.specs[name] = spec if isinstance(spec, TopicSpec) else None
-                    self.generations[name] = generation
-                    self.correlations[name] = decoded.envelope.correlation_id
-                    names.append(name)
-                if names:
-                    await self.reconcile(sorted(set(names)))
+                await supervisor.handle(events, self.on_spec_events)
                 self.last_batch = {"events": len(events), "handledS": round(time.time() - received, 3),
                                    "oldestAgeS": round(received - events[0].message.timestamp, 3)}
 
-        @app.agent(self.changes_topic)
         async def changes(stream: faust.StreamT) -> None:
             await self.ready.wait()
             async for events in stream.take_events(BATCH, within=BATCH_WAIT_S):
-                records = []
-                for event in events:
-                    decoded = await self.dead_letters.decode_or_reject(event, (ReplicasChangeRecord,
-                                                                               ReplicasChangeBatch))
-                    if decoded is not None and isinstance(decoded.event, ReplicasChangeRecord):
-                        records.append(decoded.event)  # a batch is the replicas-change service's own business
-                for start in range(0, len(records), CHUNK):
-                    await self.on_change_records(records[start:start + CHUNK])
+                await supervisor.handle(events, self.on_change_events)
 
-        @app.agent(self.observed_topic)
         async def observed(stream: faust.StreamT) -> None:
             # Entries this service wrote, and operators' BrokerForgotten (``ballast brokers forget``).
             await self.ready.wait()
-            async for event in stream.events():
-                decoded = await self.dead_letters.decode_or_reject(event, (ObservedBroker, BrokerForgotten))
-                if decoded is not None:
-                    assert isinstance(decoded.event, ObservedBroker | BrokerForgotten)
-                    self.observed.apply(decoded.event)
+            async for events in stream.take_events(BATCH, within=BATCH_WAIT_S):
+                await supervisor.handle(events, self.on_observed_events)
 
-        @app.agent(self.load_topic)
         async def load(stream: faust.StreamT) -> None:
             # The Spark job's aggregates: placement breaks count ties towards the lighter brokers.
-            async for event in stream.events():
-                decoded = await self.dead_letters.decode_or_reject(event, (LoadAggregate,))
-                if decoded is not None:
-                    assert isinstance(decoded.event, LoadAggregate)
-                    self.recent_load.take(decoded.event)
+            async for events in stream.take_events(BATCH, within=BATCH_WAIT_S):
+                await supervisor.handle(events, self.on_load_events)
 
-        @app.agent(self.placement_requests_topic)
         async def placement_requests(stream: faust.StreamT) -> None:
             await self.ready.wait()
-            async for event in stream.events():
-                decoded = await self.dead_letters.decode_or_reject(event, (PlacementRequest,))
-                if decoded is not None:
-                    assert isinstance(decoded.event, PlacementRequest)
-                    response = await self.answer_placement(decoded.event)
-                    await (await publish(self.app, TOPICS.placement_responses, response.key,
-                                         encode(response, correlation_id=decoded.envelope.correlation_id)))
+            async for events in stream.take_events(BATCH, within=BATCH_WAIT_S):
+                await supervisor.handle(events, self.on_placement_requests)
 
-        @app.timer(self.settings.reconciler.resync_interval_s)
+        supervisor.agent(self.specs_topic, specs)
+        supervisor.agent(self.changes_topic, changes)
+        supervisor.agent(self.observed_topic, observed)
+        supervisor.agent(self.load_topic, load)
+        supervisor.agent(self.placement_requests_topic, placement_requests)
+
+        @self.supervisor.timer(self.settings.reconciler.resync_interval_s)
         async def resync() -> None:
             if self.ready.is_set():
                 await self.resync()
 
-        @app.timer(self.settings.placement.observe_interval_s)
+        @self.supervisor.timer(self.settings.placement.observe_interval_s)
         async def observe() -> None:
             if self.ready.is_set():
                 await self.observe_brokers()
+
+    # -- agents' handlers: each takes a batch of records and may be called again on any part of it ------------
+
+    async def on_spec_events(self, events: Sequence[faust.EventT]) -> None:
+        names = []
+        for event in events:
+            decoded = await self.dead_letters.decode_or_reject(event, (TopicSpec, TopicSpecDeleted))
+            if decoded is None:
+                continue
+            spec = decoded.event
+            if reason := reserved_topic(spec.key):
+                await self.dead_letters.reject(event, reason)
+                continue
+            name = spec.key
+            generation = event.message.offset + 1
+            if generation < self.generations.get(name, 0):
+                continue  # already seen (replayed after the start-up rebuild)
+            self.specs[name] = spec if isinstance(spec, TopicSpec) else None
+            self.generations[name] = generation
+            self.correlations[name] = decoded.envelope.correlation_id
+            names.append(name)
+        if names:
+            await self.reconcile(sorted(set(names)))
+
+    async def on_change_events(self, events: Sequence[faust.EventT]) -> None:
+        records = []
+        for event in events:
+            decoded = await self.dead_letters.decode_or_reject(event, (ReplicasChangeRecord, ReplicasChangeBatch))
+            if decoded is not None and isinstance(decoded.event, ReplicasChangeRecord):
+                records.append(decoded.event)  # a batch is the replicas-change service's own business
+        for start in range(0, len(records), CHUNK):
+            await self.on_change_records(records[start:start + CHUNK])
+
+    async def on_observed_events(self, events: Sequence[faust.EventT]) -> None:
+        for event in events:
+            decoded = await self.dead_letters.decode_or_reject(event, (ObservedBroker, BrokerForgotten))
+            if decoded is not None:
+                assert isinstance(decoded.event, ObservedBroker | BrokerForgotten)
+                self.observed.apply(decoded.event)
+
+    async def on_load_events(self, events: Sequence[faust.EventT]) -> None:
+        for event in events:
+            decoded = await self.dead_letters.decode_or_reject(event, (LoadAggregate,))
+            if decoded is not None:
+                assert isinstance(decoded.event, LoadAggregate)
+                self.recent_load.take(decoded.event)
+
+    async def on_placement_requests(self, events: Sequence[faust.EventT]) -> None:
+        for event in events:
+            decoded = await self.dead_letters.decode_or_reject(event, (PlacementRequest,))
+            if decoded is None:
+                continue
+            assert isinstance(decoded.event, PlacementRequest)
+            response = await self.answer_placement(decoded.event)
+            await asyncio.gather(*[await publish(self.app, TOPICS.placement_responses, part.key, encode(
+                part, correlation_id=decoded.envelope.correlation_id)) for part in response.split()])
 
     async def rebuild(self) -> None:
         bus = self.settings.bus
@@ -209,6 +243,8 @@ class TopicReconciler:
             if item.decoded.event.placeholders:
                 self.placeholders[name] = item.decoded.event
         for name, item in specs.items():
+            if reserved_topic(name):
+                continue  # dead-lettered when it arrived
             spec = item.decoded.event
             self.specs[name] = spec if isinstance(spec, TopicSpec) else None
             self.generations[name] = item.offset + 1
@@ -216,6 +252,7 @@ class TopicReconciler:
         for name, item in statuses.items():
             assert isinstance(item.decoded.event, TopicStatus)
             self.published[name] = item.decoded.event
+            self.origins[name] = item.decoded.event.origin
         for name, item in changes.items():
             if isinstance(item.decoded.event, ReplicasChangeRecord):
                 self.changes[name] = item.decoded.event
@@ -268,6 +305,9 @@ class TopicReconciler:
             for topic in dict.fromkeys(r.topic for r in records):
                 if topic in managed and topic in self.actual:
                     error, warnings = self._last_outcome.get(topic, (None, []))
+                    if self.changes[topic].state != ReplicasChangeState.PENDING:
+                        # Cruise Control took the change: whatever held it back no longer does.
+                        warnings = [w for w in warnings if w.type != logic.BLOCKED]
                     sends.extend(await self._publish_status(topic, self.specs.get(topic), self.actual[topic],
                                                             error=error, warnings=warnings))
         # The records are queued in order; waiting for their acknowledgements outside the lock lets the next batch of
@@ -301,8 +341,22 @@ class TopicReconciler:
             for name in names:
                 spec = self.specs.get(name)
                 with correlation(self.correlations.get(name), topic=name):
-                    sends.extend(await self._reconcile_one(name, spec, actual.get(name)))
+                    try:
+                        sends.extend(await self._reconcile_one(name, spec, actual.get(name)))
+                    except Exception as exc:  # noqa: BLE001 - one topic's failure never stops the others
+                        log.exception("reconcile failed; will retry at the next resync")
+                        sends.extend(await self._report_failure(name, spec, exc))
         await asyncio.gather(*sends)  # outside the lock, as in on_change_records
+
+    async def _report_failure(self, name: str, spec: TopicSpec | None, exc: Exception) -> list[asyncio.Future]:
+        """A topic whose reconcile raised (a bug, or an adapter error no one expected) says so in its status."""
+        error = f"internal error: {type(exc).__name__}: {exc}"
+        self._last_outcome[name] = (error, [])
+        try:
+            return await self._publish_status(name, spec, self.actual.get(name), error=error, warnings=[])
+        except Exception:  # noqa: BLE001 - the log above has it; the next resync tries again
+            log.exception("cannot publish the failure's status")
+            return []
 
     async def _reconcile_one(self, name: str, spec: TopicSpec | None,
                              actual: TopicDescription | None) -> list[asyncio.Future]:
@@ -315,7 +369,8 @@ class TopicReconciler:
             actual = await self._fill_placeholders(name, actual, sends)
         placeholders = self.placeholders.get(name)
         alive = len(self.alive_brokers) if self.alive_brokers is not None else None
-        plan = logic.plan(spec, actual, change, placeholders, alive)
+        self.origins[name] = logic.origin_now(self.origins.get(name), spec, actual)
+        plan = logic.plan(spec, actual, change, placeholders, alive, self.origins[name])
         error = None
         for action in plan.actions:
             try:
@@ -326,8 +381,12 @@ class TopicReconciler:
                 error = f"{type(action).__name__} failed: {exc}"
                 log.warning("reconcile action failed", action=type(action).__name__, error=str(exc))
         if any(isinstance(a, logic.CreateTopic | logic.DeleteTopic | logic.CreatePartitions) for a in plan.actions):
-            actual = (await self.admin.describe_topics([name])).get(name)
+            try:
+                actual = (await self.admin.describe_topics([name])).get(name)
+            except AdminError as exc:
+                log.warning("cannot read the topic after changing it; the next resync will", error=str(exc))
             self.actual[name] = actual
+            self.origins[name] = logic.origin_now(self.origins.get(name), spec, actual)
             if name in self.placeholders and any(isinstance(a, logic.CreateTopic) for a in plan.actions):
                 plan.warnings.append(logic.under_replicated_condition(self.placeholders[name], alive))
         if logic.placeholders_filled(self.placeholders.get(name), actual, spec):
@@ -338,14 +397,15 @@ class TopicReconciler:
 
     async def _publish_status(self, name: str, spec: TopicSpec | None, actual: TopicDescription | None, *,
                               error: str | None, warnings: list) -> list[asyncio.Future]:
+        origin = self.origins.get(name)
         inputs = logic.status_inputs(spec, self.generations.get(name, 0), actual, self.changes.get(name), error,
-                                     warnings)
+                                     warnings, origin)
         if self._status_inputs.get(name) == inputs and name in self.published:
             return []
         self._status_inputs[name] = inputs
         status = logic.build_status(name=name, spec=spec, generation=self.generations.get(name, 0), actual=actual,
                                     change=self.changes.get(name), error=error, warnings=warnings,
-                                    previous=self.published.get(name), now=_now())
+                                    previous=self.published.get(name), now=_now(), origin=origin)
         if logic.same_status(self.published.get(name), status):
             return []
         self.published[name] = status
@@ -358,15 +418,24 @@ class TopicReconciler:
             case logic.CreateTopic(name, partitions, rf, config, placer, min_required):
                 self.cluster_view.forget(name)  # whatever the view remembers of a topic that is gone
                 placed = await self._place_topic(name, partitions, rf, config, placer, min_required)
+                record = None
+                if placed.placeholders:
+                    record = PlaceholderRecord(topic=name, replication_factor=rf, assignment=placed.full,
+                                               intended=placed.intended)
+                    if (size := len(encode(record))) > MAX_RECORD_BYTES:
+                        # Its memory of the placeholders would not fit on the bus: refuse rather than forget them.
+                        raise PlacementError(
+                            f"too many partitions to create under-replicated: the record of its placeholders would "
+                            f"take {size:,} bytes (at most {MAX_RECORD_BYTES:,}); create it once enough brokers are "
+                            "alive, or with fewer partitions")
                 log.info("creating topic", partitions=partitions, replicas=rf, placer=placer or "default",
                          placeholders=placed.placeholders)
                 await self.admin.create_topic(name, partitions, len(placed.assignment[0]), config,
                                               assignment=placed.assignment)
+                self.origins[name] = "created"
                 self.cluster_view.set_topic(name, placed.assignment)
-                sends = [await self._placed(name, "create", dict(enumerate(placed.assignment)))]
-                if placed.placeholders:
-                    record = PlaceholderRecord(topic=name, replication_factor=rf, assignment=placed.full,
-                                               intended=placed.intended)
+                sends = await self._placed(name, "create", dict(enumerate(placed.assignment)))
+                if record is not None:
                     self.placeholders[name] = record
                     sends.append(await publish(self.app, TOPICS.placeholders, name, encode(
                         record, correlation_id=self.correlations.get(name))))
@@ -383,8 +452,8 @@ class TopicReconciler:
                 log.info("adding partitions", total=total, placer=placer or "default")
                 await self.admin.create_partitions(name, total, assignment=assignment)
                 self.cluster_view.add_partitions(name, assignment)
-                return [await self._placed(name, "add-partitions",
-                                           {len(existing) + i: r for i, r in enumerate(assignment)})]
+                return await self._placed(name, "add-partitions",
+                                          {len(existing) + i: r for i, r in enumerate(assignment)})
             case logic.AlterConfig(name, config):
                 await self.admin.alter_configs(name, config)
             case logic.RequestReplicasChange(name, target):
@@ -458,9 +527,13 @@ class TopicReconciler:
             self.placeholders[name] = record
         sends.append(await publish(self.app, TOPICS.placeholders, name,
                                    encode(record, correlation_id=self.correlations.get(name))))
-        sends.append(await self._placed(name, "fill-placeholders", new_replicas))
+        sends.extend(await self._placed(name, "fill-placeholders", new_replicas))
         self.cluster_view.set_topic(name, [[b for b in r if b >= 0] for r in after])
-        return (await self.admin.describe_topics([name])).get(name)
+        try:
+            return (await self.admin.describe_topics([name])).get(name)
+        except AdminError as exc:
+            log.warning("cannot read the topic after filling placeholders; the next resync will", error=str(exc))
+            return actual
 
     async def _close_placeholders(self, name: str) -> asyncio.Future:
         record = self.placeholders.pop(name)
@@ -477,11 +550,12 @@ class TopicReconciler:
                                         placer=placer or settings.placer, seed=settings.seed)
 
     async def _placed(self, name: str, reason: PlacementReason, new_replicas: dict[int, list[int]]
-                      ) -> asyncio.Future:
-        """Log directories for the new replicas, and the placement on the bus for the Spark job to count."""
+                      ) -> list[asyncio.Future]:
+        """Log directories for the new replicas, and the placement on the bus for the Spark job to count (in as
+        many records as it takes: a 100,000-partition topic's placement is megabytes)."""
         event = await self.ledger.placed(name, reason, new_replicas, load_aware=self._load_aware(name))
-        return await publish(self.app, TOPICS.placements, name,
-                             encode(event, correlation_id=self.correlations.get(name)))
+        return [await publish(self.app, TOPICS.placements, name,
+                              encode(part, correlation_id=self.correlations.get(name))) for part in event.split()]
 
     def _load_aware(self, topic: str) -> bool:
         spec = self.specs.get(topic)

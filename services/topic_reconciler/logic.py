@@ -18,6 +18,7 @@ from events import (
     TopicSpec,
     TopicStatus,
 )
+from events.models import TopicOrigin
 from services.common.admin import TopicDescription
 
 
@@ -60,6 +61,9 @@ class RequestReplicasChange:
     differs: bool = True
 
 
+# The condition of a change held back because Cruise Control would refuse it (too few brokers alive).
+BLOCKED = "ReplicasChangeBlocked"
+
 Action = CreateTopic | DeleteTopic | CreatePartitions | AlterConfig | RequestReplicasChange
 
 
@@ -70,12 +74,14 @@ class Plan:
 
 
 def plan(spec: TopicSpec | None, actual: TopicDescription | None, change: ReplicasChangeRecord | None,
-         placeholders: PlaceholderRecord | None = None, alive_brokers: int | None = None) -> Plan:
+         placeholders: PlaceholderRecord | None = None, alive_brokers: int | None = None,
+         origin: TopicOrigin | None = "created") -> Plan:
     """``spec`` None means the spec was deleted. ``placeholders``: replicas the topic was created without;
-    ``alive_brokers``: how many brokers are alive now (None: not known)."""
+    ``alive_brokers``: how many brokers are alive now (None: not known); ``origin``: whether Ballast created or
+    adopted the topic (None: neither, so it is never deleted)."""
     result = Plan()
     if spec is None:
-        if actual is not None:
+        if actual is not None and origin is not None:
             result.actions.append(DeleteTopic(actual.name))
         return result
     if actual is None:
@@ -100,6 +106,14 @@ def plan(spec: TopicSpec | None, actual: TopicDescription | None, change: Replic
         if alive_brokers is None or alive_brokers < spec.replicas:
             return result  # nothing to fill them with yet: asking Cruise Control would only be refused
         # Enough brokers again: the replication-factor change below fills the placeholders.
+    if actual.replication_factor != spec.replicas and alive_brokers is not None and spec.replicas > alive_brokers:
+        # Cruise Control would refuse it, and with it every change sent in the same request: hold it here (a change
+        # sent before the brokers went stays with the replicas-change service, which retries it on its own).
+        result.warnings.append(Condition(
+            type=BLOCKED, status="True", reason="NotEnoughBrokers",
+            message=f"target replication factor {spec.replicas} cannot be reached: only {alive_brokers} "
+                    "broker(s) are alive; the change is requested once enough are"))
+        return result
     if actual.replication_factor != spec.replicas and not _change_in_flight(change, spec.replicas):
         result.actions.append(RequestReplicasChange(spec.name, spec.replicas))
     elif actual.replication_factor == spec.replicas and _change_in_flight_elsewhere(change, spec.replicas):
@@ -170,14 +184,32 @@ def min_insync_warning(spec: TopicSpec, actual: TopicDescription | None) -> Cond
                              "will fail to write")
 
 
+def origin_now(origin: TopicOrigin | None, spec: TopicSpec | None, actual: TopicDescription | None
+               ) -> TopicOrigin | None:
+    """Whose the topic is after this look: a spec with ``adopt: true`` adopts a topic it finds existing; once a
+    withdrawn spec's topic is gone, nothing is remembered (a topic of the same name made later by someone else is
+    not Ballast's). ``created`` is set by the reconciler when its create succeeds."""
+    if spec is None and actual is None:
+        return None
+    if origin is None and spec is not None and spec.adopt and actual is not None:
+        return "adopted"
+    return origin
+
+
 def build_status(*, name: str, spec: TopicSpec | None, generation: int, actual: TopicDescription | None,
                  change: ReplicasChangeRecord | None, error: str | None, warnings: list[Condition],
-                 previous: TopicStatus | None, now: datetime) -> TopicStatus:
+                 previous: TopicStatus | None, now: datetime, origin: TopicOrigin | None = None) -> TopicStatus:
     deleted = spec is None
     ready = not deleted and actual is not None and error is None
     if deleted:
-        ready_condition = Condition(type="Ready", status="False", reason="Deleted",
-                                    message="spec deleted; topic removed" if actual is None else "deleting topic")
+        if actual is None:
+            message = "spec deleted; topic removed"
+        elif origin is None:
+            message = ("spec deleted; the topic is retained: Ballast did not create it and no spec adopted it "
+                       "(adopt: true)")
+        else:
+            message = "deleting topic"
+        ready_condition = Condition(type="Ready", status="False", reason="Deleted", message=message)
     elif error is not None:
         ready_condition = Condition(type="Ready", status="False", reason="ReconcileError", message=error)
     elif actual is None:
@@ -190,13 +222,15 @@ def build_status(*, name: str, spec: TopicSpec | None, generation: int, actual: 
     conditions = [_keep_transition_time(c, previous, now) for c in conditions]
     replicas_change = None
     if change is not None and not deleted:
+        # A completed change's only message is that its topic was gone: not true of a topic that exists again.
+        message = None if change.state == ReplicasChangeState.COMPLETED and actual is not None else change.message
         replicas_change = ReplicasChangeStatus(state=change.state, target_replicas=change.target_replicas,
-                                               session_id=change.session_id, message=change.message)
+                                               session_id=change.session_id, message=message)
     return TopicStatus(
         topic=name, ready=ready, generation=generation, observed_generation=generation,
         partitions=actual.partition_count if actual else None,
         replicas=actual.replication_factor if actual else None,
-        replicas_change=replicas_change, conditions=conditions, deleted=deleted)
+        replicas_change=replicas_change, conditions=conditions, deleted=deleted, origin=origin)
 
 
 def _keep_transition_time(condition: Condition, previous: TopicStatus | None, now: datetime) -> Condition:
@@ -209,7 +243,7 @@ def fingerprint(status: TopicStatus) -> tuple:
     """What makes a status a transition: everything but timestamps."""
     change = status.replicas_change
     return (status.ready, status.generation, status.observed_generation, status.partitions, status.replicas,
-            status.deleted,
+            status.deleted, status.origin,
             (change.state, change.target_replicas, change.session_id, change.message) if change else None,
             tuple((c.type, c.status, c.reason, c.message) for c in status.conditions))
 
@@ -220,7 +254,8 @@ def same_status(a: TopicStatus | None, b: TopicStatus) -> bool:
 
 
 def status_inputs(spec: TopicSpec | None, generation: int, actual: TopicDescription | None,
-                  change: ReplicasChangeRecord | None, error: str | None, warnings: list[Condition]) -> tuple:
+                  change: ReplicasChangeRecord | None, error: str | None, warnings: list[Condition],
+                  origin: TopicOrigin | None = None) -> tuple:
     """Everything ``build_status`` reads, as a comparable key: equal inputs give an equal status, so a reconciler
     can skip building it (a resync of thousands of unchanged topics then costs almost nothing)."""
     return (
@@ -228,5 +263,5 @@ def status_inputs(spec: TopicSpec | None, generation: int, actual: TopicDescript
         (actual.partition_count, actual.replication_factor, actual.config.get("min.insync.replicas"))
         if actual else None,
         (change.state, change.target_replicas, change.session_id, change.message) if change else None,
-        error, tuple((w.type, w.message) for w in warnings),
+        error, tuple((w.type, w.message) for w in warnings), origin,
     )

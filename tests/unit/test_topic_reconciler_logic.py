@@ -140,3 +140,56 @@ def test_a_requested_change_shows_pending_at_once_unless_the_replicas_change_ser
     assert logic.expected_change(running, logic.RequestReplicasChange("t", 2), 7, NOW) is None
     # A revert is settled by the service (completed at once, or followed up after the task).
     assert logic.expected_change(None, logic.RequestReplicasChange("t", 2, differs=False), 7, NOW) is None
+
+
+def test_gone_message_of_a_completed_change_is_not_shown_once_the_topic_exists_again() -> None:
+    from datetime import UTC, datetime
+
+    from events import ReplicasChangeRecord, TopicSpec
+    from services.common.admin import PartitionInfo, TopicDescription
+    from services.topic_reconciler import logic as rules
+
+    gone = ReplicasChangeRecord(topic="t", state="completed", target_replicas=3,
+                                message="Topic no longer exists; nothing left to change")
+    actual = TopicDescription(name="t", partitions=(PartitionInfo(id=0, replicas=(1, 2)),))
+    now = datetime.now(UTC)
+    spec = TopicSpec(name="t", partitions=1, replicas=2)
+    back = rules.build_status(name="t", spec=spec, generation=2, actual=actual, change=gone, error=None, warnings=[],
+                              previous=None, now=now)
+    assert back.replicas_change is not None and back.replicas_change.message is None
+    missing = rules.build_status(name="t", spec=spec, generation=2, actual=None, change=gone, error=None, warnings=[],
+                                 previous=None, now=now)
+    assert missing.replicas_change is not None and "no longer exists" in (missing.replicas_change.message or "")
+
+
+def test_withdrawing_the_spec_deletes_only_what_ballast_created_or_adopted() -> None:
+    from services.common.admin import PartitionInfo, TopicDescription
+    from services.topic_reconciler import logic as rules
+
+    actual = TopicDescription(name="t", partitions=(PartitionInfo(id=0, replicas=(1, 2)),))
+    assert [type(a).__name__ for a in rules.plan(None, actual, None, origin="created").actions] == ["DeleteTopic"]
+    assert [type(a).__name__ for a in rules.plan(None, actual, None, origin="adopted").actions] == ["DeleteTopic"]
+    assert rules.plan(None, actual, None, origin=None).actions == []
+
+
+def test_a_spec_adopts_an_existing_topic_only_when_it_says_so() -> None:
+    from events import TopicSpec
+    from services.common.admin import PartitionInfo, TopicDescription
+    from services.topic_reconciler import logic as rules
+
+    actual = TopicDescription(name="t", partitions=(PartitionInfo(id=0, replicas=(1, 2)),))
+    assert rules.origin_now(None, TopicSpec(name="t", partitions=1, replicas=2), actual) is None
+    assert rules.origin_now(None, TopicSpec(name="t", partitions=1, replicas=2, adopt=True), actual) == "adopted"
+    assert rules.origin_now("created", None, None) is None  # gone: a later topic of that name is not ours
+
+
+def test_an_rf_above_the_alive_brokers_is_held_with_a_condition() -> None:
+    from events import TopicSpec
+    from services.common.admin import PartitionInfo, TopicDescription
+    from services.topic_reconciler import logic as rules
+
+    actual = TopicDescription(name="t", partitions=(PartitionInfo(id=0, replicas=(1, 2)),))
+    held = rules.plan(TopicSpec(name="t", partitions=1, replicas=7), actual, None, alive_brokers=6)
+    assert held.actions == [] and held.warnings[0].type == "ReplicasChangeBlocked"
+    sent = rules.plan(TopicSpec(name="t", partitions=1, replicas=6), actual, None, alive_brokers=6)
+    assert [type(a).__name__ for a in sent.actions] == ["RequestReplicasChange"]

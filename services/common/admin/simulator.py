@@ -7,6 +7,7 @@ from typing import Any
 
 import httpx
 
+from events.limits import bounded
 from services.common.admin.port import (
     AdminError,
     Assignment,
@@ -30,6 +31,17 @@ def _topic(document: dict[str, Any]) -> TopicDescription:
     )
 
 
+def _error_text(response: httpx.Response) -> str:
+    """The error an answer carries: its JSON ``error``, or the start of whatever body a proxy or server sent."""
+    try:
+        document = response.json()
+    except ValueError:
+        document = None
+    if isinstance(document, dict) and isinstance(document.get("error"), str):
+        return bounded(document["error"])
+    return f"HTTP {response.status_code}: {bounded(response.text.strip(), 300) or response.reason_phrase}"
+
+
 class SimulatorClusterAdmin:
     def __init__(self, base_url: str, *, timeout_s: float = 30.0, transport: httpx.AsyncBaseTransport | None = None):
         self._http = httpx.AsyncClient(base_url=base_url.rstrip("/") + "/admin/", timeout=timeout_s, transport=transport)
@@ -37,15 +49,18 @@ class SimulatorClusterAdmin:
     async def _call(self, method: str, path: str, **kwargs: Any) -> Any:
         try:
             response = await self._http.request(method, path, **kwargs)
-        except httpx.TransportError as exc:
-            raise AdminError(f"cluster admin unreachable: {exc}") from exc
-        if response.status_code == 404:
-            raise UnknownTopic(response.json().get("error", "unknown topic"))
-        if response.status_code == 409:
-            raise TopicAlreadyExists(response.json().get("error", "topic exists"))
+        except httpx.HTTPError as exc:
+            raise AdminError(f"cluster admin unreachable: {type(exc).__name__}: {exc}") from exc
         if response.status_code >= 400:
-            raise AdminError(response.json().get("error", response.text))
-        return response.json() if response.content else None
+            error = {404: UnknownTopic, 409: TopicAlreadyExists}.get(response.status_code, AdminError)
+            raise error(_error_text(response))
+        if not response.content:
+            return None
+        try:
+            return response.json()
+        except ValueError as exc:
+            raise AdminError(f"cluster admin answered {method} {path} with a body that is not JSON "
+                             f"({len(response.content):,} bytes)") from exc
 
     async def brokers(self) -> list[BrokerInfo]:
         data = await self._call("GET", "brokers")

@@ -127,7 +127,11 @@ class CruiseControlClient:
 
     async def stop_proposal_execution(self) -> str:
         response = await self._send("POST", "stop_proposal_execution", params={"json": "true"})
-        return str(response.json().get("message", ""))
+        try:
+            document = response.json()
+        except ValueError:
+            return response.text[:500]
+        return str(document.get("message", "")) if isinstance(document, dict) else ""
 
     async def load(self, *, populate_disk_info: bool = False) -> BrokerLoads:
         """Per-broker load; with ``populate_disk_info`` each broker's log directories too."""
@@ -204,6 +208,8 @@ class CruiseControlClient:
             raise ConnectionFailed(f"Connection failed: Cruise Control did not answer in time ({exc!r})") from exc
         except httpx.TransportError as exc:
             raise ConnectionFailed(f"Connection failed: {exc}") from exc
+        except httpx.HTTPError as exc:
+            raise CruiseControlError(f"request to Cruise Control failed: {type(exc).__name__}: {exc}") from exc
         if response.status_code in (200, 202):
             return response
         raise _error_from(response)
@@ -274,9 +280,12 @@ def _error_from(response: httpx.Response) -> CruiseControlError:
 
 def _parse(model: type, response: httpx.Response) -> Any:
     if response.status_code == 202:
-        progress = ProgressResponse.model_validate(response.json())
-        steps = [s.step for op in progress.progress for s in op.operation_progress]
-        raise CruiseControlError(f"Cruise Control is still working on the request ({', '.join(steps) or 'pending'})")
+        try:
+            progress = ProgressResponse.model_validate(response.json())
+            steps = ", ".join(s.step for op in progress.progress for s in op.operation_progress)
+        except (ValueError, ValidationError):
+            steps = ""
+        raise CruiseControlError(f"Cruise Control is still working on the request ({steps or 'pending'})")
     try:
         return model.model_validate(response.json())
     except (ValueError, ValidationError) as exc:
