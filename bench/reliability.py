@@ -87,6 +87,8 @@ class Outcome:
     valid_converged: int = 0
     crashes: list[str] = field(default_factory=list)
     restarts_healthy: int = 0
+    restart_s: list[float] = field(default_factory=list)
+    drained_s: float = 0.0  # first record sent -> last dead letter counted
     seconds: float = 0.0
 
     @property
@@ -139,6 +141,7 @@ def run(stack: LocalStack, records: int, *, seed: int = 12, progress: Callable[[
     deadline = time.monotonic() + timeout_s
     counted = _count_dead_letters(bus, hostile, deadline)
     outcome.dead_lettered = counted
+    outcome.drained_s = time.monotonic() - started
     progress(f"dead letters: {sum(counted.values())} of {sum(outcome.sent.values())}")
     while True:
         statuses = busio.latest(bus, TOPICS.status.name, TopicStatus)
@@ -150,7 +153,9 @@ def run(stack: LocalStack, records: int, *, seed: int = 12, progress: Callable[[
     if restart:
         for service in SERVICES:
             try:
+                begun = time.monotonic()
                 stack.restart_service(service)
+                outcome.restart_s.append(time.monotonic() - begun)
                 outcome.restarts_healthy += 1
             except (RuntimeError, TimeoutError) as exc:
                 outcome.crashes.append(f"{service} did not come back: {str(exc)[:200]}")
@@ -197,8 +202,10 @@ def render(outcome: Outcome, records: int, command: str) -> str:
         f"- total: {sum(outcome.sent.values()):,} sent, {sum(outcome.dead_lettered.values()):,} dead-lettered, "
         f"**{outcome.lost:,} lost**; valid specs among them: {outcome.valid_converged} of {outcome.valid_sent} ready",
         f"- crashes: **{len(outcome.crashes)}**" + (f" ({'; '.join(outcome.crashes)})" if outcome.crashes else ""),
+        f"- dead-lettering: all {sum(outcome.sent.values()):,} within {outcome.drained_s:.0f} s of the first send "
+        f"({sum(outcome.dead_lettered.values()) / max(outcome.drained_s, 1e-9):,.0f} records/s, sending included)",
         f"- kill -9 and restart of every service over these topics: {outcome.restarts_healthy} of {len(SERVICES)} "
-        "healthy again",
+        "healthy again (" + ", ".join(f"{s:.1f} s" for s in outcome.restart_s) + " from kill to health 200)",
         f"- {outcome.seconds:.0f} s in all on this 2-core machine",
         "",
     ])

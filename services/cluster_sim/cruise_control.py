@@ -230,9 +230,12 @@ class SimCruiseControl:
             raise CruiseControlFailure(400, responses.error_body(
                 "POST", endpoint, "Parameter brokerid is required: a comma-separated list of broker ids.",
                 "java.lang.IllegalArgumentException"))
-        if unknown := [b for b in brokers if b not in self.cluster.brokers]:
+        # add_broker checks presence against the metadata's nodes, which are the alive brokers only
+        # (KafkaCruiseControl.sanityCheckBrokerPresence); remove_broker takes dead brokers too (their replicas go).
+        known = self.cluster.alive_ids if endpoint == "add_broker" else set(self.cluster.brokers)
+        if unknown := sorted(b for b in brokers if b not in known):
             raise CruiseControlFailure(500, responses.error_body(
-                "POST", endpoint, f"Broker {unknown} does not exist.",
+                "POST", endpoint, f"Broker {_java_collection(unknown)} does not exist.",
                 f"{KCC}: java.lang.IllegalArgumentException"))
         return brokers
 

@@ -15,6 +15,7 @@ from aiohttp import web
 from services.cluster_sim import responses
 from services.cluster_sim.cruise_control import CruiseControlFailure, SimCruiseControl
 from services.cluster_sim.faults import FaultPlan
+from services.cluster_sim.parameters import unrecognized
 
 PREFIX = "/kafkacruisecontrol"
 
@@ -38,6 +39,8 @@ def build_cruise_control_app(cc: SimCruiseControl, faults: FaultPlan) -> web.App
         endpoint = request.path.removeprefix(PREFIX).strip("/")
         if faults.credentials is not None and not _authorized(request, *faults.credentials):
             return web.Response(status=401, text="Unauthorized", headers={"WWW-Authenticate": 'Basic realm="cc"'})
+        if unknown := unrecognized(endpoint, request.method, list(request.query)):
+            return _json(400, {"version": 1, "stackTrace": "", "errorMessage": unknown})
         delay = faults.latency_for(endpoint)
         late_answer = delay and (endpoint in faults.latency_after or "*" in faults.latency_after)
         if delay and not late_answer:

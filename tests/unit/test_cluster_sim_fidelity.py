@@ -78,3 +78,43 @@ async def test_an_offline_replica_anywhere_refuses_every_change(sim: Simulator) 
     detail = await refusal(sim, {3: ["a"]})
     assert "java.lang.IllegalStateException: Topic partition " in detail and "has offline replicas on brokers [4]." \
         in detail
+
+
+async def test_add_broker_knows_only_alive_brokers_and_remove_broker_takes_dead_ones(sim: Simulator) -> None:
+    sim.cluster.set_alive(4, False)
+    async with client(sim) as cc:
+        with pytest.raises(RequestRejected) as refused:
+            await cc.add_broker([4, 9])
+        assert "java.lang.IllegalArgumentException: Broker [4, 9] does not exist." in (refused.value.detail or "")
+        assert (await cc.remove_broker([4])).task_id  # draining a dead broker is what remove_broker is for
+
+
+def test_the_simulator_knows_each_endpoints_parameters_as_cruise_controls_description_lists_them() -> None:
+    from pathlib import Path
+
+    import yaml
+
+    from services.cluster_sim.parameters import VALID_PARAMETERS
+
+    described = Path(__file__).resolve().parents[3] / "shared" / "reference" / "cruise-control-openapi" / "endpoints"
+    files = {"topic_configuration": "topicConfiguration", "rebalance": "rebalance", "add_broker": "addBroker",
+             "remove_broker": "removeBroker", "stop_proposal_execution": "stopProposalExecution", "state": "state",
+             "kafka_cluster_state": "kafkaClusterState", "load": "load", "partition_load": "partitionLoad",
+             "user_tasks": "userTasks"}
+    assert set(files) == set(VALID_PARAMETERS)
+    for endpoint, name in files.items():
+        document = yaml.safe_load((described / f"{name}.yaml").read_text())
+        listed = {p["name"] for ops in document.values() for op in ops.values() for p in op.get("parameters", [])}
+        assert VALID_PARAMETERS[endpoint] == listed, endpoint
+
+
+async def test_a_parameter_the_endpoint_does_not_take_is_refused(sim: Simulator) -> None:
+    import httpx
+
+    url = f"http://127.0.0.1:{sim.settings.cruise_control_port}/kafkacruisecontrol/topic_configuration"
+    async with httpx.AsyncClient() as http:
+        answer = await http.post(url, params={"json": "true", "topic": "a", "replication_factor": "3",
+                                              "brokerid": "1", "Colour": "red"})
+    assert answer.status_code == 400
+    assert answer.json()["errorMessage"] == ("Unrecognized endpoint parameters in TOPIC_CONFIGURATION POST request: "
+                                             "[brokerid, Colour].")
