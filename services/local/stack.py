@@ -19,7 +19,7 @@ import httpx
 
 from services.common.bus import ensure_topics
 from services.common.settings import Settings
-from services.local.broker import free_port, start_tansu
+from services.local.broker import die_with_parent, free_port, start_tansu
 
 SERVICES = ("topic-reconciler", "replicas-change", "rebalancer", "load-collector")
 
@@ -57,8 +57,10 @@ class StackInfo:
 
 class LocalStack:
     def __init__(self, run_dir: Path, *, env: dict[str, str] | None = None,
-                 services: tuple[str, ...] = SERVICES) -> None:
+                 services: tuple[str, ...] = SERVICES, detached: bool = False) -> None:
+        """``detached``: what starts here outlives this process (``ballast up``); otherwise it all dies with it."""
         self.run_dir = run_dir
+        self.detached = detached
         self.logs = run_dir / "logs"
         self.logs.mkdir(parents=True, exist_ok=True)
         self.ports = Ports.pick()
@@ -108,7 +110,8 @@ class LocalStack:
     def start(self, progress: object = None) -> LocalStack:
         say = progress if callable(progress) else (lambda _msg: None)
         say(f"starting local broker (Tansu) on 127.0.0.1:{self.ports.broker}")
-        self.processes["broker"] = start_tansu(self.ports.broker, self.logs / "broker.log")
+        self.processes["broker"] = start_tansu(self.ports.broker, self.logs / "broker.log",
+                                                detached=self.detached)
         say(f"starting cluster simulator (Cruise Control API on 127.0.0.1:{self.ports.cruise_control})")
         self.start_process("cluster-sim")
         self.wait_http(f"{self.sim_url}/health", "cluster-sim")
@@ -125,7 +128,8 @@ class LocalStack:
         log = (self.logs / f"{name}.log").open("ab")
         process = subprocess.Popen(
             [sys.executable, "-m", "services.cli", "run", name],
-            env={**os.environ, **self.env}, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+            env={**os.environ, **self.env}, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+            preexec_fn=None if self.detached else die_with_parent)
         self.processes[name] = process
         return process
 
