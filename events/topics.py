@@ -77,8 +77,12 @@ class Topics:
         "ballast.load.aggregates", True, "rolling load aggregates per window and entity (LoadAggregate)"
     )
 
+    # Which instance of each service runs: the member of consumer group ``ballast-<service>-owner`` that holds its
+    # partition 0 (services.common.lease). Nothing is written to it.
+    leases: BusTopic = BusTopic("ballast.leases", False, "the services' ownership (consumer groups only; no records)")
+
     def all(self) -> list[BusTopic]:
-        return [self.specs, self.status, self.replicas_commands, self.replicas_state, self.dead_letters,
+        return [self.leases, self.specs, self.status, self.replicas_commands, self.replicas_state, self.dead_letters,
                 self.observed_brokers, self.placeholders, self.placement_requests, self.placement_responses,
                 self.placements, self.rebalance_requests, self.rebalance_actions, self.rebalance_status, self.scaling,
                 self.load_samples, self.load_aggregates]

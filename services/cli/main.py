@@ -116,8 +116,19 @@ def run(service: Annotated[str, typer.Argument(help=f"one of: {', '.join(SERVICE
         raise _fail(f"unknown service {service!r}; choose one of: {', '.join(SERVICES)}", 2)
     from faust.worker import Worker
 
+    from services.common.lease import Lease
+
+    # One instance of a service runs at a time; the others stand by until it stops (services/common/lease.py).
+    lease = Lease(settings.bus, service)
+    lease.wait(host=settings.web_host, port=getattr(settings.ports, service.replace("-", "_")))
+    lease.keep()
     worker = Worker(create_service(settings).app, loglevel="warning", quiet=True, redirect_stdouts=False)
-    worker.execute_from_commandline()
+    code = 0
+    try:
+        worker.execute_from_commandline()
+    except SystemExit as exc:
+        code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+    lease.release(code)
 
 
 @app.command()

@@ -17,7 +17,8 @@ def add_health_page(app: faust.App, service: str, details: Callable[[], dict[str
     @app.page("/health")
     class Health(View):
         async def get(self, request: Request) -> Response:
-            info = {"service": service, **details()}
+            # This process runs the service (it holds the lease; standby instances answer from services.common.lease).
+            info = {"service": service, "role": "active", **details()}
             if supervisor is not None and supervisor.down:
                 info["agentsDown"] = dict(supervisor.down)
                 info["ready"] = False

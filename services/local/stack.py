@@ -66,6 +66,8 @@ class LocalStack:
         self.ports = Ports.pick()
         self.services = services
         self.processes: dict[str, subprocess.Popen[bytes]] = {}
+        # Settings of the extra instances started by ``start_instance``, by name.
+        self.instance_env: dict[str, dict[str, str]] = {}
         self.env = {
             "BALLAST_BUS__BOOTSTRAP_SERVERS": f"127.0.0.1:{self.ports.broker}",
             "BALLAST_CRUISE_CONTROL__PORT": str(self.ports.cruise_control),
@@ -101,8 +103,10 @@ class LocalStack:
     def sim_url(self) -> str:
         return f"http://127.0.0.1:{self.ports.sim_admin}"
 
-    def health_url(self, service: str) -> str:
-        port = getattr(self.ports, service.replace("-", "_"))
+    def health_url(self, name: str) -> str:
+        service = name.split("#")[0]
+        key = f"BALLAST_PORTS__{service.upper().replace('-', '_')}"
+        port = self.instance_env.get(name, {}).get(key) or getattr(self.ports, service.replace("-", "_"))
         return f"http://127.0.0.1:{port}/health"
 
     # -- lifecycle ---------------------------------------------------------------------------------------------
@@ -124,16 +128,31 @@ class LocalStack:
         say("stack ready")
         return self
 
-    def start_process(self, name: str) -> subprocess.Popen[bytes]:
+    def start_process(self, name: str, *, env: dict[str, str] | None = None) -> subprocess.Popen[bytes]:
+        """``name`` is a service, or ``service#N`` for another instance of it (see ``start_instance``)."""
         log = (self.logs / f"{name}.log").open("ab")
         process = subprocess.Popen(
-            [sys.executable, "-m", "services.cli", "run", name],
-            env={**os.environ, **self.env}, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+            [sys.executable, "-m", "services.cli", "run", name.split("#")[0]],
+            env={**os.environ, **self.env, **self.instance_env.get(name, {}), **(env or {})}, stdout=log,
+            stderr=subprocess.STDOUT, start_new_session=True,
             preexec_fn=None if self.detached else die_with_parent)
         self.processes[name] = process
         return process
 
+    def start_instance(self, service: str, index: int) -> str:
+        """One more instance of ``service`` (its own web port and data directory), named ``service#index``; it
+        stands by unless it owns the service's work. Returns the name (for ``kill``, ``restart_service``, ...)."""
+        name = f"{service}#{index}"
+        port = free_port()
+        self.instance_env[name] = {f"BALLAST_PORTS__{service.upper().replace('-', '_')}": str(port),
+                                   "BALLAST_DATA_DIR": str(self.run_dir / f"data-{index}")}
+        self.start_process(name)
+        self.wait_http(self.health_url(name), name)
+        return name
+
     def wait_http(self, url: str, name: str, timeout_s: float = 90.0) -> None:
+        """Until ``url`` answers 200 from a process that runs its service: a standby instance (waiting for the
+        service's lease) only counts when another instance of the service runs it."""
         deadline = time.monotonic() + timeout_s
         process = self.processes.get(name)
         while time.monotonic() < deadline:
@@ -141,12 +160,32 @@ class LocalStack:
                 raise RuntimeError(f"{name} exited with code {process.returncode}; see {self.logs / (name + '.log')}:\n"
                                    + (self.logs / f"{name}.log").read_text()[-3000:])
             try:
-                if httpx.get(url, timeout=1.0).status_code == 200:
+                answer = httpx.get(url, timeout=1.0)
+                if answer.status_code == 200 and (self._runs(answer) or self._run_elsewhere(name)):
                     return
             except httpx.HTTPError:
                 pass
             time.sleep(0.2)
         raise TimeoutError(f"{name} was not healthy within {timeout_s:.0f} s; see {self.logs / (name + '.log')}")
+
+    @staticmethod
+    def _runs(answer: httpx.Response) -> bool:
+        try:
+            return answer.json().get("role") != "standby"
+        except ValueError:
+            return True
+
+    def _run_elsewhere(self, name: str) -> bool:
+        service = name.split("#")[0]
+        for other, process in self.processes.items():
+            if other != name and other.split("#")[0] == service and process.poll() is None:
+                try:
+                    answer = httpx.get(self.health_url(other), timeout=1.0)
+                except httpx.HTTPError:
+                    continue
+                if answer.status_code == 200 and self._runs(answer):
+                    return True
+        return False
 
     def start_spark_job(self) -> subprocess.Popen[bytes]:
         """The load-aggregates job (local[2]); it has no health page: it is up once aggregates appear."""

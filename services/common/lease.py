@@ -1,0 +1,166 @@
+"""One running instance per service; the others stand by.
+
+Two instances acting on the same memory undo each other's work (a stale topic reconciler once reverted 50 changes;
+a second replicas-change service resubmitted them), and a rolling update runs two for a while. So a service's
+instances compete for a lease before they start: the member of the consumer group ``ballast-<service>-owner`` (on
+the bus topic ``ballast.leases``) that holds partition 0 is the owner. Only the owner starts the service (its faust
+app, its consumer group, its memory rebuilt from the compacted topics); every other instance waits, answering
+``GET /health`` with ``role: standby``.
+
+The owner keeps the lease by staying in the group (librdkafka heartbeats every second; a thread polls). The moment
+the group takes partition 0 away (a revocation, or the member found lost after a pause or a partition of the
+network), the owner exits at once (code 3) before the lease can be given to another instance's process, which then
+rebuilds from the bus; its supervisor restarts the old one as a standby. A crashed owner (kill -9) is replaced once
+the group's session times out: ``session.timeout.ms`` (6 s) + a rebalance + the new owner's start (about 7 s here).
+A paused owner that wakes after losing the lease acts for at most one poll interval plus a heartbeat (about 1.5 s)
+before it exits; nothing on Kafka's side can fence it sooner, since Cruise Control takes no fencing token.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import signal
+import sys
+import threading
+import time
+import uuid
+from collections.abc import Callable
+from typing import Any
+
+from aiohttp import web
+from confluent_kafka import Consumer, KafkaException, TopicPartition
+
+from events import TOPICS
+from services.common.bus import ensure_topics
+from services.common.logging import get_logger
+from services.common.settings import BusSettings
+
+log = get_logger(__name__)
+
+EXIT_LEASE_LOST = 3
+SESSION_TIMEOUT_MS = 6000
+POLL_S = 0.5
+
+
+class Lease:
+    def __init__(self, bus: BusSettings, service: str, *, on_lost: Callable[[], None] | None = None) -> None:
+        self.service = service
+        self.owner = False
+        self._partition = TopicPartition(TOPICS.leases.name, 0)
+        self._on_lost = on_lost or (lambda: os._exit(EXIT_LEASE_LOST))
+        self._bus = bus
+        self._consumer = Consumer({
+            **bus.confluent_config(),
+            "group.id": f"ballast-{service}-owner",
+            # The range assignor gives partition 0 to the member whose id sorts first, and member ids start with the
+            # client id: the instance that started first owns the service, and one joining later never takes it.
+            "client.id": f"ballast-{service}-{time.time_ns():020d}-{uuid.uuid4().hex[:6]}",
+            "session.timeout.ms": SESSION_TIMEOUT_MS,
+            "heartbeat.interval.ms": 1000,
+            # Also the rebalance timeout the coordinator waits for members to rejoin: Kafka's 5 minutes would hold
+            # a takeover that long whenever a member leaves mid-rebalance. Both threads poll every 0.5 s at most.
+            "max.poll.interval.ms": 10_000,
+            "enable.auto.commit": False,
+            "partition.assignment.strategy": "range",
+            "log_level": 0,
+            **({"debug": "cgrp", "log_level": 7} if os.environ.get("LEASE_DEBUG") else {}),
+        })
+        self._stopping = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._consumer.subscribe([TOPICS.leases.name], on_assign=self._assigned, on_revoke=self._revoked,
+                                 on_lost=self._dropped)
+
+    def _assigned(self, consumer: Any, partitions: list[TopicPartition]) -> None:
+        mine = any(p.topic == self._partition.topic and p.partition == 0 for p in partitions)
+        if self.owner and not mine:
+            self._lost("the group gave the lease to another instance")
+        self.owner = self.owner or mine
+
+    def _revoked(self, consumer: Any, partitions: list[TopicPartition]) -> None:
+        # Every rebalance revokes everything first (the eager protocol); the oldest member gets partition 0 back,
+        # and ``_assigned`` says if it did not.
+        pass
+
+    def _dropped(self, consumer: Any, partitions: list[TopicPartition]) -> None:
+        if self.owner:
+            self._lost("this instance was dropped from the group (its session expired)")
+
+    def _lost(self, why: str) -> None:
+        if self._stopping.is_set():
+            return
+        self.owner = False
+        log.warning("lease lost; exiting to stand by again", service=self.service, reason=why)
+        self._on_lost()
+
+    def poll(self) -> None:
+        try:
+            self._consumer.poll(POLL_S)
+        except KafkaException as exc:
+            log.warning("lease consumer error", error=str(exc))
+
+    def wait(self, *, host: str, port: int) -> None:
+        """Block until this instance owns the service, answering health checks as a standby meanwhile."""
+        ensure_topics(self._bus, [TOPICS.leases])  # a group on a topic that does not exist assigns nothing
+        server = _StandbyHealth(self.service, host, port)
+        log.info("waiting for the service's lease", service=self.service)
+        # A standby asked to stop (a rolling update) leaves the group and exits 0; faust handles it once running.
+        previous = signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+        try:
+            while not self.owner:
+                self.poll()
+        except SystemExit:
+            self._stopping.set()
+            os._exit(0)  # without leaving the group: see ``release``
+        finally:
+            signal.signal(signal.SIGTERM, previous)
+            server.stop()
+        log.info("this instance owns the service now", service=self.service)
+
+    def keep(self) -> None:
+        """Stay in the group while the service runs, exiting the moment the lease is lost."""
+        self._thread = threading.Thread(target=self._keep, name="lease", daemon=True)
+        self._thread.start()
+
+    def _keep(self) -> None:
+        while not self._stopping.is_set():
+            self.poll()
+            time.sleep(0.01)
+
+    def release(self, code: int) -> None:
+        """When the service stops: stop polling and exit with ``code`` without leaving the group, so the lease
+        passes once the session expires. (Leaving would pass it at once on Kafka, but the local broker, Tansu 0.6, keeps a leader that left
+        as the group's leader and never completes the next rebalance; an expired session it handles.)"""
+        self._stopping.set()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+        log.info("lease released", service=self.service, exit_code=code)
+        logging.shutdown()
+        os._exit(code)
+
+
+class _StandbyHealth:
+    """``GET /health`` -> 200 ``{"role": "standby"}`` on the service's own port, until the service takes it over."""
+
+    def __init__(self, service: str, host: str, port: int) -> None:
+        import asyncio
+
+        self._loop = asyncio.new_event_loop()
+        app = web.Application()
+
+        async def health(_: web.Request) -> web.Response:
+            return web.json_response({"service": service, "ready": False, "role": "standby"})
+
+        app.router.add_get("/health", health)
+        self._runner = web.AppRunner(app, access_log=None)
+        self._loop.run_until_complete(self._runner.setup())
+        self._loop.run_until_complete(web.TCPSite(self._runner, host, port).start())
+        self._thread = threading.Thread(target=self._loop.run_forever, name="standby-health", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        import asyncio
+
+        asyncio.run_coroutine_threadsafe(self._runner.cleanup(), self._loop).result(timeout=10)
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join(timeout=5)
