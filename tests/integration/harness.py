@@ -11,7 +11,18 @@ from collections.abc import Callable
 import httpx
 from confluent_kafka import Consumer, TopicPartition
 
-from events import TOPICS, DeadLetter, Decoded, InvalidEvent, TopicSpec, TopicSpecDeleted, TopicStatus, decode, encode
+from events import (
+    TOPICS,
+    DeadLetter,
+    Decoded,
+    InvalidEvent,
+    ReplicasChangeRecord,
+    TopicSpec,
+    TopicSpecDeleted,
+    TopicStatus,
+    decode,
+    encode,
+)
 from services.cli import busio
 from services.common.settings import Settings
 from services.local.stack import LocalStack
@@ -31,6 +42,26 @@ def pending_with(text: str) -> Callable[[TopicStatus], bool]:
     """A pending change whose message contains ``text``."""
     return lambda s: (s.replicas_change is not None and s.replicas_change.state == "pending"
                       and text in (s.replicas_change.message or ""))
+
+
+def change_sessions(settings: Settings, topics: list[str], *, after_generation: dict[str, int] | int = 0
+                    ) -> dict[str, set[str]]:
+    """Per topic, the Cruise Control sessions its change went through, as the replicas-change service recorded them
+    (every record of its state topic: the local broker does not compact), for specs of generations after the given
+    one(s). Statuses may skip the ongoing state when it is short, so they do not serve here."""
+    wanted = set(topics)
+    sessions: dict[str, set[str]] = {t: set() for t in topics}
+    for record in busio.consume(settings.bus, [TOPICS.replicas_state.name], follow=False, idle_s=1.0):
+        try:
+            event = decode(record.value, expect=(ReplicasChangeRecord,)).event
+        except InvalidEvent:
+            continue
+        if not isinstance(event, ReplicasChangeRecord) or event.topic not in wanted or event.session_id is None:
+            continue
+        floor = after_generation if isinstance(after_generation, int) else after_generation.get(event.topic, 0)
+        if event.generation > floor:
+            sessions[event.topic].add(event.session_id)
+    return sessions
 
 
 class Follower:

@@ -14,7 +14,7 @@ import pytest
 
 from services.local.stack import LocalStack
 from tests.integration.conftest import TEST_ENV
-from tests.integration.harness import Ballast, spec
+from tests.integration.harness import Ballast, change_sessions, spec
 
 SERVICES = ("topic-reconciler", "replicas-change", "rebalancer")
 
@@ -65,11 +65,10 @@ def converge(ballast: Ballast, topics: list[str], rf: int, timeout: float = 120)
 
 
 def sessions_per_change(ballast: Ballast, topics: list[str], generation_after: int) -> dict[str, int]:
-    """Per topic, how many Cruise Control sessions its change went through (statuses of generations after the
-    given one)."""
-    return {t: len({s.replicas_change.session_id for s in ballast.watcher.history[t]
-                    if s.generation > generation_after and s.replicas_change and s.replicas_change.session_id})
-            for t in topics}
+    """Per topic, how many Cruise Control sessions its change (specs of generations after the given one) went
+    through, as the replicas-change service recorded them."""
+    found = change_sessions(ballast.settings, topics, after_generation=generation_after)
+    return {t: len(sessions) for t, sessions in found.items()}
 
 
 def create(ballast: Ballast, topics: list[str], rf: int) -> int:

@@ -11,7 +11,7 @@ from events import TOPICS, InvalidEvent, ReplicasChangeBatch, decode
 from services.cli import busio
 from services.common.cruise_control import CruiseControlClient
 from services.common.settings import CruiseControlSettings
-from tests.integration.harness import Ballast, is_ongoing, pending_with, spec
+from tests.integration.harness import Ballast, change_sessions, is_ongoing, pending_with, spec
 
 
 def test_cruise_control_down_then_back(ballast: Ballast, name: str) -> None:
@@ -129,7 +129,7 @@ def open_batch_with(ballast: Ballast, topic: str, timeout: float = 30.0) -> Repl
 def test_kill_9_with_the_request_in_flight_resumes_the_task_it_created(ballast: Ballast, name: str) -> None:
     topic = f"{name}-t"
     ballast.apply(spec(topic, 3))
-    ballast.watcher.wait_rf(topic, 3)
+    before = ballast.watcher.wait_rf(topic, 3).generation
     tasks_before = len(ballast.topic_configuration_tasks())
     # Cruise Control makes the task at once but answers 2 s late: the service dies after writing the batch and
     # sending the request, before it knows the task.
@@ -144,8 +144,7 @@ def test_kill_9_with_the_request_in_flight_resumes_the_task_it_created(ballast: 
     ballast.stack.wait_http(ballast.stack.health_url("replicas-change"), "replicas-change")
     done = ballast.watcher.wait_rf(topic, 2, timeout=45)
     assert done.replicas_change.state == "completed"
-    sessions = {s.replicas_change.session_id for s in ballast.watcher.history[topic]
-                if s.replicas_change and s.replicas_change.session_id}
+    sessions = change_sessions(ballast.settings, [topic], after_generation=before)[topic]
     assert sessions == {tasks[-1]["UserTaskId"]}, "the restart found the task by the batch id, not a new one"
     assert len(ballast.topic_configuration_tasks()) == tasks_before + 1
 
