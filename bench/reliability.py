@@ -191,7 +191,8 @@ def render(outcome: Outcome, records: int, command: str) -> str:
         "",
         f"`{command}`",
         "",
-        f"{records:,} invalid records per topic (binary, not JSON, not an envelope, unknown or misplaced schemas, loose "
+        f"{records:,} invalid records per topic (binary, not JSON, not an envelope, unknown or misplaced schemas, "
+        "loose "
         "numbers and configs, keys that are not the event's or not UTF-8, tombstones, internal topic names, one "
         f"{OVERSIZED_BYTES // 1000} KB value in 1,000), a valid spec after every 100 on the specs topic.",
         "",

@@ -47,7 +47,8 @@ def kafka_config_value(key: str, value: Any) -> str:
         return str(value)
     if isinstance(value, float) and value == value and value not in (float("inf"), float("-inf")):
         return repr(value)
-    kind = {bool: "a boolean", type(None): "null", list: "a list", dict: "an object"}.get(type(value), type(value).__name__)
+    kinds = {bool: "a boolean", type(None): "null", list: "a list", dict: "an object"}
+    kind = kinds.get(type(value), type(value).__name__)
     raise ValueError(f"config value of {key!r} must be a string or a number, not {kind}"
                      + (' (write "true" or "false")' if isinstance(value, bool) else ""))
 

@@ -190,8 +190,8 @@ class SimCruiseControl:
         skip_rack = params.get("skip_rack_awareness_check", "false").lower() == "true"
         self._check_capacity("POST", "topic_configuration")
         task = self._new_task("topic_configuration", request_url, client)
-        self._spawn(self._run(task, "topic_configuration", lambda: self._propose_rf_change(by_rf, skip_rack), dryrun, goals,
-                              throttle=_throttle(params)))
+        self._spawn(self._run(task, "topic_configuration", lambda: self._propose_rf_change(by_rf, skip_rack), dryrun,
+                              goals, throttle=_throttle(params)))
         return await self._answer(task, "topic_configuration")
 
     async def optimize(self, endpoint: str, params: dict[str, str], request_url: str, client: str,

@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import traceback
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Any, TypeVar
+from typing import Any
 
 import faust
 
@@ -23,7 +23,6 @@ from services.common.logging import get_logger
 
 log = get_logger(__name__)
 
-E = TypeVar("E")
 Handler = Callable[[Sequence[faust.EventT]], Awaitable[None]]
 
 

@@ -137,7 +137,6 @@ class DeadLetters:
         self._app = app
         self._service = service
         self._unacknowledged: list[asyncio.Future] = []
-        self.sent = 0
 
     async def send(self, *, source: str, key: bytes | None, value: bytes | None, reason: str,
                    partition: int | None = None, offset: int | None = None) -> None:
@@ -147,7 +146,6 @@ class DeadLetters:
         log.warning("dead letter", source_topic=source, partition=partition, offset=offset, reason=letter.reason,
                     value_bytes=letter.value_size, value_sha256=letter.value_sha256)
         self._unacknowledged.append(await publish(self._app, TOPICS.dead_letters, letter.key, encode(letter)))
-        self.sent += 1
 
     async def flush(self) -> None:
         pending, self._unacknowledged = self._unacknowledged, []

@@ -18,6 +18,7 @@ before it exits; nothing on Kafka's side can fence it sooner, since Cruise Contr
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import os
 import signal
@@ -64,23 +65,18 @@ class Lease:
             "enable.auto.commit": False,
             "partition.assignment.strategy": "range",
             "log_level": 0,
-            **({"debug": "cgrp", "log_level": 7} if os.environ.get("LEASE_DEBUG") else {}),
         })
         self._stopping = threading.Event()
         self._thread: threading.Thread | None = None
-        self._consumer.subscribe([TOPICS.leases.name], on_assign=self._assigned, on_revoke=self._revoked,
-                                 on_lost=self._dropped)
+        self._consumer.subscribe([TOPICS.leases.name], on_assign=self._assigned, on_lost=self._dropped)
 
     def _assigned(self, consumer: Any, partitions: list[TopicPartition]) -> None:
+        # Every rebalance first revokes everything (the eager protocol) and the oldest member gets partition 0
+        # back: only an assignment without it means the lease moved.
         mine = any(p.topic == self._partition.topic and p.partition == 0 for p in partitions)
         if self.owner and not mine:
             self._lost("the group gave the lease to another instance")
         self.owner = self.owner or mine
-
-    def _revoked(self, consumer: Any, partitions: list[TopicPartition]) -> None:
-        # Every rebalance revokes everything first (the eager protocol); the oldest member gets partition 0 back,
-        # and ``_assigned`` says if it did not.
-        pass
 
     def _dropped(self, consumer: Any, partitions: list[TopicPartition]) -> None:
         if self.owner:
@@ -104,7 +100,7 @@ class Lease:
         ensure_topics(self._bus, [TOPICS.leases])  # a group on a topic that does not exist assigns nothing
         server = _StandbyHealth(self.service, host, port)
         log.info("waiting for the service's lease", service=self.service)
-        # A standby asked to stop (a rolling update) leaves the group and exits 0; faust handles it once running.
+        # A standby asked to stop (a rolling update) exits 0 at once; once the service runs, faust handles SIGTERM.
         previous = signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
         try:
             while not self.owner:
@@ -129,8 +125,9 @@ class Lease:
 
     def release(self, code: int) -> None:
         """When the service stops: stop polling and exit with ``code`` without leaving the group, so the lease
-        passes once the session expires. (Leaving would pass it at once on Kafka, but the local broker, Tansu 0.6, keeps a leader that left
-        as the group's leader and never completes the next rebalance; an expired session it handles.)"""
+        passes once the session expires. (Leaving would pass it at once on Kafka, but the local broker, Tansu 0.6,
+        keeps a leader that left as the group's leader and never completes the next rebalance; an expired session
+        it handles.)"""
         self._stopping.set()
         if self._thread is not None:
             self._thread.join(timeout=5)
@@ -143,8 +140,6 @@ class _StandbyHealth:
     """``GET /health`` -> 200 ``{"role": "standby"}`` on the service's own port, until the service takes it over."""
 
     def __init__(self, service: str, host: str, port: int) -> None:
-        import asyncio
-
         self._loop = asyncio.new_event_loop()
         app = web.Application()
 
@@ -159,8 +154,6 @@ class _StandbyHealth:
         self._thread.start()
 
     def stop(self) -> None:
-        import asyncio
-
         asyncio.run_coroutine_threadsafe(self._runner.cleanup(), self._loop).result(timeout=10)
         self._loop.call_soon_threadsafe(self._loop.stop)
         self._thread.join(timeout=5)

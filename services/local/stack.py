@@ -55,6 +55,10 @@ class StackInfo:
         return cls(run_dir=data["run_dir"], ports=Ports(**data["ports"]), pids=data["pids"], env=data["env"])
 
 
+def _port_setting(service: str) -> str:
+    return f"BALLAST_PORTS__{service.upper().replace('-', '_')}"
+
+
 class LocalStack:
     def __init__(self, run_dir: Path, *, env: dict[str, str] | None = None,
                  services: tuple[str, ...] = SERVICES, detached: bool = False) -> None:
@@ -105,8 +109,8 @@ class LocalStack:
 
     def health_url(self, name: str) -> str:
         service = name.split("#")[0]
-        key = f"BALLAST_PORTS__{service.upper().replace('-', '_')}"
-        port = self.instance_env.get(name, {}).get(key) or getattr(self.ports, service.replace("-", "_"))
+        port = (self.instance_env.get(name, {}).get(_port_setting(service))
+                or getattr(self.ports, service.replace("-", "_")))
         return f"http://127.0.0.1:{port}/health"
 
     # -- lifecycle ---------------------------------------------------------------------------------------------
@@ -128,12 +132,12 @@ class LocalStack:
         say("stack ready")
         return self
 
-    def start_process(self, name: str, *, env: dict[str, str] | None = None) -> subprocess.Popen[bytes]:
+    def start_process(self, name: str) -> subprocess.Popen[bytes]:
         """``name`` is a service, or ``service#N`` for another instance of it (see ``start_instance``)."""
         log = (self.logs / f"{name}.log").open("ab")
         process = subprocess.Popen(
             [sys.executable, "-m", "services.cli", "run", name.split("#")[0]],
-            env={**os.environ, **self.env, **self.instance_env.get(name, {}), **(env or {})}, stdout=log,
+            env={**os.environ, **self.env, **self.instance_env.get(name, {})}, stdout=log,
             stderr=subprocess.STDOUT, start_new_session=True,
             preexec_fn=None if self.detached else die_with_parent)
         self.processes[name] = process
@@ -144,7 +148,7 @@ class LocalStack:
         stands by unless it owns the service's work. Returns the name (for ``kill``, ``restart_service``, ...)."""
         name = f"{service}#{index}"
         port = free_port()
-        self.instance_env[name] = {f"BALLAST_PORTS__{service.upper().replace('-', '_')}": str(port),
+        self.instance_env[name] = {_port_setting(service): str(port),
                                    "BALLAST_DATA_DIR": str(self.run_dir / f"data-{index}")}
         self.start_process(name)
         self.wait_http(self.health_url(name), name)

@@ -179,10 +179,8 @@ class ReplicasChangeService:
             refusal = isolation.pin(exc.detail or exc.message, groups, batch.batch_id)
             log.warning("replicas change request refused", error=exc.message, topics=len(topics),
                         culprits=len(refusal.culprits), split=refusal.halves is not None)
-            attempts = max((self.in_flight[t].attempts for t in refusal.culprits if t in self.in_flight), default=0)
-            until = _now() + logic.backoff(attempts + 1, **self._retry)
             await self._publish(isolation.on_refused(self.in_flight, refusal, topics, exc.message, _now(),
-                                                     backoff_until=until, batch_id=batch.batch_id))
+                                                     batch_id=batch.batch_id, **self._retry))
             await self._close(batch)
             return
         except CruiseControlError as exc:

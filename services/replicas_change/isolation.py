@@ -22,14 +22,13 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from events import ReplicasChangeRecord, ReplicasChangeState
+from events import ReplicasChangeRecord
 from services.common.cruise_control.client import topic_regex
-
-PENDING = ReplicasChangeState.PENDING
+from services.replicas_change.logic import PENDING, backoff
 
 # Cruise Control's own messages (RunnableUtils and UpdateTopicConfigurationRunnable in its source).
 _NO_MATCH = re.compile(r"There is no topic in cluster matching pattern '(?P<regex>.*)'\.")
-_RF_GROUP = re.compile(r"Unable to change replication factor (?:\(RF\) )?of topics \[(?P<topics>[^\]]*)\] "
+_RF_GROUP = re.compile(r"Unable to change replication factor (?:\(RF\) )?of topics \[[^\]]*\] "
                        r"to (?P<rf>\d+) since")
 _CLUSTER_WIDE = ("has offline replicas on brokers", "already have target replication factor",
                  "All brokers are dead in the cluster")
@@ -71,14 +70,14 @@ def next_request(due: Iterable[ReplicasChangeRecord]) -> list[ReplicasChangeReco
         return free
     if not due:
         return []
-    first = min(r.group or "" for r in due)
+    first = min(r.group for r in due if r.group is not None)
     return [r for r in due if r.group == first]
 
 
 def on_refused(records: Mapping[str, ReplicasChangeRecord], refusal: Refusal, topics: Iterable[str], message: str,
-               now: datetime, *, backoff_until: datetime, batch_id: str) -> list[ReplicasChangeRecord]:
-    """The records after a refusal: culprits keep ``message`` until ``backoff_until``; halves get their labels;
-    the others go back to the queue as they were, to be sent again at once."""
+               now: datetime, *, batch_id: str, initial_s: float, max_s: float) -> list[ReplicasChangeRecord]:
+    """The records after a refusal: culprits keep ``message`` and back off as failed requests do; halves get
+    their labels; the others go back to the queue as they were, to be sent again at once."""
     changed = []
     halves = refusal.halves or ((), ())
     for topic in topics:
@@ -93,8 +92,9 @@ def on_refused(records: Mapping[str, ReplicasChangeRecord], refusal: Refusal, to
                 group = f"solo:{topic}"  # refused on its own: from now on it is always sent alone
             else:
                 group = None  # the whole request, for a reason of the cluster's: they all wait alike
-            update |= {"message": message, "attempts": record.attempts + 1, "next_attempt_at": backoff_until,
-                       "group": group}
+            attempts = record.attempts + 1
+            update |= {"message": message, "attempts": attempts, "group": group,
+                       "next_attempt_at": now + backoff(attempts, initial_s=initial_s, max_s=max_s)}
         elif topic in halves[0] or topic in halves[1]:
             update |= {"group": f"{batch_id}.{'a' if topic in halves[0] else 'b'}", "next_attempt_at": None}
         else:
