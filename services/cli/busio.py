@@ -43,7 +43,10 @@ QUIET = {"log_level": 0}
 
 
 def producer(bus: BusSettings) -> Producer:
-    return Producer({**bus.confluent_config(), **QUIET, "enable.idempotence": True, "linger.ms": 5})
+    # Kafka's default partitioner (murmur2), as Java clients and the services use: a spec lands in the partition of
+    # the topic reconciler's shard that owns it.
+    return Producer({**bus.confluent_config(), **QUIET, "enable.idempotence": True, "linger.ms": 5,
+                     "partitioner": "murmur2_random"})
 
 
 def produce(bus: BusSettings, items: list[tuple[str, bytes | None, bytes | None, list[tuple[str, bytes]] | None]],

@@ -33,6 +33,13 @@ SERVICES = ("topic-reconciler", "replicas-change", "rebalancer", "load-collector
 STATE_FILE = Path(".ballast/stack.json")
 
 
+@app.callback()
+def _settings_of_this_invocation() -> None:
+    # Settings come from the environment of each invocation (one per process from a shell; several in tests, each
+    # with its own stack's environment).
+    get_settings.cache_clear()
+
+
 def _fail(message: str, code: int = 1) -> typer.Exit:
     err.print(f"[red]error:[/red] {escape(message)}", soft_wrap=True)
     return typer.Exit(code)
@@ -118,11 +125,14 @@ def run(service: Annotated[str, typer.Argument(help=f"one of: {', '.join(SERVICE
 
     from services.common.lease import Lease
 
-    # One instance of a service runs at a time; the others stand by until it stops (services/common/lease.py).
-    lease = Lease(settings.bus, service)
+    # One instance of a service runs at a time and the others stand by until it stops; the topic reconciler's
+    # instances share its work by shards, one per partition of the bus topics (services/common/lease.py).
+    sharded = service == "topic-reconciler"
+    lease = Lease(settings.bus, service, shards=settings.bus.topic_partitions if sharded else 1)
     lease.wait(host=settings.web_host, port=getattr(settings.ports, service.replace("-", "_")))
     lease.keep()
-    worker = Worker(create_service(settings).app, loglevel="warning", quiet=True, redirect_stdouts=False)
+    created = create_service(settings, lease=lease) if sharded else create_service(settings)
+    worker = Worker(created.app, loglevel="warning", quiet=True, redirect_stdouts=False)
     code = 0
     try:
         worker.execute_from_commandline()

@@ -7,13 +7,13 @@ import asyncio
 import logging
 import time
 import uuid
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
 import faust
 from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
-from confluent_kafka.admin import AdminClient, NewTopic
+from confluent_kafka.admin import AdminClient, NewPartitions, NewTopic
 
 from events import TOPICS, DeadLetter, Decoded, InvalidEvent, decode, encode
 from events.limits import MAX_RECORD_BYTES, bounded
@@ -30,7 +30,8 @@ log = get_logger(__name__)
 BATCH_WAIT_S = 0.02
 
 
-def make_app(service: str, settings: Settings, *, web_port: int) -> faust.App:
+def make_app(service: str, settings: Settings, *, web_port: int, group: str | None = None) -> faust.App:
+    """The service's faust app; its consumer group is ``ballast-<service>`` unless ``group`` names another."""
     bus = settings.bus
     credentials: Any = None
     if bus.security_protocol.startswith("SASL"):
@@ -45,7 +46,7 @@ def make_app(service: str, settings: Settings, *, web_port: int) -> faust.App:
     datadir = settings.data_dir / service
     datadir.parent.mkdir(parents=True, exist_ok=True)
     app = BallastApp(
-        f"ballast-{service}",
+        group or f"ballast-{service}",
         fetch_max_wait_ms=bus.fetch_max_wait_ms,
         broker=[f"kafka://{server}" for server in bus.bootstrap_servers.split(",")],
         broker_credentials=credentials,
@@ -154,23 +155,27 @@ class DeadLetters:
 
     async def reject(self, event: faust.EventT, reason: str) -> None:
         message = event.message
-        await self.send(source=message.topic, key=_raw(event.key), value=_raw(event.value), reason=reason,
+        await self.send(source=message.topic, key=raw_bytes(event.key), value=raw_bytes(event.value), reason=reason,
                         partition=message.partition, offset=message.offset)
 
-    async def decode_or_reject(self, event: faust.EventT, expect: tuple[type[Event], ...]) -> Decoded | None:
+    async def decode_or_reject(self, event: faust.EventT, expect: tuple[type[Event], ...], *,
+                               report: bool = True) -> Decoded | None:
         """The record's event, or None once it is dead-lettered: not a valid event of these types, or keyed
         otherwise than the event says (a spec keyed ``a`` naming topic ``b`` would be managed by one name while
-        running and by the other after a restart)."""
+        running and by the other after a restart). With ``report`` false an invalid record is only skipped
+        (several instances read it, and another reports it)."""
         try:
             decoded = decode(event.value, expect=expect)
-            check_key(_raw(event.key), decoded.event)
+            check_key(raw_bytes(event.key), decoded.event)
         except InvalidEvent as exc:
-            await self.reject(event, exc.reason)
+            if report:
+                await self.reject(event, exc.reason)
             return None
         return decoded
 
 
-def _raw(data: Any) -> bytes | None:
+def raw_bytes(data: Any) -> bytes | None:
+    """A record's key or value as faust hands it over (raw topics give bytes), as bytes."""
     if data is None or isinstance(data, bytes):
         return data
     return str(data).encode()
@@ -207,6 +212,23 @@ def ensure_topics(settings: BusSettings, topics: Iterable[BusTopic] | None = Non
         log.info("created bus topic", topic=name)
 
 
+def ensure_partitions(settings: BusSettings, topic: BusTopic, count: int, timeout_s: float = 30.0) -> None:
+    """Give ``topic`` at least ``count`` partitions (a bus created before its shards were raised has fewer)."""
+    admin = AdminClient(settings.confluent_config())
+    metadata = admin.list_topics(topic.name, timeout=timeout_s).topics.get(topic.name)
+    have = len(metadata.partitions) if metadata is not None and metadata.error is None else 0
+    if have >= count:
+        return
+    future = admin.create_partitions([NewPartitions(topic.name, count)], request_timeout=timeout_s)[topic.name]
+    try:
+        future.result()
+    except KafkaException as exc:
+        if exc.args[0].code() != KafkaError.INVALID_PARTITIONS:  # another instance raised it first
+            raise RuntimeError(f"{topic.name} has {have} partition(s) and {count} are needed, but adding them "
+                               f"failed: {exc.args[0].str()}; add them with kafka-topics.sh --alter") from None
+    log.info("added bus topic partitions", topic=topic.name, partitions=count)
+
+
 @dataclass(frozen=True)
 class Stored:
     decoded: Decoded
@@ -215,8 +237,10 @@ class Stored:
 
 
 def read_compacted(settings: BusSettings, topic: BusTopic, *, expect: tuple[type[Event], ...],
+                   keys: Callable[[bytes | None], bool] | None = None,
                    idle_s: float = 0.5, timeout_s: float = 60.0) -> dict[str, Stored]:
-    """The latest valid event per key, read from the beginning of a compacted topic.
+    """The latest valid event per key, read from the beginning of a compacted topic (only keys that ``keys``
+    accepts, when given: a sharded service reads its own shards).
 
     Reads until every partition's position has reached the high watermark *and* the topic has been idle for
     ``idle_s``: a broker may report the watermark as the start of its last batch (Tansu does), so stopping exactly at
@@ -250,6 +274,8 @@ def read_compacted(settings: BusSettings, topic: BusTopic, *, expect: tuple[type
                 continue
             last_record = time.monotonic()
             position[message.partition()] = message.offset() + 1
+            if keys is not None and not keys(message.key()):
+                continue
             # Every record is untrusted here exactly as on the live path, which dead-letters what is skipped here.
             try:
                 decoded = decode(message.value(), expect=expect)
@@ -264,6 +290,6 @@ def read_compacted(settings: BusSettings, topic: BusTopic, *, expect: tuple[type
     return latest
 
 
-async def read_compacted_async(settings: BusSettings, topic: BusTopic, *,
-                               expect: tuple[type[Event], ...]) -> dict[str, Stored]:
-    return await asyncio.to_thread(read_compacted, settings, topic, expect=expect)
+async def read_compacted_async(settings: BusSettings, topic: BusTopic, *, expect: tuple[type[Event], ...],
+                               keys: Callable[[bytes | None], bool] | None = None) -> dict[str, Stored]:
+    return await asyncio.to_thread(read_compacted, settings, topic, expect=expect, keys=keys)

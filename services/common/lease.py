@@ -14,6 +14,13 @@ rebuilds from the bus; its supervisor restarts the old one as a standby. A crash
 the group's session times out: ``session.timeout.ms`` (6 s) + a rebalance + the new owner's start (about 7 s here).
 A paused owner that wakes after losing the lease acts for at most one poll interval plus a heartbeat (about 1.5 s)
 before it exits; nothing on Kafka's side can fence it sooner, since Cruise Control takes no fencing token.
+
+A sharded service (``shards`` > 1: the topic reconciler, one shard per partition of the bus topics) shares its work
+instead: every member holds the lease partitions the range assignor gives it (the oldest members first, so one
+joining later takes shards only from those holding several) and runs for those shards. At every rebalance the
+group first revokes: the lease's thread then blocks until the service acts on no shard (``Handover.pause``), so no
+shard ever has two instances acting on it; then it hands the service its new shards, which it loads and acts on.
+An instance left with no shard exits and stands by, as a single service's owner does.
 """
 
 from __future__ import annotations
@@ -33,9 +40,10 @@ from aiohttp import web
 from confluent_kafka import Consumer, KafkaException, TopicPartition
 
 from events import TOPICS
-from services.common.bus import ensure_topics
+from services.common.bus import ensure_partitions, ensure_topics
 from services.common.logging import get_logger
 from services.common.settings import BusSettings
+from services.common.shards import Handover
 
 log = get_logger(__name__)
 
@@ -45,17 +53,21 @@ POLL_S = 0.5
 
 
 class Lease:
-    def __init__(self, bus: BusSettings, service: str, *, on_lost: Callable[[], None] | None = None) -> None:
+    def __init__(self, bus: BusSettings, service: str, *, shards: int = 1,
+                 on_lost: Callable[[], None] | None = None) -> None:
         self.service = service
-        self.owner = False
-        self._partition = TopicPartition(TOPICS.leases.name, 0)
+        self.shards = shards
+        # The lease partitions (shards) this instance holds; a single service's owner holds {0}.
+        self.owned: frozenset[int] = frozenset()
+        self._handover: Handover | None = None
         self._on_lost = on_lost or (lambda: os._exit(EXIT_LEASE_LOST))
         self._bus = bus
         self._consumer = Consumer({
             **bus.confluent_config(),
             "group.id": f"ballast-{service}-owner",
-            # The range assignor gives partition 0 to the member whose id sorts first, and member ids start with the
-            # client id: the instance that started first owns the service, and one joining later never takes it.
+            # The range assignor gives the first partitions to the members whose ids sort first, and member ids start
+            # with the client id: the instances that started first keep what they hold, and one joining later never
+            # takes a single service's lease.
             "client.id": f"ballast-{service}-{time.time_ns():020d}-{uuid.uuid4().hex[:6]}",
             "session.timeout.ms": SESSION_TIMEOUT_MS,
             "heartbeat.interval.ms": 1000,
@@ -68,24 +80,47 @@ class Lease:
         })
         self._stopping = threading.Event()
         self._thread: threading.Thread | None = None
-        self._consumer.subscribe([TOPICS.leases.name], on_assign=self._assigned, on_lost=self._dropped)
+        self._consumer.subscribe([TOPICS.leases.name], on_assign=self._assigned, on_revoke=self._revoked,
+                                 on_lost=self._dropped)
+
+    @property
+    def owner(self) -> bool:
+        return bool(self.owned)
+
+    def attach(self, handover: Handover) -> frozenset[int]:
+        """From the running service: where to send shards from now on, and the shards held now. (A rebalance
+        between the two lines hands the same shards over twice, which the service takes as one.)"""
+        self._handover = handover
+        return self.owned
+
+    def _revoked(self, consumer: Any, partitions: list[TopicPartition]) -> None:
+        # Eager protocol: every rebalance revokes everything first. Nothing may act on a shard once this returns.
+        if self._handover is not None and self.owned:
+            try:
+                self._handover.pause()
+            except Exception as exc:  # noqa: BLE001 - a service that cannot stop in time must not keep running
+                self._lost(f"the service did not stop acting on its shards in time ({exc!r})")
 
     def _assigned(self, consumer: Any, partitions: list[TopicPartition]) -> None:
-        # Every rebalance first revokes everything (the eager protocol) and the oldest member gets partition 0
-        # back: only an assignment without it means the lease moved.
-        mine = any(p.topic == self._partition.topic and p.partition == 0 for p in partitions)
-        if self.owner and not mine:
-            self._lost("the group gave the lease to another instance")
-        self.owner = self.owner or mine
+        held = frozenset(p.partition for p in partitions
+                         if p.topic == TOPICS.leases.name and p.partition < self.shards)
+        if self.owned and not held:
+            self._lost("the group gave the lease to other instances")
+            return
+        changed, self.owned = held != self.owned, held
+        if self._handover is not None and held:
+            if changed:
+                log.info("shards reassigned", service=self.service, shards=sorted(held))
+            self._handover.assign(held)
 
     def _dropped(self, consumer: Any, partitions: list[TopicPartition]) -> None:
-        if self.owner:
+        if self.owned:
             self._lost("this instance was dropped from the group (its session expired)")
 
     def _lost(self, why: str) -> None:
         if self._stopping.is_set():
             return
-        self.owner = False
+        self.owned = frozenset()
         log.warning("lease lost; exiting to stand by again", service=self.service, reason=why)
         self._on_lost()
 
@@ -97,7 +132,9 @@ class Lease:
 
     def wait(self, *, host: str, port: int) -> None:
         """Block until this instance owns the service, answering health checks as a standby meanwhile."""
-        ensure_topics(self._bus, [TOPICS.leases])  # a group on a topic that does not exist assigns nothing
+        # A group on a topic that does not exist assigns nothing; one partition per shard.
+        ensure_topics(self._bus, [TOPICS.leases])
+        ensure_partitions(self._bus, TOPICS.leases, self.shards)
         server = _StandbyHealth(self.service, host, port)
         log.info("waiting for the service's lease", service=self.service)
         # A standby asked to stop (a rolling update) exits 0 at once; once the service runs, faust handles SIGTERM.
@@ -111,7 +148,7 @@ class Lease:
         finally:
             signal.signal(signal.SIGTERM, previous)
             server.stop()
-        log.info("this instance owns the service now", service=self.service)
+        log.info("this instance owns the service now", service=self.service, shards=sorted(self.owned))
 
     def keep(self) -> None:
         """Stay in the group while the service runs, exiting the moment the lease is lost."""

@@ -1,13 +1,19 @@
 """Wiring of the topic reconciler: agents for specs and replicas-change records, a resync timer, a start-up rebuild.
 
 Decisions are made in ``logic``; this module executes them against the cluster-admin port and publishes status.
+
+Instances share the work by shards (``services.common.shards``): a topic belongs to the shard of its name, and an
+instance keeps memory of, and acts on, only the shards its lease holds. Every instance reads every record of its
+input topics (its consumer group is its own), skips those of other shards before decoding them, and rebuilds a
+shard from the compacted topics when it gains it.
 """
 
 from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Sequence
+import uuid
+from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime, timedelta
 
 import faust
@@ -41,10 +47,21 @@ from services.common.admin import (
     make_cluster_admin,
 )
 from services.common.agents import Supervisor
-from services.common.bus import BATCH_WAIT_S, DeadLetters, make_app, publish, raw_topic, read_compacted_async
+from services.common.bus import (
+    BATCH_WAIT_S,
+    DeadLetters,
+    make_app,
+    publish,
+    raw_bytes,
+    raw_topic,
+    read_compacted_async,
+    record_key,
+)
 from services.common.health import add_health_page
 from services.common.logging import correlation, get_logger
+from services.common.lease import Lease
 from services.common.settings import Settings
+from services.common.shards import Handover, shard_of
 from services.placement.model import PlacementError
 from services.placement.request import create_replica_placement
 from services.placement.under_replicated import (
@@ -65,6 +82,9 @@ BATCH = 1000
 # Topics handled per hold of the reconciler's lock by resyncs and replicas-change records: spec events wait for the
 # lock, and a task's end brings hundreds of completed changes (each described and given a status) at once.
 CHUNK = 200
+# Placement requests are answered by the instance holding the request's shard; one older than this, read again after
+# a restart, was answered before or given up by whoever asked.
+PLACEMENT_REQUEST_MAX_AGE_S = 300
 
 
 def _now() -> datetime:
@@ -72,9 +92,20 @@ def _now() -> datetime:
 
 
 class TopicReconciler:
-    def __init__(self, settings: Settings, *, admin: ClusterAdmin | None = None) -> None:
+    def __init__(self, settings: Settings, *, admin: ClusterAdmin | None = None, lease: Lease | None = None) -> None:
         self.settings = settings
-        self.app = make_app(SERVICE, settings, web_port=settings.ports.topic_reconciler)
+        # Each instance reads every record in its own consumer group: which records it acts on is the shards'
+        # business, not the group's (a group would split the broker and load topics every instance needs whole).
+        self.app = make_app(SERVICE, settings, web_port=settings.ports.topic_reconciler,
+                            group=f"ballast-{SERVICE}-{uuid.uuid4().hex[:12]}")
+        self.lease = lease
+        self.shards = lease.shards if lease is not None else settings.bus.topic_partitions
+        # Shards whose memory is loaded, and those this instance acts on (none while a handover is under way).
+        self.built: frozenset[int] = frozenset()
+        self.owned: frozenset[int] = frozenset()
+        self.handover: Handover | None = None
+        # Topics of held shards whose work a handover's pause stopped: done first when the shards are taken again.
+        self._deferred: set[str] = set()
         bus = settings.bus
         self.specs_topic = raw_topic(self.app, TOPICS.specs, bus)
         self.changes_topic = raw_topic(self.app, TOPICS.replicas_state, bus)
@@ -99,6 +130,7 @@ class TopicReconciler:
         self.generations: dict[str, int] = {}
         self.correlations: dict[str, str] = {}
         self.changes: dict[str, ReplicasChangeRecord] = {}
+        self.change_offsets: dict[str, int] = {}
         self.published: dict[str, TopicStatus] = {}
         # Whether Ballast created or adopted each topic (only those are ever deleted); rebuilt from the statuses.
         self.origins: dict[str, TopicOrigin | None] = {}
@@ -108,11 +140,13 @@ class TopicReconciler:
         self._status_inputs: dict[str, tuple] = {}
         # The last reconcile's error and warning conditions per topic, kept in statuses published between resyncs.
         self._last_outcome: dict[str, tuple[str | None, list]] = {}
+        # Set while this instance acts on its shards; cleared from a handover's pause until the next shards are loaded.
         self.ready = asyncio.Event()
         self._lock = asyncio.Lock()
         # How old the last batch of spec events was on arrival, and how long handling it took (seconds).
         self.last_batch: dict[str, float] = {}
         add_health_page(self.app, SERVICE, lambda: {"ready": self.ready.is_set(), "topics": len(self.specs),
+                                                    "shards": sorted(self.owned), "ofShards": self.shards,
                                                     "lastSpecBatch": self.last_batch}, self.supervisor)
         self._wire()
 
@@ -120,28 +154,28 @@ class TopicReconciler:
         app = self.app
 
         @app.task
-        async def rebuild() -> None:
-            await self.rebuild()
+        async def start() -> None:
+            await self.start()
 
         supervisor = self.supervisor
 
         async def specs(stream: faust.StreamT) -> None:
-            await self.ready.wait()
             async for events in stream.take_events(BATCH, within=BATCH_WAIT_S):
+                await self.ready.wait()
                 received = time.time()
                 await supervisor.handle(events, self.on_spec_events)
                 self.last_batch = {"events": len(events), "handledS": round(time.time() - received, 3),
                                    "oldestAgeS": round(received - events[0].message.timestamp, 3)}
 
         async def changes(stream: faust.StreamT) -> None:
-            await self.ready.wait()
             async for events in stream.take_events(BATCH, within=BATCH_WAIT_S):
+                await self.ready.wait()
                 await supervisor.handle(events, self.on_change_events)
 
         async def observed(stream: faust.StreamT) -> None:
             # Entries this service wrote, and operators' BrokerForgotten (``ballast brokers forget``).
-            await self.ready.wait()
             async for events in stream.take_events(BATCH, within=BATCH_WAIT_S):
+                await self.ready.wait()
                 await supervisor.handle(events, self.on_observed_events)
 
         async def load(stream: faust.StreamT) -> None:
@@ -150,8 +184,8 @@ class TopicReconciler:
                 await supervisor.handle(events, self.on_load_events)
 
         async def placement_requests(stream: faust.StreamT) -> None:
-            await self.ready.wait()
             async for events in stream.take_events(BATCH, within=BATCH_WAIT_S):
+                await self.ready.wait()
                 await supervisor.handle(events, self.on_placement_requests)
 
         supervisor.agent(self.specs_topic, specs)
@@ -175,6 +209,11 @@ class TopicReconciler:
     async def on_spec_events(self, events: Sequence[faust.EventT]) -> None:
         names = []
         for event in events:
+            if not self._built(event.key):
+                continue  # another shard's
+            generation = event.message.offset + 1
+            if (key := record_key(event.key)) is not None and generation <= self.generations.get(key, 0):
+                continue  # already applied (read again after the shard was loaded)
             decoded = await self.dead_letters.decode_or_reject(event, (TopicSpec, TopicSpecDeleted))
             if decoded is None:
                 continue
@@ -183,9 +222,6 @@ class TopicReconciler:
                 await self.dead_letters.reject(event, reason)
                 continue
             name = spec.key
-            generation = event.message.offset + 1
-            if generation < self.generations.get(name, 0):
-                continue  # already seen (replayed after the start-up rebuild)
             self.specs[name] = spec if isinstance(spec, TopicSpec) else None
             self.generations[name] = generation
             self.correlations[name] = decoded.envelope.correlation_id
@@ -196,28 +232,43 @@ class TopicReconciler:
     async def on_change_events(self, events: Sequence[faust.EventT]) -> None:
         records = []
         for event in events:
+            if not self._built(event.key):
+                continue
+            offset = event.message.offset
+            if (key := record_key(event.key)) is not None and offset <= self.change_offsets.get(key, -1):
+                continue  # already applied
             decoded = await self.dead_letters.decode_or_reject(event, (ReplicasChangeRecord, ReplicasChangeBatch))
             if decoded is not None and isinstance(decoded.event, ReplicasChangeRecord):
                 records.append(decoded.event)  # a batch is the replicas-change service's own business
+                self.change_offsets[decoded.event.topic] = offset
         for start in range(0, len(records), CHUNK):
             await self.on_change_records(records[start:start + CHUNK])
 
     async def on_observed_events(self, events: Sequence[faust.EventT]) -> None:
         for event in events:
-            decoded = await self.dead_letters.decode_or_reject(event, (ObservedBroker, BrokerForgotten))
+            # Every instance needs every broker; only the one holding the record's shard reports a bad record.
+            decoded = await self.dead_letters.decode_or_reject(event, (ObservedBroker, BrokerForgotten),
+                                                               report=self._built(event.key))
             if decoded is not None:
                 assert isinstance(decoded.event, ObservedBroker | BrokerForgotten)
                 self.observed.apply(decoded.event)
 
     async def on_load_events(self, events: Sequence[faust.EventT]) -> None:
+        oldest = time.time() - self.settings.placement.load_max_age_s
         for event in events:
-            decoded = await self.dead_letters.decode_or_reject(event, (LoadAggregate,))
+            if event.message.timestamp < oldest:
+                continue  # a window too old to count (read again after a restart)
+            decoded = await self.dead_letters.decode_or_reject(event, (LoadAggregate,),
+                                                               report=self._built(event.key))
             if decoded is not None:
                 assert isinstance(decoded.event, LoadAggregate)
                 self.recent_load.take(decoded.event)
 
     async def on_placement_requests(self, events: Sequence[faust.EventT]) -> None:
+        oldest = time.time() - PLACEMENT_REQUEST_MAX_AGE_S
         for event in events:
+            if not self._owns(event.key) or event.message.timestamp < oldest:
+                continue
             decoded = await self.dead_letters.decode_or_reject(event, (PlacementRequest,))
             if decoded is None:
                 continue
@@ -226,18 +277,79 @@ class TopicReconciler:
             await asyncio.gather(*[await publish(self.app, TOPICS.placement_responses, part.key, encode(
                 part, correlation_id=decoded.envelope.correlation_id)) for part in response.split()])
 
-    async def rebuild(self) -> None:
-        bus = self.settings.bus
-        specs, statuses, changes, observed, placeholders = await asyncio.gather(
-            read_compacted_async(bus, TOPICS.specs, expect=(TopicSpec, TopicSpecDeleted)),
-            read_compacted_async(bus, TOPICS.status, expect=(TopicStatus,)),
-            read_compacted_async(bus, TOPICS.replicas_state, expect=(ReplicasChangeRecord, ReplicasChangeBatch)),
-            read_compacted_async(bus, TOPICS.observed_brokers, expect=(ObservedBroker, BrokerForgotten)),
-            read_compacted_async(bus, TOPICS.placeholders, expect=(PlaceholderRecord,)),
-        )
+    # -- shards: start, handover ----------------------------------------------------------------------------------
+
+    def _built(self, key: object) -> bool:
+        return shard_of(raw_bytes(key), self.shards) in self.built
+
+    def _owns(self, key: object) -> bool:
+        return shard_of(raw_bytes(key), self.shards) in self.owned
+
+    def _owns_topic(self, name: str) -> bool:
+        return shard_of(name.encode(), self.shards) in self.owned
+
+    def _fence(self, names: Iterable[str]) -> set[str]:
+        """The names this instance may act on now; those of its shards that a pause holds back are deferred."""
+        held = set()
+        for name in names:
+            shard = shard_of(name.encode(), self.shards)
+            if shard in self.owned:
+                held.add(name)
+            elif shard in self.built:
+                self._deferred.add(name)
+        return held
+
+    async def start(self) -> None:
+        observed = await read_compacted_async(self.settings.bus, TOPICS.observed_brokers,
+                                              expect=(ObservedBroker, BrokerForgotten))
         for item in observed.values():
             assert isinstance(item.decoded.event, ObservedBroker | BrokerForgotten)
             self.observed.apply(item.decoded.event)
+        self.handover = Handover(asyncio.get_running_loop(), pause=self.pause, take=self.take)
+        every = frozenset(range(self.shards))
+        self.handover.take(self.lease.attach(self.handover) if self.lease is not None else every)
+
+    async def pause(self) -> None:
+        """Act on no shard from now on: once the lock is ours, no reconcile is half done."""
+        self.ready.clear()
+        async with self._lock:
+            self.owned = frozenset()
+
+    async def take(self, shards: frozenset[int]) -> None:
+        """Load the shards gained, forget those given away, and act on ``shards``."""
+        first = not self.built
+        gained, released = shards - self.built, self.built - shards
+        loaded = await self._load(gained) if gained else None
+        self._forget(released)
+        if loaded is not None:
+            self._remember(*loaded)
+        self.built = self.owned = shards
+        log.info("acting on shards", shards=sorted(shards), of=self.shards, gained=sorted(gained),
+                 released=sorted(released), specs=len(self.specs), statuses=len(self.published),
+                 changes=len(self.changes), topics_with_placeholders=len(self.placeholders))
+        self.ready.set()
+        if first:
+            await self.observe_brokers()
+        deferred, self._deferred = self._deferred, set()
+        await self._reconcile_in_chunks(sorted(n for n in deferred if n in self.specs))
+        await self.resync(only=gained)
+
+    async def _load(self, shards: frozenset[int]) -> tuple[dict, ...]:
+        bus = self.settings.bus
+
+        def mine(raw: bytes | None) -> bool:
+            return shard_of(raw, self.shards) in shards
+
+        return await asyncio.gather(
+            read_compacted_async(bus, TOPICS.specs, expect=(TopicSpec, TopicSpecDeleted), keys=mine),
+            read_compacted_async(bus, TOPICS.status, expect=(TopicStatus,), keys=mine),
+            read_compacted_async(bus, TOPICS.replicas_state, expect=(ReplicasChangeRecord, ReplicasChangeBatch),
+                                 keys=mine),
+            read_compacted_async(bus, TOPICS.placeholders, expect=(PlaceholderRecord,), keys=mine),
+        )
+
+    def _remember(self, specs: dict, statuses: dict, changes: dict, placeholders: dict) -> None:
+        """Memory of shards just gained (of which nothing is known yet: records of unloaded shards are skipped)."""
         for name, item in placeholders.items():
             assert isinstance(item.decoded.event, PlaceholderRecord)
             if item.decoded.event.placeholders:
@@ -256,11 +368,18 @@ class TopicReconciler:
         for name, item in changes.items():
             if isinstance(item.decoded.event, ReplicasChangeRecord):
                 self.changes[name] = item.decoded.event
-        log.info("rebuilt state", specs=len(self.specs), statuses=len(self.published), changes=len(self.changes),
-                 observed_brokers=len(self.observed.brokers), topics_with_placeholders=len(self.placeholders))
-        self.ready.set()
-        await self.observe_brokers()
-        await self.resync()
+                self.change_offsets[name] = item.offset
+
+    def _forget(self, shards: frozenset[int]) -> None:
+        """Drop the memory of shards another instance now has (it rebuilds them from the bus)."""
+        if not shards:
+            return
+        memories: list[dict] = [self.specs, self.generations, self.correlations, self.changes, self.change_offsets,
+                                self.published, self.origins, self.actual, self._status_inputs, self._last_outcome,
+                                self.placeholders]
+        for memory in memories:
+            for name in [n for n in memory if shard_of(n.encode(), self.shards) in shards]:
+                del memory[name]
 
     async def observe_brokers(self) -> None:
         """Record brokers never seen before; when one joins or returns, fill the placeholders waiting for it."""
@@ -270,7 +389,7 @@ class TopicReconciler:
             log.warning("cannot read the cluster's brokers; will retry", error=str(exc))
             return
         news = self.observed.observe(described)
-        if news:
+        if news and 0 in self.owned:  # every instance observes; the one holding shard 0 records it
             log.info("brokers observed", brokers={b.id: b.rack for b in news})
             await asyncio.gather(*[await publish(self.app, TOPICS.observed_brokers, b.key, encode(b)) for b in news])
         self.cluster_view.set_brokers(described)
@@ -292,6 +411,7 @@ class TopicReconciler:
                 self.changes[record.topic] = record
             return
         async with self._lock:
+            managed = self._fence(managed)  # a handover may have paused this instance meanwhile
             stale = sorted({r.topic for r in records if r.topic in managed and
                             (r.state == ReplicasChangeState.COMPLETED or r.topic not in self.actual)})
             if stale:
@@ -319,18 +439,22 @@ class TopicReconciler:
                             and (spec := self.specs.get(r.topic)) is not None and spec.replicas != r.target_replicas})
         await self.reconcile(follow_up)
 
-    async def resync(self) -> None:
-        """Reconcile every topic, a chunk per lock hold: with thousands of topics one pass takes seconds, and live
-        spec and change events must not wait behind it."""
-        names = sorted(self.specs)
+    async def resync(self, only: frozenset[int] | None = None) -> None:
+        """Reconcile every topic (of the ``only`` shards, when given), a chunk per lock hold: with thousands of
+        topics one pass takes seconds, and live spec and change events must not wait behind it."""
+        await self._reconcile_in_chunks(
+            sorted(n for n in self.specs if only is None or shard_of(n.encode(), self.shards) in only))
+
+    async def _reconcile_in_chunks(self, names: list[str]) -> None:
         for start in range(0, len(names), CHUNK):
             await self.reconcile(names[start:start + CHUNK])
 
     async def reconcile(self, names: list[str]) -> None:
         """Compare desired with actual for these topics, act, and publish every status that changed."""
-        if not names:
-            return
         async with self._lock:
+            names = sorted(self._fence(names))
+            if not names:
+                return
             try:
                 actual = await self.admin.describe_topics(names)
             except AdminError as exc:
@@ -562,5 +686,5 @@ class TopicReconciler:
         return spec is None or spec.load_aware
 
 
-def create_service(settings: Settings) -> TopicReconciler:
-    return TopicReconciler(settings)
+def create_service(settings: Settings, lease: Lease | None = None) -> TopicReconciler:
+    return TopicReconciler(settings, lease=lease)

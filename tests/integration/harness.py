@@ -82,7 +82,11 @@ class Follower:
     def _run(self) -> None:
         consumer = Consumer({**self.bus.confluent_config(), "group.id": f"test-{uuid.uuid4()}",
                              "enable.auto.commit": False, "auto.offset.reset": "earliest"})
-        consumer.assign([TopicPartition(topic, 0, -2) for topic in self._topics])
+        partitions = []
+        for topic in self._topics:
+            meta = consumer.list_topics(topic, timeout=10).topics[topic]
+            partitions += [TopicPartition(topic, p, -2) for p in meta.partitions]
+        consumer.assign(partitions)
         try:
             while not self._stop.is_set():
                 message = consumer.poll(0.1)

@@ -44,3 +44,62 @@ def test_a_standby_dropped_from_the_group_does_not_exit() -> None:
     standby, exits = lease()
     standby._dropped(None, parts())
     assert exits == []
+
+
+class RecordedHandover:
+    """Stands in for the service's side of a handover (services.common.shards.Handover)."""
+
+    def __init__(self, *, pause_fails: bool = False) -> None:
+        self.calls: list[object] = []
+        self.pause_fails = pause_fails
+
+    def pause(self) -> None:
+        self.calls.append("pause")
+        if self.pause_fails:
+            raise TimeoutError("still reconciling")
+
+    def assign(self, shards: frozenset[int]) -> None:
+        self.calls.append(sorted(shards))
+
+
+def sharded(shards: int = 4, *, pause_fails: bool = False) -> tuple[Lease, RecordedHandover, list[str]]:
+    exits: list[str] = []
+    held = Lease(BusSettings(bootstrap_servers="127.0.0.1:1"), "svc", shards=shards,
+                 on_lost=lambda: exits.append("exit"))
+    handover = RecordedHandover(pause_fails=pause_fails)
+    return held, handover, exits
+
+
+def test_a_sharded_lease_hands_every_rebalance_to_the_service_pausing_before_it_changes_hands() -> None:
+    held, handover, exits = sharded()
+    held._assigned(None, parts(0, 1, 2, 3))
+    assert held.attach(handover) == {0, 1, 2, 3}  # type: ignore[arg-type]
+    held._revoked(None, parts(0, 1, 2, 3))
+    held._assigned(None, parts(0, 1))  # an instance joined and took the upper half
+    held._revoked(None, parts(0, 1))
+    held._assigned(None, parts(0, 1, 2, 3))  # and left again
+    assert handover.calls == ["pause", [0, 1], "pause", [0, 1, 2, 3]]
+    assert held.owned == {0, 1, 2, 3} and exits == []
+
+
+def test_a_sharded_instance_left_without_shards_or_unable_to_pause_exits() -> None:
+    emptied, handover, exits = sharded()
+    emptied._assigned(None, parts(2, 3))
+    emptied.attach(handover)  # type: ignore[arg-type]
+    emptied._revoked(None, parts(2, 3))
+    emptied._assigned(None, parts())
+    assert exits == ["exit"] and handover.calls == ["pause"] and not emptied.owner
+    stuck, handover, exits = sharded(pause_fails=True)
+    stuck._assigned(None, parts(0))
+    stuck.attach(handover)  # type: ignore[arg-type]
+    stuck._revoked(None, parts(0))
+    assert exits == ["exit"], "a service that may still act on a shard must not let it go to another instance"
+
+
+def test_lease_partitions_beyond_the_shards_count_for_nothing() -> None:
+    single, exits = lease()
+    single._assigned(None, parts(1, 2, 3))  # a bus with 4 partitions; a single service's lease is partition 0
+    assert not single.owner
+    held, _, _ = sharded(shards=2)
+    held._assigned(None, parts(1, 2, 3))
+    assert held.owned == {1}
