@@ -21,6 +21,7 @@ from typing import Any
 from services.cluster_sim import optimizer, responses
 from services.cluster_sim.load import LoadModel
 from services.cluster_sim.model import Cluster, ClusterError, ReplicaMove
+from services.cluster_sim.request import ENDPOINT_NAMES, Params, UserRequestError, parse_int
 from services.placement.model import PlacementError
 
 HARD_GOALS = ["NetworkInboundCapacityGoal", "DiskCapacityGoal", "RackAwareGoal", "NetworkOutboundCapacityGoal",
@@ -61,13 +62,47 @@ def _literal_alternatives(regex: str) -> set[str] | None:
     return names
 
 
-def _throttle(params: dict[str, str]) -> float | None:
-    """``replication_throttle`` (bytes per second) in MB per second; None when absent or not a positive number."""
-    try:
-        value = float(params.get("replication_throttle", ""))
-    except ValueError:
-        return None
-    return value / 1_000_000 if value > 0 else None
+def _throttle(params: Params) -> float | None:
+    """``replication_throttle`` (bytes per second, ``Long.valueOf``) in MB per second; None when absent."""
+    value = params.integer("replication_throttle", bits=64)
+    if value is not None and value < 0:
+        raise UserRequestError(f"Requested rebalance throttle must be non-negative (Requested: {value}).")
+    return value / 1_000_000 if value else None
+
+
+def _dryrun(params: Params) -> bool:
+    dryrun = params.boolean("dryrun", True)
+    if dryrun and params.boolean("stop_ongoing_execution", False):
+        raise UserRequestError("stop_ongoing_execution and dryrun cannot both be set to true.")
+    return dryrun
+
+
+def _rf_request(params: Params, body: dict[str, Any] | None) -> dict[int, str]:
+    """``topicPatternByReplicationFactor``: from the ``topic`` and ``replication_factor`` parameters or from the
+    body, not both; nothing at all is "Nothing executable found in request."."""
+    topic, rf = params.get("topic"), params.integer("replication_factor", bits=16)
+    from_body = None
+    if isinstance(body, dict) and isinstance(body.get("replication_factor"), dict) \
+            and "topic_by_replication_factor" in body["replication_factor"]:
+        mapping = body["replication_factor"]["topic_by_replication_factor"]
+        if not isinstance(mapping, dict):
+            raise UserRequestError('Illegal value for field topic_by_replication_factor in body, please specify in pairs '
+                                   'of "target replication factor" : "topic name regex".')
+        from_body = {}
+        for key, regex in mapping.items():
+            from_body.setdefault(parse_int(str(key).strip(), bits=16), str(regex).strip())
+    if from_body is not None:
+        if topic is not None or rf is not None:
+            raise UserRequestError("Requesting topic replication factor change from both HTTP request parameter and "
+                                   "body is forbidden.")
+        return from_body
+    if topic is None and rf is not None:
+        raise UserRequestError("Topic is not specified in URL while target replication factor is specified.")
+    if topic is not None and rf is None:
+        raise UserRequestError("Topic's replication factor is not specified in URL while subject topic is specified.")
+    if topic is None or rf is None:
+        raise UserRequestError("Nothing executable found in request.")
+    return {rf: topic}
 
 
 class CruiseControlFailure(Exception):
@@ -95,7 +130,7 @@ class SimTask:
     def as_json(self, fetch_completed: bool) -> dict[str, Any]:
         row = {"UserTaskId": self.id, "RequestURL": self.request_url, "ClientIdentity": self.client,
                "StartMs": str(self.start_ms), "Status": self.status}
-        if fetch_completed and self.status in ("Completed", "CompletedWithError"):
+        if fetch_completed and self.status != "Active":  # an execution's proposal is known already
             row["originalResponse"] = json.dumps(self.result if self.result is not None else self.error)
         return row
 
@@ -184,14 +219,16 @@ class SimCruiseControl:
                                   client: str, task_id_header: str | None) -> tuple[int, dict[str, Any], str]:
         if task_id_header and task_id_header in self.tasks:
             return await self._answer(self.tasks[task_id_header], "topic_configuration")
-        by_rf = self._parse_rf_request(params, body)
-        dryrun = params.get("dryrun", "true").lower() != "false"
-        goals = [g for g in params.get("goals", "").split(",") if g] or DEFAULT_GOALS
-        skip_rack = params.get("skip_rack_awareness_check", "false").lower() == "true"
+        query = Params(params)
+        dryrun = _dryrun(query)
+        by_rf = _rf_request(query, body)
+        goals = self._parse_goals("topic_configuration", query)
+        skip_rack = query.boolean("skip_rack_awareness_check", False)
+        throttle = _throttle(query)
         self._check_capacity("POST", "topic_configuration")
         task = self._new_task("topic_configuration", request_url, client)
         self._spawn(self._run(task, "topic_configuration", lambda: self._propose_rf_change(by_rf, skip_rack), dryrun,
-                              goals, throttle=_throttle(params)))
+                              goals, throttle=throttle))
         return await self._answer(task, "topic_configuration")
 
     async def optimize(self, endpoint: str, params: dict[str, str], request_url: str, client: str,
@@ -200,12 +237,14 @@ class SimCruiseControl:
         ``dryrun`` (true by default, as in Cruise Control)."""
         if task_id_header and task_id_header in self.tasks:
             return await self._answer(self.tasks[task_id_header], endpoint)
-        brokers = self._parse_brokers(endpoint, params)
-        goals = self._parse_goals(endpoint, params)
-        dryrun = params.get("dryrun", "true").lower() != "false"
+        query = Params(params)
+        dryrun = _dryrun(query)
+        brokers = self._parse_brokers(endpoint, query)
+        goals = self._parse_goals(endpoint, query)
+        throttle = _throttle(query)
         self._check_capacity("POST", endpoint)
         task = self._new_task(endpoint, request_url, client)
-        excluded = params.get("excluded_topics") or None
+        excluded = query.get("excluded_topics") or None
 
         def proposal() -> list[ReplicaMove]:
             try:
@@ -214,22 +253,16 @@ class SimCruiseControl:
                 raise CruiseControlFailure(500, responses.error_body(
                     "POST", endpoint, str(exc), f"{KCC}: java.lang.IllegalStateException")) from None
 
-        self._spawn(self._run(task, endpoint, proposal, dryrun, goals, verbose=params.get("verbose") == "true",
-                              throttle=_throttle(params), leaving=brokers if endpoint == "remove_broker" else None))
+        self._spawn(self._run(task, endpoint, proposal, dryrun, goals, verbose=query.boolean("verbose", False),
+                              throttle=throttle, leaving=brokers if endpoint == "remove_broker" else None))
         return await self._answer(task, endpoint)
 
-    def _parse_brokers(self, endpoint: str, params: dict[str, str]) -> list[int]:
+    def _parse_brokers(self, endpoint: str, params: Params) -> list[int]:
         if endpoint == "rebalance":
             return []
-        raw = params.get("brokerid", "")
-        try:
-            brokers = [int(b) for b in raw.split(",") if b.strip()]
-        except ValueError:
-            brokers = []
+        brokers = sorted(set(params.integers("brokerid")))
         if not brokers:
-            raise CruiseControlFailure(400, responses.error_body(
-                "POST", endpoint, "Parameter brokerid is required: a comma-separated list of broker ids.",
-                "java.lang.IllegalArgumentException"))
+            raise UserRequestError(f"Target broker ID is not provided for {endpoint.upper()} request")
         # add_broker checks presence against the metadata's nodes, which are the alive brokers only
         # (KafkaCruiseControl.sanityCheckBrokerPresence); remove_broker takes dead brokers too (their replicas go).
         known = self.cluster.alive_ids if endpoint == "add_broker" else set(self.cluster.brokers)
@@ -239,16 +272,20 @@ class SimCruiseControl:
                 f"{KCC}: java.lang.IllegalArgumentException"))
         return brokers
 
-    def _parse_goals(self, endpoint: str, params: dict[str, str]) -> list[str]:
-        goals = [g.strip() for g in params.get("goals", "").split(",") if g.strip()]
+    def _parse_goals(self, endpoint: str, params: Params) -> list[str]:
+        """``sanityCheckGoals`` (in the task, so a 500): names are not trimmed; unknown goals, then missing hard
+        goals, are refused unless ``skip_hard_goal_check``."""
+        goals = params.strings("goals")
         if not goals:
             return DEFAULT_GOALS
-        if unknown := [g for g in goals if g not in KNOWN_GOALS]:
-            raise CruiseControlFailure(400, responses.error_body(
-                "POST", endpoint, f"Goal {unknown[0]} is not a supported goal. Supported goals: "
-                f"{sorted(KNOWN_GOALS)}", "java.lang.IllegalArgumentException"))
+        if params.boolean("skip_hard_goal_check", False) or goals == ["PreferredLeaderElectionGoal"]:
+            return goals
+        if unknown := sorted({g for g in goals if g not in KNOWN_GOALS}):
+            raise CruiseControlFailure(500, responses.error_body(
+                "POST", endpoint, f"Goals {_java_collection(unknown)} are not supported. Supported: "
+                f"{_java_collection(sorted(KNOWN_GOALS))}", "java.lang.IllegalArgumentException"))
         missing = [g for g in HARD_GOALS if g not in goals]
-        if missing and params.get("skip_hard_goal_check", "false").lower() != "true":
+        if missing:
             raise CruiseControlFailure(500, responses.error_body(
                 "POST", endpoint, f"Missing hard goals [{', '.join(missing)}] in the provided goals: "
                 f"[{', '.join(goals)}]. Add skip_hard_goal_check=true parameter to ignore this sanity check.",
@@ -267,25 +304,6 @@ class SimCruiseControl:
                 task.status = "Completed"
                 task.completed_ms = int(time.time() * 1000)
         return {"message": "Proposal execution stopped.", "version": 1}
-
-    def _parse_rf_request(self, params: dict[str, str], body: dict[str, Any] | None) -> dict[int, str]:
-        if body:
-            try:
-                mapping = body["replication_factor"]["topic_by_replication_factor"]
-                return {int(rf): str(regex) for rf, regex in mapping.items()}
-            except (KeyError, TypeError, ValueError):
-                raise CruiseControlFailure(400, responses.error_body(
-                    "POST", "topic_configuration",
-                    "Expected {\"replication_factor\":{\"topic_by_replication_factor\":{<rf>:<regex>}}}.",
-                    "java.lang.IllegalArgumentException")) from None
-        if "topic" in params and "replication_factor" in params:
-            try:
-                return {int(params["replication_factor"]): params["topic"]}
-            except ValueError:
-                pass
-        raise CruiseControlFailure(400, responses.error_body(
-            "POST", "topic_configuration", "Topic and replication factor are required.",
-            "java.lang.IllegalArgumentException"))
 
     def _check_capacity(self, method: str, endpoint: str) -> None:
         active = self.active_count()
@@ -474,19 +492,25 @@ class SimCruiseControl:
     # -- read-only endpoints -----------------------------------------------------------------------------------
 
     def user_tasks(self, params: dict[str, str]) -> dict[str, Any]:
-        ids = {i for i in params.get("user_task_ids", "").split(",") if i}
-        endpoints = {e.strip().lower() for e in params.get("endpoints", "").split(",") if e.strip()}
-        types = {t.strip().upper() for t in params.get("types", "").split(",") if t.strip()}
-        fetch = params.get("fetch_completed_task", "false").lower() == "true"
-        type_of = {"Active": "ACTIVE", "InExecution": "IN_EXECUTION", "Completed": "COMPLETED",
-                   "CompletedWithError": "COMPLETED_WITH_ERROR"}
+        """``UserTaskState``: active tasks first, then completed ones, each filter applied only when given; unknown
+        endpoint names and task types are ignored (all of them unknown: no filter), ``entries`` caps the list."""
+        query = Params(params)
+        ids = query.uuids("user_task_ids")
+        clients = set(query.strings("client_ids"))
+        endpoints = {e.upper() for e in query.strings("endpoints")} & ENDPOINT_NAMES
+        types = set(query.strings("types")) & {"Active", "InExecution", "Completed", "CompletedWithError"}
+        entries = query.integer("entries")
+        if entries is not None and entries <= 0:
+            raise UserRequestError(f"The requested entries must be positive (Requested: {entries}).")
+        fetch = query.boolean("fetch_completed_task", False)
+        ordered = sorted(self.tasks.values(), key=lambda t: t.status != "Active")
         rows = [
             t.as_json(fetch)
-            for t in self.tasks.values()
-            if (not ids or t.id in ids) and (not endpoints or t.endpoint in endpoints)
-            and (not types or type_of[t.status] in types)
+            for t in ordered
+            if (not ids or t.id in ids) and (not clients or t.client in clients)
+            and (not endpoints or t.endpoint.upper() in endpoints) and (not types or t.status in types)
         ]
-        return {"userTasks": rows, "version": 1}
+        return {"userTasks": rows[:entries] if entries is not None else rows, "version": 1}
 
     def state(self) -> dict[str, Any]:
         partitions = sum(len(t.partitions) for t in self.cluster.topics.values())

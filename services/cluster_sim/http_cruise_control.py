@@ -16,6 +16,7 @@ from services.cluster_sim import responses
 from services.cluster_sim.cruise_control import CruiseControlFailure, SimCruiseControl
 from services.cluster_sim.faults import FaultPlan
 from services.cluster_sim.parameters import unrecognized
+from services.cluster_sim.request import Params, RequestError, UserRequestError, refusal_body
 
 PREFIX = "/kafkacruisecontrol"
 
@@ -55,6 +56,8 @@ def build_cruise_control_app(cc: SimCruiseControl, faults: FaultPlan) -> web.App
             response = await handler(request)
         except CruiseControlFailure as failure:
             response = _json(failure.status, failure.body)
+        except (UserRequestError, RequestError) as refused:
+            response = _json(*refusal_body(request.method, endpoint, refused))
         if late_answer:
             await asyncio.sleep(delay)  # a client that hangs up now cannot undo what the request did
         return response
@@ -68,9 +71,10 @@ def build_cruise_control_app(cc: SimCruiseControl, faults: FaultPlan) -> web.App
             if raw.strip():
                 try:
                     body = json.loads(raw)
-                except json.JSONDecodeError as exc:
-                    return _json(400, responses.error_body("POST", "topic_configuration", f"Invalid JSON body: {exc}",
-                                                           "java.lang.IllegalArgumentException"))
+                except json.JSONDecodeError:
+                    raise UserRequestError(
+                        'Illegal value for field topic_by_replication_factor in body, please specify in pairs of '
+                        '"target replication factor" : "topic name regex".') from None
         client = request.remote or "127.0.0.1"
         status, payload, task_id = await cc.topic_configuration(
             dict(request.query), body, _request_url(request), client, request.headers.get("User-Task-ID"))
@@ -95,7 +99,7 @@ def build_cruise_control_app(cc: SimCruiseControl, faults: FaultPlan) -> web.App
 
     async def load(request: web.Request) -> web.Response:
         cc.load.advance()
-        disk_info = request.query.get("populate_disk_info", "false").lower() == "true"
+        disk_info = Params(request.query).boolean("populate_disk_info", False)
         return _json(200, responses.broker_load(cc.cluster, cc.load, disk_info=disk_info))
 
     async def partition_load(request: web.Request) -> web.Response:

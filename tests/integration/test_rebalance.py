@@ -89,7 +89,7 @@ def test_remove_brokers_and_safe_scale_down(rb: Rebalancing) -> None:
 
 @pytest.mark.parametrize(("goals", "error"), [
     (["ReplicaDistributionGoal"], "Missing hard goals"),
-    (["NoSuchGoal"], "NoSuchGoal is not a supported goal"),
+    (["NoSuchGoal"], "Goals [NoSuchGoal] are not supported."),
 ])
 def test_bad_goals_are_not_ready_with_cruise_controls_words(rb: Rebalancing, goals: list[str], error: str) -> None:
     name = f"bad-goals-{len(goals[0])}"

@@ -3,6 +3,7 @@ and RunnableUtils in linkedin/cruise-control): checked against the running simul
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 
 import pytest
@@ -118,3 +119,119 @@ async def test_a_parameter_the_endpoint_does_not_take_is_refused(sim: Simulator)
     assert answer.status_code == 400
     assert answer.json()["errorMessage"] == ("Unrecognized endpoint parameters in TOPIC_CONFIGURATION POST request: "
                                              "[brokerid, Colour].")
+
+
+# -- how the servlet reads parameters (ParameterUtils) and its two kinds of refusal ------------------------------
+
+async def call(sim: Simulator, method: str, endpoint: str, params: dict[str, str], body: bytes | None = None
+               ) -> tuple[int, dict]:
+    import httpx
+
+    url = f"http://127.0.0.1:{sim.settings.cruise_control_port}/kafkacruisecontrol/{endpoint}"
+    async with httpx.AsyncClient(timeout=10) as http:
+        answer = await http.request(method, url, params={"json": "true", **params}, content=body)
+    return answer.status_code, answer.json()
+
+
+async def test_a_flag_is_true_only_when_it_says_true_and_names_match_in_any_case(sim: Simulator) -> None:
+    # Boolean.parseBoolean: "yes" is false, so dryrun=yes executes; DryRun names the same parameter.
+    for topic, flag in (("a", {"dryrun": "yes"}), ("b", {"DryRun": "FALSE"})):
+        status, _ = await call(sim, "POST", "topic_configuration", {"topic": topic, "replication_factor": "3",
+                                                                     "skip_rack_awareness_check": "true", **flag})
+        assert status == 200
+        await asyncio.sleep(0.5)  # one execution at a time
+    rf = {t: len(sim.cluster.topics[t].partitions[0].replicas) for t in ("a", "b")}
+    assert rf == {"a": 3, "b": 3}
+
+
+@pytest.mark.parametrize(("endpoint", "params", "body", "expected"), [
+    ("add_broker", {"dryrun": "true"}, None,
+     (400, "Bad POST request '/add_broker' due to 'Target broker ID is not provided for ADD_BROKER request'.")),
+    ("remove_broker", {"brokerid": "1, 2"}, None,
+     (500, "Error processing POST request '/remove_broker' due to: 'For input string: \" 2\"'.")),
+    ("topic_configuration", {"topic": "a"}, None,
+     (400, "Bad POST request '/topic_configuration' due to 'Topic's replication factor is not specified in URL "
+           "while subject topic is specified.'.")),
+    ("topic_configuration", {"replication_factor": "3"}, None,
+     (400, "Bad POST request '/topic_configuration' due to 'Topic is not specified in URL while target replication "
+           "factor is specified.'.")),
+    ("topic_configuration", {}, None,
+     (400, "Bad POST request '/topic_configuration' due to 'Nothing executable found in request.'.")),
+    ("topic_configuration", {"topic": "a", "replication_factor": "3"},
+     b'{"replication_factor": {"topic_by_replication_factor": {"3": "b"}}}',
+     (400, "Bad POST request '/topic_configuration' due to 'Requesting topic replication factor change from both "
+           "HTTP request parameter and body is forbidden.'.")),
+    ("topic_configuration", {"topic": "a", "replication_factor": "70000"}, None,
+     (500, "Error processing POST request '/topic_configuration' due to: 'Value out of range. Value:\"70000\" "
+           "Radix:10'.")),
+    ("rebalance", {"dryrun": "true", "stop_ongoing_execution": "true"}, None,
+     (400, "Bad POST request '/rebalance' due to 'stop_ongoing_execution and dryrun cannot both be set to true.'.")),
+    ("rebalance", {"replication_throttle": "-1"}, None,
+     (400, "Bad POST request '/rebalance' due to 'Requested rebalance throttle must be non-negative (Requested: "
+           "-1).'.")),
+])
+async def test_refusals_have_cruise_controls_status_and_words(sim: Simulator, endpoint: str, params: dict[str, str],
+                                                             body: bytes | None, expected: tuple[int, str]) -> None:
+    status, answer = await call(sim, "POST", endpoint, params, body)
+    assert (status, answer["errorMessage"]) == expected
+
+
+async def test_goal_names_are_not_trimmed_and_unknown_ones_are_refused_by_the_task(sim: Simulator) -> None:
+    status, answer = await call(sim, "POST", "rebalance", {"goals": "RackAwareGoal, ReplicaCapacityGoal"})
+    assert status == 500
+    assert "Goals [ ReplicaCapacityGoal] are not supported. Supported: [" in answer["errorMessage"]
+    status, _ = await call(sim, "POST", "rebalance", {"goals": "ReplicaDistributionGoal, Nope",
+                                                      "skip_hard_goal_check": "true"})
+    assert status == 200, "skip_hard_goal_check skips the whole sanity check"
+
+
+async def test_user_tasks_filters_as_user_task_state_does(sim: Simulator) -> None:
+    sim.cruise_control.tuning.min_execution_s = 5  # the RF change stays InExecution while the dry run is Completed
+    rf_change = {"topic": "a", "replication_factor": "3", "dryrun": "false", "skip_rack_awareness_check": "true"}
+    for endpoint, params in (("rebalance", {}), ("topic_configuration", rf_change)):
+        status, _ = await call(sim, "POST", endpoint, params)
+        assert status == 200
+    await asyncio.sleep(0.02)
+    _, every = await call(sim, "GET", "user_tasks", {})
+    ids = [t["UserTaskId"] for t in every["userTasks"]]
+    assert len(ids) == 2
+
+    async def listed(**params: str) -> list[str]:
+        status, answer = await call(sim, "GET", "user_tasks", params)
+        assert status == 200, answer
+        return [t["UserTaskId"] for t in answer["userTasks"]]
+
+    assert await listed(endpoints="rebalance") == [ids[0]]
+    assert sorted(await listed(endpoints="NO_SUCH_ENDPOINT")) == sorted(ids), "unknown names filter nothing"
+    assert await listed(types="Completed") == [ids[0]]
+    assert await listed(types="InExecution,Active") == [ids[1]]
+    assert sorted(await listed(types="COMPLETED")) == sorted(ids), "task types match as CC spells them"
+    assert await listed(client_ids="10.0.0.1") == []
+    assert len(await listed(entries="1")) == 1
+    assert await listed(user_task_ids=ids[1]) == [ids[1]]
+    status, answer = await call(sim, "GET", "user_tasks", {"entries": "0"})
+    assert (status, answer["errorMessage"]) == (
+        400, "Bad GET request '/user_tasks' due to 'The requested entries must be positive (Requested: 0).'.")
+    status, answer = await call(sim, "GET", "user_tasks", {"user_task_ids": "not-a-uuid"})
+    assert (status, answer["errorMessage"]) == (
+        500, "Error processing GET request '/user_tasks' due to: 'Invalid UUID string: not-a-uuid'.")
+
+
+async def test_an_execution_in_progress_shows_its_original_response(sim: Simulator) -> None:
+    sim.cruise_control.tuning.min_execution_s = 5
+    status, _ = await call(sim, "POST", "topic_configuration", {"topic": "a", "replication_factor": "3",
+                                                                 "dryrun": "false", "skip_rack_awareness_check": "true"})
+    assert status == 200
+    _, answer = await call(sim, "GET", "user_tasks", {"fetch_completed_task": "true"})
+    (task,) = answer["userTasks"]
+    assert task["Status"] == "InExecution" and "originalResponse" in task
+
+
+def test_ballast_reads_the_core_of_both_kinds_of_refusal() -> None:
+    from services.common.cruise_control.errors import classify
+
+    user = classify(400, "Bad POST request '/add_broker' due to 'Target broker ID is not provided for ADD_BROKER "
+                         "request'.")
+    assert user.message == "Request failed (400), Target broker ID is not provided for ADD_BROKER request"
+    other = classify(500, "Error processing GET request '/user_tasks' due to: 'Invalid UUID string: x'.")
+    assert other.message == "Request failed (500), Invalid UUID string: x"

@@ -58,11 +58,12 @@ def classify(status_code: int, error_message: str, detail: str | None = None) ->
 
 
 def _core_message(text: str) -> str:
-    # Cruise Control wraps the cause: "Error processing POST request '/x' due to: 'a.b.Exception: c.d.E: msg'."
-    # The innermost message is what a user needs.
-    marker = "due to: '"
-    if marker in text:
-        text = text.split(marker, 1)[1].rstrip(".").rstrip("'")
+    # Cruise Control wraps the cause: "Error processing POST request '/x' due to: 'a.b.Exception: c.d.E: msg'." (a
+    # 500), "Bad POST request '/x' due to 'msg'." (a 400). The innermost message is what a user needs.
+    for marker in ("due to: '", "due to '"):
+        if marker in text:
+            text = text.split(marker, 1)[1].rstrip(".").rstrip("'")
+            break
     while ": " in text and text.split(": ", 1)[0].rsplit(".", 1)[-1].endswith(("Exception", "Error")):
         text = text.split(": ", 1)[1]
     return text.strip() or "no error message"
