@@ -27,7 +27,7 @@ from confluent_kafka import Consumer, TopicPartition
 from bench.markdown import replace_section
 from bench.replicas_change import percentile
 from events import TOPICS, RebalanceAction, RebalanceRequest, encode
-from services.cli import busio
+from services.common import busio
 from services.common.cruise_control import CruiseControlClient, OptimizationOptions
 from services.local.stack import LocalStack
 from services.placement.metrics import moved_replicas

@@ -25,8 +25,8 @@ from pathlib import Path
 import httpx
 
 from bench.markdown import replace_section
-from events import TOPICS, DeadLetter, InvalidEvent, TopicSpec, TopicStatus, decode, encode
-from services.cli import busio
+from events import TOPICS, DeadLetter, InvalidEvent, TopicSpec, decode, encode
+from services.common import busio
 from services.local.stack import LocalStack
 
 SERVICES = ("topic-reconciler", "replicas-change", "rebalancer")
@@ -144,7 +144,7 @@ def run(stack: LocalStack, records: int, *, seed: int = 12, progress: Callable[[
     outcome.drained_s = time.monotonic() - started
     progress(f"dead letters: {sum(counted.values())} of {sum(outcome.sent.values())}")
     while True:
-        statuses = busio.latest(bus, TOPICS.status.name, TopicStatus)
+        statuses = busio.latest(bus, TOPICS.status)
         outcome.valid_converged = sum(1 for n in valid if getattr(statuses.get(n), "ready", False))
         if outcome.valid_converged == len(valid) or time.monotonic() >= deadline:
             break
@@ -170,7 +170,7 @@ def _count_dead_letters(bus, hostile: set[tuple[str, int, int]], deadline: float
     counts: dict[str, int] = {}
     for record in busio.consume(bus, [TOPICS.dead_letters.name], follow=True, deadline=deadline):
         try:
-            letter = decode(record.value, expect=(DeadLetter,)).event
+            letter = decode(record.value, topic=TOPICS.dead_letters).event
         except InvalidEvent:
             continue
         assert isinstance(letter, DeadLetter)

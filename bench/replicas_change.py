@@ -24,7 +24,7 @@ import httpx
 from confluent_kafka import Consumer, TopicPartition
 
 from events import TOPICS, ReplicasChangeRecord, TopicSpec, TopicStatus, encode
-from services.cli import busio
+from services.common import busio
 from bench.markdown import replace_section
 from services.local.stack import LocalStack
 

@@ -27,6 +27,7 @@ from confluent_kafka import Consumer, Producer, TopicPartition
 from bench.markdown import replace_section
 from bench.replicas_change import percentile
 from events import TOPICS, BrokerLoadSample, encode
+from services.common import busio
 from services.common.bus import ensure_topics
 from services.common.settings import BusSettings, Settings, SparkSettings
 from services.local.broker import free_port, start_tansu
@@ -46,13 +47,7 @@ def produce_backlog(bus: BusSettings, events: int) -> None:
     for i in range(events):
         broker, rack = BROKERS[i % len(BROKERS)]
         at = start + timedelta(seconds=5 * (i // len(BROKERS)))
-        while True:
-            try:
-                producer.produce(TOPICS.load_samples.name, key=f"broker:{broker}".encode(), value=sample(broker, rack,
-                                                                                                         at))
-                break
-            except BufferError:
-                producer.poll(0.05)
+        busio.send(producer, TOPICS.load_samples.name, f"broker:{broker}".encode(), sample(broker, rack, at))
     producer.flush(120)
 
 

@@ -16,6 +16,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, Strict, field
 from pydantic.alias_generators import to_camel
 
 from events.envelope import utcnow
+from events import placeholders as placeholder
 from events.limits import MAX_DEAD_LETTER_VALUE_CHARS, BoundedText, bounded, chunks, fingerprint
 
 # Kafka's own rule for topic names (kafka.common.internals.Topic).
@@ -331,7 +332,7 @@ class PlaceholderRecord(Event):
 
     @property
     def placeholders(self) -> int:
-        return 0 if self.filled else sum(1 for replicas in self.assignment for b in replicas if b < 0)
+        return 0 if self.filled else placeholder.count(self.assignment)
 
 
 class PlacementRequest(Event):

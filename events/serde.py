@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from typing import Generic, TypeVar
 
 from pydantic import ValidationError
 
@@ -11,6 +12,9 @@ from events.envelope import Envelope, new_id, utcnow
 from events.models import EVENT_TYPES, Event
 from events.load import LOAD_EVENT_TYPES
 from events.rebalance import REBALANCE_EVENT_TYPES
+from events.topics import BusTopic
+
+E = TypeVar("E", bound=Event, covariant=True)
 
 REGISTRY: dict[str, type[Event]] = {cls.SCHEMA: cls for cls in (*EVENT_TYPES, *REBALANCE_EVENT_TYPES, *LOAD_EVENT_TYPES)}
 
@@ -24,9 +28,9 @@ class InvalidEvent(ValueError):
 
 
 @dataclass(frozen=True)
-class Decoded:
+class Decoded(Generic[E]):
     envelope: Envelope
-    event: Event
+    event: E
 
 
 def envelope_for(event: Event, *, correlation_id: str | None = None) -> Envelope:
@@ -48,8 +52,9 @@ def _describe(error: ValidationError) -> str:
     return "; ".join(parts)
 
 
-def decode(raw: bytes | str | None, *, expect: tuple[type[Event], ...] | None = None) -> Decoded:
-    """Parse and validate one record value. Raises InvalidEvent with a human-readable reason."""
+def decode(raw: bytes | str | None, *, topic: BusTopic[E] | None = None) -> Decoded[E]:
+    """Parse and validate one record value (of ``topic``: one of its event types). Raises InvalidEvent with a
+    human-readable reason."""
     if raw is None:
         raise InvalidEvent("empty record value (tombstone): Ballast events are never null")
     try:
@@ -67,11 +72,11 @@ def decode(raw: bytes | str | None, *, expect: tuple[type[Event], ...] | None = 
         raise InvalidEvent(f"unknown schema {envelope.schema_name!r}; known: {', '.join(sorted(REGISTRY))}")
     if envelope.version != cls.VERSION:
         raise InvalidEvent(f"unsupported version {envelope.version} of {cls.SCHEMA} (this Ballast reads {cls.VERSION})")
-    if expect is not None and cls not in expect:
-        wanted = ", ".join(c.SCHEMA for c in expect)
-        raise InvalidEvent(f"schema {cls.SCHEMA} does not belong on this topic (expected {wanted})")
+    if topic is not None and cls not in topic.events:
+        wanted = ", ".join(c.SCHEMA for c in topic.events)
+        raise InvalidEvent(f"schema {cls.SCHEMA} does not belong on this topic ({topic.name} carries {wanted})")
     try:
         event = cls.model_validate(envelope.payload)
     except ValidationError as exc:
         raise InvalidEvent(f"invalid {cls.SCHEMA}: {_describe(exc)}") from None
-    return Decoded(envelope=envelope, event=event)
+    return Decoded(envelope=envelope, event=event)  # type: ignore[arg-type]  # one of topic.events

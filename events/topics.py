@@ -1,15 +1,43 @@
-"""Topic names on the bus. The only place they are spelled out."""
+"""Topics on the bus: the only place their names are spelled out, and which events each carries.
+
+``decode(raw, topic=TOPICS.specs)`` gives one of the topic's event types (typed as their union) or raises
+``InvalidEvent``: a record of any other type does not belong there and is dead-lettered with that reason.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Generic, TypeVar
+
+from events.load import BrokerLoadSample, LoadAggregate, LogDirLoadSample, PartitionLoadSample
+from events.models import (
+    BrokerForgotten,
+    DeadLetter,
+    Event,
+    ObservedBroker,
+    PlaceholderRecord,
+    PlacementRequest,
+    PlacementResponse,
+    ReplicasChangeBatch,
+    ReplicasChangeCommand,
+    ReplicasChangeRecord,
+    ReplicasPlaced,
+    TopicSpec,
+    TopicSpecDeleted,
+    TopicStatus,
+)
+from events.rebalance import BrokerRemovalRequested, KnownBrokers, RebalanceAction, RebalanceRequest, RebalanceStatus
+
+E = TypeVar("E", bound=Event, covariant=True)
 
 
 @dataclass(frozen=True)
-class BusTopic:
+class BusTopic(Generic[E]):
     name: str
     compacted: bool
     description: str
+    # The event types its records carry (E is their union, for type checkers).
+    events: tuple[type[Event], ...]
 
     @property
     def config(self) -> dict[str, str]:
@@ -19,73 +47,102 @@ class BusTopic:
 @dataclass(frozen=True)
 class Topics:
     # Desired state, written by users (keyed by Kafka topic name).
-    specs: BusTopic = BusTopic("ballast.topic.specs", True, "desired topic specs (TopicSpec, TopicSpecDeleted)")
+    specs: BusTopic[TopicSpec | TopicSpecDeleted] = BusTopic(
+        "ballast.topic.specs", True, "desired topic specs",
+        (TopicSpec, TopicSpecDeleted),
+    )
     # User-facing status, one record per topic, written by the topic reconciler only.
-    status: BusTopic = BusTopic("ballast.topic.status", True, "per-topic status (TopicStatus)")
+    status: BusTopic[TopicStatus] = BusTopic(
+        "ballast.topic.status", True, "per-topic status",
+        (TopicStatus,),
+    )
     # Work for the replicas-change service, written by the topic reconciler.
-    replicas_commands: BusTopic = BusTopic(
-        "ballast.replicas-change.commands", False, "replication-factor change commands (ReplicasChangeCommand)"
+    replicas_commands: BusTopic[ReplicasChangeCommand] = BusTopic(
+        "ballast.replicas-change.commands", False, "replication-factor change commands",
+        (ReplicasChangeCommand,),
     )
     # The replicas-change service's memory: one record per topic with a change in flight or done.
-    replicas_state: BusTopic = BusTopic(
+    replicas_state: BusTopic[ReplicasChangeRecord | ReplicasChangeBatch] = BusTopic(
         "ballast.replicas-change.state", True,
-        "replication-factor change progress (ReplicasChangeRecord, ReplicasChangeBatch)"
+        "replication-factor change progress",
+        (ReplicasChangeRecord, ReplicasChangeBatch),
     )
-    dead_letters: BusTopic = BusTopic("ballast.dead-letters", False, "events no consumer could accept (DeadLetter)")
+    dead_letters: BusTopic[DeadLetter] = BusTopic(
+        "ballast.dead-letters", False, "events no consumer could accept",
+        (DeadLetter,),
+    )
     # Every broker ever seen, keyed by broker id; operators forget decommissioned ones (BrokerForgotten).
-    observed_brokers: BusTopic = BusTopic(
-        "ballast.brokers.observed", True, "brokers the cluster has had (ObservedBroker, BrokerForgotten)"
+    observed_brokers: BusTopic[ObservedBroker | BrokerForgotten] = BusTopic(
+        "ballast.brokers.observed", True, "brokers the cluster has had",
+        (ObservedBroker, BrokerForgotten),
     )
     # The topic reconciler's memory of replicas created as placeholders, one record per topic.
-    placeholders: BusTopic = BusTopic(
-        "ballast.placement.placeholders", True, "placeholder replicas of under-replicated topics (PlaceholderRecord)"
+    placeholders: BusTopic[PlaceholderRecord] = BusTopic(
+        "ballast.placement.placeholders", True, "placeholder replicas of under-replicated topics",
+        (PlaceholderRecord,),
     )
     # createReplicaPlacement as request / response (keyed by request id), answered by the topic reconciler.
-    placement_requests: BusTopic = BusTopic(
-        "ballast.placement.requests", False, "where would these partitions go? (PlacementRequest)"
+    placement_requests: BusTopic[PlacementRequest] = BusTopic(
+        "ballast.placement.requests", False, "where would these partitions go?",
+        (PlacementRequest,),
     )
-    placement_responses: BusTopic = BusTopic(
-        "ballast.placement.responses", False, "answers to placement requests (PlacementResponse)"
+    placement_responses: BusTopic[PlacementResponse] = BusTopic(
+        "ballast.placement.responses", False, "answers to placement requests",
+        (PlacementResponse,),
     )
     # Every placement the topic reconciler makes, for the Spark job's per-window placement counts.
-    placements: BusTopic = BusTopic(
-        "ballast.placement.placed", False, "replicas Ballast placed, one record per decision (ReplicasPlaced)"
+    placements: BusTopic[ReplicasPlaced] = BusTopic(
+        "ballast.placement.placed", False, "replicas Ballast placed, one record per decision",
+        (ReplicasPlaced,),
     )
 
     # Rebalancing (seed 001): requests keyed by rebalance name, actions on them, and their status (the rebalancer's
     # memory, one record per rebalance).
-    rebalance_requests: BusTopic = BusTopic(
-        "ballast.rebalance.requests", True, "desired rebalances (RebalanceRequest)"
+    rebalance_requests: BusTopic[RebalanceRequest] = BusTopic(
+        "ballast.rebalance.requests", True, "desired rebalances",
+        (RebalanceRequest,),
     )
-    rebalance_actions: BusTopic = BusTopic(
-        "ballast.rebalance.actions", False, "approve / refresh / stop a rebalance (RebalanceAction)"
+    rebalance_actions: BusTopic[RebalanceAction] = BusTopic(
+        "ballast.rebalance.actions", False, "approve / refresh / stop a rebalance",
+        (RebalanceAction,),
     )
-    rebalance_status: BusTopic = BusTopic(
-        "ballast.rebalance.status", True, "per-rebalance status (RebalanceStatus)"
+    rebalance_status: BusTopic[RebalanceStatus] = BusTopic(
+        "ballast.rebalance.status", True, "per-rebalance status",
+        (RebalanceStatus,),
     )
     # Brokers joining (seen by the rebalancer) and leaving (announced by operators): automatic rebalances.
-    scaling: BusTopic = BusTopic(
-        "ballast.cluster.scaling", True, "scaling signals (BrokerRemovalRequested, KnownBrokers)"
+    scaling: BusTopic[BrokerRemovalRequested | KnownBrokers] = BusTopic(
+        "ballast.cluster.scaling", True, "scaling signals",
+        (BrokerRemovalRequested, KnownBrokers),
     )
 
     # Load (issue 5): samples from Cruise Control, keyed by entity; rolling aggregates keyed by (window, entity).
-    load_samples: BusTopic = BusTopic(
+    load_samples: BusTopic[BrokerLoadSample | LogDirLoadSample | PartitionLoadSample] = BusTopic(
         "ballast.load.samples", False,
-        "broker, log-directory and partition load samples (BrokerLoadSample, LogDirLoadSample, PartitionLoadSample)"
+        "broker, log-directory and partition load samples",
+        (BrokerLoadSample, LogDirLoadSample, PartitionLoadSample),
     )
-    load_aggregates: BusTopic = BusTopic(
-        "ballast.load.aggregates", True, "rolling load aggregates per window and entity (LoadAggregate)"
+    load_aggregates: BusTopic[LoadAggregate] = BusTopic(
+        "ballast.load.aggregates", True, "rolling load aggregates per window and entity",
+        (LoadAggregate,),
     )
 
-    # Which instance of each service runs: the member of consumer group ``ballast-<service>-owner`` that holds its
-    # partition 0 (services.common.lease). Nothing is written to it.
-    leases: BusTopic = BusTopic("ballast.leases", False, "the services' ownership (consumer groups only; no records)")
+    # Which instance of each service runs (the member of consumer group ``ballast-<service>-owner`` holding partition
+    # 0), or which shards each topic-reconciler instance holds (services.common.lease). Nothing is written to it.
+    leases: BusTopic[Event] = BusTopic(
+        "ballast.leases", False, "the services' ownership (consumer groups only; no records)",
+        (),
+    )
 
-    def all(self) -> list[BusTopic]:
+    def all(self) -> list[BusTopic[Event]]:
         return [self.leases, self.specs, self.status, self.replicas_commands, self.replicas_state, self.dead_letters,
                 self.observed_brokers, self.placeholders, self.placement_requests, self.placement_responses,
                 self.placements, self.rebalance_requests, self.rebalance_actions, self.rebalance_status, self.scaling,
                 self.load_samples, self.load_aggregates]
+
+
+    def named(self, name: str) -> BusTopic[Event] | None:
+        return next((t for t in self.all() if t.name == name), None)
 
 
 TOPICS = Topics()

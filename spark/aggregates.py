@@ -179,23 +179,18 @@ def kafka_sink(settings: Settings) -> Callable[[Any, int], None]:
     """foreachBatch: every updated (window, entity) as a LoadAggregate, keyed by (window, entity)."""
     from confluent_kafka import Producer
 
-    from services.cli import busio
+    from services.common import busio
 
     s = settings.spark
     cache = WindowBrokers(keep=timedelta(seconds=s.window_s + s.watermark_s + s.slide_s))
-    cache.prime(busio.latest(settings.bus, TOPICS.load_aggregates.name, LoadAggregate).values())  # type: ignore[arg-type]
+    cache.prime(busio.latest(settings.bus, TOPICS.load_aggregates).values())
     producer = Producer({**settings.bus.confluent_config(), "enable.idempotence": True, "linger.ms": 20,
                          "log_level": 0})
 
     def write(batch: Any, batch_id: int) -> None:
         aggregates = batch_aggregates(batch.toLocalIterator(), cache)
         for a in aggregates:
-            while True:
-                try:
-                    producer.produce(TOPICS.load_aggregates.name, key=a.key.encode(), value=encode(a))
-                    break
-                except BufferError:
-                    producer.poll(0.1)
+            busio.send(producer, TOPICS.load_aggregates.name, a.key.encode(), encode(a))
         # The batch is done only when the broker has every record: Spark then commits it, never before.
         if producer.flush(60) != 0:
             raise RuntimeError(f"batch {batch_id}: aggregates not delivered within 60 s")

@@ -13,7 +13,7 @@ import httpx
 from rich.console import Console
 
 from events import TOPICS, InvalidEvent, TopicSpec, TopicStatus, decode, encode
-from services.cli import busio
+from services.common import busio
 from services.cli.demo_load import load_step
 from services.cli.demo_scaling import scale_up_and_down
 from services.cli.manifests import load_specs
@@ -70,7 +70,7 @@ def _follow(console: Console, bus: BusSettings, specs: list[TopicSpec], latest: 
             continue
         seen[record.partition] = record.offset
         try:
-            status = decode(record.value, expect=(TopicStatus,)).event
+            status = decode(record.value, topic=TOPICS.status).event
         except InvalidEvent:
             continue
         assert isinstance(status, TopicStatus)

@@ -9,7 +9,7 @@ import httpx
 from rich.console import Console
 
 from events import TOPICS, LoadAggregate, TopicSpec, encode
-from services.cli import busio
+from services.common import busio
 from services.cli.views import latest_windows, load_table
 from services.common.settings import BusSettings
 from services.local.stack import LocalStack
@@ -18,7 +18,7 @@ DOMAINS = {"/dc1", "/dc2", "/dc3"}
 
 
 def _aggregates(bus: BusSettings) -> list[LoadAggregate]:
-    return list(busio.latest(bus, TOPICS.load_aggregates.name, LoadAggregate).values())  # type: ignore[arg-type]
+    return list(busio.latest(bus, TOPICS.load_aggregates).values())
 
 
 def load_step(console: Console, stack: LocalStack, bus: BusSettings, deadline: float) -> bool:

@@ -22,7 +22,7 @@ from events import (
     decode,
     encode,
 )
-from services.cli import busio
+from services.common import busio
 from services.cli.manifests import load_manifests
 from services.cli.views import broker_load_table, rebalance_line
 from services.common.settings import BusSettings
@@ -47,7 +47,7 @@ class RebalanceFollower:
                 continue
             self.offset = record.offset
             try:
-                status = decode(record.value, expect=(RebalanceStatus,)).event
+                status = decode(record.value, topic=TOPICS.rebalance_status).event
             except InvalidEvent:
                 continue
             assert isinstance(status, RebalanceStatus)

@@ -16,8 +16,8 @@ from rich.markup import escape
 
 from events import TOPICS, InvalidEvent, TopicSpecDeleted, TopicStatus, decode, encode
 from events.schema import json_schemas
-from services.cli import busio
-from services.cli.busio import BusUnavailable
+from services.common import busio
+from services.common.busio import BusUnavailable
 from services.cli.manifests import ManifestError, load_file
 from services.cli.rebalance import rebalance_app
 from services.cli.views import status_table, transition_line
@@ -180,7 +180,7 @@ def delete(
         if reason := reserved_topic(name):
             raise _fail(reason)
     try:
-        statuses = busio.latest(settings.bus, TOPICS.status.name, TopicStatus)
+        statuses = busio.latest(settings.bus, TOPICS.status, timeout_s=10)
     except BusUnavailable as exc:
         raise _fail(str(exc)) from None
     deleting, retaining = [], []
@@ -216,12 +216,12 @@ def brokers_list() -> None:
     """Brokers placement keeps room for, alive or not, with their racks."""
     from rich.table import Table
 
-    from events import BrokerForgotten, ObservedBroker
+    from events import ObservedBroker
 
     registry: dict[str, ObservedBroker | None] = {}
     for record in busio.consume(get_settings().bus, [TOPICS.observed_brokers.name], follow=False, idle_s=0.7):
         try:
-            event = decode(record.value, expect=(ObservedBroker, BrokerForgotten)).event
+            event = decode(record.value, topic=TOPICS.observed_brokers).event
         except InvalidEvent:
             continue
         registry[event.key] = event if isinstance(event, ObservedBroker) else None
@@ -266,7 +266,7 @@ app.add_typer(rebalance_app, name="rebalance")
 
 
 def _latest_statuses() -> dict[str, TopicStatus]:
-    return busio.latest(get_settings().bus, TOPICS.status.name, TopicStatus)  # type: ignore[return-value]
+    return busio.latest(get_settings().bus, TOPICS.status, timeout_s=10)
 
 
 @app.command()
@@ -290,7 +290,7 @@ def status(
     try:
         for record in busio.consume(get_settings().bus, [TOPICS.status.name], follow=True):
             try:
-                event = decode(record.value, expect=(TopicStatus,)).event
+                event = decode(record.value, topic=TOPICS.status).event
             except InvalidEvent:
                 continue
             assert isinstance(event, TopicStatus)
@@ -312,13 +312,12 @@ def load(
     as_json: Annotated[bool, typer.Option("--json", help="JSON lines instead of a table")] = False,
 ) -> None:
     """Show the latest load aggregates (the Spark job's, per rack-tree domain, broker and log directory)."""
-    from events import LoadAggregate
     from services.cli.views import latest_windows, load_table
 
     unknown = set(kind) - {"domain", "broker", "log-dir"}
     if unknown:
         raise _fail(f"--kind: unknown {sorted(unknown)}; use domain, broker or log-dir", 2)
-    aggregates = list(busio.latest(get_settings().bus, TOPICS.load_aggregates.name, LoadAggregate).values())
+    aggregates = list(busio.latest(get_settings().bus, TOPICS.load_aggregates, timeout_s=10).values())
     if not aggregates:
         raise _fail("no load aggregates yet: are the load collector and `ballast run spark-aggregates` running?")
     if as_json:

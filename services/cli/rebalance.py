@@ -8,7 +8,7 @@ import typer
 from rich.console import Console
 
 from events import TOPICS, InvalidEvent, RebalanceAction, RebalanceStatus, decode, encode
-from services.cli import busio
+from services.common import busio
 from services.cli.views import rebalance_details, rebalance_line, rebalance_table
 from services.common.settings import get_settings
 
@@ -43,7 +43,7 @@ def stop(name: Annotated[str, typer.Argument(help="rebalance name")]) -> None:
 
 
 def latest_rebalances() -> dict[str, RebalanceStatus]:
-    return busio.latest(get_settings().bus, TOPICS.rebalance_status.name, RebalanceStatus)  # type: ignore[return-value]
+    return busio.latest(get_settings().bus, TOPICS.rebalance_status, timeout_s=10)
 
 
 @rebalance_app.command()
@@ -57,7 +57,7 @@ def status(
         try:
             for record in busio.consume(get_settings().bus, [TOPICS.rebalance_status.name], follow=True):
                 try:
-                    event = decode(record.value, expect=(RebalanceStatus,)).event
+                    event = decode(record.value, topic=TOPICS.rebalance_status).event
                 except InvalidEvent:
                     continue
                 assert isinstance(event, RebalanceStatus)

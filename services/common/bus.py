@@ -1,29 +1,28 @@
-"""The bus: faust app factory tuned for both Tansu and Kafka, raw topics, dead letters, and catch-up reads of
-compacted topics (how a restarted service rebuilds its memory)."""
+"""The bus for faust services: the app factory tuned for both Tansu and Kafka, raw topics, publishing, dead letters
+and the bus topics' creation. Plain-client reads and writes (a service's rebuild, the CLI) are in ``busio``."""
 
 from __future__ import annotations
 
 import asyncio
 import logging
-import time
-import uuid
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass
-from typing import Any
+from collections.abc import Iterable
+from typing import Any, TypeVar
 
 import faust
-from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
+from confluent_kafka import KafkaError, KafkaException
 from confluent_kafka.admin import AdminClient, NewPartitions, NewTopic
 
 from events import TOPICS, DeadLetter, Decoded, InvalidEvent, decode, encode
 from events.limits import MAX_RECORD_BYTES, bounded
 from events.models import Event
 from events.topics import BusTopic
+from services.common.busio import check_key
 from services.common.faust_transport import BallastApp
 from services.common.logging import get_logger, quiet_libraries
 from services.common.settings import BusSettings, Settings
 
 log = get_logger(__name__)
+E = TypeVar("E", bound=Event)
 
 # How long an agent's ``take_events`` waits for more events before handling those it has. faust waits this long
 # again after every batch, even when events are already buffered, so it is added to every hop between services.
@@ -116,17 +115,6 @@ async def send_event(app: faust.App, topic: BusTopic, event: Event, *, correlati
     return await (await publish(app, topic, event.key, encode(event, correlation_id=correlation_id)))
 
 
-def record_key(raw: bytes | None) -> str | None:
-    """A record's key as text, or None when it has none or it is not UTF-8 (no Ballast key is: such a record is
-    not Ballast's)."""
-    if raw is None:
-        return None
-    try:
-        return raw.decode()
-    except UnicodeDecodeError:
-        return None
-
-
 class DeadLetters:
     """Sends what could not be accepted to the dead-letter topic, with the reason. Never raises on bad input.
 
@@ -158,14 +146,14 @@ class DeadLetters:
         await self.send(source=message.topic, key=raw_bytes(event.key), value=raw_bytes(event.value), reason=reason,
                         partition=message.partition, offset=message.offset)
 
-    async def decode_or_reject(self, event: faust.EventT, expect: tuple[type[Event], ...], *,
-                               report: bool = True) -> Decoded | None:
+    async def decode_or_reject(self, event: faust.EventT, topic: BusTopic[E], *, report: bool = True
+                               ) -> Decoded[E] | None:
         """The record's event, or None once it is dead-lettered: not a valid event of these types, or keyed
         otherwise than the event says (a spec keyed ``a`` naming topic ``b`` would be managed by one name while
         running and by the other after a restart). With ``report`` false an invalid record is only skipped
         (several instances read it, and another reports it)."""
         try:
-            decoded = decode(event.value, expect=expect)
+            decoded = decode(event.value, topic=topic)
             check_key(raw_bytes(event.key), decoded.event)
         except InvalidEvent as exc:
             if report:
@@ -179,16 +167,6 @@ def raw_bytes(data: Any) -> bytes | None:
     if data is None or isinstance(data, bytes):
         return data
     return str(data).encode()
-
-
-def check_key(raw_key: bytes | None, event: Event) -> None:
-    """Raises InvalidEvent unless the record's key is the event's own key."""
-    key = record_key(raw_key)
-    if key != event.key:
-        shown = "no key" if raw_key is None else (f"key {bounded(key, 200)!r}" if key is not None
-                                                  else "a key that is not UTF-8")
-        raise InvalidEvent(f"record has {shown} but the event's key is {bounded(event.key, 200)!r}: "
-                           "produce it with the key the event names")
 
 
 def ensure_topics(settings: BusSettings, topics: Iterable[BusTopic] | None = None, timeout_s: float = 30.0) -> None:
@@ -227,69 +205,3 @@ def ensure_partitions(settings: BusSettings, topic: BusTopic, count: int, timeou
             raise RuntimeError(f"{topic.name} has {have} partition(s) and {count} are needed, but adding them "
                                f"failed: {exc.args[0].str()}; add them with kafka-topics.sh --alter") from None
     log.info("added bus topic partitions", topic=topic.name, partitions=count)
-
-
-@dataclass(frozen=True)
-class Stored:
-    decoded: Decoded
-    partition: int
-    offset: int
-
-
-def read_compacted(settings: BusSettings, topic: BusTopic, *, expect: tuple[type[Event], ...],
-                   keys: Callable[[bytes | None], bool] | None = None,
-                   idle_s: float = 0.5, timeout_s: float = 60.0) -> dict[str, Stored]:
-    """The latest valid event per key, read from the beginning of a compacted topic (only keys that ``keys``
-    accepts, when given: a sharded service reads its own shards).
-
-    Reads until every partition's position has reached the high watermark *and* the topic has been idle for
-    ``idle_s``: a broker may report the watermark as the start of its last batch (Tansu does), so stopping exactly at
-    the watermark could miss that batch's tail. Invalid records are skipped here; the live consumer dead-letters them.
-    """
-    consumer = Consumer({
-        **settings.confluent_config(),
-        "group.id": f"ballast-catch-up-{uuid.uuid4()}",
-        "enable.auto.commit": False,
-        "auto.offset.reset": "earliest",
-    })
-    latest: dict[str, Stored] = {}
-    try:
-        metadata = consumer.list_topics(topic.name, timeout=timeout_s).topics.get(topic.name)
-        if metadata is None or metadata.error is not None or not metadata.partitions:
-            return latest
-        partitions = [TopicPartition(topic.name, p, 0) for p in metadata.partitions]
-        high = {tp.partition: consumer.get_watermark_offsets(tp, timeout=timeout_s)[1] for tp in partitions}
-        consumer.assign(partitions)
-        position = {p: 0 for p in high}
-        deadline = time.monotonic() + timeout_s
-        last_record = time.monotonic()
-        while time.monotonic() < deadline:
-            message = consumer.poll(0.1)
-            if message is None:
-                caught_up = all(position[p] >= high[p] for p in high)
-                if caught_up and time.monotonic() - last_record >= idle_s:
-                    break
-                continue
-            if message.error():
-                continue
-            last_record = time.monotonic()
-            position[message.partition()] = message.offset() + 1
-            if keys is not None and not keys(message.key()):
-                continue
-            # Every record is untrusted here exactly as on the live path, which dead-letters what is skipped here.
-            try:
-                decoded = decode(message.value(), expect=expect)
-                check_key(message.key(), decoded.event)
-            except InvalidEvent:
-                continue
-            latest[decoded.event.key] = Stored(decoded, message.partition(), message.offset())
-        else:
-            raise TimeoutError(f"could not read {topic.name} to its end within {timeout_s:.0f} s")
-    finally:
-        consumer.close()
-    return latest
-
-
-async def read_compacted_async(settings: BusSettings, topic: BusTopic, *, expect: tuple[type[Event], ...],
-                               keys: Callable[[bytes | None], bool] | None = None) -> dict[str, Stored]:
-    return await asyncio.to_thread(read_compacted, settings, topic, expect=expect, keys=keys)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from events import placeholders as placeholder
 
 
 @dataclass(frozen=True)
@@ -29,7 +30,7 @@ def choose_log_dirs(new_replicas: Mapping[int, Sequence[int]], usage: Mapping[in
     for partition in sorted(new_replicas):
         for broker in new_replicas[partition]:
             dirs = usage.get(broker, {})
-            if broker < 0 or len(dirs) < 2:
+            if placeholder.is_placeholder(broker) or len(dirs) < 2:
                 continue
             best = _least_used(dirs, {name: placed.get((broker, name), 0) for name in dirs})
             placed[(broker, best)] = placed.get((broker, best), 0) + 1

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 
 from services.placement.model import Broker, ClusterView
 from services.placement.rack_tree import Domain, broker_paths, build_tree
+from events import placeholders as placeholder
 
 
 @dataclass
@@ -75,7 +76,7 @@ def evaluate(cluster: ClusterView, topics: Iterable[str] | None = None, brokers:
         topic_leaders = dict.fromkeys(known, 0)
         for index, partition in enumerate(cluster.assignments.get(name, [])):
             quality.partitions += 1
-            real = [b for b in partition if b >= 0]
+            real = placeholder.real(partition)
             quality.replicas += len(real)
             if len(set(partition)) != len(partition):
                 quality.invalid.append(f"{name}-{index}: a broker appears twice in {list(partition)}")
@@ -154,7 +155,7 @@ def moved_replicas(before: Mapping[str, Sequence[Sequence[int]]], after: Mapping
         old = before.get(topic, [])
         for index, replicas in enumerate(partitions):
             had = set(old[index]) if index < len(old) else set()
-            moved += sum(1 for b in replicas if b >= 0 and b not in had)
+            moved += sum(1 for b in placeholder.real(replicas) if b not in had)
     return moved
 
 

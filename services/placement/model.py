@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
+from events import placeholders as placeholder
 
 # One partition's replicas, leader first. Negative ids (-1, -2, ... within a partition) are placeholders for replicas
 # that wait for a broker to join: under-replicated creation.
@@ -92,7 +93,7 @@ class ClusterView:
                 continue
             for replicas in partitions:
                 for broker in replicas:
-                    if broker >= 0:
+                    if not placeholder.is_placeholder(broker):
                         counts[broker] = counts.get(broker, 0) + 1
         return counts
 

@@ -34,6 +34,7 @@ from services.placement.model import (
     usable_brokers,
 )
 from services.placement.rack_tree import Domain, broker_paths, build_tree
+from events import placeholders as placeholder
 
 
 class MultiLevelPlacer:
@@ -63,7 +64,7 @@ class MultiLevelPlacer:
         spec = PlacementSpec(len(assignment), replication_factor, topic=topic, use_offline_brokers=use_offline_brokers)
         brokers = self._eligible(spec, cluster, broker_ids)
         _check_enough(replication_factor, brokers, use_offline_brokers)
-        current = [[b for b in replicas if b >= 0] for replicas in assignment]
+        current = [placeholder.real(replicas) for replicas in assignment]
         layout = _Layout(build_tree(brokers), cluster.with_assignment(topic, current), topic, len(current),
                          self._rng(topic))
         return [layout.extend_partition(replicas, replication_factor) for replicas in current]

@@ -11,6 +11,7 @@ import zlib
 from collections.abc import Mapping, Sequence
 
 from services.placement.rack_tree import rack_levels
+from events import placeholders as placeholder
 
 
 def shared_levels(a: str, b: str) -> int:
@@ -26,7 +27,7 @@ def shared_levels(a: str, b: str) -> int:
 def nearest_replica(client_rack: str | None, replicas: Sequence[int], rack_of: Mapping[int, str | None],
                     client_id: str = "", alive: set[int] | None = None) -> int | None:
     """The replica to fetch from, or ``None`` when no replica is usable. Without a client rack, the leader (first)."""
-    usable = [b for b in replicas if b >= 0 and (alive is None or b in alive)]
+    usable = [b for b in placeholder.real(replicas) if alive is None or b in alive]
     if not usable:
         return None
     if not client_rack:

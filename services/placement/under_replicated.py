@@ -19,6 +19,7 @@ from enum import StrEnum
 from services.placement.model import Assignment, BrokerState, ClusterView, PlacementError
 from services.placement.request import create_replica_placement
 from services.placement.selector import shared_levels
+from events import placeholders as placeholder
 
 
 class Policy(StrEnum):
@@ -38,7 +39,7 @@ class Placed:
 
     @property
     def placeholders(self) -> int:
-        return sum(1 for replicas in self.full for b in replicas if b < 0)
+        return placeholder.count(self.full)
 
 
 def required_alive_replicas(replication_factor: int, config: dict[str, str], min_required: int | None) -> int:
@@ -88,7 +89,7 @@ def _on_alive(cluster: ClusterView, topic: str, partitions: int, replication_fac
               seed: int | None, alive: int) -> Placed:
     fits = min(alive, replication_factor)
     assignment = create_replica_placement(cluster, topic, partitions, fits, placer=placer, seed=seed)
-    return Placed(assignment, [list(r) + _placeholders(replication_factor - fits) for r in assignment])
+    return Placed(assignment, [list(r) + placeholder.placeholders(replication_factor - fits) for r in assignment])
 
 
 def _over_observed(cluster: ClusterView, topic: str, partitions: int, replication_factor: int, placer: str,
@@ -107,14 +108,10 @@ def _over_observed(cluster: ClusterView, topic: str, partitions: int, replicatio
     full, intended = [], {}
     for index, replicas in enumerate(assignment):
         missing = [b for b in replicas if b not in alive_ids]
-        full.append(real[index] + _placeholders(len(missing)))
+        full.append(real[index] + placeholder.placeholders(len(missing)))
         if missing:
             intended[index] = missing
     return Placed(real, full, intended)
-
-
-def _placeholders(count: int) -> list[int]:
-    return [-(i + 1) for i in range(count)]
 
 
 def fill_placeholders(full: Sequence[Sequence[int]], intended: dict[int, list[int]], cluster: ClusterView
@@ -130,7 +127,7 @@ def fill_placeholders(full: Sequence[Sequence[int]], intended: dict[int, list[in
     changes: dict[int, list[int]] = {}
     after: Assignment = []
     for index, replicas in enumerate(full):
-        real = [b for b in replicas if b >= 0]
+        real = placeholder.real(replicas)
         missing = len(replicas) - len(real)
         waiting_for = intended.get(index, [])
         picks = [b for b in waiting_for if b in alive and b not in real][:missing]
@@ -147,5 +144,5 @@ def fill_placeholders(full: Sequence[Sequence[int]], intended: dict[int, list[in
             free -= 1
         if picks:
             changes[index] = real + picks
-        after.append(real + picks + _placeholders(missing - len(picks)))
+        after.append(real + picks + placeholder.placeholders(missing - len(picks)))
     return changes, after

@@ -24,7 +24,8 @@ from events import (
 )
 from services.common.admin import AdminError, ClusterAdmin, make_cluster_admin
 from services.common.agents import Supervisor
-from services.common.bus import DeadLetters, make_app, raw_topic, read_compacted_async, send_event
+from services.common.bus import DeadLetters, make_app, raw_topic, send_event
+from services.common.busio import read_compacted_async
 from services.common.cruise_control import CruiseControlClient, CruiseControlError
 from services.common.cruise_control.client import OptimizationOptions, Submission
 from services.common.health import add_health_page
@@ -116,18 +117,16 @@ class RebalancerService:
 
     async def on_request_events(self, events: Sequence[faust.EventT]) -> None:
         for event in events:
-            decoded = await self.dead_letters.decode_or_reject(event, (RebalanceRequest,))
+            decoded = await self.dead_letters.decode_or_reject(event, TOPICS.rebalance_requests)
             if decoded is not None:
-                assert isinstance(decoded.event, RebalanceRequest)
                 self.correlations[decoded.event.name] = decoded.envelope.correlation_id
                 await self.on_request(decoded.event)
 
     async def on_action_events(self, events: Sequence[faust.EventT]) -> None:
         for event in events:
-            decoded = await self.dead_letters.decode_or_reject(event, (RebalanceAction,))
+            decoded = await self.dead_letters.decode_or_reject(event, TOPICS.rebalance_actions)
             if decoded is None:
                 continue
-            assert isinstance(decoded.event, RebalanceAction)
             if decoded.event.name not in self.statuses:
                 await self.dead_letters.reject(event, f"no rebalance named {decoded.event.name!r}")
                 continue
@@ -135,23 +134,20 @@ class RebalancerService:
 
     async def on_scaling_events(self, events: Sequence[faust.EventT]) -> None:
         for event in events:
-            decoded = await self.dead_letters.decode_or_reject(event, (BrokerRemovalRequested, KnownBrokers))
+            decoded = await self.dead_letters.decode_or_reject(event, TOPICS.scaling)
             if decoded is not None and isinstance(decoded.event, BrokerRemovalRequested):
                 await self.on_removal_requested(decoded.event)
 
     # -- memory ------------------------------------------------------------------------------------------------
 
     async def rebuild(self) -> None:
-        stored = await read_compacted_async(self.settings.bus, TOPICS.rebalance_status, expect=(RebalanceStatus,))
+        stored = await read_compacted_async(self.settings.bus, TOPICS.rebalance_status)
         for name, item in stored.items():
-            assert isinstance(item.decoded.event, RebalanceStatus)
             self.statuses[name] = item.decoded.event
             self.correlations[name] = item.decoded.envelope.correlation_id
-        scaling = await read_compacted_async(self.settings.bus, TOPICS.scaling, expect=(KnownBrokers,
-                                                                                        BrokerRemovalRequested))
+        scaling = await read_compacted_async(self.settings.bus, TOPICS.scaling)
         known = scaling.get(KnownBrokers().key)
-        if known is not None:
-            assert isinstance(known.decoded.event, KnownBrokers)
+        if known is not None and isinstance(known.decoded.event, KnownBrokers):
             self.known_brokers = known.decoded.event.brokers
         log.info("rebuilt state", rebalances=len(self.statuses),
                  in_flight=sum(1 for s in self.statuses.values() if s.state not in logic.TERMINAL))

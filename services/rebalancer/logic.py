@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Iterable, Mapping
-from datetime import datetime, timedelta
+from datetime import datetime
 from enum import StrEnum
 
 from events import (
@@ -33,6 +33,7 @@ from events import (
 )
 from services.common.cruise_control.errors import ConnectionFailed, CruiseControlError, RequestRejected
 from services.common.cruise_control.models import ExecutorState, OptimizationResult, TaskStatus, UserTask
+from services.common.cruise_control.retry import backoff
 
 S = RebalanceState
 TERMINAL = {S.READY, S.NOT_READY, S.STOPPED}
@@ -226,7 +227,7 @@ def on_failure(status: RebalanceStatus, error: CruiseControlError, now: datetime
         return _update(status, now, state=S.NOT_READY, session_id=None, execution_reason=None, message=error.message,
                        next_attempt_at=None, progress=None)
     attempts = status.attempts + 1
-    delay = timedelta(seconds=min(max_s, initial_s * 2 ** (attempts - 1)))
+    delay = backoff(attempts, initial_s=initial_s, max_s=max_s)
     # A proposal task Cruise Control may have forgotten is asked for anew.
     session = None if status.state == S.PENDING_PROPOSAL else status.session_id
     reason = status.execution_reason
@@ -251,9 +252,8 @@ def find_execution(status: RebalanceStatus, tasks: Iterable[UserTask]) -> UserTa
     """The task an execution request created, found by the reason it carried (after a crash or a timeout)."""
     if not status.execution_reason:
         return None
-    marker = f"reason={status.execution_reason}"
     # A task that failed is not adopted: the request is simply made again.
-    return next((t for t in tasks if t.request_url and marker in t.request_url
+    return next((t for t in tasks if t.reason() == status.execution_reason
                  and t.status != TaskStatus.COMPLETED_WITH_ERROR), None)
 
 

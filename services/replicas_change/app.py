@@ -16,7 +16,8 @@ import faust
 from events import TOPICS, ReplicasChangeBatch, ReplicasChangeCommand, ReplicasChangeRecord, encode
 from services.common.admin import AdminError, ClusterAdmin, make_cluster_admin
 from services.common.agents import Supervisor
-from services.common.bus import BATCH_WAIT_S, DeadLetters, make_app, publish, raw_topic, read_compacted_async
+from services.common.bus import BATCH_WAIT_S, DeadLetters, make_app, publish, raw_topic
+from services.common.busio import read_compacted_async
 from services.common.cruise_control import CruiseControlClient, CruiseControlError
 from services.common.cruise_control.errors import RequestRejected
 from services.common.health import add_health_page
@@ -89,14 +90,12 @@ class ReplicasChangeService:
 
     async def rebuild(self) -> None:
         """Rebuild memory from the compacted state topic, then settle submissions a crash left in doubt."""
-        stored = await read_compacted_async(self.settings.bus, TOPICS.replicas_state,
-                                            expect=(ReplicasChangeRecord, ReplicasChangeBatch))
+        stored = await read_compacted_async(self.settings.bus, TOPICS.replicas_state)
         batch = None
         for key, item in stored.items():
             if isinstance(item.decoded.event, ReplicasChangeBatch):
                 batch = item.decoded.event
                 continue
-            assert isinstance(item.decoded.event, ReplicasChangeRecord)
             self._remember(item.decoded.event)
             self.correlations[key] = item.decoded.envelope.correlation_id
         if batch is not None:
@@ -121,10 +120,9 @@ class ReplicasChangeService:
     async def on_command_events(self, events: Sequence[faust.EventT]) -> None:
         batch: list[ReplicasChangeCommand] = []
         for event in events:
-            decoded = await self.dead_letters.decode_or_reject(event, (ReplicasChangeCommand,))
+            decoded = await self.dead_letters.decode_or_reject(event, TOPICS.replicas_commands)
             if decoded is None:
                 continue
-            assert isinstance(decoded.event, ReplicasChangeCommand)
             self.correlations[decoded.event.topic] = decoded.envelope.correlation_id
             batch.append(decoded.event)
         if batch:

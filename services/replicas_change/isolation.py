@@ -24,7 +24,8 @@ from datetime import datetime
 
 from events import ReplicasChangeRecord
 from services.common.cruise_control.client import topic_regex
-from services.replicas_change.logic import PENDING, backoff
+from services.common.cruise_control.retry import backoff
+from services.replicas_change.logic import PENDING
 
 # Cruise Control's own messages (RunnableUtils and UpdateTopicConfigurationRunnable in its source).
 _NO_MATCH = re.compile(r"There is no topic in cluster matching pattern '(?P<regex>.*)'\.")

@@ -17,6 +17,7 @@ from enum import StrEnum
 
 from events import ReplicasChangeBatch, ReplicasChangeCommand, ReplicasChangeRecord, ReplicasChangeState
 from services.common.cruise_control.models import TaskStatus, UserTask
+from services.common.cruise_control.retry import backoff
 
 PENDING, ONGOING, COMPLETED = ReplicasChangeState.PENDING, ReplicasChangeState.ONGOING, ReplicasChangeState.COMPLETED
 
@@ -39,11 +40,6 @@ def task_outcome(task: UserTask | None) -> TaskOutcome:
         TaskStatus.COMPLETED: TaskOutcome.COMPLETED,
         TaskStatus.COMPLETED_WITH_ERROR: TaskOutcome.FAILED,
     }[task.status]
-
-
-def backoff(attempts: int, *, initial_s: float, max_s: float) -> timedelta:
-    """Capped exponential backoff: initial, 2x, 4x, ... up to max."""
-    return timedelta(seconds=min(max_s, initial_s * 2 ** max(0, attempts - 1)))
 
 
 def _update(record: ReplicasChangeRecord, now: datetime, **fields: object) -> ReplicasChangeRecord:
@@ -181,11 +177,8 @@ def recover_in_doubt(records: Records, tasks: Iterable[UserTask], now: datetime)
     """After a restart: a pending record with a batch id was being submitted when the service stopped. If Cruise
     Control knows a task whose request carried that batch id as its reason, the change is ongoing under that task;
     otherwise the request never arrived and the change is simply pending."""
-    by_batch: dict[str, str] = {}
-    for task in tasks:
-        for batch_id in {r.batch_id for r in records.values() if r.batch_id}:
-            if task.request_url and f"reason={batch_id}" in task.request_url:
-                by_batch[batch_id] = task.user_task_id
+    in_doubt = {r.batch_id for r in records.values() if r.batch_id}
+    by_batch = {reason: task.user_task_id for task in tasks if (reason := task.reason()) in in_doubt}
     changed = []
     for record in records.values():
         if record.state != PENDING or record.batch_id is None:

@@ -19,20 +19,15 @@ from datetime import UTC, datetime, timedelta
 import faust
 
 from events import (
-    LoadAggregate,
     TOPICS,
-    BrokerForgotten,
-    ObservedBroker,
     PlaceholderRecord,
     PlacementReason,
     PlacementRequest,
     PlacementResponse,
-    ReplicasChangeBatch,
     ReplicasChangeCommand,
     ReplicasChangeRecord,
     ReplicasChangeState,
     TopicSpec,
-    TopicSpecDeleted,
     TopicStatus,
     encode,
 )
@@ -54,9 +49,8 @@ from services.common.bus import (
     publish,
     raw_bytes,
     raw_topic,
-    read_compacted_async,
-    record_key,
 )
+from services.common.busio import read_compacted_async, record_key
 from services.common.health import add_health_page
 from services.common.logging import correlation, get_logger
 from services.common.lease import Lease
@@ -75,6 +69,7 @@ from services.topic_reconciler.cluster_view import ClusterViewCache
 from services.topic_reconciler.observed import ObservedBrokers
 from services.topic_reconciler.placements import PlacementLedger
 from services.topic_reconciler.recent_load import RecentLoad
+from events import placeholders as placeholder
 
 log = get_logger(__name__)
 SERVICE = "topic-reconciler"
@@ -214,7 +209,7 @@ class TopicReconciler:
             generation = event.message.offset + 1
             if (key := record_key(event.key)) is not None and generation <= self.generations.get(key, 0):
                 continue  # already applied (read again after the shard was loaded)
-            decoded = await self.dead_letters.decode_or_reject(event, (TopicSpec, TopicSpecDeleted))
+            decoded = await self.dead_letters.decode_or_reject(event, TOPICS.specs)
             if decoded is None:
                 continue
             spec = decoded.event
@@ -237,7 +232,7 @@ class TopicReconciler:
             offset = event.message.offset
             if (key := record_key(event.key)) is not None and offset <= self.change_offsets.get(key, -1):
                 continue  # already applied
-            decoded = await self.dead_letters.decode_or_reject(event, (ReplicasChangeRecord, ReplicasChangeBatch))
+            decoded = await self.dead_letters.decode_or_reject(event, TOPICS.replicas_state)
             if decoded is not None and isinstance(decoded.event, ReplicasChangeRecord):
                 records.append(decoded.event)  # a batch is the replicas-change service's own business
                 self.change_offsets[decoded.event.topic] = offset
@@ -247,10 +242,9 @@ class TopicReconciler:
     async def on_observed_events(self, events: Sequence[faust.EventT]) -> None:
         for event in events:
             # Every instance needs every broker; only the one holding the record's shard reports a bad record.
-            decoded = await self.dead_letters.decode_or_reject(event, (ObservedBroker, BrokerForgotten),
+            decoded = await self.dead_letters.decode_or_reject(event, TOPICS.observed_brokers,
                                                                report=self._built(event.key))
             if decoded is not None:
-                assert isinstance(decoded.event, ObservedBroker | BrokerForgotten)
                 self.observed.apply(decoded.event)
 
     async def on_load_events(self, events: Sequence[faust.EventT]) -> None:
@@ -258,10 +252,9 @@ class TopicReconciler:
         for event in events:
             if event.message.timestamp < oldest:
                 continue  # a window too old to count (read again after a restart)
-            decoded = await self.dead_letters.decode_or_reject(event, (LoadAggregate,),
+            decoded = await self.dead_letters.decode_or_reject(event, TOPICS.load_aggregates,
                                                                report=self._built(event.key))
             if decoded is not None:
-                assert isinstance(decoded.event, LoadAggregate)
                 self.recent_load.take(decoded.event)
 
     async def on_placement_requests(self, events: Sequence[faust.EventT]) -> None:
@@ -269,10 +262,9 @@ class TopicReconciler:
         for event in events:
             if not self._owns(event.key) or event.message.timestamp < oldest:
                 continue
-            decoded = await self.dead_letters.decode_or_reject(event, (PlacementRequest,))
+            decoded = await self.dead_letters.decode_or_reject(event, TOPICS.placement_requests)
             if decoded is None:
                 continue
-            assert isinstance(decoded.event, PlacementRequest)
             response = await self.answer_placement(decoded.event)
             await asyncio.gather(*[await publish(self.app, TOPICS.placement_responses, part.key, encode(
                 part, correlation_id=decoded.envelope.correlation_id)) for part in response.split()])
@@ -300,10 +292,8 @@ class TopicReconciler:
         return held
 
     async def start(self) -> None:
-        observed = await read_compacted_async(self.settings.bus, TOPICS.observed_brokers,
-                                              expect=(ObservedBroker, BrokerForgotten))
+        observed = await read_compacted_async(self.settings.bus, TOPICS.observed_brokers)
         for item in observed.values():
-            assert isinstance(item.decoded.event, ObservedBroker | BrokerForgotten)
             self.observed.apply(item.decoded.event)
         self.handover = Handover(asyncio.get_running_loop(), pause=self.pause, take=self.take)
         every = frozenset(range(self.shards))
@@ -341,17 +331,15 @@ class TopicReconciler:
             return shard_of(raw, self.shards) in shards
 
         return await asyncio.gather(
-            read_compacted_async(bus, TOPICS.specs, expect=(TopicSpec, TopicSpecDeleted), keys=mine),
-            read_compacted_async(bus, TOPICS.status, expect=(TopicStatus,), keys=mine),
-            read_compacted_async(bus, TOPICS.replicas_state, expect=(ReplicasChangeRecord, ReplicasChangeBatch),
-                                 keys=mine),
-            read_compacted_async(bus, TOPICS.placeholders, expect=(PlaceholderRecord,), keys=mine),
+            read_compacted_async(bus, TOPICS.specs, keys=mine),
+            read_compacted_async(bus, TOPICS.status, keys=mine),
+            read_compacted_async(bus, TOPICS.replicas_state, keys=mine),
+            read_compacted_async(bus, TOPICS.placeholders, keys=mine),
         )
 
     def _remember(self, specs: dict, statuses: dict, changes: dict, placeholders: dict) -> None:
         """Memory of shards just gained (of which nothing is known yet: records of unloaded shards are skipped)."""
         for name, item in placeholders.items():
-            assert isinstance(item.decoded.event, PlaceholderRecord)
             if item.decoded.event.placeholders:
                 self.placeholders[name] = item.decoded.event
         for name, item in specs.items():
@@ -362,7 +350,6 @@ class TopicReconciler:
             self.generations[name] = item.offset + 1
             self.correlations[name] = item.decoded.envelope.correlation_id
         for name, item in statuses.items():
-            assert isinstance(item.decoded.event, TopicStatus)
             self.published[name] = item.decoded.event
             self.origins[name] = item.decoded.event.origin
         for name, item in changes.items():
@@ -644,7 +631,7 @@ class TopicReconciler:
         log.info("placeholders filled", partitions=len(changes),
                  brokers=sorted({b for replicas in changes.values() for b in replicas[-1:]}))
         record = record.model_copy(update={"assignment": after,
-                                           "filled": not any(b < 0 for replicas in after for b in replicas)})
+                                           "filled": placeholder.count(after) == 0})
         if record.filled:
             del self.placeholders[name]
         else:
@@ -652,7 +639,7 @@ class TopicReconciler:
         sends.append(await publish(self.app, TOPICS.placeholders, name,
                                    encode(record, correlation_id=self.correlations.get(name))))
         sends.extend(await self._placed(name, "fill-placeholders", new_replicas))
-        self.cluster_view.set_topic(name, [[b for b in r if b >= 0] for r in after])
+        self.cluster_view.set_topic(name, [placeholder.real(r) for r in after])
         try:
             return (await self.admin.describe_topics([name])).get(name)
         except AdminError as exc:

@@ -20,6 +20,7 @@ from events import (
 )
 from events.models import TopicOrigin
 from services.common.admin import TopicDescription
+from events import placeholders as placeholder
 
 
 @dataclass(frozen=True)
@@ -138,7 +139,7 @@ def placeholders_filled(placeholders: PlaceholderRecord | None, actual: TopicDes
 
 
 def under_replicated_condition(placeholders: PlaceholderRecord, alive_brokers: int | None) -> Condition:
-    partitions = sum(1 for replicas in placeholders.assignment if any(b < 0 for b in replicas))
+    partitions = placeholder.partitions_waiting(placeholders.assignment)
     intended = sorted({b for brokers in placeholders.intended.values() for b in brokers})
     alive = f"; {alive_brokers} broker(s) alive" if alive_brokers is not None else ""
     when = (f"filled when broker(s) {', '.join(map(str, intended))} return" if intended

@@ -12,6 +12,7 @@ from services.common.admin import AdminError, ClusterAdmin, LogDirsUnsupported
 from services.common.logging import get_logger
 from services.placement.log_dirs import choose_log_dirs
 from services.topic_reconciler.recent_load import RecentLoad
+from events import placeholders as placeholder
 
 log = get_logger(__name__)
 
@@ -28,7 +29,7 @@ class PlacementLedger:
     async def placed(self, topic: str, reason: PlacementReason, new_replicas: Mapping[int, Sequence[int]], *,
                      load_aware: bool) -> ReplicasPlaced:
         """``new_replicas``: partition -> the brokers that just got a replica of it (placeholders left out)."""
-        replicas = {p: [b for b in brokers if b >= 0] for p, brokers in new_replicas.items()}
+        replicas = {p: placeholder.real(brokers) for p, brokers in new_replicas.items()}
         dirs = await self._log_dirs(topic, replicas) if load_aware else {}
         return ReplicasPlaced(topic=topic, reason=reason, placed_at=self._now(), placed=[
             PlacedReplica(partition=p, broker=b, rack=self._rack_of(b), log_dir=dirs.get((p, b)))

@@ -23,7 +23,7 @@ from events import (
     decode,
     encode,
 )
-from services.cli import busio
+from services.common import busio
 from services.common.settings import Settings
 from services.local.stack import LocalStack
 
@@ -53,7 +53,7 @@ def change_sessions(settings: Settings, topics: list[str], *, after_generation: 
     sessions: dict[str, set[str]] = {t: set() for t in topics}
     for record in busio.consume(settings.bus, [TOPICS.replicas_state.name], follow=False, idle_s=1.0):
         try:
-            event = decode(record.value, expect=(ReplicasChangeRecord,)).event
+            event = decode(record.value, topic=TOPICS.replicas_state).event
         except InvalidEvent:
             continue
         if not isinstance(event, ReplicasChangeRecord) or event.topic not in wanted or event.session_id is None:

@@ -22,7 +22,7 @@ from events import (
     RebalanceStatus,
     encode,
 )
-from services.cli import busio
+from services.common import busio
 from services.local.stack import LocalStack
 from tests.integration.conftest import TEST_ENV
 from tests.integration.harness import Follower

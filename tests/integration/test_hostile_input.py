@@ -13,7 +13,7 @@ from pathlib import Path
 import httpx
 
 from events import TOPICS, ReplicasChangeCommand, ReplicasChangeRecord, TopicSpec, decode, encode
-from services.cli import busio
+from services.common import busio
 from tests.integration.harness import Ballast, spec
 from tests.integration.test_bus import cli
 
@@ -180,7 +180,7 @@ def check_pinned(ballast: Ballast, valid: list[str], poison: str) -> None:
     while time.monotonic() < deadline and any(ballast.cluster_rf(t) != 3 for t in valid):
         time.sleep(0.5)
     assert [ballast.cluster_rf(t) for t in valid] == [3] * 4
-    records = busio.latest(ballast.settings.bus, TOPICS.replicas_state.name, ReplicasChangeRecord)
+    records = busio.latest(ballast.settings.bus, TOPICS.replicas_state)
     held = records[poison]
     assert isinstance(held, ReplicasChangeRecord) and held.state == "pending"
     assert "Unable to change replication factor (RF) of topics [" in (held.message or "")

@@ -10,8 +10,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from events import TOPICS, LoadAggregate, TopicSpec, encode
-from services.cli import busio
+from events import TOPICS, TopicSpec, encode
+from services.common import busio
 from services.cli.views import latest_windows
 from services.cluster_sim.load import _unit
 from services.local.stack import LocalStack
@@ -59,7 +59,7 @@ def test_placement_follows_the_aggregates_to_the_lighter_brokers(stack: LocalSta
     bus = stack.settings().bus
 
     def broker_loads() -> dict[int, float]:
-        aggregates = list(busio.latest(bus, TOPICS.load_aggregates.name, LoadAggregate).values())
+        aggregates = list(busio.latest(bus, TOPICS.load_aggregates).values())
         window = [a for a in latest_windows(aggregates) if a.entity_kind == "broker"]  # type: ignore[arg-type]
         return {int(a.entity): a.bytes_in_kb_s for a in window}
 
@@ -91,7 +91,7 @@ def test_placement_follows_the_aggregates_to_the_lighter_brokers(stack: LocalSta
     # The placement reaches the aggregates: the window's placements on each broker and the domains above them.
     placed: dict[str, int] = {}
     while time.monotonic() < deadline + 60 and not all(placed.get(e, 0) >= 1 for e in PLACED_ENTITIES):
-        aggregates = busio.latest(bus, TOPICS.load_aggregates.name, LoadAggregate).values()
+        aggregates = busio.latest(bus, TOPICS.load_aggregates).values()
         placed = {}
         for a in aggregates:
             entity = f"{a.entity_kind}:{a.entity}"

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from events import TOPICS, PlaceholderRecord, ReplicasPlaced, TopicSpec, decode
-from services.cli import busio
+from services.common import busio
 from services.local.stack import LocalStack
 from tests.integration.conftest import TEST_ENV
 from tests.integration.harness import Ballast
@@ -39,7 +39,7 @@ def small(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Ballast]:
 def placeholder_records(ballast: Ballast, topic: str) -> list[PlaceholderRecord]:
     records = []
     for record in busio.consume(ballast.settings.bus, [TOPICS.placeholders.name], follow=False, idle_s=0.7):
-        event = decode(record.value, expect=(PlaceholderRecord,)).event
+        event = decode(record.value, topic=TOPICS.placeholders).event
         assert isinstance(event, PlaceholderRecord)
         if event.topic == topic:
             records.append(event)
@@ -49,7 +49,7 @@ def placeholder_records(ballast: Ballast, topic: str) -> list[PlaceholderRecord]
 def placements(ballast: Ballast, topic: str) -> list[ReplicasPlaced]:
     found = []
     for record in busio.consume(ballast.settings.bus, [TOPICS.placements.name], follow=False, idle_s=0.7):
-        event = decode(record.value, expect=(ReplicasPlaced,)).event
+        event = decode(record.value, topic=TOPICS.placements).event
         if isinstance(event, ReplicasPlaced) and event.topic == topic:
             found.append(event)
     return found

@@ -7,7 +7,7 @@ import time
 from collections import Counter
 
 from events import TOPICS, PlacementRequest, PlacementResponse, TopicSpec, decode, encode
-from services.cli import busio
+from services.common import busio
 from tests.integration.harness import Ballast
 
 
@@ -69,7 +69,7 @@ def test_placement_request_and_response_on_the_bus(ballast: Ballast, name: str) 
     deadline = time.monotonic() + 30
     for record in busio.consume(ballast.settings.bus, [TOPICS.placement_responses.name], follow=True,
                                 deadline=deadline):
-        response = decode(record.value, expect=(PlacementResponse,)).event
+        response = decode(record.value, topic=TOPICS.placement_responses).event
         assert isinstance(response, PlacementResponse)
         answers[response.request_id] = response
         if all(r.request_id in answers for r in requests):

@@ -194,7 +194,7 @@ def test_restart_of_both_during_execution_does_not_name_a_removed_broker_again(r
 
 def test_invalid_requests_and_actions_go_to_the_dead_letter_topic(rb: Rebalancing) -> None:
     from events import TOPICS
-    from services.cli import busio
+    from services.common import busio
 
     raw = b'{"schema": "ballast.RebalanceRequest", "version": 1, "payload": {"name": "bad", "mode": "add-brokers"}}'
     busio.produce(rb.bus, [(TOPICS.rebalance_requests.name, b"bad", raw, None)])

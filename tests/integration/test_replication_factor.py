@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tests.integration.harness import Ballast, is_ongoing, pending_with, spec
+from tests.integration.harness import Ballast, is_ongoing, spec
 
 
 def test_round_trip_3_2_3(ballast: Ballast, name: str) -> None:

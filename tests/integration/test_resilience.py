@@ -8,7 +8,7 @@ import time
 import httpx
 
 from events import TOPICS, InvalidEvent, ReplicasChangeBatch, decode
-from services.cli import busio
+from services.common import busio
 from services.common.cruise_control import CruiseControlClient
 from services.common.settings import CruiseControlSettings
 from tests.integration.harness import Ballast, change_sessions, is_ongoing, pending_with, spec
@@ -118,7 +118,7 @@ def open_batch_with(ballast: Ballast, topic: str, timeout: float = 30.0) -> Repl
         for record in busio.consume(ballast.stack.settings().bus, [TOPICS.replicas_state.name], follow=False,
                                     idle_s=0.3):
             try:  # the topic may hold anyone's records: the reliability run writes hostile ones there
-                batch = decode(record.value, expect=(ReplicasChangeBatch,)).event
+                batch = decode(record.value, topic=TOPICS.replicas_state).event
             except InvalidEvent:
                 continue
             if isinstance(batch, ReplicasChangeBatch) and batch.open and topic in batch.topics:

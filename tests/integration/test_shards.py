@@ -14,7 +14,7 @@ import httpx
 import pytest
 
 from events import TOPICS, InvalidEvent, ReplicasChangeCommand, decode
-from services.cli import busio
+from services.common import busio
 from services.common.shards import shard_of
 from services.local.stack import LocalStack
 from tests.integration.conftest import TEST_ENV
@@ -90,7 +90,7 @@ def commands_per_topic(ballast: Ballast, topics: list[str], target: int) -> Coun
     wanted, found = set(topics), Counter[str]()
     for record in busio.consume(ballast.settings.bus, [TOPICS.replicas_commands.name], follow=False, idle_s=1.0):
         try:
-            command = decode(record.value, expect=(ReplicasChangeCommand,)).event
+            command = decode(record.value, topic=TOPICS.replicas_commands).event
         except InvalidEvent:
             continue
         assert isinstance(command, ReplicasChangeCommand)

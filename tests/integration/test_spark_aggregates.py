@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from events import TOPICS, LoadAggregate
-from services.cli import busio
+from services.common import busio
 from services.common.bus import ensure_topics
 from services.common.settings import BusSettings, Settings, SparkSettings
 from services.local.broker import free_port, start_tansu

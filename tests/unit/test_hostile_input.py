@@ -15,7 +15,7 @@ from events.limits import MAX_RECORD_BYTES
 from events.topics import TOPICS, reserved_topic
 from services.common.admin import AdminError
 from services.common.admin.simulator import SimulatorClusterAdmin
-from services.common.bus import check_key
+from services.common.busio import check_key
 
 
 def envelope(payload: dict, schema: str = "ballast.TopicSpec", version: object = 1) -> bytes:

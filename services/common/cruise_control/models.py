@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 from enum import StrEnum
 from typing import Any
+from urllib.parse import parse_qs, urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -32,6 +33,13 @@ class UserTask(_CCModel):
     client_identity: str | None = Field(default=None, alias="ClientIdentity")
     # A JSON *string* holding the operation's result (with fetch_completed_task=true).
     original_response: str | None = Field(default=None, alias="originalResponse")
+
+    def reason(self) -> str | None:
+        """The ``reason`` parameter of the request that made this task (how a client finds its own tasks again)."""
+        if not self.request_url:
+            return None
+        values = parse_qs(urlsplit(self.request_url).query).get("reason")
+        return values[0] if values else None
 
     def original_result(self) -> dict[str, Any] | None:
         """The operation's result as JSON, or None. Cruise Control sometimes stores a bare word here

@@ -1,0 +1,216 @@
+"""The bus through plain confluent-kafka clients, for everything that is not a faust agent: producing with delivery
+checks, following topics, and reading a compacted topic to its end (how services rebuild their memory, and what the
+CLI, the Spark job, the benchmarks and the tests read). No consumer-group state is left behind.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
+
+from confluent_kafka import Consumer, Producer, TopicPartition
+
+from events import Decoded, InvalidEvent, decode
+from events.limits import bounded
+from events.models import Event
+from events.topics import BusTopic
+from services.common.settings import BusSettings
+
+E = TypeVar("E", bound=Event)
+
+
+class BusUnavailable(RuntimeError):
+    """The bus could not be reached in time."""
+
+
+def _check_reachable(client: Producer | Consumer, bus: BusSettings, timeout_s: float = 10.0) -> None:
+    try:
+        client.list_topics(timeout=timeout_s)
+    except Exception as exc:  # noqa: BLE001 -- librdkafka reports unreachable brokers in several ways
+        raise BusUnavailable(f"no broker answered within {timeout_s:.0f} s ({exc})") from None
+
+
+@dataclass(frozen=True)
+class Record:
+    topic: str
+    partition: int
+    offset: int
+    key: bytes | None
+    value: bytes | None
+    headers: list[tuple[str, bytes]]
+    timestamp_ms: int
+
+
+# The CLI reports an unreachable bus itself, in one line; librdkafka's own connection log would repeat it every 50 ms.
+QUIET = {"log_level": 0}
+
+
+def producer(bus: BusSettings) -> Producer:
+    # Kafka's default partitioner (murmur2), as Java clients and the services use: a spec lands in the partition of
+    # the topic reconciler's shard that owns it.
+    return Producer({**bus.confluent_config(), **QUIET, "enable.idempotence": True, "linger.ms": 5,
+                     "partitioner": "murmur2_random"})
+
+
+def send(producer: Producer, topic: str, key: bytes | None, value: bytes | None, *,
+         headers: list[tuple[str, bytes]] | None = None, on_delivery: Callable[[Any, Any], None] | None = None) -> None:
+    """Hand one record to the producer, waiting while its queue is full."""
+    while True:
+        try:
+            producer.produce(topic, key=key, value=value, headers=headers or None, on_delivery=on_delivery)
+            break
+        except BufferError:
+            producer.poll(0.1)
+    producer.poll(0)
+
+
+def produce(bus: BusSettings, items: list[tuple[str, bytes | None, bytes | None, list[tuple[str, bytes]] | None]],
+            *, delivered: list[tuple[str, int, int]] | None = None) -> int:
+    """Produce and wait for every acknowledgement; ``delivered`` collects (topic, partition, offset) of each."""
+    p = producer(bus)
+    _check_reachable(p, bus)
+    errors: list[str] = []
+
+    def report(err: object, msg: Any) -> None:
+        if err is not None:
+            errors.append(str(err))
+        elif delivered is not None:
+            delivered.append((msg.topic(), msg.partition(), msg.offset()))
+
+    for topic, key, value, headers in items:
+        send(p, topic, key, value, headers=headers, on_delivery=report)
+    remaining = p.flush(60)
+    if errors or remaining:
+        raise RuntimeError(f"{len(errors) + remaining} record(s) were not delivered: {errors[:3]}")
+    return len(items)
+
+
+def consume(bus: BusSettings, topics: list[str], *, follow: bool, idle_s: float = 1.0,
+            from_beginning: bool = True, deadline: float | None = None) -> Iterator[Record]:
+    """Every record of ``topics`` from the beginning; stop after ``idle_s`` without records unless ``follow``, and
+    in any case at ``deadline`` (a time.monotonic() value)."""
+    consumer = Consumer({**bus.confluent_config(), **QUIET, "group.id": f"ballast-cli-{uuid.uuid4()}",
+                         "enable.auto.commit": False, "auto.offset.reset": "earliest" if from_beginning else "latest"})
+    try:
+        _check_reachable(consumer, bus)
+        assignments = []
+        for topic in topics:
+            meta = consumer.list_topics(topic, timeout=10).topics.get(topic)
+            if meta is None or meta.error is not None:
+                continue
+            offset = -2 if from_beginning else -1  # OFFSET_BEGINNING / OFFSET_END
+            assignments += [TopicPartition(topic, p, offset) for p in meta.partitions]
+        consumer.assign(assignments)
+        last = time.monotonic()
+        while True:
+            if deadline is not None and time.monotonic() >= deadline:
+                return
+            message = consumer.poll(0.2)
+            if message is None:
+                if not follow and time.monotonic() - last >= idle_s:
+                    return
+                continue
+            if message.error():
+                continue
+            last = time.monotonic()
+            yield Record(message.topic(), message.partition(), message.offset(), message.key(), message.value(),
+                         list(message.headers() or []), message.timestamp()[1])
+    finally:
+        consumer.close()
+
+
+def latest(bus: BusSettings, topic: BusTopic[E], *, timeout_s: float = 60.0) -> dict[str, E]:
+    """The latest valid event per key of a compacted topic (``read_compacted``'s events)."""
+    return {key: stored.decoded.event for key, stored in read_compacted(bus, topic, timeout_s=timeout_s).items()}
+
+
+def record_key(raw: bytes | None) -> str | None:
+    """A record's key as text, or None when it has none or it is not UTF-8 (no Ballast key is: such a record is
+    not Ballast's)."""
+    if raw is None:
+        return None
+    try:
+        return raw.decode()
+    except UnicodeDecodeError:
+        return None
+
+
+def check_key(raw_key: bytes | None, event: Event) -> None:
+    """Raises InvalidEvent unless the record's key is the event's own key."""
+    key = record_key(raw_key)
+    if key != event.key:
+        shown = "no key" if raw_key is None else (f"key {bounded(key, 200)!r}" if key is not None
+                                                  else "a key that is not UTF-8")
+        raise InvalidEvent(f"record has {shown} but the event's key is {bounded(event.key, 200)!r}: "
+                           "produce it with the key the event names")
+
+
+@dataclass(frozen=True)
+class Stored(Generic[E]):
+    decoded: Decoded[E]
+    partition: int
+    offset: int
+
+
+def read_compacted(settings: BusSettings, topic: BusTopic[E], *, keys: Callable[[bytes | None], bool] | None = None,
+                   idle_s: float = 0.5, timeout_s: float = 60.0) -> dict[str, Stored[E]]:
+    """The latest valid event per key, read from the beginning of a compacted topic (only keys that ``keys``
+    accepts, when given: a sharded service reads its own shards).
+
+    Reads until every partition's position has reached the high watermark *and* the topic has been idle for
+    ``idle_s``: a broker may report the watermark as the start of its last batch (Tansu does), so stopping exactly at
+    the watermark could miss that batch's tail. Invalid records are skipped here; the live consumer dead-letters them.
+    Raises BusUnavailable when no broker answers within ``timeout_s``.
+    """
+    consumer = Consumer({
+        **settings.confluent_config(), **QUIET,
+        "group.id": f"ballast-catch-up-{uuid.uuid4()}",
+        "enable.auto.commit": False,
+        "auto.offset.reset": "earliest",
+    })
+    latest: dict[str, Stored[E]] = {}
+    try:
+        _check_reachable(consumer, settings, timeout_s)
+        metadata = consumer.list_topics(topic.name, timeout=timeout_s).topics.get(topic.name)
+        if metadata is None or metadata.error is not None or not metadata.partitions:
+            return latest
+        partitions = [TopicPartition(topic.name, p, 0) for p in metadata.partitions]
+        high = {tp.partition: consumer.get_watermark_offsets(tp, timeout=timeout_s)[1] for tp in partitions}
+        consumer.assign(partitions)
+        position = {p: 0 for p in high}
+        deadline = time.monotonic() + timeout_s
+        last_record = time.monotonic()
+        while time.monotonic() < deadline:
+            message = consumer.poll(0.1)
+            if message is None:
+                caught_up = all(position[p] >= high[p] for p in high)
+                if caught_up and time.monotonic() - last_record >= idle_s:
+                    break
+                continue
+            if message.error():
+                continue
+            last_record = time.monotonic()
+            position[message.partition()] = message.offset() + 1
+            if keys is not None and not keys(message.key()):
+                continue
+            # Every record is untrusted here exactly as on the live path, which dead-letters what is skipped here.
+            try:
+                decoded = decode(message.value(), topic=topic)
+                check_key(message.key(), decoded.event)
+            except InvalidEvent:
+                continue
+            latest[decoded.event.key] = Stored(decoded, message.partition(), message.offset())
+        else:
+            raise TimeoutError(f"could not read {topic.name} to its end within {timeout_s:.0f} s")
+    finally:
+        consumer.close()
+    return latest
+
+
+async def read_compacted_async(settings: BusSettings, topic: BusTopic[E], *,
+                               keys: Callable[[bytes | None], bool] | None = None) -> dict[str, Stored[E]]:
+    return await asyncio.to_thread(read_compacted, settings, topic, keys=keys)
