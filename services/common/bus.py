@@ -6,13 +6,13 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Iterable
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import faust
 from confluent_kafka import KafkaError, KafkaException
 from confluent_kafka.admin import AdminClient, NewPartitions, NewTopic
 
-from events import TOPICS, DeadLetter, Decoded, InvalidEvent, decode, encode
+from events import TOPICS, DeadLetter, Decoded, InvalidEvent, decode
 from events.limits import MAX_RECORD_BYTES, bounded
 from events.models import Event
 from events.topics import BusTopic
@@ -20,6 +20,9 @@ from services.common.busio import check_key
 from services.common.faust_transport import BallastApp
 from services.common.logging import get_logger, quiet_libraries
 from services.common.settings import BusSettings, Settings
+
+if TYPE_CHECKING:
+    from services.common.outbox import Outbox
 
 log = get_logger(__name__)
 E = TypeVar("E", bound=Event)
@@ -110,11 +113,6 @@ async def publish(app: faust.App, topic: BusTopic, key: str, value: bytes) -> as
     return await app.producer.send(topic.name, key.encode(), value, partition=None, timestamp=None, headers=None)
 
 
-async def send_event(app: faust.App, topic: BusTopic, event: Event, *, correlation_id: str | None = None) -> Any:
-    """Send and wait for the broker's acknowledgement: what follows may rely on the record being durable."""
-    return await (await publish(app, topic, event.key, encode(event, correlation_id=correlation_id)))
-
-
 class DeadLetters:
     """Sends what could not be accepted to the dead-letter topic, with the reason. Never raises on bad input.
 
@@ -122,8 +120,8 @@ class DeadLetters:
     agent's guard calls it after each batch): a burst of bad records no longer holds the valid ones behind it for a
     round trip each."""
 
-    def __init__(self, app: faust.App, service: str) -> None:
-        self._app = app
+    def __init__(self, outbox: Outbox, service: str) -> None:
+        self._outbox = outbox
         self._service = service
         self._unacknowledged: list[asyncio.Future] = []
 
@@ -134,7 +132,7 @@ class DeadLetters:
         # The value's size and hash, never the value: one 10 MB record once wrote 60 MB of logs.
         log.warning("dead letter", source_topic=source, partition=partition, offset=offset, reason=letter.reason,
                     value_bytes=letter.value_size, value_sha256=letter.value_sha256)
-        self._unacknowledged.append(await publish(self._app, TOPICS.dead_letters, letter.key, encode(letter)))
+        self._unacknowledged.append(await self._outbox.publish(TOPICS.dead_letters, letter))
 
     async def flush(self) -> None:
         pending, self._unacknowledged = self._unacknowledged, []

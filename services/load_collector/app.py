@@ -6,11 +6,12 @@ from __future__ import annotations
 import asyncio
 from datetime import UTC, datetime
 
-from events import TOPICS, encode
-from services.common.bus import make_app, publish
+from events import TOPICS
+from services.common.bus import make_app
 from services.common.cruise_control import CruiseControlClient, CruiseControlError
 from services.common.health import add_health_page
 from services.common.logging import get_logger
+from services.common.outbox import FaustOutbox, Outbox
 from services.common.settings import Settings
 from services.load_collector import logic
 
@@ -19,10 +20,12 @@ SERVICE = "load-collector"
 
 
 class LoadCollectorService:
-    def __init__(self, settings: Settings, *, cruise_control: CruiseControlClient | None = None) -> None:
+    def __init__(self, settings: Settings, *, cruise_control: CruiseControlClient | None = None,
+                 outbox: Outbox | None = None) -> None:
         self.settings = settings
         self.tuning = settings.load_collector
         self.app = make_app(SERVICE, settings, web_port=settings.ports.load_collector)
+        self.outbox = outbox or FaustOutbox(self.app, settings.bus)
         self.cc = cruise_control or CruiseControlClient(settings.cruise_control)
         self.published = 0
         self.last_error: str | None = None
@@ -46,7 +49,7 @@ class LoadCollectorService:
             return
         self.last_error = None
         events = logic.samples(brokers, partitions, sampled_at)
-        futures = [await publish(self.app, TOPICS.load_samples, e.key, encode(e)) for e in events]
+        futures = [await self.outbox.publish(TOPICS.load_samples, e) for e in events]
         await asyncio.gather(*futures)
         self.published += len(events)
         log.debug("load sampled", samples=len(events))

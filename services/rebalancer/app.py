@@ -24,12 +24,12 @@ from events import (
 )
 from services.common.admin import AdminError, ClusterAdmin, make_cluster_admin
 from services.common.agents import Supervisor
-from services.common.bus import DeadLetters, make_app, raw_topic, send_event
-from services.common.busio import read_compacted_async
+from services.common.bus import DeadLetters, make_app, raw_topic
 from services.common.cruise_control import CruiseControlClient, CruiseControlError
 from services.common.cruise_control.client import OptimizationOptions, Submission
 from services.common.health import add_health_page
 from services.common.logging import correlation, get_logger
+from services.common.outbox import FaustOutbox, Outbox, send
 from services.common.settings import Settings
 from services.rebalancer import logic
 from services.rebalancer.logic import Step
@@ -55,14 +55,15 @@ def options_of(request: RebalanceRequest, *, dryrun: bool, reason: str | None = 
 
 class RebalancerService:
     def __init__(self, settings: Settings, *, admin: ClusterAdmin | None = None,
-                 cruise_control: CruiseControlClient | None = None) -> None:
+                 cruise_control: CruiseControlClient | None = None, outbox: Outbox | None = None) -> None:
         self.settings = settings
         self.tuning = settings.rebalancer
         self.app = make_app(SERVICE, settings, web_port=settings.ports.rebalancer)
         self.requests = raw_topic(self.app, TOPICS.rebalance_requests, settings.bus)
         self.actions = raw_topic(self.app, TOPICS.rebalance_actions, settings.bus)
         self.scaling = raw_topic(self.app, TOPICS.scaling, settings.bus)
-        self.dead_letters = DeadLetters(self.app, SERVICE)
+        self.outbox = outbox or FaustOutbox(self.app, settings.bus)
+        self.dead_letters = DeadLetters(self.outbox, SERVICE)
         self.supervisor = Supervisor(self.app, self.dead_letters)
         self.admin = admin or make_cluster_admin(settings.cluster_admin)
         self.cc = cruise_control or CruiseControlClient(settings.cruise_control)
@@ -141,11 +142,11 @@ class RebalancerService:
     # -- memory ------------------------------------------------------------------------------------------------
 
     async def rebuild(self) -> None:
-        stored = await read_compacted_async(self.settings.bus, TOPICS.rebalance_status)
+        stored = await self.outbox.read_compacted(TOPICS.rebalance_status)
         for name, item in stored.items():
             self.statuses[name] = item.decoded.event
             self.correlations[name] = item.decoded.envelope.correlation_id
-        scaling = await read_compacted_async(self.settings.bus, TOPICS.scaling)
+        scaling = await self.outbox.read_compacted(TOPICS.scaling)
         known = scaling.get(KnownBrokers().key)
         if known is not None and isinstance(known.decoded.event, KnownBrokers):
             self.known_brokers = known.decoded.event.brokers
@@ -158,7 +159,7 @@ class RebalancerService:
         if status is None:
             return
         self.statuses[status.name] = status
-        await send_event(self.app, TOPICS.rebalance_status, status, correlation_id=self.correlations.get(status.name))
+        await send(self.outbox, TOPICS.rebalance_status, status, correlation_id=self.correlations.get(status.name))
         log.info("rebalance status", rebalance=status.name, state=status.state.value, message=status.message)
 
     async def _change(self, name: str, change: Callable[[RebalanceStatus], RebalanceStatus | None]) -> None:
@@ -184,7 +185,7 @@ class RebalancerService:
         request = logic.scaling_request("down", removal.brokers, auto.remove_brokers, auto_approve=auto.enabled)
         if request.name not in self.statuses:
             log.info("brokers announced for removal", brokers=removal.brokers, auto_approve=auto.enabled)
-            await send_event(self.app, TOPICS.rebalance_requests, request)
+            await send(self.outbox, TOPICS.rebalance_requests, request)
 
     # -- the step timer ----------------------------------------------------------------------------------------
 
@@ -333,12 +334,12 @@ class RebalancerService:
         if new and auto.enabled:
             request = logic.scaling_request("up", new, auto.add_brokers, auto_approve=True)
             log.info("brokers joined; rebalancing onto them", brokers=new, rebalance=request.name)
-            await send_event(self.app, TOPICS.rebalance_requests, request)
+            await send(self.outbox, TOPICS.rebalance_requests, request)
         elif new:
             log.info("brokers joined; automatic rebalancing is off", brokers=new)
         if known != self.known_brokers:
             # After the request: a crash in between repeats the same request, which changes nothing.
-            await send_event(self.app, TOPICS.scaling, KnownBrokers(brokers=known))
+            await send(self.outbox, TOPICS.scaling, KnownBrokers(brokers=known))
             self.known_brokers = known
 
 

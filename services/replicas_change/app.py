@@ -13,15 +13,15 @@ from datetime import UTC, datetime, timedelta
 
 import faust
 
-from events import TOPICS, ReplicasChangeBatch, ReplicasChangeCommand, ReplicasChangeRecord, encode
+from events import TOPICS, ReplicasChangeBatch, ReplicasChangeCommand, ReplicasChangeRecord
 from services.common.admin import AdminError, ClusterAdmin, make_cluster_admin
 from services.common.agents import Supervisor
-from services.common.bus import BATCH_WAIT_S, DeadLetters, make_app, publish, raw_topic
-from services.common.busio import read_compacted_async
+from services.common.bus import BATCH_WAIT_S, DeadLetters, make_app, raw_topic
 from services.common.cruise_control import CruiseControlClient, CruiseControlError
 from services.common.cruise_control.errors import RequestRejected
 from services.common.health import add_health_page
 from services.common.logging import correlation, get_logger
+from services.common.outbox import FaustOutbox, Outbox, send
 from services.common.settings import Settings
 from services.replicas_change import isolation, logic
 
@@ -35,11 +35,12 @@ def _now() -> datetime:
 
 class ReplicasChangeService:
     def __init__(self, settings: Settings, *, admin: ClusterAdmin | None = None,
-                 cruise_control: CruiseControlClient | None = None) -> None:
+                 cruise_control: CruiseControlClient | None = None, outbox: Outbox | None = None) -> None:
         self.settings = settings
         self.app = make_app(SERVICE, settings, web_port=settings.ports.replicas_change)
         self.commands = raw_topic(self.app, TOPICS.replicas_commands, settings.bus)
-        self.dead_letters = DeadLetters(self.app, SERVICE)
+        self.outbox = outbox or FaustOutbox(self.app, settings.bus)
+        self.dead_letters = DeadLetters(self.outbox, SERVICE)
         self.supervisor = Supervisor(self.app, self.dead_letters)
         self.admin = admin or make_cluster_admin(settings.cluster_admin)
         self.cc = cruise_control or CruiseControlClient(settings.cruise_control)
@@ -90,7 +91,7 @@ class ReplicasChangeService:
 
     async def rebuild(self) -> None:
         """Rebuild memory from the compacted state topic, then settle submissions a crash left in doubt."""
-        stored = await read_compacted_async(self.settings.bus, TOPICS.replicas_state)
+        stored = await self.outbox.read_compacted(TOPICS.replicas_state)
         batch = None
         for key, item in stored.items():
             if isinstance(item.decoded.event, ReplicasChangeBatch):
@@ -196,7 +197,7 @@ class ReplicasChangeService:
         await self._write(batch.model_copy(update={"open": False, "topics": []}))
 
     async def _write(self, batch: ReplicasChangeBatch) -> None:
-        await (await publish(self.app, TOPICS.replicas_state, batch.key, encode(batch)))
+        await send(self.outbox, TOPICS.replicas_state, batch)
 
     async def poll(self, *, quick: bool = False) -> None:
         """Ask Cruise Control about every task we hold, and the cluster about the topics that needs. ``quick``: stop
@@ -260,8 +261,8 @@ class ReplicasChangeService:
         futures = []
         for record in records:
             self._remember(record)
-            futures.append(await publish(self.app, TOPICS.replicas_state, record.key,
-                                         encode(record, correlation_id=self.correlations.get(record.topic))))
+            futures.append(await self.outbox.publish(TOPICS.replicas_state, record,
+                                                     correlation_id=self.correlations.get(record.topic)))
         return futures
 
 

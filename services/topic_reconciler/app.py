@@ -46,14 +46,14 @@ from services.common.bus import (
     BATCH_WAIT_S,
     DeadLetters,
     make_app,
-    publish,
     raw_bytes,
     raw_topic,
 )
-from services.common.busio import read_compacted_async, record_key
+from services.common.busio import record_key
 from services.common.health import add_health_page
 from services.common.logging import correlation, get_logger
 from services.common.lease import Lease
+from services.common.outbox import FaustOutbox, Outbox
 from services.common.settings import Settings
 from services.common.shards import Handover, shard_of
 from services.placement.model import PlacementError
@@ -87,7 +87,8 @@ def _now() -> datetime:
 
 
 class TopicReconciler:
-    def __init__(self, settings: Settings, *, admin: ClusterAdmin | None = None, lease: Lease | None = None) -> None:
+    def __init__(self, settings: Settings, *, admin: ClusterAdmin | None = None, lease: Lease | None = None,
+                 outbox: Outbox | None = None) -> None:
         self.settings = settings
         # Each instance reads every record in its own consumer group: which records it acts on is the shards'
         # business, not the group's (a group would split the broker and load topics every instance needs whole).
@@ -107,7 +108,8 @@ class TopicReconciler:
         self.observed_topic = raw_topic(self.app, TOPICS.observed_brokers, bus)
         self.placement_requests_topic = raw_topic(self.app, TOPICS.placement_requests, bus)
         self.load_topic = raw_topic(self.app, TOPICS.load_aggregates, bus)
-        self.dead_letters = DeadLetters(self.app, SERVICE)
+        self.outbox = outbox or FaustOutbox(self.app, settings.bus)
+        self.dead_letters = DeadLetters(self.outbox, SERVICE)
         self.supervisor = Supervisor(self.app, self.dead_letters)
         self.admin = admin or make_cluster_admin(settings.cluster_admin)
         self.observed = ObservedBrokers()
@@ -266,8 +268,9 @@ class TopicReconciler:
             if decoded is None:
                 continue
             response = await self.answer_placement(decoded.event)
-            await asyncio.gather(*[await publish(self.app, TOPICS.placement_responses, part.key, encode(
-                part, correlation_id=decoded.envelope.correlation_id)) for part in response.split()])
+            await asyncio.gather(*[await self.outbox.publish(
+                TOPICS.placement_responses, part, correlation_id=decoded.envelope.correlation_id)
+                for part in response.split()])
 
     # -- shards: start, handover ----------------------------------------------------------------------------------
 
@@ -292,7 +295,7 @@ class TopicReconciler:
         return held
 
     async def start(self) -> None:
-        observed = await read_compacted_async(self.settings.bus, TOPICS.observed_brokers)
+        observed = await self.outbox.read_compacted(TOPICS.observed_brokers)
         for item in observed.values():
             self.observed.apply(item.decoded.event)
         self.handover = Handover(asyncio.get_running_loop(), pause=self.pause, take=self.take)
@@ -325,16 +328,14 @@ class TopicReconciler:
         await self.resync(only=gained)
 
     async def _load(self, shards: frozenset[int]) -> tuple[dict, ...]:
-        bus = self.settings.bus
-
         def mine(raw: bytes | None) -> bool:
             return shard_of(raw, self.shards) in shards
 
         return await asyncio.gather(
-            read_compacted_async(bus, TOPICS.specs, keys=mine),
-            read_compacted_async(bus, TOPICS.status, keys=mine),
-            read_compacted_async(bus, TOPICS.replicas_state, keys=mine),
-            read_compacted_async(bus, TOPICS.placeholders, keys=mine),
+            self.outbox.read_compacted(TOPICS.specs, keys=mine),
+            self.outbox.read_compacted(TOPICS.status, keys=mine),
+            self.outbox.read_compacted(TOPICS.replicas_state, keys=mine),
+            self.outbox.read_compacted(TOPICS.placeholders, keys=mine),
         )
 
     def _remember(self, specs: dict, statuses: dict, changes: dict, placeholders: dict) -> None:
@@ -378,7 +379,7 @@ class TopicReconciler:
         news = self.observed.observe(described)
         if news and 0 in self.owned:  # every instance observes; the one holding shard 0 records it
             log.info("brokers observed", brokers={b.id: b.rack for b in news})
-            await asyncio.gather(*[await publish(self.app, TOPICS.observed_brokers, b.key, encode(b)) for b in news])
+            await asyncio.gather(*[await self.outbox.publish(TOPICS.observed_brokers, b) for b in news])
         self.cluster_view.set_brokers(described)
         alive = {b.id for b in described if b.alive}
         came = alive - self.alive_brokers if self.alive_brokers is not None else set()
@@ -522,7 +523,7 @@ class TopicReconciler:
         self.published[name] = status
         log.debug("status", ready=status.ready, replicas=status.replicas,
                  change=status.replicas_change.state if status.replicas_change else None)
-        return [await publish(self.app, TOPICS.status, name, encode(status, correlation_id=self.correlations.get(name)))]
+        return [await self.outbox.publish(TOPICS.status, status, correlation_id=self.correlations.get(name))]
 
     async def _execute(self, action: logic.Action) -> list[asyncio.Future]:
         match action:
@@ -548,8 +549,8 @@ class TopicReconciler:
                 sends = await self._placed(name, "create", dict(enumerate(placed.assignment)))
                 if record is not None:
                     self.placeholders[name] = record
-                    sends.append(await publish(self.app, TOPICS.placeholders, name, encode(
-                        record, correlation_id=self.correlations.get(name))))
+                    sends.append(await self.outbox.publish(TOPICS.placeholders, record,
+                                                           correlation_id=self.correlations.get(name)))
                 return sends
             case logic.DeleteTopic(name):
                 log.info("deleting topic")
@@ -571,8 +572,8 @@ class TopicReconciler:
                 command = ReplicasChangeCommand(topic=name, target_replicas=target,
                                                 generation=self.generations.get(name, 0))
                 log.info("requesting replicas change", target=target)
-                sent = await publish(self.app, TOPICS.replicas_commands, name,
-                                     encode(command, correlation_id=self.correlations.get(name)))
+                sent = await self.outbox.publish(TOPICS.replicas_commands, command,
+                                                 correlation_id=self.correlations.get(name))
                 if expected := logic.expected_change(self.changes.get(name), action, command.generation, _now()):
                     self.changes[name] = expected  # until the replicas-change service's own record arrives
                 return [sent]
@@ -636,8 +637,7 @@ class TopicReconciler:
             del self.placeholders[name]
         else:
             self.placeholders[name] = record
-        sends.append(await publish(self.app, TOPICS.placeholders, name,
-                                   encode(record, correlation_id=self.correlations.get(name))))
+        sends.append(await self.outbox.publish(TOPICS.placeholders, record, correlation_id=self.correlations.get(name)))
         sends.extend(await self._placed(name, "fill-placeholders", new_replicas))
         self.cluster_view.set_topic(name, [placeholder.real(r) for r in after])
         try:
@@ -650,8 +650,7 @@ class TopicReconciler:
         record = self.placeholders.pop(name)
         log.info("no placeholders left", replicas=record.replication_factor)
         closed = record.model_copy(update={"filled": True})
-        return await publish(self.app, TOPICS.placeholders, name,
-                             encode(closed, correlation_id=self.correlations.get(name)))
+        return await self.outbox.publish(TOPICS.placeholders, closed, correlation_id=self.correlations.get(name))
 
     async def _place(self, topic: str, partitions: int, replication_factor: int, placer: str | None
                      ) -> list[list[int]]:
@@ -665,8 +664,8 @@ class TopicReconciler:
         """Log directories for the new replicas, and the placement on the bus for the Spark job to count (in as
         many records as it takes: a 100,000-partition topic's placement is megabytes)."""
         event = await self.ledger.placed(name, reason, new_replicas, load_aware=self._load_aware(name))
-        return [await publish(self.app, TOPICS.placements, name,
-                              encode(part, correlation_id=self.correlations.get(name))) for part in event.split()]
+        return [await self.outbox.publish(TOPICS.placements, part, correlation_id=self.correlations.get(name))
+                for part in event.split()]
 
     def _load_aware(self, topic: str) -> bool:
         spec = self.specs.get(topic)
