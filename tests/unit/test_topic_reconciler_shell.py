@@ -4,39 +4,18 @@ would, the bus an in-memory outbox, the cluster the simulator's admin API."""
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
-from events import TOPICS, TopicSpec, TopicStatus, encode
-from events.models import Event
+from events import TOPICS, TopicSpec, TopicStatus
 from services.cluster_sim.app import Simulator
 from services.common.admin.simulator import SimulatorClusterAdmin
 from services.common.outbox import MemoryOutbox
 from services.common.settings import Settings, SimulatorSettings
 from services.local.broker import free_port
 from services.topic_reconciler.app import TopicReconciler
-
-
-@dataclass
-class Message:
-    topic: str
-    offset: int
-    partition: int = 0
-    timestamp: float = 0.0
-
-
-@dataclass
-class Record:
-    """What the agents hand the handlers (a faust event of a raw topic)."""
-    key: bytes
-    value: bytes
-    message: Message
-
-
-def record(topic: str, event: Event, offset: int, *, key: bytes | None = None) -> Record:
-    return Record(key if key is not None else event.key.encode(), encode(event), Message(topic, offset))
+from tests.unit.records import Message, Record, record
 
 
 @pytest.fixture
@@ -64,7 +43,7 @@ def statuses(outbox: MemoryOutbox, topic: str) -> list[TopicStatus]:
 async def test_a_spec_creates_its_topic_and_publishes_its_status_once(reconciler) -> None:
     service, outbox, simulator = reconciler
     spec = TopicSpec(name="orders", partitions=3, replicas=2)
-    await service.on_spec_events([record(TOPICS.specs.name, spec, offset=4)])
+    await service.on_spec_events([record(TOPICS.specs, spec, offset=4)])
     assert len(simulator.cluster.topics["orders"].partitions) == 3
     (status,) = statuses(outbox, "orders")
     assert status.ready and status.generation == 5 and status.replicas == 2
@@ -72,7 +51,7 @@ async def test_a_spec_creates_its_topic_and_publishes_its_status_once(reconciler
     # Read again (after a restart of the agent, or a handover): a record older than the spec applied is skipped,
     # whatever it says.
     older = TopicSpec(name="orders", partitions=3, replicas=3)
-    await service.on_spec_events([record(TOPICS.specs.name, older, offset=3)])
+    await service.on_spec_events([record(TOPICS.specs, older, offset=3)])
     assert len(statuses(outbox, "orders")) == 1 and outbox.on(TOPICS.replicas_commands) == []
 
 
@@ -81,9 +60,9 @@ async def test_bad_records_go_to_the_dead_letters_and_the_rest_is_handled(reconc
     good = TopicSpec(name="payments", partitions=1, replicas=1)
     await service.on_spec_events([
         Record(b"junk", b"{not json", Message(TOPICS.specs.name, 0)),
-        record(TOPICS.specs.name, TopicSpec(name="__consumer_offsets", partitions=1, replicas=1), offset=1),
-        record(TOPICS.specs.name, good, offset=2, key=b"another-name"),
-        record(TOPICS.specs.name, good, offset=3),
+        record(TOPICS.specs, TopicSpec(name="__consumer_offsets", partitions=1, replicas=1), offset=1),
+        record(TOPICS.specs, good, offset=2, key=b"another-name"),
+        record(TOPICS.specs, good, offset=3),
     ])
     reasons = [letter.reason for letter in outbox.on(TOPICS.dead_letters)]
     assert len(reasons) == 3
@@ -93,8 +72,8 @@ async def test_bad_records_go_to_the_dead_letters_and_the_rest_is_handled(reconc
 
 async def test_an_rf_change_is_a_command_to_the_replicas_change_service(reconciler) -> None:
     service, outbox, _ = reconciler
-    await service.on_spec_events([record(TOPICS.specs.name, TopicSpec(name="logs", partitions=1, replicas=2), 0)])
-    await service.on_spec_events([record(TOPICS.specs.name, TopicSpec(name="logs", partitions=1, replicas=3), 1)])
+    await service.on_spec_events([record(TOPICS.specs, TopicSpec(name="logs", partitions=1, replicas=2), 0)])
+    await service.on_spec_events([record(TOPICS.specs, TopicSpec(name="logs", partitions=1, replicas=3), 1)])
     (command,) = outbox.on(TOPICS.replicas_commands)
     assert (command.topic, command.target_replicas, command.generation) == ("logs", 3, 2)
     assert statuses(outbox, "logs")[-1].replicas_change.state == "pending"  # type: ignore[union-attr]

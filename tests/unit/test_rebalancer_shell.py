@@ -1,0 +1,68 @@
+"""The rebalancer's shell driven through its ports without a broker: a request handed to its handler, its timer's
+tick called directly, Cruise Control and the cluster the simulator, the bus an in-memory outbox."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from events import TOPICS, RebalanceAction, RebalanceRequest, RebalanceState, RebalanceStatus
+from services.cluster_sim.app import Simulator
+from services.common.admin.simulator import SimulatorClusterAdmin
+from services.common.cruise_control import CruiseControlClient
+from services.common.outbox import MemoryOutbox
+from services.common.settings import CruiseControlSettings, Settings, SimulatorSettings
+from services.local.broker import free_port
+from services.rebalancer.app import RebalancerService
+from tests.unit.records import record
+
+
+@pytest.fixture
+async def service(tmp_path: Path) -> AsyncIterator[tuple[RebalancerService, MemoryOutbox]]:
+    simulator = Simulator(SimulatorSettings(cruise_control_port=free_port(), admin_port=free_port(),
+                                            min_execution_s=0.1, proposal_s=0.01,
+                                            brokers=["1:/dc1/r1", "2:/dc1/r2", "3:/dc2/r1", "4:/dc2/r2"]))
+    await simulator.start()
+    admin = SimulatorClusterAdmin(f"http://127.0.0.1:{simulator.settings.admin_port}")
+    await admin.create_topic("a", 8, 2, assignment=[[1, 2]] * 8)  # all on two brokers: something to balance
+    cc = CruiseControlClient(CruiseControlSettings(port=simulator.settings.cruise_control_port))
+    outbox = MemoryOutbox()
+    rebalancer = RebalancerService(Settings(data_dir=tmp_path), admin=admin, cruise_control=cc, outbox=outbox)
+    await rebalancer.rebuild()
+    try:
+        yield rebalancer, outbox
+    finally:
+        await cc.aclose()
+        await admin.aclose()
+        await simulator.stop()
+
+
+async def until(rebalancer: RebalancerService, outbox: MemoryOutbox, state: RebalanceState) -> RebalanceStatus:
+    for _ in range(100):
+        await rebalancer.tick()
+        statuses = outbox.on(TOPICS.rebalance_status)
+        if statuses and statuses[-1].state == state:
+            return statuses[-1]
+        await asyncio.sleep(0.05)
+    raise AssertionError(f"never {state}: {[s.state for s in outbox.on(TOPICS.rebalance_status)]}")
+
+
+async def test_a_request_gets_a_proposal_and_approval_executes_it(service) -> None:
+    rebalancer, outbox = service
+    await rebalancer.on_request_events([record(TOPICS.rebalance_requests, RebalanceRequest(name="even"), 0)])
+    ready = await until(rebalancer, outbox, RebalanceState.PROPOSAL_READY)
+    assert ready.summary is not None and ready.summary.num_replica_movements > 0
+    await rebalancer.on_action_events([record(TOPICS.rebalance_actions,
+                                              RebalanceAction(name="even", action="approve"), 0)])
+    await until(rebalancer, outbox, RebalanceState.READY)
+
+
+async def test_an_action_on_an_unknown_rebalance_is_a_dead_letter(service) -> None:
+    rebalancer, outbox = service
+    await rebalancer.on_action_events([record(TOPICS.rebalance_actions,
+                                              RebalanceAction(name="nope", action="approve"), 0)])
+    (letter,) = outbox.on(TOPICS.dead_letters)
+    assert "no rebalance named 'nope'" in letter.reason

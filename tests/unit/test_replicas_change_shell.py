@@ -1,0 +1,74 @@
+"""The replicas-change service's shell driven through its ports without a broker: commands handed to its handler,
+its timers' steps called directly, Cruise Control and the cluster the simulator, the bus an in-memory outbox."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from events import TOPICS, ReplicasChangeCommand, ReplicasChangeRecord
+from services.cluster_sim.app import Simulator
+from services.common.admin.simulator import SimulatorClusterAdmin
+from services.common.cruise_control import CruiseControlClient
+from services.common.outbox import MemoryOutbox
+from services.common.settings import CruiseControlSettings, ReplicasChangeSettings, Settings, SimulatorSettings
+from services.local.broker import free_port
+from services.replicas_change.app import ReplicasChangeService
+from tests.unit.records import Message, Record, record
+
+
+@pytest.fixture
+async def service(tmp_path: Path) -> AsyncIterator[tuple[ReplicasChangeService, MemoryOutbox, Simulator]]:
+    simulator = Simulator(SimulatorSettings(cruise_control_port=free_port(), admin_port=free_port(),
+                                            min_execution_s=0.1, proposal_s=0.01,
+                                            brokers=["1:/dc1/r1", "2:/dc1/r2", "3:/dc2/r1", "4:/dc2/r2"]))
+    await simulator.start()
+    admin = SimulatorClusterAdmin(f"http://127.0.0.1:{simulator.settings.admin_port}")
+    for name in ("a", "b"):
+        await admin.create_topic(name, 2, 2)
+    cc = CruiseControlClient(CruiseControlSettings(port=simulator.settings.cruise_control_port))
+    outbox = MemoryOutbox()
+    settings = Settings(data_dir=tmp_path, replicas_change=ReplicasChangeSettings(batch_quiet_s=0.01,
+                                                                                batch_window_s=0.01))
+    changes = ReplicasChangeService(settings, admin=admin, cruise_control=cc, outbox=outbox)
+    await changes.rebuild()
+    try:
+        yield changes, outbox, simulator
+    finally:
+        await cc.aclose()
+        await admin.aclose()
+        await simulator.stop()
+
+
+def latest(outbox: MemoryOutbox) -> dict[str, ReplicasChangeRecord]:
+    return {r.topic: r for r in outbox.on(TOPICS.replicas_state) if isinstance(r, ReplicasChangeRecord)}
+
+
+async def test_commands_go_to_cruise_control_in_one_request_and_complete(service) -> None:
+    changes, outbox, simulator = service
+    await changes.on_command_events([
+        record(TOPICS.replicas_commands, ReplicasChangeCommand(topic=t, target_replicas=3, generation=2), i)
+        for i, t in enumerate(("a", "b"))])
+    assert {t: r.state for t, r in latest(outbox).items()} == {"a": "pending", "b": "pending"}
+    await asyncio.sleep(0.02)
+    await changes.submit_due()
+    submitted = latest(outbox)
+    assert {r.state for r in submitted.values()} == {"ongoing"}
+    assert submitted["a"].session_id == submitted["b"].session_id, "one request for both"
+    for _ in range(50):
+        await changes.poll()
+        if {r.state for r in latest(outbox).values()} == {"completed"}:
+            break
+        await asyncio.sleep(0.05)
+    assert {r.state for r in latest(outbox).values()} == {"completed"}
+    assert all(len(p.replicas) == 3 for t in ("a", "b") for p in simulator.cluster.topics[t].partitions)
+
+
+async def test_a_command_that_is_not_one_is_a_dead_letter(service) -> None:
+    changes, outbox, _ = service
+    await changes.on_command_events([Record(b"a", b'{"schema": "ballast.TopicSpec"}', Message("x", 0))])
+    (letter,) = outbox.on(TOPICS.dead_letters)
+    assert "invalid envelope" in letter.reason and latest(outbox) == {}
