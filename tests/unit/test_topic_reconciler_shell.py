@@ -27,8 +27,8 @@ async def reconciler(tmp_path: Path) -> AsyncIterator[tuple[TopicReconciler, Mem
     outbox = MemoryOutbox()
     settings = Settings(data_dir=tmp_path)
     service = TopicReconciler(settings, admin=admin, outbox=outbox)
-    await service.start()
-    await service.handover._taking  # type: ignore[union-attr,misc]  # the first load
+    await service.intake.start()
+    await service.intake.handover._taking  # type: ignore[union-attr,misc]  # the first load
     try:
         yield service, outbox, simulator
     finally:
@@ -43,7 +43,7 @@ def statuses(outbox: MemoryOutbox, topic: str) -> list[TopicStatus]:
 async def test_a_spec_creates_its_topic_and_publishes_its_status_once(reconciler) -> None:
     service, outbox, simulator = reconciler
     spec = TopicSpec(name="orders", partitions=3, replicas=2)
-    await service.on_spec_events([record(TOPICS.specs, spec, offset=4)])
+    await service.intake.on_spec_events([record(TOPICS.specs, spec, offset=4)])
     assert len(simulator.cluster.topics["orders"].partitions) == 3
     (status,) = statuses(outbox, "orders")
     assert status.ready and status.generation == 5 and status.replicas == 2
@@ -51,14 +51,14 @@ async def test_a_spec_creates_its_topic_and_publishes_its_status_once(reconciler
     # Read again (after a restart of the agent, or a handover): a record older than the spec applied is skipped,
     # whatever it says.
     older = TopicSpec(name="orders", partitions=3, replicas=3)
-    await service.on_spec_events([record(TOPICS.specs, older, offset=3)])
+    await service.intake.on_spec_events([record(TOPICS.specs, older, offset=3)])
     assert len(statuses(outbox, "orders")) == 1 and outbox.on(TOPICS.replicas_commands) == []
 
 
 async def test_bad_records_go_to_the_dead_letters_and_the_rest_is_handled(reconciler) -> None:
     service, outbox, simulator = reconciler
     good = TopicSpec(name="payments", partitions=1, replicas=1)
-    await service.on_spec_events([
+    await service.intake.on_spec_events([
         Record(b"junk", b"{not json", Message(TOPICS.specs.name, 0)),
         record(TOPICS.specs, TopicSpec(name="__consumer_offsets", partitions=1, replicas=1), offset=1),
         record(TOPICS.specs, good, offset=2, key=b"another-name"),
@@ -72,8 +72,8 @@ async def test_bad_records_go_to_the_dead_letters_and_the_rest_is_handled(reconc
 
 async def test_an_rf_change_is_a_command_to_the_replicas_change_service(reconciler) -> None:
     service, outbox, _ = reconciler
-    await service.on_spec_events([record(TOPICS.specs, TopicSpec(name="logs", partitions=1, replicas=2), 0)])
-    await service.on_spec_events([record(TOPICS.specs, TopicSpec(name="logs", partitions=1, replicas=3), 1)])
+    await service.intake.on_spec_events([record(TOPICS.specs, TopicSpec(name="logs", partitions=1, replicas=2), 0)])
+    await service.intake.on_spec_events([record(TOPICS.specs, TopicSpec(name="logs", partitions=1, replicas=3), 1)])
     (command,) = outbox.on(TOPICS.replicas_commands)
     assert (command.topic, command.target_replicas, command.generation) == ("logs", 3, 2)
     assert statuses(outbox, "logs")[-1].replicas_change.state == "pending"  # type: ignore[union-attr]

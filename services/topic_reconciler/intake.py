@@ -1,0 +1,195 @@
+"""What reaches the topic reconciler from the bus, and which of it this instance acts on.
+
+Instances share the work by shards (``services.common.shards``): a topic belongs to the shard of its name, and an
+instance keeps memory of, and acts on, only the shards its lease holds. Every instance reads every record of its
+input topics, skips those of other shards before decoding them, and rebuilds a shard from the compacted topics when
+it gains it. Records read again (after a start or a handover) are skipped by offset or age.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from events import TOPICS, ReplicasChangeRecord
+from events.topics import reserved_topic
+from services.common.bus import DeadLetters, raw_bytes
+from services.common.busio import record_key
+from services.common.lease import Lease
+from services.common.logging import get_logger
+from services.common.shards import Handover, shard_of
+from services.topic_reconciler.reconciler import CHUNK, Reconciler
+
+log = get_logger(__name__)
+# Placement requests are answered by the instance holding the request's shard; one older than this, read again after
+# a restart, was answered before or given up by whoever asked.
+PLACEMENT_REQUEST_MAX_AGE_S = 300
+
+
+class Intake:
+    def __init__(self, reconciler: Reconciler, dead_letters: DeadLetters, *, shards: int, lease: Lease | None,
+                 load_max_age_s: float) -> None:
+        self.reconciler = reconciler
+        self.memory = reconciler.memory
+        self.dead_letters = dead_letters
+        self.shards = shards
+        self.lease = lease
+        self.load_max_age_s = load_max_age_s
+        # Shards whose memory is loaded, and those this instance acts on (none while a handover is under way).
+        self.built: frozenset[int] = frozenset()
+        self.owned: frozenset[int] = frozenset()
+        self.handover: Handover | None = None
+        # Topics of held shards whose work a handover's pause stopped: done first when the shards are taken again.
+        self._deferred: set[str] = set()
+        # Set while this instance acts on its shards; cleared from a handover's pause until the next are loaded.
+        self.ready = asyncio.Event()
+
+    # -- records, as the agents hand them over (each handler may be called again on any part of its batch) --------
+
+    async def on_spec_events(self, events: Sequence[Any]) -> None:
+        names = []
+        for event in events:
+            if not self._built(event.key):
+                continue  # another shard's
+            offset = event.message.offset
+            if (key := record_key(event.key)) is not None and not self.memory.is_new_spec(key, offset):
+                continue  # already applied (read again after the shard was loaded)
+            decoded = await self.dead_letters.decode_or_reject(event, TOPICS.specs)
+            if decoded is None:
+                continue
+            if reason := reserved_topic(decoded.event.key):
+                await self.dead_letters.reject(event, reason)
+                continue
+            self.memory.apply_spec(decoded.event.key, decoded.event, offset, decoded.envelope.correlation_id)
+            names.append(decoded.event.key)
+        if names:
+            await self.reconciler.reconcile(sorted(set(names)))
+
+    async def on_change_events(self, events: Sequence[Any]) -> None:
+        records = []
+        for event in events:
+            if not self._built(event.key):
+                continue
+            offset = event.message.offset
+            if (key := record_key(event.key)) is not None and not self.memory.is_new_change(key, offset):
+                continue  # already applied
+            decoded = await self.dead_letters.decode_or_reject(event, TOPICS.replicas_state)
+            if decoded is not None and isinstance(decoded.event, ReplicasChangeRecord):
+                records.append(decoded.event)  # a batch is the replicas-change service's own business
+                self.memory[decoded.event.topic].change_offset = offset
+        for start in range(0, len(records), CHUNK):
+            await self.reconciler.on_change_records(records[start:start + CHUNK])
+
+    async def on_observed_events(self, events: Sequence[Any]) -> None:
+        for event in events:
+            # Every instance needs every broker; only the one holding the record's shard reports a bad record.
+            decoded = await self.dead_letters.decode_or_reject(event, TOPICS.observed_brokers,
+                                                               report=self._built(event.key))
+            if decoded is not None:
+                self.reconciler.placing.observed.apply(decoded.event)
+
+    async def on_load_events(self, events: Sequence[Any]) -> None:
+        oldest = time.time() - self.load_max_age_s
+        for event in events:
+            if event.message.timestamp < oldest:
+                continue  # a window too old to count (read again after a restart)
+            decoded = await self.dead_letters.decode_or_reject(event, TOPICS.load_aggregates,
+                                                               report=self._built(event.key))
+            if decoded is not None:
+                self.reconciler.placing.recent_load.take(decoded.event)
+
+    async def on_placement_requests(self, events: Sequence[Any]) -> None:
+        oldest = time.time() - PLACEMENT_REQUEST_MAX_AGE_S
+        for event in events:
+            if not self._owns(event.key) or event.message.timestamp < oldest:
+                continue
+            decoded = await self.dead_letters.decode_or_reject(event, TOPICS.placement_requests)
+            if decoded is None:
+                continue
+            response = await self.reconciler.placing.answer(decoded.event)
+            outbox = self.reconciler.outbox
+            await asyncio.gather(*[await outbox.publish(TOPICS.placement_responses, part,
+                                                        correlation_id=decoded.envelope.correlation_id)
+                                   for part in response.split()])
+
+    # -- timers ----------------------------------------------------------------------------------------------------
+
+    async def resync(self) -> None:
+        if self.ready.is_set():
+            await self.reconciler.resync()
+
+    async def observe(self) -> None:
+        if self.ready.is_set():
+            # Every instance observes; the one holding shard 0 records new brokers on the bus.
+            await self.reconciler.observe_brokers(record_news=0 in self.owned)
+
+    # -- shards: start, handover -----------------------------------------------------------------------------------
+
+    def _shard(self, key: object) -> int:
+        return shard_of(raw_bytes(key), self.shards)
+
+    def _built(self, key: object) -> bool:
+        return self._shard(key) in self.built
+
+    def _owns(self, key: object) -> bool:
+        return self._shard(key) in self.owned
+
+    def fence(self, names: Iterable[str]) -> set[str]:
+        """The names this instance may act on now; those of its shards that a pause holds back are deferred."""
+        held = set()
+        for name in names:
+            shard = self._shard(name)
+            if shard in self.owned:
+                held.add(name)
+            elif shard in self.built:
+                self._deferred.add(name)
+        return held
+
+    async def start(self) -> None:
+        observed = await self.reconciler.outbox.read_compacted(TOPICS.observed_brokers)
+        for item in observed.values():
+            self.reconciler.placing.observed.apply(item.decoded.event)
+        self.handover = Handover(asyncio.get_running_loop(), pause=self.pause, take=self.take)
+        every = frozenset(range(self.shards))
+        self.handover.take(self.lease.attach(self.handover) if self.lease is not None else every)
+
+    async def pause(self) -> None:
+        """Act on no shard from now on: once the lock is ours, no reconcile is half done."""
+        self.ready.clear()
+        async with self.reconciler.lock:
+            self.owned = frozenset()
+
+    async def take(self, shards: frozenset[int]) -> None:
+        """Load the shards gained, forget those given away, and act on ``shards``."""
+        first = not self.built
+        gained, released = shards - self.built, self.built - shards
+        loaded = await self._load(gained) if gained else None
+        if released:
+            self.memory.forget(lambda name: self._shard(name) in released)
+        if loaded is not None:
+            self.memory.remember(*loaded)
+        self.built = self.owned = shards
+        log.info("acting on shards", shards=sorted(shards), of=self.shards, gained=sorted(gained),
+                 released=sorted(released), **self.memory.counts())
+        self.ready.set()
+        if first:
+            await self.reconciler.observe_brokers(record_news=0 in self.owned)
+        deferred, self._deferred = self._deferred, set()
+        specified = self.memory.specified()
+        await self.reconciler.resync(deferred.intersection(specified))
+        await self.reconciler.resync(n for n in specified if self._shard(n) in gained)
+
+    async def _load(self, shards: frozenset[int]) -> tuple[dict[str, Any], ...]:
+        outbox = self.reconciler.outbox
+
+        def mine(raw: bytes | None) -> bool:
+            return shard_of(raw, self.shards) in shards
+
+        return await asyncio.gather(
+            outbox.read_compacted(TOPICS.specs, keys=mine),
+            outbox.read_compacted(TOPICS.status, keys=mine),
+            outbox.read_compacted(TOPICS.replicas_state, keys=mine),
+            outbox.read_compacted(TOPICS.placeholders, keys=mine),
+        )

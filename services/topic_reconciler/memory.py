@@ -1,0 +1,110 @@
+"""What the topic reconciler knows of each topic, in one record per topic, and the rules for what it accepts into it
+(records read again after a restart or a handover change nothing)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from events import PlaceholderRecord, ReplicasChangeRecord, TopicSpec, TopicSpecDeleted, TopicStatus
+from events.models import TopicOrigin
+from events.topics import reserved_topic
+from services.common.admin import TopicDescription
+from services.common.busio import Stored
+
+
+@dataclass
+class TopicMemory:
+    # Desired state: the spec (None once deleted) and its generation (the spec record's offset + 1).
+    spec: TopicSpec | None = None
+    specified: bool = False
+    generation: int = 0
+    correlation: str | None = None
+    # The replicas-change service's last record for it, and that record's offset.
+    change: ReplicasChangeRecord | None = None
+    change_offset: int = -1
+    # The last status published, and whether Ballast created or adopted the topic (only those are ever deleted).
+    status: TopicStatus | None = None
+    origin: TopicOrigin | None = None
+    # The last description of the topic (``described``: there is one; ``actual`` None means it does not exist).
+    described: bool = False
+    actual: TopicDescription | None = None
+    # Replicas it was created without, while they wait for brokers.
+    placeholders: PlaceholderRecord | None = None
+    # The last reconcile's error and warning conditions, kept in statuses published between resyncs, and the inputs of
+    # the last status built (to skip building one that cannot differ).
+    outcome: tuple[str | None, list[Any]] = (None, [])
+    status_inputs: tuple[Any, ...] | None = None
+
+
+@dataclass
+class Memory:
+    topics: dict[str, TopicMemory] = field(default_factory=dict)
+
+    def __getitem__(self, name: str) -> TopicMemory:
+        topic = self.topics.get(name)
+        if topic is None:
+            topic = self.topics[name] = TopicMemory()
+        return topic
+
+    def get(self, name: str) -> TopicMemory | None:
+        return self.topics.get(name)
+
+    def spec(self, name: str) -> TopicSpec | None:
+        topic = self.topics.get(name)
+        return topic.spec if topic is not None else None
+
+    def specified(self) -> list[str]:
+        """Every topic a spec (or its deletion) names."""
+        return sorted(n for n, t in self.topics.items() if t.specified)
+
+    def with_placeholders(self) -> list[str]:
+        return sorted(n for n, t in self.topics.items() if t.placeholders is not None)
+
+    def is_new_spec(self, name: str, offset: int) -> bool:
+        """A spec record at ``offset`` is newer than the spec applied (generations are offsets + 1)."""
+        topic = self.topics.get(name)
+        return topic is None or offset + 1 > topic.generation
+
+    def is_new_change(self, name: str, offset: int) -> bool:
+        topic = self.topics.get(name)
+        return topic is None or offset > topic.change_offset
+
+    def apply_spec(self, name: str, spec: TopicSpec | TopicSpecDeleted, offset: int, correlation_id: str) -> None:
+        topic = self[name]
+        topic.spec = spec if isinstance(spec, TopicSpec) else None
+        topic.specified = True
+        topic.generation = offset + 1
+        topic.correlation = correlation_id
+
+    def remember(self, specs: Mapping[str, Stored[Any]], statuses: Mapping[str, Stored[Any]],
+                 changes: Mapping[str, Stored[Any]], placeholders: Mapping[str, Stored[Any]]) -> None:
+        """What the compacted topics say of topics just taken over (nothing is known of them yet)."""
+        for name, item in placeholders.items():
+            if item.decoded.event.placeholders:
+                self[name].placeholders = item.decoded.event
+        for name, item in specs.items():
+            if not reserved_topic(name):  # a reserved name was dead-lettered when it arrived
+                self.apply_spec(name, item.decoded.event, item.offset, item.decoded.envelope.correlation_id)
+        for name, item in statuses.items():
+            self[name].status = item.decoded.event
+            self[name].origin = item.decoded.event.origin
+        for name, item in changes.items():
+            if isinstance(item.decoded.event, ReplicasChangeRecord):
+                self[name].change = item.decoded.event
+                self[name].change_offset = item.offset
+
+    def forget(self, whose: Callable[[str], bool]) -> None:
+        """Drop every topic ``whose`` picks (shards another instance now has; it rebuilds them from the bus)."""
+        for name in [n for n in self.topics if whose(n)]:
+            del self.topics[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.topics)
+
+    def counts(self) -> dict[str, int]:
+        topics = self.topics.values()
+        return {"specs": sum(t.specified for t in topics), "statuses": sum(t.status is not None for t in topics),
+                "changes": sum(t.change is not None for t in topics),
+                "topics_with_placeholders": sum(t.placeholders is not None for t in topics)}

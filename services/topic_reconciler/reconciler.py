@@ -1,0 +1,263 @@
+"""The topic reconciler's work on the cluster: compare each topic's spec with the cluster, act through the admin
+port (placing replicas through ``placing``), ask the replicas-change service for replication-factor changes, and
+publish every status that changed. Decisions are ``logic``'s; this executes them."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Iterable
+from datetime import datetime
+from typing import Any
+
+from events import TOPICS, PlaceholderRecord, ReplicasChangeCommand, ReplicasChangeRecord, ReplicasChangeState, encode
+from events.limits import MAX_RECORD_BYTES
+from services.common.admin import AdminError, ClusterAdmin
+from services.common.logging import correlation, get_logger
+from services.common.outbox import Outbox
+from services.placement.model import PlacementError
+from services.topic_reconciler import logic
+from services.topic_reconciler.memory import Memory, TopicMemory
+from services.topic_reconciler.placing import Placing
+from services.topic_reconciler.status import StatusPublisher
+
+log = get_logger(__name__)
+Sends = list[asyncio.Future[Any]]
+# Topics handled per hold of the reconciler's lock by resyncs and replicas-change records: spec events wait for the
+# lock, and a task's end brings hundreds of completed changes (each described and given a status) at once.
+CHUNK = 200
+
+
+class Reconciler:
+    def __init__(self, admin: ClusterAdmin, outbox: Outbox, placing: Placing, clock: Callable[[], datetime], *,
+                 fence: Callable[[Iterable[str]], set[str]]) -> None:
+        self.admin = admin
+        self.outbox = outbox
+        self.placing = placing
+        self.memory = Memory()
+        self.statuses = StatusPublisher(outbox, clock)
+        self._now = clock
+        # Which of these topics this instance may act on now (its shards; see ``intake``).
+        self._fence = fence
+        # Brokers alive at the last look (None before the first).
+        self.alive_brokers: set[int] | None = None
+        self.lock = asyncio.Lock()
+
+    async def resync(self, names: Iterable[str] | None = None) -> None:
+        """Reconcile every topic specified (or these), a chunk per lock hold: with thousands of topics one pass takes
+        seconds, and live spec and change events must not wait behind it."""
+        ordered = sorted(names) if names is not None else self.memory.specified()
+        for start in range(0, len(ordered), CHUNK):
+            await self.reconcile(ordered[start:start + CHUNK])
+
+    async def reconcile(self, names: list[str]) -> None:
+        """Compare desired with actual for these topics, act, and publish every status that changed."""
+        async with self.lock:
+            names = sorted(self._fence(names))
+            if not names:
+                return
+            try:
+                described = await self.admin.describe_topics(names)
+            except AdminError as exc:
+                log.warning("cannot read the cluster; will retry at the next resync", error=str(exc))
+                return
+            sends: Sends = []
+            for name in names:
+                topic = self.memory[name]
+                topic.described, topic.actual = True, described.get(name)
+                with correlation(topic.correlation, topic=name):
+                    try:
+                        sends.extend(await self._reconcile_one(name, topic))
+                    except Exception as exc:  # noqa: BLE001 - one topic's failure never stops the others
+                        log.exception("reconcile failed; will retry at the next resync")
+                        sends.extend(await self._report_failure(name, topic, exc))
+        # The records are queued in order; waiting for their acknowledgements outside the lock lets the next batch of
+        # specs be handled meanwhile (the caller still returns, and its offsets commit, only once they are durable).
+        await asyncio.gather(*sends)
+
+    async def _report_failure(self, name: str, topic: TopicMemory, exc: Exception) -> Sends:
+        """A topic whose reconcile raised (a bug, or an adapter error no one expected) says so in its status."""
+        error = f"internal error: {type(exc).__name__}: {exc}"
+        topic.outcome = (error, [])
+        try:
+            return await self.statuses.publish(name, topic, error=error, warnings=[])
+        except Exception:  # noqa: BLE001 - the log above has it; the next resync tries again
+            log.exception("cannot publish the failure's status")
+            return []
+
+    async def _reconcile_one(self, name: str, topic: TopicMemory) -> Sends:
+        spec = topic.spec
+        if spec is None and topic.actual is None and topic.status is not None and topic.status.deleted:
+            return []  # deletion done and reported
+        sends: Sends = []
+        if logic.waiting_for_brokers(topic.placeholders, topic.actual, spec):
+            await self._fill_placeholders(name, topic, sends)
+        alive = len(self.alive_brokers) if self.alive_brokers is not None else None
+        topic.origin = logic.origin_now(topic.origin, spec, topic.actual)
+        plan = logic.plan(spec, topic.actual, topic.change, topic.placeholders, alive, topic.origin)
+        error = None
+        for action in plan.actions:
+            try:
+                sends.extend(await self._execute(topic, action))
+            except (AdminError, PlacementError) as exc:
+                # Temporary or permanent, the topic is retried at the next resync (brokers may return, a spec
+                # may change); the status says why it is not there yet.
+                error = f"{type(action).__name__} failed: {exc}"
+                log.warning("reconcile action failed", action=type(action).__name__, error=str(exc))
+        if any(isinstance(a, logic.CreateTopic | logic.DeleteTopic | logic.CreatePartitions) for a in plan.actions):
+            await self._describe_again(name, topic)
+            topic.origin = logic.origin_now(topic.origin, spec, topic.actual)
+            if topic.placeholders is not None and any(isinstance(a, logic.CreateTopic) for a in plan.actions):
+                plan.warnings.append(logic.under_replicated_condition(topic.placeholders, alive))
+        if logic.placeholders_filled(topic.placeholders, topic.actual, spec):
+            sends.append(await self._close_placeholders(topic))
+        topic.outcome = (error, plan.warnings)
+        sends.extend(await self.statuses.publish(name, topic, error=error, warnings=plan.warnings))
+        return sends
+
+    async def _describe_again(self, name: str, topic: TopicMemory) -> None:
+        try:
+            topic.actual = (await self.admin.describe_topics([name])).get(name)
+        except AdminError as exc:
+            log.warning("cannot read the topic after changing it; the next resync will", error=str(exc))
+
+    async def _execute(self, topic: TopicMemory, action: logic.Action) -> Sends:
+        match action:
+            case logic.CreateTopic():
+                return await self._create(topic, action)
+            case logic.DeleteTopic(name):
+                log.info("deleting topic")
+                await self.admin.delete_topic(name)
+                self.placing.view.forget(name)
+                return [await self._close_placeholders(topic)] if topic.placeholders is not None else []
+            case logic.CreatePartitions(name, total, rf, existing, placer):
+                self.placing.view.set_topic(name, existing)
+                assignment = await self.placing.place(name, total - len(existing), rf, placer,
+                                                      load_aware=_load_aware(topic))
+                log.info("adding partitions", total=total, placer=placer or "default")
+                await self.admin.create_partitions(name, total, assignment=assignment)
+                self.placing.view.add_partitions(name, assignment)
+                return await self.placing.placed(name, "add-partitions",
+                                                 {len(existing) + i: r for i, r in enumerate(assignment)},
+                                                 load_aware=_load_aware(topic), correlation_id=topic.correlation)
+            case logic.AlterConfig(name, config):
+                await self.admin.alter_configs(name, config)
+            case logic.RequestReplicasChange(name, target):
+                command = ReplicasChangeCommand(topic=name, target_replicas=target, generation=topic.generation)
+                log.info("requesting replicas change", target=target)
+                sent = await self.outbox.publish(TOPICS.replicas_commands, command, correlation_id=topic.correlation)
+                if expected := logic.expected_change(topic.change, action, command.generation, self._now()):
+                    topic.change = expected  # until the replicas-change service's own record arrives
+                return [sent]
+        return []
+
+    async def _create(self, topic: TopicMemory, action: logic.CreateTopic) -> Sends:
+        name, rf = action.name, action.replication_factor
+        self.placing.view.forget(name)  # whatever the view remembers of a topic that is gone
+        placed = await self.placing.place_topic(name, action.partitions, rf, action.config, action.placer,
+                                                action.min_required_replicas, load_aware=_load_aware(topic))
+        record = None
+        if placed.placeholders:
+            record = PlaceholderRecord(topic=name, replication_factor=rf, assignment=placed.full,
+                                       intended=placed.intended)
+            if (size := len(encode(record))) > MAX_RECORD_BYTES:
+                # Its memory of the placeholders would not fit on the bus: refuse rather than forget them.
+                raise PlacementError(
+                    f"too many partitions to create under-replicated: the record of its placeholders would "
+                    f"take {size:,} bytes (at most {MAX_RECORD_BYTES:,}); create it once enough brokers are "
+                    "alive, or with fewer partitions")
+        log.info("creating topic", partitions=action.partitions, replicas=rf, placer=action.placer or "default",
+                 placeholders=placed.placeholders)
+        await self.admin.create_topic(name, action.partitions, len(placed.assignment[0]), action.config,
+                                      assignment=placed.assignment)
+        topic.origin = "created"
+        self.placing.view.set_topic(name, placed.assignment)
+        sends = await self.placing.placed(name, "create", dict(enumerate(placed.assignment)),
+                                          load_aware=_load_aware(topic), correlation_id=topic.correlation)
+        if record is not None:
+            topic.placeholders = record
+            sends.append(await self.outbox.publish(TOPICS.placeholders, record, correlation_id=topic.correlation))
+        return sends
+
+    async def _fill_placeholders(self, name: str, topic: TopicMemory, sends: Sends) -> None:
+        assert topic.placeholders is not None
+        filled = await self.placing.fill(name, topic.placeholders, load_aware=_load_aware(topic),
+                                         correlation_id=topic.correlation)
+        if filled is None:
+            return
+        topic.placeholders = None if filled.record.filled else filled.record
+        sends.extend(filled.sends)
+        try:
+            topic.actual = (await self.admin.describe_topics([name])).get(name)
+        except AdminError as exc:
+            log.warning("cannot read the topic after filling placeholders; the next resync will", error=str(exc))
+
+    async def _close_placeholders(self, topic: TopicMemory) -> asyncio.Future[Any]:
+        assert topic.placeholders is not None
+        record, topic.placeholders = topic.placeholders, None
+        return await self.placing.close(record, correlation_id=topic.correlation)
+
+    async def on_change_records(self, records: list[ReplicasChangeRecord]) -> None:
+        """Publish the status after the last replicas-change transition of each topic in this batch (transitions
+        that arrive within the same few milliseconds would only be overtaken at once). Only a completed change
+        alters the cluster, so only those topics are described again; the others reuse the last description."""
+        managed = {r.topic for r in records if self.memory.spec(r.topic) is not None}
+        if not managed:
+            for record in records:
+                self.memory[record.topic].change = record
+            return
+        async with self.lock:
+            managed = self._fence(managed)  # a handover may have paused this instance meanwhile
+            stale = sorted({r.topic for r in records if r.topic in managed and
+                            (r.state == ReplicasChangeState.COMPLETED or not self.memory[r.topic].described)})
+            if stale:
+                try:
+                    for name, actual in (await self.admin.describe_topics(stale)).items():
+                        self.memory[name].described, self.memory[name].actual = True, actual
+                except AdminError as exc:
+                    log.warning("cannot read the cluster; statuses wait for the next resync", error=str(exc))
+            for record in records:
+                self.memory[record.topic].change = record
+            sends: Sends = []
+            for name in dict.fromkeys(r.topic for r in records):
+                topic = self.memory[name]
+                if name in managed and topic.described:
+                    sends.extend(await self.statuses.publish(name, topic, error=topic.outcome[0],
+                                                             warnings=_still_holding(topic)))
+        await asyncio.gather(*sends)
+        # Only a finished change whose target is no longer the spec's needs more work now (the spec moved on while
+        # it ran); everything else is already reflected, and the resync timer catches drift.
+        follow_up = sorted({r.topic for r in records if r.state == ReplicasChangeState.COMPLETED
+                            and (spec := self.memory.spec(r.topic)) is not None and spec.replicas != r.target_replicas})
+        await self.reconcile(follow_up)
+
+    async def observe_brokers(self, *, record_news: bool) -> None:
+        """Note brokers never seen before (and record them on the bus when ``record_news``); when one joins or
+        returns, fill the placeholders waiting for it."""
+        try:
+            described = await self.admin.brokers()
+        except AdminError as exc:
+            log.warning("cannot read the cluster's brokers; will retry", error=str(exc))
+            return
+        news = self.placing.observed.observe(described)
+        if news and record_news:
+            log.info("brokers observed", brokers={b.id: b.rack for b in news})
+            await asyncio.gather(*[await self.outbox.publish(TOPICS.observed_brokers, b) for b in news])
+        self.placing.view.set_brokers(described)
+        alive = {b.id for b in described if b.alive}
+        came = alive - self.alive_brokers if self.alive_brokers is not None else set()
+        self.alive_brokers = alive
+        if came and (waiting := self.memory.with_placeholders()):
+            log.info("brokers joined or returned; filling placeholders", brokers=sorted(came), topics=len(waiting))
+            await self.reconcile(waiting)
+
+
+def _still_holding(topic: TopicMemory) -> list[Any]:
+    """The last reconcile's warnings, less what held a change back once Cruise Control has taken it."""
+    warnings = topic.outcome[1]
+    if topic.change is not None and topic.change.state != ReplicasChangeState.PENDING:
+        warnings = [w for w in warnings if w.type != logic.BLOCKED]
+    return warnings
+
+
+def _load_aware(topic: TopicMemory) -> bool:
+    return topic.spec is None or topic.spec.load_aware
