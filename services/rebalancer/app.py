@@ -203,22 +203,13 @@ class RebalancerService:
                         log.exception("rebalance step failed unexpectedly; retried at the next tick")
 
     async def _step(self, status: RebalanceStatus) -> None:
-        now, others = _now(), [s for s in self.statuses.values() if s.name != status.name]
-        if status.state == logic.S.PROPOSAL_READY:
-            await self._publish(logic.auto_approved(status, others, now))
+        move = logic.next_move(status, [s for s in self.statuses.values() if s.name != status.name], _now())
+        if move.step is None:
+            await self._publish(move.status)
             return
-        if status.state == logic.S.NEW and (blocker := logic.blocked_by(status, others)):
-            await self._publish(logic.hold(status, blocker, now))
-            return
-        step = logic.next_step(status, others, now)
-        if step is Step.PROPOSE:
-            await self._propose(status)
-        elif step is Step.EXECUTE:
-            await self._execute(status)
-        elif step is Step.POLL:
-            await self._poll(status)
-        elif step is Step.STOP:
-            await self._stop(status)
+        steps = {Step.PROPOSE: self._propose, Step.EXECUTE: self._execute, Step.POLL: self._poll,
+                 Step.STOP: self._stop}
+        await steps[move.step](status)
 
     def _retry(self, status: RebalanceStatus, error: CruiseControlError) -> RebalanceStatus:
         log.warning("Cruise Control request failed", error=error.message, state=status.state.value)

@@ -16,6 +16,7 @@ What Strimzi's users asked for (reference/strimzi.md), and this logic does:
 from __future__ import annotations
 
 import uuid
+from dataclasses import dataclass
 from collections.abc import Iterable, Mapping
 from datetime import datetime
 from enum import StrEnum
@@ -150,6 +151,25 @@ def next_step(status: RebalanceStatus, others: Iterable[RebalanceStatus], now: d
             return Step.STOP
         return Step.EXECUTE if status.session_id is None else Step.POLL
     return None
+
+
+@dataclass(frozen=True)
+class Move:
+    """What a rebalance does at a tick: a request to Cruise Control (``step``), or only a new status (``status``,
+    None when nothing changes)."""
+    step: Step | None = None
+    status: RebalanceStatus | None = None
+
+
+def next_move(status: RebalanceStatus, others: Iterable[RebalanceStatus], now: datetime) -> Move:
+    """A ready proposal of an auto-approved request goes to execution, a new request waiting for a scale-down says so;
+    everything else is ``next_step``'s."""
+    others = list(others)
+    if status.state == S.PROPOSAL_READY:
+        return Move(status=auto_approved(status, others, now))
+    if status.state == S.NEW and (blocker := blocked_by(status, others)):
+        return Move(status=hold(status, blocker, now))
+    return Move(step=next_step(status, others, now))
 
 
 def hold(status: RebalanceStatus, blocker: str, now: datetime) -> RebalanceStatus | None:

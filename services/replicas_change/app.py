@@ -83,7 +83,7 @@ class ReplicasChangeService:
                 return
             if time.monotonic() - self._last_full_poll >= tuning.poll_interval_s:
                 await self.poll()
-            elif self._waiting_behind_our_execution():
+            elif logic.waiting_behind_our_execution(self.in_flight.values()):
                 # Changes wait for our executing task to end: look more often, so they go as soon as it does.
                 await self.poll(quick=True)
 
@@ -240,11 +240,6 @@ class ReplicasChangeService:
             self.in_flight.pop(record.topic, None)
         else:
             self.in_flight[record.topic] = record
-
-    def _waiting_behind_our_execution(self) -> bool:
-        records = self.in_flight.values()
-        return any(r.state == logic.ONGOING for r in records) and any(
-            r.state == logic.PENDING and r.batch_id is None for r in records)
 
     async def _actual_rf(self, topics: list[str]) -> dict[str, int | None]:
         if not topics:

@@ -173,6 +173,13 @@ def on_unreachable(records: Records, message: str, now: datetime) -> list[Replic
             if r.state == PENDING and r.batch_id is None and r.message != waiting]
 
 
+def waiting_behind_our_execution(records: Iterable[ReplicasChangeRecord]) -> bool:
+    """Changes wait for Ballast's own executing task to end (Cruise Control runs one execution at a time): the
+    service then looks more often, so they go as soon as it does."""
+    records = list(records)
+    return any(r.state == ONGOING for r in records) and any(r.state == PENDING and r.batch_id is None for r in records)
+
+
 def recover_in_doubt(records: Records, tasks: Iterable[UserTask], now: datetime) -> list[ReplicasChangeRecord]:
     """After a restart: a pending record with a batch id was being submitted when the service stopped. If Cruise
     Control knows a task whose request carried that batch id as its reason, the change is ongoing under that task;

@@ -288,3 +288,17 @@ def test_scale_down_goes_first() -> None:
     assert logic.next_step(new_up, [done], NOW) is Step.PROPOSE
     manual = status(S.PROPOSAL_READY)
     assert logic.auto_approved(manual, [], NOW) is None, "only auto-approved requests execute by themselves"
+
+
+def test_each_tick_moves_a_rebalance_by_a_request_or_only_a_status() -> None:
+    now = datetime.now(UTC)
+    scale_down = status(S.REBALANCING, REMOVE.model_copy(update={"scaling": "down"}), session_id="t1")
+    up = ADD.model_copy(update={"scaling": "up", "auto_approve": True})
+    waiting = logic.next_move(status(S.PROPOSAL_READY, up), [scale_down], now)
+    assert waiting.step is None and waiting.status is not None and "scale-down" in (waiting.status.message or "")
+    approved = logic.next_move(status(S.PROPOSAL_READY, up), [], now)
+    assert approved.step is None and approved.status is not None and approved.status.state == S.REBALANCING
+    held = logic.next_move(status(S.NEW, up), [scale_down], now)
+    assert held.step is None and "Waiting for the scale-down rebalance" in (held.status.message or "")  # type: ignore[union-attr]
+    assert logic.next_move(status(S.NEW, up), [], now) == logic.Move(step=logic.Step.PROPOSE)
+    assert logic.next_move(scale_down, [], now) == logic.Move(step=logic.Step.POLL)

@@ -212,3 +212,15 @@ def test_a_task_submitted_after_the_poll_was_sent_is_not_taken_for_lost() -> Non
     # Without ``asked`` every sessionId held counts as asked: s2 missing from the answer means it is gone.
     lost = {r.topic: r for r in logic.on_poll(records, tasks, {"a": 2, "b": 3}, NOW, **RETRY)}
     assert lost["b"].state == PENDING and "no longer knows task s2" in lost["b"].message
+
+
+def test_changes_wait_behind_our_execution_only_while_one_runs_and_others_are_unsent() -> None:
+    from events import ReplicasChangeRecord
+    from services.replicas_change.logic import waiting_behind_our_execution
+
+    ongoing = ReplicasChangeRecord(topic="a", state="ongoing", target_replicas=3, session_id="s")
+    queued = ReplicasChangeRecord(topic="b", state="pending", target_replicas=3)
+    sending = queued.model_copy(update={"batch_id": "batch-1"})
+    assert waiting_behind_our_execution([ongoing, queued])
+    assert not waiting_behind_our_execution([ongoing, sending]), "already on its way"
+    assert not waiting_behind_our_execution([queued]), "nothing of ours executes"
