@@ -11,7 +11,6 @@ from pydantic import BaseModel, Field, SecretStr, field_validator, model_validat
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from events.models import PlacerName
-from services.placement.under_replicated import Policy
 
 
 class BusSettings(BaseModel):
@@ -199,7 +198,7 @@ class PlacementSettings(BaseModel):
     # Creating topics while brokers are down (seed 002): disabled (Kafka's behaviour), enabled (placeholders for
     # what does not fit on alive brokers), enabled_prefer_observed (place over every observed broker, keeping the
     # rack spread; replicas on offline ones become placeholders).
-    under_replicated: Policy = Policy.DISABLED
+    under_replicated: Literal["disabled", "enabled", "enabled_prefer_observed"] = "disabled"
     # How often the topic reconciler asks the cluster for its brokers: the observed-broker registry, and filling
     # placeholders when one joins or returns.
     observe_interval_s: float = Field(default=5.0, gt=0)

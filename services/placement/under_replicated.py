@@ -54,8 +54,9 @@ def required_alive_replicas(replication_factor: int, config: dict[str, str], min
 
 
 def place_topic(cluster: ClusterView, topic: str, partitions: int, replication_factor: int, *, placer: str,
-                seed: int | None, policy: Policy, required: int) -> Placed:
+                seed: int | None, policy: Policy | str, required: int) -> Placed:
     """Raises PlacementError with what would make the request placeable."""
+    policy = Policy(policy)
     alive = [b for b in cluster.brokers if b.alive]
     offline = [b for b in cluster.brokers if not b.alive]
 

@@ -11,8 +11,8 @@ from services.common.admin.port import (
     TopicAlreadyExists,
     TopicDescription,
     UnknownTopic,
-    make_cluster_admin,
 )
+from services.common.admin.factory import make_cluster_admin
 
 __all__ = [
     "AdminError",

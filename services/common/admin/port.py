@@ -1,14 +1,11 @@
-"""The port every service uses to read and change the managed cluster, and the factory that picks an adapter."""
+"""The port every service uses to read and change the managed cluster (adapters: ``kafka``, ``simulator``; the
+one the settings ask for: ``factory``)."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Protocol
-
-if TYPE_CHECKING:
-    from services.common.settings import ClusterAdminSettings
-
+from typing import Protocol
 
 Assignment = Sequence[Sequence[int]]
 
@@ -108,13 +105,3 @@ class ClusterAdmin(Protocol):
         ...
 
     async def aclose(self) -> None: ...
-
-
-def make_cluster_admin(settings: ClusterAdminSettings) -> ClusterAdmin:
-    if settings.kind == "kafka":
-        from services.common.admin.kafka import KafkaClusterAdmin
-
-        return KafkaClusterAdmin({"bootstrap.servers": settings.bootstrap_servers, **settings.extra}, settings.timeout_s)
-    from services.common.admin.simulator import SimulatorClusterAdmin
-
-    return SimulatorClusterAdmin(settings.simulator_url, timeout_s=settings.timeout_s)
