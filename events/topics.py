@@ -62,10 +62,15 @@ class Topics:
         (ReplicasChangeCommand,),
     )
     # The replicas-change service's memory: one record per topic with a change in flight or done.
-    replicas_state: BusTopic[ReplicasChangeRecord | ReplicasChangeBatch] = BusTopic(
+    replicas_state: BusTopic[ReplicasChangeRecord] = BusTopic(
         "ballast.replicas-change.state", True,
         "replication-factor change progress",
-        (ReplicasChangeRecord, ReplicasChangeBatch),
+        (ReplicasChangeRecord,),
+    )
+    # The replicas-change service's own: its request in flight (read back only by itself, after a crash).
+    replicas_batches: BusTopic[ReplicasChangeBatch] = BusTopic(
+        "ballast.replicas-change.batches", True, "the replicas-change service's request in flight",
+        (ReplicasChangeBatch,),
     )
     dead_letters: BusTopic[DeadLetter] = BusTopic(
         "ballast.dead-letters", False, "events no consumer could accept",
@@ -135,7 +140,8 @@ class Topics:
     )
 
     def all(self) -> list[BusTopic[Event]]:
-        return [self.leases, self.specs, self.status, self.replicas_commands, self.replicas_state, self.dead_letters,
+        return [self.leases, self.specs, self.status, self.replicas_commands, self.replicas_state,
+                self.replicas_batches, self.dead_letters,
                 self.observed_brokers, self.placeholders, self.placement_requests, self.placement_responses,
                 self.placements, self.rebalance_requests, self.rebalance_actions, self.rebalance_status, self.scaling,
                 self.load_samples, self.load_aggregates]

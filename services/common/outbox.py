@@ -91,4 +91,6 @@ class MemoryOutbox:
 
     async def read_compacted(self, topic: BusTopic[E], *, keys: KeyFilter | None = None) -> dict[str, Stored[E]]:
         stored = self._compacted.get(topic.name, {})
-        return {k: v for k, v in stored.items() if keys is None or keys(k.encode())}
+        # As on the bus: records of other types (or other keys) are skipped.
+        return {k: v for k, v in stored.items()
+                if isinstance(v.decoded.event, topic.events) and (keys is None or keys(k.encode()))}

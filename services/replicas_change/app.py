@@ -14,6 +14,7 @@ from datetime import UTC, datetime, timedelta
 import faust
 
 from events import TOPICS, ReplicasChangeBatch, ReplicasChangeCommand, ReplicasChangeRecord
+from events.topics import BusTopic
 from services.common.admin import AdminError, ClusterAdmin, make_cluster_admin
 from services.common.agents import Supervisor
 from services.common.bus import BATCH_WAIT_S, DeadLetters, make_app, raw_topic
@@ -31,6 +32,10 @@ SERVICE = "replicas-change"
 
 def _now() -> datetime:
     return datetime.now(UTC)
+
+# Before it had a topic of its own, the batch record was kept on the state topic: an open one written by an earlier
+# release is still settled after an upgrade.
+LEGACY_BATCHES: BusTopic[ReplicasChangeBatch] = BusTopic(TOPICS.replicas_state.name, True, "", (ReplicasChangeBatch,))
 
 
 class ReplicasChangeService:
@@ -91,14 +96,14 @@ class ReplicasChangeService:
 
     async def rebuild(self) -> None:
         """Rebuild memory from the compacted state topic, then settle submissions a crash left in doubt."""
-        stored = await self.outbox.read_compacted(TOPICS.replicas_state)
-        batch = None
+        stored, batches, legacy = await asyncio.gather(
+            self.outbox.read_compacted(TOPICS.replicas_state), self.outbox.read_compacted(TOPICS.replicas_batches),
+            self.outbox.read_compacted(LEGACY_BATCHES))
         for key, item in stored.items():
-            if isinstance(item.decoded.event, ReplicasChangeBatch):
-                batch = item.decoded.event
-                continue
             self._remember(item.decoded.event)
             self.correlations[key] = item.decoded.envelope.correlation_id
+        found = batches.get(ReplicasChangeBatch.KEY) or legacy.get(ReplicasChangeBatch.KEY)
+        batch = found.decoded.event if found is not None else None
         if batch is not None:
             for record in logic.reopen_batch(self.in_flight, batch):
                 self._remember(record)
@@ -197,7 +202,7 @@ class ReplicasChangeService:
         await self._write(batch.model_copy(update={"open": False, "topics": []}))
 
     async def _write(self, batch: ReplicasChangeBatch) -> None:
-        await send(self.outbox, TOPICS.replicas_state, batch)
+        await send(self.outbox, TOPICS.replicas_batches, batch)
 
     async def poll(self, *, quick: bool = False) -> None:
         """Ask Cruise Control about every task we hold, and the cluster about the topics that needs. ``quick``: stop

@@ -13,7 +13,7 @@ import time
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from events import TOPICS, ReplicasChangeRecord
+from events import TOPICS, ReplicasChangeBatch
 from events.topics import reserved_topic
 from services.common.bus import DeadLetters, raw_bytes
 from services.common.busio import record_key
@@ -73,11 +73,14 @@ class Intake:
             if not self._built(event.key):
                 continue
             offset = event.message.offset
-            if (key := record_key(event.key)) is not None and not self.memory.is_new_change(key, offset):
+            key = record_key(event.key)
+            if key == ReplicasChangeBatch.KEY:
+                continue  # written here by a release before the batch had its own topic: not a change's record
+            if key is not None and not self.memory.is_new_change(key, offset):
                 continue  # already applied
             decoded = await self.dead_letters.decode_or_reject(event, TOPICS.replicas_state)
-            if decoded is not None and isinstance(decoded.event, ReplicasChangeRecord):
-                records.append(decoded.event)  # a batch is the replicas-change service's own business
+            if decoded is not None:
+                records.append(decoded.event)
                 self.memory[decoded.event.topic].change_offset = offset
         for start in range(0, len(records), CHUNK):
             await self.reconciler.on_change_records(records[start:start + CHUNK])

@@ -115,10 +115,10 @@ def open_batch_with(ballast: Ballast, topic: str, timeout: float = 30.0) -> Repl
     """Wait for the replicas-change service's in-flight batch carrying ``topic``, as written on the bus."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        for record in busio.consume(ballast.stack.settings().bus, [TOPICS.replicas_state.name], follow=False,
+        for record in busio.consume(ballast.stack.settings().bus, [TOPICS.replicas_batches.name], follow=False,
                                     idle_s=0.3):
             try:  # the topic may hold anyone's records: the reliability run writes hostile ones there
-                batch = decode(record.value, topic=TOPICS.replicas_state).event
+                batch = decode(record.value, topic=TOPICS.replicas_batches).event
             except InvalidEvent:
                 continue
             if isinstance(batch, ReplicasChangeBatch) and batch.open and topic in batch.topics:

@@ -72,3 +72,20 @@ async def test_a_command_that_is_not_one_is_a_dead_letter(service) -> None:
     await changes.on_command_events([Record(b"a", b'{"schema": "ballast.TopicSpec"}', Message("x", 0))])
     (letter,) = outbox.on(TOPICS.dead_letters)
     assert "invalid envelope" in letter.reason and latest(outbox) == {}
+
+
+@pytest.mark.parametrize("where", ["batches topic", "state topic (an earlier release)"])
+async def test_a_batch_left_open_by_a_crash_is_settled_from_cruise_controls_tasks(service, where: str) -> None:
+    from events import ReplicasChangeBatch
+    from services.replicas_change.app import LEGACY_BATCHES
+
+    changes, outbox, _ = service
+    # A request that reached Cruise Control (reason = batch id) before the service could record its task id.
+    sent = await changes.cc.topic_configuration({3: ["a"]}, dryrun=False, reason="ballast-crashed")
+    outbox.put(TOPICS.replicas_state, ReplicasChangeRecord(topic="a", state="pending", target_replicas=3,
+                                                           generation=2))
+    batch = ReplicasChangeBatch(batch_id="ballast-crashed", topics=["a"])
+    outbox.put(TOPICS.replicas_batches if where == "batches topic" else LEGACY_BATCHES, batch)
+    await changes.rebuild()
+    assert changes.records["a"].state == "ongoing" and changes.records["a"].session_id == sent.task_id
+    assert outbox.on(TOPICS.replicas_batches)[-1].open is False, "settled: nothing is in doubt any more"
