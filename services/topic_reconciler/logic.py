@@ -12,15 +12,18 @@ from datetime import datetime
 from events import (
     Condition,
     PlaceholderRecord,
+    ReplicasChangeCommand,
     ReplicasChangeRecord,
     ReplicasChangeState,
     ReplicasChangeStatus,
     TopicSpec,
     TopicStatus,
 )
+from events import placeholders as placeholder
 from events.models import TopicOrigin
 from services.common.admin import TopicDescription
-from events import placeholders as placeholder
+# The replicas-change service's rule for accepting a command, which the status predicts (written once, used by both).
+from services.replicas_change import logic as replicas_change_rules
 
 
 @dataclass(frozen=True)
@@ -152,13 +155,15 @@ def under_replicated_condition(placeholders: PlaceholderRecord, alive_brokers: i
 
 def expected_change(current: ReplicasChangeRecord | None, request: RequestReplicasChange, generation: int,
                     now: datetime) -> ReplicasChangeRecord | None:
-    """The change as the replicas-change service will record it for this request, for the status to say ``pending``
-    at once (as Strimzi's operator does) rather than a bus hop later. None where that service decides: a revert, or a
-    change whose earlier target Cruise Control is executing (it stays ongoing, retargeted)."""
-    if not request.differs or (current is not None and current.state == ReplicasChangeState.ONGOING):
+    """The change as the replicas-change service will record it for this request (its own rule, ``on_command``), for
+    the status to say ``pending`` at once (as Strimzi's operator does) rather than a bus hop later. None where that
+    service decides or keeps what it has: a revert, a duplicate, or a change whose earlier target Cruise Control is
+    executing (it stays ongoing, retargeted)."""
+    if not request.differs:
         return None
-    return ReplicasChangeRecord(topic=request.name, state=ReplicasChangeState.PENDING,
-                                target_replicas=request.target_replicas, generation=generation, updated_at=now)
+    command = ReplicasChangeCommand(topic=request.name, target_replicas=request.target_replicas, generation=generation)
+    record = replicas_change_rules.on_command(current, command, now, actual_rf=None)
+    return record if record is not None and record.state == ReplicasChangeState.PENDING else None
 
 
 def _change_in_flight(change: ReplicasChangeRecord | None, target: int) -> bool:

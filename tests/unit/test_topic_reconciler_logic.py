@@ -193,3 +193,21 @@ def test_an_rf_above_the_alive_brokers_is_held_with_a_condition() -> None:
     assert held.actions == [] and held.warnings[0].type == "ReplicasChangeBlocked"
     sent = rules.plan(TopicSpec(name="t", partitions=1, replicas=6), actual, None, alive_brokers=6)
     assert [type(a).__name__ for a in sent.actions] == ["RequestReplicasChange"]
+
+
+def test_the_status_predicts_the_change_with_the_replicas_change_services_own_rule() -> None:
+    from datetime import UTC, datetime
+
+    from events import ReplicasChangeCommand, ReplicasChangeRecord
+    from services.replicas_change.logic import on_command
+    from services.topic_reconciler import logic as rules
+
+    now = datetime.now(UTC)
+    request = rules.RequestReplicasChange("t", 3)
+    for current in (None,
+                    ReplicasChangeRecord(topic="t", state="completed", target_replicas=2, generation=1),
+                    ReplicasChangeRecord(topic="t", state="pending", target_replicas=3, generation=1),
+                    ReplicasChangeRecord(topic="t", state="pending", target_replicas=4, generation=1)):
+        predicted = rules.expected_change(current, request, 5, now)
+        recorded = on_command(current, ReplicasChangeCommand(topic="t", target_replicas=3, generation=5), now, None)
+        assert predicted == recorded, current
