@@ -32,7 +32,7 @@ from events import (
     RebalanceState,
     RebalanceStatus,
 )
-from services.common.cruise_control.errors import ConnectionFailed, CruiseControlError, RequestRejected
+from services.common.cruise_control.errors import ConnectionFailed, CruiseControlError
 from services.common.cruise_control.models import ExecutorState, OptimizationResult, TaskStatus, UserTask
 from services.common.cruise_control.retry import backoff
 
@@ -243,7 +243,7 @@ def on_failure(status: RebalanceStatus, error: CruiseControlError, now: datetime
     """A request to Cruise Control failed. A refusal of the request itself (bad goals, unknown broker) is
     permanent: NotReady until the request changes or is refreshed. Everything else (unreachable, not enough valid
     windows, servlet full, another execution running) keeps the state and retries with backoff."""
-    if isinstance(error, RequestRejected):
+    if not error.temporary:
         return _update(status, now, state=S.NOT_READY, session_id=None, execution_reason=None, message=error.message,
                        next_attempt_at=None, progress=None)
     attempts = status.attempts + 1

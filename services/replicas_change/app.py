@@ -19,7 +19,6 @@ from services.common.admin import AdminError, ClusterAdmin, make_cluster_admin
 from services.common.agents import Supervisor
 from services.common.bus import BATCH_WAIT_S, DeadLetters, make_app, raw_topic
 from services.common.cruise_control import CruiseControlClient, CruiseControlError
-from services.common.cruise_control.errors import RequestRejected
 from services.common.health import add_health_page
 from services.common.logging import correlation, get_logger
 from services.common.outbox import FaustOutbox, Outbox, send
@@ -179,17 +178,18 @@ class ReplicasChangeService:
         await self._write(batch)
         try:
             submission = await self.cc.topic_configuration(groups, reason=batch.batch_id)
-        except RequestRejected as exc:
+        except CruiseControlError as exc:
+            if exc.temporary:
+                log.warning("replicas change request failed", error=exc.message, topics=len(topics))
+                await self._publish(logic.on_submit_failed(self.in_flight, topics, exc.message, _now(),
+                                                           **self._retry))
+                await self._close(batch)
+                return
             refusal = isolation.pin(exc.detail or exc.message, groups, batch.batch_id)
             log.warning("replicas change request refused", error=exc.message, topics=len(topics),
                         culprits=len(refusal.culprits), split=refusal.halves is not None)
             await self._publish(isolation.on_refused(self.in_flight, refusal, topics, exc.message, _now(),
                                                      batch_id=batch.batch_id, **self._retry))
-            await self._close(batch)
-            return
-        except CruiseControlError as exc:
-            log.warning("replicas change request failed", error=exc.message, topics=len(topics))
-            await self._publish(logic.on_submit_failed(self.in_flight, topics, exc.message, _now(), **self._retry))
             await self._close(batch)
             return
         log.info("replicas change submitted", session_id=submission.task_id, topics=len(topics),

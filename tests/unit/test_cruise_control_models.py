@@ -23,3 +23,14 @@ def test_a_task_is_found_by_the_exact_reason_its_request_carried() -> None:
 def test_backoff_doubles_from_the_initial_delay_up_to_the_cap() -> None:
     delays = [backoff(n, initial_s=0.5, max_s=3) for n in range(0, 6)]
     assert delays == [timedelta(seconds=s) for s in (0.5, 0.5, 1, 2, 3, 3)]
+
+
+def test_only_a_refusal_of_the_request_itself_is_permanent() -> None:
+    from services.common.cruise_control.errors import classify
+
+    assert not classify(400, "Bad POST request '/rebalance' due to 'x'.").temporary
+    assert not classify(500, "Error processing POST request '/add_broker' due to: 'Broker [9] does not exist.'.").temporary
+    for temporary in (classify(401, ""), classify(500, "NotEnoughValidWindowsException: ..."),
+                      classify(500, "OngoingExecutionException: ..."),
+                      classify(500, "There are already 5 active user tasks, which has reached the servlet capacity.")):
+        assert temporary.temporary, temporary

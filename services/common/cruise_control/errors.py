@@ -1,7 +1,14 @@
-"""Cruise Control failures, sorted into temporary (retry with backoff) and permanent (report, wait for a new spec).
+"""Cruise Control failures, sorted into temporary and permanent ones.
 
 Cruise Control itself does not tell the two apart (seed 000); the taxonomy below follows what its messages mean in
 practice. Messages are short and readable: they end up in users' status events.
+
+The policy both services follow: a temporary error (``temporary``: unreachable, credentials, no valid windows yet,
+another execution, servlet full) keeps the state and is retried with the one backoff (``retry.backoff``). A permanent
+one (``RequestRejected``: Cruise Control refused the request itself) is not retried as it was: the rebalancer marks
+the rebalance NotReady until the request is changed or refreshed; the replicas-change service pins the refusal on the
+changes it names (``isolation``), which keep the message and are retried only after the backoff, in case the cluster
+changed (a broker back), while the other changes go at once.
 """
 
 from __future__ import annotations
@@ -38,8 +45,9 @@ class ServletFull(CruiseControlError):
 
 
 class RequestRejected(CruiseControlError):
-    """Any other refusal (bad parameters, RF above alive brokers, ...). Kept pending and retried with backoff,
-    because most such conditions (a broker being down) resolve without a new spec."""
+    """Any other refusal (bad parameters, unknown brokers, RF above alive brokers, ...): permanent for this request."""
+
+    temporary = False
 
 
 def classify(status_code: int, error_message: str, detail: str | None = None) -> CruiseControlError:
