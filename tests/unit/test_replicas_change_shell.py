@@ -17,11 +17,12 @@ from services.common.outbox import MemoryOutbox
 from services.common.settings import CruiseControlSettings, ReplicasChangeSettings, Settings, SimulatorSettings
 from services.local.broker import free_port
 from services.replicas_change.app import ReplicasChangeService
+from services.replicas_change.changes import ReplicasChanges
 from tests.unit.records import Message, Record, record
 
 
 @pytest.fixture
-async def service(tmp_path: Path) -> AsyncIterator[tuple[ReplicasChangeService, MemoryOutbox, Simulator]]:
+async def service(tmp_path: Path) -> AsyncIterator[tuple[ReplicasChanges, MemoryOutbox, Simulator]]:
     simulator = Simulator(SimulatorSettings(cruise_control_port=free_port(), admin_port=free_port(),
                                             min_execution_s=0.1, proposal_s=0.01,
                                             brokers=["1:/dc1/r1", "2:/dc1/r2", "3:/dc2/r1", "4:/dc2/r2"]))
@@ -33,7 +34,7 @@ async def service(tmp_path: Path) -> AsyncIterator[tuple[ReplicasChangeService, 
     outbox = MemoryOutbox()
     settings = Settings(data_dir=tmp_path, replicas_change=ReplicasChangeSettings(batch_quiet_s=0.01,
                                                                                 batch_window_s=0.01))
-    changes = ReplicasChangeService(settings, admin=admin, cruise_control=cc, outbox=outbox)
+    changes = ReplicasChangeService(settings, admin=admin, cruise_control=cc, outbox=outbox).changes
     await changes.rebuild()
     try:
         yield changes, outbox, simulator
@@ -77,7 +78,7 @@ async def test_a_command_that_is_not_one_is_a_dead_letter(service) -> None:
 @pytest.mark.parametrize("where", ["batches topic", "state topic (an earlier release)"])
 async def test_a_batch_left_open_by_a_crash_is_settled_from_cruise_controls_tasks(service, where: str) -> None:
     from events import ReplicasChangeBatch
-    from services.replicas_change.app import LEGACY_BATCHES
+    from services.replicas_change.changes import LEGACY_BATCHES
 
     changes, outbox, _ = service
     # A request that reached Cruise Control (reason = batch id) before the service could record its task id.

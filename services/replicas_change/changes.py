@@ -1,0 +1,243 @@
+"""The replicas-change service's work: commands recorded as changes, batches sent to Cruise Control's
+``topic_configuration``, tasks polled until the cluster has the target replication factor. Decisions are ``logic``'s
+(and ``isolation``'s for refused requests); this executes them against Cruise Control, the cluster and the bus.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import uuid
+from collections.abc import Collection, Sequence
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from events import TOPICS, ReplicasChangeBatch, ReplicasChangeCommand, ReplicasChangeRecord
+from events.topics import BusTopic
+from services.common.admin import AdminError, ClusterAdmin
+from services.common.bus import DeadLetters
+from services.common.cruise_control import CruiseControlClient, CruiseControlError
+from services.common.logging import correlation, get_logger
+from services.common.outbox import Outbox, send
+from services.common.settings import ReplicasChangeSettings
+from services.replicas_change import isolation, logic
+
+log = get_logger(__name__)
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)
+
+
+# Before it had a topic of its own, the batch record was kept on the state topic: an open one written by an earlier
+# release is still settled after an upgrade.
+LEGACY_BATCHES: BusTopic[ReplicasChangeBatch] = BusTopic(TOPICS.replicas_state.name, True, "", (ReplicasChangeBatch,))
+
+
+class ReplicasChanges:
+    def __init__(self, tuning: ReplicasChangeSettings, *, admin: ClusterAdmin, cruise_control: CruiseControlClient,
+                 outbox: Outbox, dead_letters: DeadLetters) -> None:
+        self.tuning = tuning
+        self.admin = admin
+        self.cc = cruise_control
+        self.outbox = outbox
+        self.dead_letters = dead_letters
+        self.records: dict[str, ReplicasChangeRecord] = {}
+        # The records not completed: what every timer tick looks at (all records would make each tick O(topics ever
+        # changed)).
+        self.in_flight: dict[str, ReplicasChangeRecord] = {}
+        self._last_full_poll = 0.0
+        self.correlations: dict[str, str] = {}
+        self.ready = asyncio.Event()
+        self._cc_lock = asyncio.Lock()
+        self._retry = {"initial_s": tuning.retry_initial_s, "max_s": tuning.retry_max_s}
+
+    # -- timers --------------------------------------------------------------------------------------------------
+
+    async def submit_tick(self) -> None:
+        if self.ready.is_set():
+            await self.submit_due()
+
+    async def poll_tick(self) -> None:
+        if not self.ready.is_set():
+            return
+        if time.monotonic() - self._last_full_poll >= self.tuning.poll_interval_s:
+            await self.poll()
+        elif logic.waiting_behind_our_execution(self.in_flight.values()):
+            # Changes wait for our executing task to end: look more often, so they go as soon as it does.
+            await self.poll(quick=True)
+
+    # -- steps -------------------------------------------------------------------------------------------------
+
+    async def rebuild(self) -> None:
+        """Rebuild memory from the compacted state topic, then settle submissions a crash left in doubt."""
+        stored, batches, legacy = await asyncio.gather(
+            self.outbox.read_compacted(TOPICS.replicas_state), self.outbox.read_compacted(TOPICS.replicas_batches),
+            self.outbox.read_compacted(LEGACY_BATCHES))
+        for key, item in stored.items():
+            self._remember(item.decoded.event)
+            self.correlations[key] = item.decoded.envelope.correlation_id
+        found = batches.get(ReplicasChangeBatch.KEY) or legacy.get(ReplicasChangeBatch.KEY)
+        batch = found.decoded.event if found is not None else None
+        if batch is not None:
+            for record in logic.reopen_batch(self.in_flight, batch):
+                self._remember(record)
+        in_doubt = [r for r in self.in_flight.values() if r.batch_id]
+        while in_doubt:
+            try:
+                tasks = await self.cc.user_tasks(endpoints="topic_configuration")
+            except CruiseControlError as exc:
+                log.warning("cannot settle in-doubt submissions yet", error=exc.message, changes=len(in_doubt))
+                await asyncio.sleep(self.tuning.poll_interval_s)
+                continue
+            await self._publish(logic.recover_in_doubt(self.in_flight, tasks.user_tasks, _now()))
+            break
+        if batch is not None and batch.open:
+            await self._close(batch)
+        log.info("rebuilt state", changes=len(self.records),
+                 in_flight=len(self.in_flight))
+        self.ready.set()
+
+    async def on_command_events(self, events: Sequence[Any]) -> None:
+        batch: list[ReplicasChangeCommand] = []
+        for event in events:
+            decoded = await self.dead_letters.decode_or_reject(event, TOPICS.replicas_commands)
+            if decoded is None:
+                continue
+            self.correlations[decoded.event.topic] = decoded.envelope.correlation_id
+            batch.append(decoded.event)
+        if batch:
+            await self.handle_commands(batch)
+
+    async def handle_commands(self, commands: list[ReplicasChangeCommand]) -> None:
+        try:
+            actual = await self._actual_rf(sorted({c.topic for c in commands}))
+        except AdminError as exc:
+            # Unknown actual RF only means "not known to be done yet": the change is recorded as pending.
+            log.warning("cannot read actual replication factors", error=str(exc))
+            actual = {}
+        changed = []
+        for command in commands:
+            with correlation(self.correlations.get(command.topic), topic=command.topic):
+                record = logic.on_command(self.records.get(command.topic), command, _now(),
+                                          actual.get(command.topic))
+                if record is not None:
+                    log.debug("replicas change requested", target=command.target_replicas, state=record.state)
+                    self._remember(record)  # a later command for the same topic in this batch builds on it
+                    changed.append(record)
+        await self._publish(changed)
+
+    async def submit_due(self) -> None:
+        tuning = self.tuning
+        now = _now()
+        due = logic.due_for_submission(self.in_flight, now)
+        if not logic.batch_ready(due, now, quiet=timedelta(seconds=tuning.batch_quiet_s),
+                                 window=timedelta(seconds=tuning.batch_window_s)):
+            return
+        async with self._cc_lock:
+            await self._submit_due_locked()
+
+    async def _submit_due_locked(self, *, ended_sessions: Collection[str] = ()) -> None:
+        """Send every due change in one request. The caller holds the Cruise Control lock; ``ended_sessions``: our
+        tasks a poll has just seen end, whose changes are not yet recorded as such."""
+        due = isolation.next_request(logic.due_for_submission(self.in_flight, _now(), ended_sessions=ended_sessions))
+        due = logic.fit_in_one_request(due)
+        if not due:
+            return
+        groups = logic.group_by_target(due)
+        topics = [t for names in groups.values() for t in names]
+        # One record before the request, not one per change: a crash mid-request leaves it open, and the restart
+        # looks the task up by the batch id (the request's reason).
+        batch = ReplicasChangeBatch(batch_id=f"ballast-{uuid.uuid4()}", topics=topics, created_at=_now())
+        for record in logic.mark_submitting(due, batch.batch_id, _now()):
+            self._remember(record)
+        await self._write(batch)
+        try:
+            submission = await self.cc.topic_configuration(groups, reason=batch.batch_id)
+        except CruiseControlError as exc:
+            if exc.temporary:
+                log.warning("replicas change request failed", error=exc.message, topics=len(topics))
+                await self._publish(logic.on_submit_failed(self.in_flight, topics, exc.message, _now(),
+                                                           **self._retry))
+                await self._close(batch)
+                return
+            refusal = isolation.pin(exc.detail or exc.message, groups, batch.batch_id)
+            log.warning("replicas change request refused", error=exc.message, topics=len(topics),
+                        culprits=len(refusal.culprits), split=refusal.halves is not None)
+            await self._publish(isolation.on_refused(self.in_flight, refusal, topics, exc.message, _now(),
+                                                     batch_id=batch.batch_id, **self._retry))
+            await self._close(batch)
+            return
+        log.info("replicas change submitted", session_id=submission.task_id, topics=len(topics),
+                 targets={rf: len(names) for rf, names in groups.items()})
+        await self._publish(logic.on_submitted(self.in_flight, topics, submission.task_id, _now()))
+        await self._close(batch)
+
+    async def _close(self, batch: ReplicasChangeBatch) -> None:
+        """The batch's outcome is in its changes' records: nothing is in doubt any more."""
+        await self._write(batch.model_copy(update={"open": False, "topics": []}))
+
+    async def _write(self, batch: ReplicasChangeBatch) -> None:
+        await send(self.outbox, TOPICS.replicas_batches, batch)
+
+    async def poll(self, *, quick: bool = False) -> None:
+        """Ask Cruise Control about every task we hold, and the cluster about the topics that needs. ``quick``: stop
+        after the answer if none of our tasks has ended (nothing else can have changed for them)."""
+        async with self._cc_lock:
+            if not self.in_flight:
+                return
+            if not quick:
+                self._last_full_poll = time.monotonic()
+            sessions = {r.session_id for r in self.in_flight.values() if r.session_id}
+            try:
+                tasks = (await self.cc.user_tasks(sessions)).by_id() if sessions else {}
+                ended = logic.ended_sessions(sessions, tasks)
+                if quick and not ended:
+                    return
+                if ended:
+                    # Our execution is over: what piled up behind it goes first, while Cruise Control is free, and
+                    # the ended task's topics are looked at afterwards.
+                    await self._submit_due_locked(ended_sessions=ended)
+                actual = await self._actual_rf(logic.topics_to_check(self.in_flight, tasks, asked=sessions))
+            except (CruiseControlError, AdminError) as exc:
+                # Nothing is concluded from a failed poll: sessionIds stay as they are.
+                log.warning("poll failed; will retry", error=str(exc))
+                await self._publish(logic.on_unreachable(self.in_flight, str(exc), _now()))
+                return
+            changed = logic.on_poll(self.in_flight, tasks, actual, _now(), asked=sessions, **self._retry)
+            recorded = await self._send(changed)
+            if any(r.state != logic.ONGOING for r in changed):
+                # Changes back to pending (the target moved while the task ran, Cruise Control forgot it): send them
+                # now if nothing of ours executes, before the outcome's records are even acknowledged (a crash
+                # meanwhile only means polling that task again after the restart).
+                await self._submit_due_locked()
+            await asyncio.gather(*recorded)
+
+    # -- helpers -----------------------------------------------------------------------------------------------
+
+    def _remember(self, record: ReplicasChangeRecord) -> None:
+        self.records[record.topic] = record
+        if record.state == logic.COMPLETED:
+            self.in_flight.pop(record.topic, None)
+        else:
+            self.in_flight[record.topic] = record
+
+    async def _actual_rf(self, topics: list[str]) -> dict[str, int | None]:
+        if not topics:
+            return {}
+        described = await self.admin.describe_topics(topics)
+        return {name: (d.replication_factor if d is not None else None) for name, d in described.items()}
+
+    async def _publish(self, records: list[ReplicasChangeRecord]) -> None:
+        """Remember the records and wait until the bus has them."""
+        await asyncio.gather(*await self._send(records))
+
+    async def _send(self, records: list[ReplicasChangeRecord]) -> list[asyncio.Future]:
+        """Remember the records and hand them to the producer; the futures resolve once the bus has them."""
+        futures = []
+        for record in records:
+            self._remember(record)
+            futures.append(await self.outbox.publish(TOPICS.replicas_state, record,
+                                                     correlation_id=self.correlations.get(record.topic)))
+        return futures
+
