@@ -1,337 +1,64 @@
 """Wiring of the rebalancer: agents for requests, actions and scaling signals; a timer that moves every rebalance one
-step (``logic.next_step``) and one that looks at the brokers; a start-up rebuild from the compacted status topic.
-
-Every decision is made in ``logic``; this module moves data between the bus, Cruise Control and the cluster.
-"""
+step and one that looks at the brokers; a start-up rebuild. The work is ``rebalances``'s; decisions are ``logic``'s."""
 
 from __future__ import annotations
 
-import asyncio
-from collections import defaultdict
-from collections.abc import Callable, Sequence
-from datetime import UTC, datetime
+from collections.abc import Awaitable, Callable
 
 import faust
 
-from events import (
-    TOPICS,
-    BrokerRemovalRequested,
-    KnownBrokers,
-    RebalanceAction,
-    RebalanceMode,
-    RebalanceRequest,
-    RebalanceStatus,
-)
-from services.common.admin import AdminError, ClusterAdmin, make_cluster_admin
-from services.common.agents import Supervisor
+from events import TOPICS
+from services.common.admin import ClusterAdmin, make_cluster_admin
+from services.common.agents import Handler, Supervisor
 from services.common.bus import DeadLetters, make_app, raw_topic
-from services.common.cruise_control import CruiseControlClient, CruiseControlError
-from services.common.cruise_control.client import OptimizationOptions, Submission
+from services.common.cruise_control import CruiseControlClient
 from services.common.health import add_health_page
-from services.common.logging import correlation, get_logger
-from services.common.outbox import FaustOutbox, Outbox, send
+from services.common.outbox import FaustOutbox, Outbox
 from services.common.settings import Settings
-from services.rebalancer import logic
-from services.rebalancer.logic import Step
+from services.rebalancer.rebalances import Rebalances
 
-log = get_logger(__name__)
 SERVICE = "rebalancer"
-
-
-def _now() -> datetime:
-    return datetime.now(UTC)
-
-
-def options_of(request: RebalanceRequest, *, dryrun: bool, reason: str | None = None) -> OptimizationOptions:
-    return OptimizationOptions(
-        goals=tuple(request.goals), skip_hard_goal_check=request.skip_hard_goal_check,
-        excluded_topics=request.excluded_topics,
-        concurrent_partition_movements_per_broker=request.concurrent_partition_movements_per_broker,
-        concurrent_leader_movements=request.concurrent_leader_movements,
-        replication_throttle=request.replication_throttle, rebalance_disk=request.rebalance_disk,
-        # The dry run asks for the load before the proposal too (per-broker load before / after in the status).
-        verbose=dryrun, reason=reason)
 
 
 class RebalancerService:
     def __init__(self, settings: Settings, *, admin: ClusterAdmin | None = None,
                  cruise_control: CruiseControlClient | None = None, outbox: Outbox | None = None) -> None:
         self.settings = settings
-        self.tuning = settings.rebalancer
         self.app = make_app(SERVICE, settings, web_port=settings.ports.rebalancer)
-        self.requests = raw_topic(self.app, TOPICS.rebalance_requests, settings.bus)
-        self.actions = raw_topic(self.app, TOPICS.rebalance_actions, settings.bus)
-        self.scaling = raw_topic(self.app, TOPICS.scaling, settings.bus)
         self.outbox = outbox or FaustOutbox(self.app, settings.bus)
         self.dead_letters = DeadLetters(self.outbox, SERVICE)
         self.supervisor = Supervisor(self.app, self.dead_letters)
-        self.admin = admin or make_cluster_admin(settings.cluster_admin)
-        self.cc = cruise_control or CruiseControlClient(settings.cruise_control)
-        self.statuses: dict[str, RebalanceStatus] = {}
-        self.correlations: dict[str, str] = {}
-        self.known_brokers: list[int] | None = None
-        self.ready = asyncio.Event()
-        # One lock per rebalance: an action never interleaves with a step on the same rebalance.
-        self._locks: defaultdict[str, asyncio.Lock] = defaultdict(asyncio.Lock)
+        self.rebalances = Rebalances(settings.rebalancer, admin=admin or make_cluster_admin(settings.cluster_admin),
+                                     cruise_control=cruise_control or CruiseControlClient(settings.cruise_control),
+                                     outbox=self.outbox, dead_letters=self.dead_letters)
+        rebalances = self.rebalances
         add_health_page(self.app, SERVICE, lambda: {
-            "ready": self.ready.is_set(), "knownBrokers": self.known_brokers,
-            "rebalances": {n: s.state.value for n, s in self.statuses.items()}}, self.supervisor)
+            "ready": rebalances.ready.is_set(), "knownBrokers": rebalances.known_brokers,
+            "rebalances": {n: s.state.value for n, s in rebalances.statuses.items()}}, self.supervisor)
         self._wire()
 
     def _wire(self) -> None:
-        app = self.app
+        app, rebalances, tuning, bus = self.app, self.rebalances, self.settings.rebalancer, self.settings.bus
 
         @app.task
         async def rebuild() -> None:
-            await self.rebuild()
+            await rebalances.rebuild()
 
-        async def requests(stream: faust.StreamT) -> None:
-            await self.ready.wait()
-            async for events in stream.take_events(100, within=0.02):
-                await self.supervisor.handle(events, self.on_request_events)
+        def when_ready(name: str, handler: Handler) -> Callable[[faust.StreamT], Awaitable[None]]:
+            async def agent(stream: faust.StreamT) -> None:
+                await rebalances.ready.wait()
+                async for events in stream.take_events(100, within=0.02):
+                    await self.supervisor.handle(events, handler)
+            agent.__name__ = name
+            return agent
 
-        async def actions(stream: faust.StreamT) -> None:
-            await self.ready.wait()
-            async for events in stream.take_events(100, within=0.02):
-                await self.supervisor.handle(events, self.on_action_events)
-
-        async def scaling(stream: faust.StreamT) -> None:
-            await self.ready.wait()
-            async for events in stream.take_events(100, within=0.02):
-                await self.supervisor.handle(events, self.on_scaling_events)
-
-        self.supervisor.agent(self.requests, requests)
-        self.supervisor.agent(self.actions, actions)
-        self.supervisor.agent(self.scaling, scaling)
-
-        @self.supervisor.timer(self.tuning.poll_interval_s)
-        async def tick() -> None:
-            if self.ready.is_set():
-                await self.tick()
-
-        @self.supervisor.timer(self.tuning.observe_interval_s)
-        async def observe() -> None:
-            if self.ready.is_set():
-                await self.observe()
-
-    # -- agents' handlers: each takes a batch of records and may be called again on any part of it ------------
-
-    async def on_request_events(self, events: Sequence[faust.EventT]) -> None:
-        for event in events:
-            decoded = await self.dead_letters.decode_or_reject(event, TOPICS.rebalance_requests)
-            if decoded is not None:
-                self.correlations[decoded.event.name] = decoded.envelope.correlation_id
-                await self.on_request(decoded.event)
-
-    async def on_action_events(self, events: Sequence[faust.EventT]) -> None:
-        for event in events:
-            decoded = await self.dead_letters.decode_or_reject(event, TOPICS.rebalance_actions)
-            if decoded is None:
-                continue
-            if decoded.event.name not in self.statuses:
-                await self.dead_letters.reject(event, f"no rebalance named {decoded.event.name!r}")
-                continue
-            await self.on_action(decoded.event)
-
-    async def on_scaling_events(self, events: Sequence[faust.EventT]) -> None:
-        for event in events:
-            decoded = await self.dead_letters.decode_or_reject(event, TOPICS.scaling)
-            if decoded is not None and isinstance(decoded.event, BrokerRemovalRequested):
-                await self.on_removal_requested(decoded.event)
-
-    # -- memory ------------------------------------------------------------------------------------------------
-
-    async def rebuild(self) -> None:
-        stored = await self.outbox.read_compacted(TOPICS.rebalance_status)
-        for name, item in stored.items():
-            self.statuses[name] = item.decoded.event
-            self.correlations[name] = item.decoded.envelope.correlation_id
-        scaling = await self.outbox.read_compacted(TOPICS.scaling)
-        known = scaling.get(KnownBrokers().key)
-        if known is not None and isinstance(known.decoded.event, KnownBrokers):
-            self.known_brokers = known.decoded.event.brokers
-        log.info("rebuilt state", rebalances=len(self.statuses),
-                 in_flight=sum(1 for s in self.statuses.values() if s.state not in logic.TERMINAL))
-        await self.observe()  # the first look at the brokers before anything else: what is there now is not new
-        self.ready.set()
-
-    async def _publish(self, status: RebalanceStatus | None) -> None:
-        if status is None:
-            return
-        self.statuses[status.name] = status
-        await send(self.outbox, TOPICS.rebalance_status, status, correlation_id=self.correlations.get(status.name))
-        log.info("rebalance status", rebalance=status.name, state=status.state.value, message=status.message)
-
-    async def _change(self, name: str, change: Callable[[RebalanceStatus], RebalanceStatus | None]) -> None:
-        async with self._locks[name]:
-            current = self.statuses.get(name)
-            if current is not None:
-                await self._publish(change(current))
-
-    # -- inputs ------------------------------------------------------------------------------------------------
-
-    async def on_request(self, request: RebalanceRequest) -> None:
-        with correlation(self.correlations.get(request.name), rebalance=request.name):
-            async with self._locks[request.name]:
-                await self._publish(logic.on_request(self.statuses.get(request.name), request, _now()))
-
-    async def on_action(self, action: RebalanceAction) -> None:
-        with correlation(self.correlations.get(action.name), rebalance=action.name):
-            log.info("rebalance action", action=action.action)
-            await self._change(action.name, lambda s: logic.on_action(s, action, _now()))
-
-    async def on_removal_requested(self, removal: BrokerRemovalRequested) -> None:
-        auto = self.tuning.auto
-        request = logic.scaling_request("down", removal.brokers, auto.remove_brokers, auto_approve=auto.enabled)
-        if request.name not in self.statuses:
-            log.info("brokers announced for removal", brokers=removal.brokers, auto_approve=auto.enabled)
-            await send(self.outbox, TOPICS.rebalance_requests, request)
-
-    # -- the step timer ----------------------------------------------------------------------------------------
-
-    async def tick(self) -> None:
-        for name in list(self.statuses):
-            async with self._locks[name]:
-                status = self.statuses[name]
-                with correlation(self.correlations.get(name), rebalance=name):
-                    try:
-                        await self._step(status)
-                    except (CruiseControlError, AdminError) as exc:
-                        # Caught here so one rebalance's trouble never stops the others' steps.
-                        log.warning("rebalance step failed", error=str(exc))
-                    except Exception:  # noqa: BLE001 - a bug in one rebalance's step must not stop the others'
-                        log.exception("rebalance step failed unexpectedly; retried at the next tick")
-
-    async def _step(self, status: RebalanceStatus) -> None:
-        move = logic.next_move(status, [s for s in self.statuses.values() if s.name != status.name], _now())
-        if move.step is None:
-            await self._publish(move.status)
-            return
-        steps = {Step.PROPOSE: self._propose, Step.EXECUTE: self._execute, Step.POLL: self._poll,
-                 Step.STOP: self._stop}
-        await steps[move.step](status)
-
-    def _retry(self, status: RebalanceStatus, error: CruiseControlError) -> RebalanceStatus:
-        log.warning("Cruise Control request failed", error=error.message, state=status.state.value)
-        return logic.on_failure(status, error, _now(), initial_s=self.tuning.retry_initial_s,
-                                max_s=self.tuning.retry_max_s)
-
-    async def _submit(self, status: RebalanceStatus, *, dryrun: bool, brokers: list[int] | None = None,
-                      reason: str | None = None) -> Submission:
-        request = status.request
-        options = options_of(request, dryrun=dryrun, reason=reason)
-        task_id = status.session_id if dryrun else None
-        if request.mode == RebalanceMode.FULL:
-            return await self.cc.rebalance(options, dryrun=dryrun, task_id=task_id)
-        chosen = brokers if brokers is not None else request.brokers
-        if request.mode == RebalanceMode.ADD_BROKERS:
-            return await self.cc.add_broker(chosen, options, dryrun=dryrun, task_id=task_id)
-        return await self.cc.remove_broker(chosen, options, dryrun=dryrun, task_id=task_id)
-
-    async def _propose(self, status: RebalanceStatus) -> None:
-        begun = logic.begin_proposal(status, _now())
-        await self._publish(begun)
-        status = begun or status
-        try:
-            submission = await self._submit(status, dryrun=True)
-        except CruiseControlError as exc:
-            await self._publish(self._retry(status, exc))
-            return
-        await self._publish(logic.on_proposal(status, submission.task_id, submission.result, _now()))
-
-    async def _execute(self, status: RebalanceStatus) -> None:
-        # A request that carried this reason may have reached Cruise Control before a crash or a timeout.
-        try:
-            tasks = await self.cc.user_tasks()
-        except CruiseControlError as exc:
-            await self._publish(self._retry(status, exc))
-            return
-        if (task := logic.find_execution(status, tasks.user_tasks)) is not None:
-            await self._publish(logic.on_execution_started(status, task.user_task_id, _now()))
-            return
-        brokers = None
-        if status.request.mode != RebalanceMode.FULL:
-            existing = [b.id for b in await self.admin.brokers()]
-            brokers = logic.execution_brokers(status, existing)
-            if not brokers:
-                await self._publish(logic.nothing_left(
-                    status, _now(), f"Brokers {', '.join(map(str, status.request.brokers))} are no longer in the "
-                                    "cluster; nothing left to move"))
-                return
-        try:
-            submission = await self._submit(status, dryrun=False, brokers=brokers, reason=status.execution_reason)
-        except CruiseControlError as exc:
-            await self._publish(self._retry(status, exc))
-            return
-        log.info("rebalance execution started", session_id=submission.task_id, brokers=brokers)
-        await self._publish(logic.on_execution_started(status, submission.task_id, _now()))
-
-    async def _poll(self, status: RebalanceStatus) -> None:
-        assert status.session_id is not None
-        try:
-            tasks = (await self.cc.user_tasks([status.session_id], fetch_completed_task=True)).by_id()
-            state = await self.cc.state("executor")
-        except CruiseControlError as exc:
-            message = f"{exc.message}; retrying"
-            if status.message != message:
-                await self._publish(status.model_copy(update={"message": message, "updated_at": _now()}))
-            return
-        after = logic.on_poll(status, tasks.get(status.session_id), state.executor, _now())
-        await self._publish(after)
-        if after is not None and after.state == logic.S.READY:
-            await self._check_removal(after)  # say at once whether its brokers may go, not at the next look
-
-    async def _check_removal(self, status: RebalanceStatus) -> None:
-        """For a Ready remove-brokers rebalance; the caller holds its lock."""
-        if status.request.mode != RebalanceMode.REMOVE_BROKERS:
-            return
-        try:
-            topics = await self.admin.list_topics()
-        except AdminError as exc:
-            log.warning("cannot read the cluster's topics", error=str(exc))
-            return
-        hosted = logic.hosted_replicas({name: [p.replicas for p in t.partitions] for name, t in topics.items()})
-        await self._publish(logic.removal_check(self.statuses[status.name], hosted, _now()))
-
-    async def _stop(self, status: RebalanceStatus) -> None:
-        try:
-            await self.cc.stop_proposal_execution()
-        except CruiseControlError as exc:
-            await self._publish(self._retry(status, exc))
-            return
-        log.info("rebalance execution stopped", then=status.stopping)
-        await self._publish(logic.on_stopped(status, _now()))
-
-    # -- the brokers timer -------------------------------------------------------------------------------------
-
-    async def observe(self) -> None:
-        try:
-            brokers = await self.admin.brokers()
-            removals = [s for s in self.statuses.values()
-                        if s.state == logic.S.READY and s.request.mode == RebalanceMode.REMOVE_BROKERS
-                        and not s.deleted]
-            topics = await self.admin.list_topics() if removals else {}
-        except AdminError as exc:
-            log.warning("cannot read the cluster's brokers", error=str(exc))
-            return
-        await self._auto_scale_up([b.id for b in brokers if b.alive])
-        hosted = logic.hosted_replicas({name: [p.replicas for p in t.partitions] for name, t in topics.items()})
-        for status in removals:
-            await self._change(status.name, lambda s: logic.removal_check(s, hosted, _now()))
-
-    async def _auto_scale_up(self, alive: list[int]) -> None:
-        new, known = logic.joined(self.known_brokers, alive)
-        auto = self.tuning.auto
-        if new and auto.enabled:
-            request = logic.scaling_request("up", new, auto.add_brokers, auto_approve=True)
-            log.info("brokers joined; rebalancing onto them", brokers=new, rebalance=request.name)
-            await send(self.outbox, TOPICS.rebalance_requests, request)
-        elif new:
-            log.info("brokers joined; automatic rebalancing is off", brokers=new)
-        if known != self.known_brokers:
-            # After the request: a crash in between repeats the same request, which changes nothing.
-            await send(self.outbox, TOPICS.scaling, KnownBrokers(brokers=known))
-            self.known_brokers = known
+        self.supervisor.agent(raw_topic(app, TOPICS.rebalance_requests, bus),
+                              when_ready("requests", rebalances.on_request_events))
+        self.supervisor.agent(raw_topic(app, TOPICS.rebalance_actions, bus),
+                              when_ready("actions", rebalances.on_action_events))
+        self.supervisor.agent(raw_topic(app, TOPICS.scaling, bus), when_ready("scaling", rebalances.on_scaling_events))
+        self.supervisor.timer(tuning.poll_interval_s)(rebalances.tick_when_ready)
+        self.supervisor.timer(tuning.observe_interval_s)(rebalances.observe_when_ready)
 
 
 def create_service(settings: Settings) -> RebalancerService:

@@ -17,11 +17,12 @@ from services.common.outbox import MemoryOutbox
 from services.common.settings import CruiseControlSettings, Settings, SimulatorSettings
 from services.local.broker import free_port
 from services.rebalancer.app import RebalancerService
+from services.rebalancer.rebalances import Rebalances
 from tests.unit.records import record
 
 
 @pytest.fixture
-async def service(tmp_path: Path) -> AsyncIterator[tuple[RebalancerService, MemoryOutbox]]:
+async def service(tmp_path: Path) -> AsyncIterator[tuple[Rebalances, MemoryOutbox]]:
     simulator = Simulator(SimulatorSettings(cruise_control_port=free_port(), admin_port=free_port(),
                                             min_execution_s=0.1, proposal_s=0.01,
                                             brokers=["1:/dc1/r1", "2:/dc1/r2", "3:/dc2/r1", "4:/dc2/r2"]))
@@ -30,7 +31,8 @@ async def service(tmp_path: Path) -> AsyncIterator[tuple[RebalancerService, Memo
     await admin.create_topic("a", 8, 2, assignment=[[1, 2]] * 8)  # all on two brokers: something to balance
     cc = CruiseControlClient(CruiseControlSettings(port=simulator.settings.cruise_control_port))
     outbox = MemoryOutbox()
-    rebalancer = RebalancerService(Settings(data_dir=tmp_path), admin=admin, cruise_control=cc, outbox=outbox)
+    rebalancer = RebalancerService(Settings(data_dir=tmp_path), admin=admin, cruise_control=cc,
+                                   outbox=outbox).rebalances
     await rebalancer.rebuild()
     try:
         yield rebalancer, outbox
@@ -40,7 +42,7 @@ async def service(tmp_path: Path) -> AsyncIterator[tuple[RebalancerService, Memo
         await simulator.stop()
 
 
-async def until(rebalancer: RebalancerService, outbox: MemoryOutbox, state: RebalanceState) -> RebalanceStatus:
+async def until(rebalancer: Rebalances, outbox: MemoryOutbox, state: RebalanceState) -> RebalanceStatus:
     for _ in range(100):
         await rebalancer.tick()
         statuses = outbox.on(TOPICS.rebalance_status)
