@@ -11,7 +11,9 @@ The owner keeps the lease by staying in the group (librdkafka heartbeats every s
 the group takes partition 0 away (a revocation, or the member found lost after a pause or a partition of the
 network), the owner exits at once (code 3) before the lease can be given to another instance's process, which then
 rebuilds from the bus; its supervisor restarts the old one as a standby. A crashed owner (kill -9) is replaced once
-the group's session times out: ``session.timeout.ms`` (6 s) + a rebalance + the new owner's start (about 7 s here).
+the group's session times out: ``session.timeout.ms`` (3 s) + a rebalance (the local broker waits up to
+``max.poll.interval.ms``, 6 s) + the new owner's start: 8-9 s from kill -9 to health 200 here (17 s with a 6 s
+session and a 10 s poll interval).
 A paused owner that wakes after losing the lease acts for at most one poll interval plus a heartbeat (about 1.5 s)
 before it exits; nothing on Kafka's side can fence it sooner, since Cruise Control takes no fencing token.
 
@@ -48,7 +50,7 @@ from services.common.shards import Handover
 log = get_logger(__name__)
 
 EXIT_LEASE_LOST = 3
-SESSION_TIMEOUT_MS = 6000
+SESSION_TIMEOUT_MS = 3000
 POLL_S = 0.5
 
 
@@ -72,8 +74,9 @@ class Lease:
             "session.timeout.ms": SESSION_TIMEOUT_MS,
             "heartbeat.interval.ms": 1000,
             # Also the rebalance timeout the coordinator waits for members to rejoin: Kafka's 5 minutes would hold
-            # a takeover that long whenever a member leaves mid-rebalance. Both threads poll every 0.5 s at most.
-            "max.poll.interval.ms": 10_000,
+            # a takeover that long whenever a member leaves mid-rebalance. Both threads poll every 0.5 s at most,
+            # except while a sharded service pauses (shards.PAUSE_TIMEOUT_S, less than this).
+            "max.poll.interval.ms": 6_000,
             "enable.auto.commit": False,
             "partition.assignment.strategy": "range",
             "log_level": 0,

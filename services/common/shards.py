@@ -20,7 +20,7 @@ log = get_logger(__name__)
 
 # How long the lease's thread waits for the service to stop acting on its shards before it gives up and exits
 # (the group's rebalance waits for it meanwhile; max.poll.interval.ms is 10 s).
-PAUSE_TIMEOUT_S = 8.0
+PAUSE_TIMEOUT_S = 4.5
 RETRY_S = 2.0
 
 
