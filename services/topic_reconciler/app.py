@@ -37,19 +37,21 @@ class TopicReconciler:
     def __init__(self, settings: Settings, *, admin: ClusterAdmin | None = None, lease: Lease | None = None,
                  outbox: Outbox | None = None) -> None:
         self.settings = settings
-        # Each instance reads every record in its own consumer group: which records it acts on is the shards'
-        # business, not the group's (a group would split the broker and load topics every instance needs whole).
-        self.app = make_app(SERVICE, settings, web_port=settings.ports.topic_reconciler,
-                            group=f"ballast-{SERVICE}-{uuid.uuid4().hex[:12]}")
+        shards = lease.shards if lease is not None else settings.bus.topic_partitions
+        # With several shards, each instance reads every record in a consumer group of its own: which records it acts
+        # on is the shards' business, not the group's (a shared group would split the broker and load topics every
+        # instance needs whole). With one shard, one instance runs at a time and the group is the service's, so a
+        # restarted instance goes on from the committed offsets instead of reading (and reporting) everything again.
+        group = f"ballast-{SERVICE}" if shards == 1 else f"ballast-{SERVICE}-{uuid.uuid4().hex[:12]}"
+        self.app = make_app(SERVICE, settings, web_port=settings.ports.topic_reconciler, group=group)
         self.outbox = outbox or FaustOutbox(self.app, settings.bus)
         self.dead_letters = DeadLetters(self.outbox, SERVICE)
         self.supervisor = Supervisor(self.app, self.dead_letters)
         admin = admin or make_cluster_admin(settings.cluster_admin)
         placing = Placing(admin, self.outbox, settings.placement, _now)
         self.reconciler = Reconciler(admin, self.outbox, placing, _now, fence=lambda names: self.intake.fence(names))
-        self.intake = Intake(self.reconciler, self.dead_letters,
-                             shards=lease.shards if lease is not None else settings.bus.topic_partitions,
-                             lease=lease, load_max_age_s=settings.placement.load_max_age_s)
+        self.intake = Intake(self.reconciler, self.dead_letters, shards=shards, lease=lease,
+                             load_max_age_s=settings.placement.load_max_age_s)
         # How old the last batch of spec events was on arrival, and how long handling it took (seconds).
         self.last_batch: dict[str, float] = {}
         add_health_page(self.app, SERVICE, self._health, self.supervisor)

@@ -3,7 +3,9 @@
 Instances share the work by shards (``services.common.shards``): a topic belongs to the shard of its name, and an
 instance keeps memory of, and acts on, only the shards its lease holds. Every instance reads every record of its
 input topics, skips those of other shards before decoding them, and rebuilds a shard from the compacted topics when
-it gains it. Records read again (after a start or a handover) are skipped by offset or age.
+it gains it. Records read again (after a start or a handover) are skipped by offset or age. With several shards an
+instance reads from the beginning at each start (its consumer group is its own), so it reports the invalid records
+of its shards to the dead-letter topic again; with one shard the service's group keeps its offsets.
 """
 
 from __future__ import annotations
