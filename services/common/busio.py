@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
-from confluent_kafka import Consumer, Producer, TopicPartition
+from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
 
 from events import Decoded, InvalidEvent, decode
 from events.limits import bounded
@@ -174,8 +174,10 @@ def read_compacted(settings: BusSettings, topic: BusTopic[E], *, keys: Callable[
     })
     latest: dict[str, Stored[E]] = {}
     try:
-        _check_reachable(consumer, settings, timeout_s)
-        metadata = consumer.list_topics(topic.name, timeout=timeout_s).topics.get(topic.name)
+        try:
+            metadata = consumer.list_topics(topic.name, timeout=timeout_s).topics.get(topic.name)
+        except KafkaException as exc:
+            raise BusUnavailable(f"no broker answered within {timeout_s:.0f} s ({exc})") from None
         if metadata is None or metadata.error is not None or not metadata.partitions:
             return latest
         partitions = [TopicPartition(topic.name, p, 0) for p in metadata.partitions]

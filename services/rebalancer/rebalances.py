@@ -9,7 +9,6 @@ import asyncio
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 from typing import Any
-from datetime import UTC, datetime
 
 from events import (
     TOPICS,
@@ -20,6 +19,7 @@ from events import (
     RebalanceRequest,
     RebalanceStatus,
 )
+from events.envelope import utcnow
 from services.common.admin import AdminError, ClusterAdmin
 from services.common.bus import DeadLetters
 from services.common.cruise_control import CruiseControlClient, CruiseControlError
@@ -32,9 +32,6 @@ from services.rebalancer.logic import Step
 
 log = get_logger(__name__)
 
-
-def _now() -> datetime:
-    return datetime.now(UTC)
 
 
 def options_of(request: RebalanceRequest, *, dryrun: bool, reason: str | None = None) -> OptimizationOptions:
@@ -132,12 +129,12 @@ class Rebalances:
     async def on_request(self, request: RebalanceRequest) -> None:
         with correlation(self.correlations.get(request.name), rebalance=request.name):
             async with self._locks[request.name]:
-                await self._publish(logic.on_request(self.statuses.get(request.name), request, _now()))
+                await self._publish(logic.on_request(self.statuses.get(request.name), request, utcnow()))
 
     async def on_action(self, action: RebalanceAction) -> None:
         with correlation(self.correlations.get(action.name), rebalance=action.name):
             log.info("rebalance action", action=action.action)
-            await self._change(action.name, lambda s: logic.on_action(s, action, _now()))
+            await self._change(action.name, lambda s: logic.on_action(s, action, utcnow()))
 
     async def on_removal_requested(self, removal: BrokerRemovalRequested) -> None:
         auto = self.tuning.auto
@@ -162,7 +159,7 @@ class Rebalances:
                         log.exception("rebalance step failed unexpectedly; retried at the next tick")
 
     async def _step(self, status: RebalanceStatus) -> None:
-        move = logic.next_move(status, [s for s in self.statuses.values() if s.name != status.name], _now())
+        move = logic.next_move(status, [s for s in self.statuses.values() if s.name != status.name], utcnow())
         if move.step is None:
             await self._publish(move.status)
             return
@@ -172,7 +169,7 @@ class Rebalances:
 
     def _retry(self, status: RebalanceStatus, error: CruiseControlError) -> RebalanceStatus:
         log.warning("Cruise Control request failed", error=error.message, state=status.state.value)
-        return logic.on_failure(status, error, _now(), initial_s=self.tuning.retry_initial_s,
+        return logic.on_failure(status, error, utcnow(), initial_s=self.tuning.retry_initial_s,
                                 max_s=self.tuning.retry_max_s)
 
     async def _submit(self, status: RebalanceStatus, *, dryrun: bool, brokers: list[int] | None = None,
@@ -188,7 +185,7 @@ class Rebalances:
         return await self.cc.remove_broker(chosen, options, dryrun=dryrun, task_id=task_id)
 
     async def _propose(self, status: RebalanceStatus) -> None:
-        begun = logic.begin_proposal(status, _now())
+        begun = logic.begin_proposal(status, utcnow())
         await self._publish(begun)
         status = begun or status
         try:
@@ -196,7 +193,7 @@ class Rebalances:
         except CruiseControlError as exc:
             await self._publish(self._retry(status, exc))
             return
-        await self._publish(logic.on_proposal(status, submission.task_id, submission.result, _now()))
+        await self._publish(logic.on_proposal(status, submission.task_id, submission.result, utcnow()))
 
     async def _execute(self, status: RebalanceStatus) -> None:
         # A request that carried this reason may have reached Cruise Control before a crash or a timeout.
@@ -206,7 +203,7 @@ class Rebalances:
             await self._publish(self._retry(status, exc))
             return
         if (task := logic.find_execution(status, tasks.user_tasks)) is not None:
-            await self._publish(logic.on_execution_started(status, task.user_task_id, _now()))
+            await self._publish(logic.on_execution_started(status, task.user_task_id, utcnow()))
             return
         brokers = None
         if status.request.mode != RebalanceMode.FULL:
@@ -214,7 +211,7 @@ class Rebalances:
             brokers = logic.execution_brokers(status, existing)
             if not brokers:
                 await self._publish(logic.nothing_left(
-                    status, _now(), f"Brokers {', '.join(map(str, status.request.brokers))} are no longer in the "
+                    status, utcnow(), f"Brokers {', '.join(map(str, status.request.brokers))} are no longer in the "
                                     "cluster; nothing left to move"))
                 return
         try:
@@ -223,7 +220,7 @@ class Rebalances:
             await self._publish(self._retry(status, exc))
             return
         log.info("rebalance execution started", session_id=submission.task_id, brokers=brokers)
-        await self._publish(logic.on_execution_started(status, submission.task_id, _now()))
+        await self._publish(logic.on_execution_started(status, submission.task_id, utcnow()))
 
     async def _poll(self, status: RebalanceStatus) -> None:
         assert status.session_id is not None
@@ -233,9 +230,9 @@ class Rebalances:
         except CruiseControlError as exc:
             message = f"{exc.message}; retrying"
             if status.message != message:
-                await self._publish(status.model_copy(update={"message": message, "updated_at": _now()}))
+                await self._publish(status.model_copy(update={"message": message, "updated_at": utcnow()}))
             return
-        after = logic.on_poll(status, tasks.get(status.session_id), state.executor, _now())
+        after = logic.on_poll(status, tasks.get(status.session_id), state.executor, utcnow())
         await self._publish(after)
         if after is not None and after.state == logic.S.READY:
             await self._check_removal(after)  # say at once whether its brokers may go, not at the next look
@@ -250,7 +247,7 @@ class Rebalances:
             log.warning("cannot read the cluster's topics", error=str(exc))
             return
         hosted = logic.hosted_replicas({name: [p.replicas for p in t.partitions] for name, t in topics.items()})
-        await self._publish(logic.removal_check(self.statuses[status.name], hosted, _now()))
+        await self._publish(logic.removal_check(self.statuses[status.name], hosted, utcnow()))
 
     async def _stop(self, status: RebalanceStatus) -> None:
         try:
@@ -259,7 +256,7 @@ class Rebalances:
             await self._publish(self._retry(status, exc))
             return
         log.info("rebalance execution stopped", then=status.stopping)
-        await self._publish(logic.on_stopped(status, _now()))
+        await self._publish(logic.on_stopped(status, utcnow()))
 
     # -- the brokers timer -------------------------------------------------------------------------------------
 
@@ -276,7 +273,7 @@ class Rebalances:
         await self._auto_scale_up([b.id for b in brokers if b.alive])
         hosted = logic.hosted_replicas({name: [p.replicas for p in t.partitions] for name, t in topics.items()})
         for status in removals:
-            await self._change(status.name, lambda s: logic.removal_check(s, hosted, _now()))
+            await self._change(status.name, lambda s: logic.removal_check(s, hosted, utcnow()))
 
     async def _auto_scale_up(self, alive: list[int]) -> None:
         new, known = logic.joined(self.known_brokers, alive)

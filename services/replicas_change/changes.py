@@ -9,10 +9,11 @@ import asyncio
 import time
 import uuid
 from collections.abc import Collection, Sequence
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 from typing import Any
 
 from events import TOPICS, ReplicasChangeBatch, ReplicasChangeCommand, ReplicasChangeRecord
+from events.envelope import utcnow
 from events.topics import BusTopic
 from services.common.admin import AdminError, ClusterAdmin
 from services.common.bus import DeadLetters
@@ -24,9 +25,6 @@ from services.replicas_change import isolation, logic
 
 log = get_logger(__name__)
 
-
-def _now() -> datetime:
-    return datetime.now(UTC)
 
 
 # Before it had a topic of its own, the batch record was kept on the state topic: an open one written by an earlier
@@ -90,7 +88,7 @@ class ReplicasChanges:
                 log.warning("cannot settle in-doubt submissions yet", error=exc.message, changes=len(in_doubt))
                 await asyncio.sleep(self.tuning.poll_interval_s)
                 continue
-            await self._publish(logic.recover_in_doubt(self.in_flight, tasks.user_tasks, _now()))
+            await self._publish(logic.recover_in_doubt(self.in_flight, tasks.user_tasks, utcnow()))
             break
         if batch is not None and batch.open:
             await self._close(batch)
@@ -119,7 +117,7 @@ class ReplicasChanges:
         changed = []
         for command in commands:
             with correlation(self.correlations.get(command.topic), topic=command.topic):
-                record = logic.on_command(self.records.get(command.topic), command, _now(),
+                record = logic.on_command(self.records.get(command.topic), command, utcnow(),
                                           actual.get(command.topic))
                 if record is not None:
                     log.debug("replicas change requested", target=command.target_replicas, state=record.state)
@@ -129,7 +127,7 @@ class ReplicasChanges:
 
     async def submit_due(self) -> None:
         tuning = self.tuning
-        now = _now()
+        now = utcnow()
         due = logic.due_for_submission(self.in_flight, now)
         if not logic.batch_ready(due, now, quiet=timedelta(seconds=tuning.batch_quiet_s),
                                  window=timedelta(seconds=tuning.batch_window_s)):
@@ -140,7 +138,7 @@ class ReplicasChanges:
     async def _submit_due_locked(self, *, ended_sessions: Collection[str] = ()) -> None:
         """Send every due change in one request. The caller holds the Cruise Control lock; ``ended_sessions``: our
         tasks a poll has just seen end, whose changes are not yet recorded as such."""
-        due = isolation.next_request(logic.due_for_submission(self.in_flight, _now(), ended_sessions=ended_sessions))
+        due = isolation.next_request(logic.due_for_submission(self.in_flight, utcnow(), ended_sessions=ended_sessions))
         due = logic.fit_in_one_request(due)
         if not due:
             return
@@ -148,8 +146,8 @@ class ReplicasChanges:
         topics = [t for names in groups.values() for t in names]
         # One record before the request, not one per change: a crash mid-request leaves it open, and the restart
         # looks the task up by the batch id (the request's reason).
-        batch = ReplicasChangeBatch(batch_id=f"ballast-{uuid.uuid4()}", topics=topics, created_at=_now())
-        for record in logic.mark_submitting(due, batch.batch_id, _now()):
+        batch = ReplicasChangeBatch(batch_id=f"ballast-{uuid.uuid4()}", topics=topics, created_at=utcnow())
+        for record in logic.mark_submitting(due, batch.batch_id, utcnow()):
             self._remember(record)
         await self._write(batch)
         try:
@@ -157,20 +155,20 @@ class ReplicasChanges:
         except CruiseControlError as exc:
             if exc.temporary:
                 log.warning("replicas change request failed", error=exc.message, topics=len(topics))
-                await self._publish(logic.on_submit_failed(self.in_flight, topics, exc.message, _now(),
+                await self._publish(logic.on_submit_failed(self.in_flight, topics, exc.message, utcnow(),
                                                            **self._retry))
                 await self._close(batch)
                 return
             refusal = isolation.pin(exc.detail or exc.message, groups, batch.batch_id)
             log.warning("replicas change request refused", error=exc.message, topics=len(topics),
                         culprits=len(refusal.culprits), split=refusal.halves is not None)
-            await self._publish(isolation.on_refused(self.in_flight, refusal, topics, exc.message, _now(),
+            await self._publish(isolation.on_refused(self.in_flight, refusal, topics, exc.message, utcnow(),
                                                      batch_id=batch.batch_id, **self._retry))
             await self._close(batch)
             return
         log.info("replicas change submitted", session_id=submission.task_id, topics=len(topics),
                  targets={rf: len(names) for rf, names in groups.items()})
-        await self._publish(logic.on_submitted(self.in_flight, topics, submission.task_id, _now()))
+        await self._publish(logic.on_submitted(self.in_flight, topics, submission.task_id, utcnow()))
         await self._close(batch)
 
     async def _close(self, batch: ReplicasChangeBatch) -> None:
@@ -202,9 +200,9 @@ class ReplicasChanges:
             except (CruiseControlError, AdminError) as exc:
                 # Nothing is concluded from a failed poll: sessionIds stay as they are.
                 log.warning("poll failed; will retry", error=str(exc))
-                await self._publish(logic.on_unreachable(self.in_flight, str(exc), _now()))
+                await self._publish(logic.on_unreachable(self.in_flight, str(exc), utcnow()))
                 return
-            changed = logic.on_poll(self.in_flight, tasks, actual, _now(), asked=sessions, **self._retry)
+            changed = logic.on_poll(self.in_flight, tasks, actual, utcnow(), asked=sessions, **self._retry)
             recorded = await self._send(changed)
             if any(r.state != logic.ONGOING for r in changed):
                 # Changes back to pending (the target moved while the task ran, Cruise Control forgot it): send them

@@ -9,11 +9,11 @@ from __future__ import annotations
 import time
 import uuid
 from collections.abc import Awaitable, Callable
-from datetime import UTC, datetime
 
 import faust
 
 from events import TOPICS
+from events.envelope import utcnow
 from services.common.admin import ClusterAdmin, make_cluster_admin
 from services.common.agents import Handler, Supervisor
 from services.common.bus import BATCH_WAIT_S, DeadLetters, make_app, raw_topic
@@ -28,9 +28,6 @@ from services.topic_reconciler.reconciler import Reconciler
 SERVICE = "topic-reconciler"
 BATCH = 1000
 
-
-def _now() -> datetime:
-    return datetime.now(UTC)
 
 
 class TopicReconciler:
@@ -48,8 +45,8 @@ class TopicReconciler:
         self.dead_letters = DeadLetters(self.outbox, SERVICE)
         self.supervisor = Supervisor(self.app, self.dead_letters)
         admin = admin or make_cluster_admin(settings.cluster_admin)
-        placing = Placing(admin, self.outbox, settings.placement, _now)
-        self.reconciler = Reconciler(admin, self.outbox, placing, _now, fence=lambda names: self.intake.fence(names))
+        placing = Placing(admin, self.outbox, settings.placement, utcnow)
+        self.reconciler = Reconciler(admin, self.outbox, placing, utcnow, fence=lambda names: self.intake.fence(names))
         self.intake = Intake(self.reconciler, self.dead_letters, shards=shards, lease=lease,
                              load_max_age_s=settings.placement.load_max_age_s)
         # How old the last batch of spec events was on arrival, and how long handling it took (seconds).
