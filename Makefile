@@ -5,8 +5,11 @@ PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
+# Apache Kafka's jars for the real local cluster, copied from Maven Central as jvm/kafka-runtime/pom.xml pins them.
+KAFKA_LIB   := .kafka/lib
+KAFKA_STAMP := $(KAFKA_LIB)/.installed
 
-.PHONY: install demo up down status test test-unit bench schema clean
+.PHONY: install kafka demo up up-kafka down status test test-unit bench schema clean
 
 $(STAMP): pyproject.toml constraints.txt
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -14,7 +17,14 @@ $(STAMP): pyproject.toml constraints.txt
 	@$(BIN)/python -m pip install --quiet -c constraints.txt -e '.[test]'
 	@touch $(STAMP)
 
-install: $(STAMP)
+$(KAFKA_STAMP): jvm/kafka-runtime/pom.xml
+	@rm -rf $(KAFKA_LIB)
+	mvn -q -B -Dstyle.color=never -f jvm/kafka-runtime/pom.xml dependency:copy-dependencies -DoutputDirectory=$(CURDIR)/$(KAFKA_LIB)
+	@touch $(KAFKA_STAMP)
+
+install: $(STAMP) $(KAFKA_STAMP)
+
+kafka: $(KAFKA_STAMP)
 
 demo: $(STAMP)
 	$(BIN)/ballast demo
@@ -22,17 +32,20 @@ demo: $(STAMP)
 up: $(STAMP)
 	$(BIN)/ballast up
 
+up-kafka: $(STAMP) $(KAFKA_STAMP)
+	$(BIN)/ballast up --kafka
+
 down: $(STAMP)
 	$(BIN)/ballast down
 
 status: $(STAMP)
 	$(BIN)/ballast status
 
-test: $(STAMP)
+test: $(STAMP) $(KAFKA_STAMP)
 	$(BIN)/pytest -q
 
 test-unit: $(STAMP)
-	$(BIN)/pytest -q -m 'not integration'
+	$(BIN)/pytest -q -m 'not integration and not kafka'
 
 bench: $(STAMP)
 	$(BIN)/python -m bench.placement --write BENCHMARKS.md
@@ -44,4 +57,4 @@ schema: $(STAMP)
 	$(BIN)/ballast schema --out docs/schemas
 
 clean:
-	rm -rf $(VENV) .ballast .pytest_cache
+	rm -rf $(VENV) .ballast .pytest_cache .kafka

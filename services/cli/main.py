@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import base64
 import json
-import os
 import sys
 import time
 from pathlib import Path
@@ -414,39 +413,44 @@ def schema(out: Annotated[Optional[Path], typer.Option(help="write one file per 
 
 
 @app.command()
-def up() -> None:
-    """Start the embedded stack in the background (stop it with `ballast down`)."""
+def up(
+    kafka: Annotated[bool, typer.Option(
+        "--kafka", help="a real Apache Kafka cluster (KRaft, 4 brokers, hierarchical racks, two log dirs each) as "
+                        "the bus and the managed cluster, instead of the embedded broker and simulated cluster")] = False,
+) -> None:
+    """Start the local stack in the background (stop it with `ballast down`)."""
     from services.local.stack import LocalStack
 
     if STATE_FILE.exists():
         raise _fail(f"a stack is already up (see {STATE_FILE}); run `ballast down` first")
     run_dir = Path(".ballast") / f"stack-{int(time.time())}"
-    stack = LocalStack(run_dir, detached=True).start(progress=lambda m: console.print(f"[dim]{m}[/dim]"))
+    stack = LocalStack(run_dir.resolve(), detached=True, kafka=kafka)
+    try:
+        stack.start(progress=lambda m: console.print(f"[dim]{escape(m)}[/dim]"))
+    except BaseException:
+        stack.stop()
+        raise
     info = stack.info()
     info.save(STATE_FILE)
-    console.print("stack is up. Point the CLI at it with:")
-    for key in ("BALLAST_BUS__BOOTSTRAP_SERVERS", "BALLAST_CRUISE_CONTROL__PORT", "BALLAST_CLUSTER_ADMIN__SIMULATOR_URL"):
-        console.print(f"  export {key}={info.env[key]}")
-    console.print(f"logs: {stack.logs}")
+    console.print("stack is up. Point the CLI (or any Kafka client, for the bootstrap servers) at it with:")
+    keys = ["BALLAST_BUS__BOOTSTRAP_SERVERS", "BALLAST_CRUISE_CONTROL__PORT", "BALLAST_CLUSTER_ADMIN__KIND",
+            "BALLAST_CLUSTER_ADMIN__BOOTSTRAP_SERVERS" if kafka else "BALLAST_CLUSTER_ADMIN__SIMULATOR_URL"]
+    for key in keys:
+        console.print(f"  export {key}={info.env[key]}", soft_wrap=True)
+    console.print(f"logs: {stack.logs}" + (f" and {stack.kafka.run_dir}/*/server.log" if stack.kafka else ""),
+                  soft_wrap=True)
 
 
 @app.command()
 def down() -> None:
     """Stop the stack started by `ballast up`."""
-    import signal
-
-    from services.local.stack import StackInfo
+    from services.local.stack import StackInfo, stop_detached
 
     if not STATE_FILE.exists():
         console.print("no stack is up")
         return
     info = StackInfo.load(STATE_FILE)
-    for name, pid in sorted(info.pids.items(), key=lambda item: item[0] == "broker"):
-        try:
-            os.killpg(pid, signal.SIGTERM)
-            console.print(f"stopped {name}")
-        except ProcessLookupError:
-            pass
+    stop_detached(info.pids, say=lambda m: console.print(m))
     STATE_FILE.unlink()
 
 

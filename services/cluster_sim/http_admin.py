@@ -64,7 +64,8 @@ def build_admin_app(sim: Simulator) -> web.Application:
 
     async def brokers(_: web.Request) -> web.Response:
         return web.json_response({"brokers": [
-            {"id": b.id, "rack": b.rack, "alive": b.alive} for b in sorted(cluster.brokers.values(), key=lambda b: b.id)
+            {"id": b.id, "rack": b.rack, "alive": b.alive, "logDirs": list(b.log_dirs)}
+            for b in sorted(cluster.brokers.values(), key=lambda b: b.id)
         ]})
 
     async def add_broker(request: web.Request) -> web.Response:
@@ -78,13 +79,18 @@ def build_admin_app(sim: Simulator) -> web.Application:
 
     async def list_topics(_: web.Request) -> web.Response:
         alive = cluster.alive_ids
-        return web.json_response({"topics": [_topic_json(t, alive, log_dir) for t in cluster.topics.values()]})
+        return web.json_response({"topics": [_topic_json(t, alive, log_dir) for t in cluster.topics.values()],
+                                  "racks": _racks()})
 
     async def describe(request: web.Request) -> web.Response:
         names = (await request.json())["names"]
         alive = cluster.alive_ids
         return web.json_response({"topics": [_topic_json(cluster.topics[n], alive, log_dir) for n in names
-                                             if n in cluster.topics]})
+                                             if n in cluster.topics], "racks": _racks()})
+
+    def _racks() -> dict[str, str | None]:
+        """Each broker's rack, as a describe answer carries it beside the replicas (Kafka's metadata does)."""
+        return {str(b.id): b.rack for b in cluster.brokers.values()}
 
     async def create(request: web.Request) -> web.Response:
         body = await request.json()

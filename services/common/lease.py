@@ -11,9 +11,10 @@ The owner keeps the lease by staying in the group (librdkafka heartbeats every s
 the group takes partition 0 away (a revocation, or the member found lost after a pause or a partition of the
 network), the owner exits at once (code 3) before the lease can be given to another instance's process, which then
 rebuilds from the bus; its supervisor restarts the old one as a standby. A crashed owner (kill -9) is replaced once
-the group's session times out: ``session.timeout.ms`` (3 s) + a rebalance (the local broker waits up to
-``max.poll.interval.ms``, 6 s) + the new owner's start: 8-9 s from kill -9 to health 200 here (17 s with a 6 s
-session and a 10 s poll interval).
+the group's session times out: ``session.timeout.ms`` (``BALLAST_BUS__LEASE_SESSION_TIMEOUT_MS``: 6 s, the
+least Kafka's default ``group.min.session.timeout.ms`` allows; 3 s on the local stacks) + a rebalance (the local
+broker waits up to ``max.poll.interval.ms``, 6 s) + the new owner's start: 8-13 s from kill -9 to health 200 on the
+local stacks.
 A paused owner that wakes after losing the lease acts for at most one poll interval plus a heartbeat (about 1.5 s)
 before it exits; nothing on Kafka's side can fence it sooner, since Cruise Control takes no fencing token.
 
@@ -50,7 +51,8 @@ from services.common.shards import Handover
 log = get_logger(__name__)
 
 EXIT_LEASE_LOST = 3
-SESSION_TIMEOUT_MS = 3000
+# The rebalance timeout: members must rejoin within it (librdkafka wants it at least the session timeout).
+MAX_POLL_INTERVAL_MS = 6000
 POLL_S = 0.5
 
 
@@ -71,12 +73,12 @@ class Lease:
             # with the client id: the instances that started first keep what they hold, and one joining later never
             # takes a single service's lease.
             "client.id": f"ballast-{service}-{time.time_ns():020d}-{uuid.uuid4().hex[:6]}",
-            "session.timeout.ms": SESSION_TIMEOUT_MS,
+            "session.timeout.ms": bus.lease_session_timeout_ms,
             "heartbeat.interval.ms": 1000,
             # Also the rebalance timeout the coordinator waits for members to rejoin: Kafka's 5 minutes would hold
             # a takeover that long whenever a member leaves mid-rebalance. Both threads poll every 0.5 s at most,
             # except while a sharded service pauses (shards.PAUSE_TIMEOUT_S, less than this).
-            "max.poll.interval.ms": 6_000,
+            "max.poll.interval.ms": max(MAX_POLL_INTERVAL_MS, bus.lease_session_timeout_ms),
             "enable.auto.commit": False,
             "partition.assignment.strategy": "range",
             "log_level": 0,

@@ -27,6 +27,10 @@ class BusSettings(BaseModel):
     fetch_max_wait_ms: int = Field(default=100, ge=1, le=10_000)
     # Replication of Ballast's own topics; 1 suits the single local broker, use 3 on a real bus.
     topic_replication_factor: int = Field(default=1, ge=1)
+    # The service lease's group session: a crashed owner is replaced about this long after it dies. Kafka refuses
+    # sessions shorter than the brokers' group.min.session.timeout.ms (6 s by default); the local stacks, whose
+    # brokers allow 1 s, use 3 s.
+    lease_session_timeout_ms: int = Field(default=6000, ge=1000, le=60_000)
 
     def confluent_config(self) -> dict[str, str]:
         """librdkafka properties for confluent-kafka clients."""
@@ -82,9 +86,10 @@ class ClusterAdminSettings(BaseModel):
 
     kind: Literal["simulator", "kafka"] = "simulator"
     simulator_url: str = "http://127.0.0.1:9095"
-    # For kind=kafka: librdkafka properties of the managed cluster (may differ from the bus).
+    # For kind=kafka: the managed cluster (may differ from the bus), and further KafkaAdminClient settings of
+    # kafka-python (security_protocol, sasl_mechanism, ssl_cafile, ...) as JSON in BALLAST_CLUSTER_ADMIN__EXTRA.
     bootstrap_servers: str = "127.0.0.1:9092"
-    extra: dict[str, str] = Field(default_factory=dict)
+    extra: dict[str, Any] = Field(default_factory=dict)
     timeout_s: float = Field(default=30.0, gt=0)
 
 

@@ -1,7 +1,10 @@
-"""Start and stop the whole embedded stack: local broker, cluster simulator, and every service, on 127.0.0.1.
+"""Start and stop the whole local stack: a broker, the cluster simulator, and every service, on 127.0.0.1.
 
-Used by ``ballast demo``, ``ballast up`` / ``down`` and the integration tests. Each part is a real process; the
-services get their settings through ``BALLAST_*`` environment variables, exactly as in production.
+Two stacks: the embedded default (Tansu as the bus, the simulator as the managed cluster and its Cruise Control),
+and ``kafka=True``: a real Apache Kafka cluster (``kafka_cluster.LocalKafka``) as both the bus and the managed
+cluster, with the simulator serving Cruise Control's API beside it. Used by ``ballast demo``, ``ballast up`` /
+``down`` and the tests. Each part is a real process; the services get their settings through ``BALLAST_*``
+environment variables, exactly as in production.
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -20,6 +24,7 @@ import httpx
 from services.common.bus import ensure_topics
 from services.common.settings import Settings
 from services.local.broker import die_with_parent, free_port, start_tansu
+from services.local.kafka_cluster import LocalKafka
 
 SERVICES = ("topic-reconciler", "replicas-change", "rebalancer", "load-collector")
 
@@ -61,8 +66,11 @@ def _port_setting(service: str) -> str:
 
 class LocalStack:
     def __init__(self, run_dir: Path, *, env: dict[str, str] | None = None,
-                 services: tuple[str, ...] = SERVICES, detached: bool = False) -> None:
-        """``detached``: what starts here outlives this process (``ballast up``); otherwise it all dies with it."""
+                 services: tuple[str, ...] = SERVICES, detached: bool = False, kafka: bool = False,
+                 kafka_racks: tuple[str, ...] | None = None) -> None:
+        """``detached``: what starts here outlives this process (``ballast up``); otherwise it all dies with it.
+        ``kafka``: a real Kafka cluster is the bus and the managed cluster (racks ``kafka_racks``, one broker
+        each) instead of Tansu and the simulator's cluster."""
         self.run_dir = run_dir
         self.detached = detached
         self.logs = run_dir / "logs"
@@ -86,8 +94,22 @@ class LocalStack:
             "BALLAST_DATA_DIR": str(run_dir / "data"),
             "BALLAST_SPARK__CHECKPOINT_DIR": str(run_dir / "spark-checkpoint"),
             "BALLAST_LOG_FORMAT": "json",
-            **(env or {}),
+            # A killed owner's lease passes on within seconds (Tansu and the local Kafka allow short sessions).
+            "BALLAST_BUS__LEASE_SESSION_TIMEOUT_MS": "3000",
         }
+        self.kafka: LocalKafka | None = None
+        if kafka:
+            self.kafka = LocalKafka(run_dir, detached=detached, **({"racks": kafka_racks} if kafka_racks else {}))
+            bootstrap = self.kafka.bootstrap_servers
+            self.env.update({
+                "BALLAST_BUS__BOOTSTRAP_SERVERS": bootstrap,
+                "BALLAST_BUS__TOPIC_REPLICATION_FACTOR": str(min(3, len(self.kafka.brokers))),
+                "BALLAST_CLUSTER_ADMIN__KIND": "kafka",
+                "BALLAST_CLUSTER_ADMIN__BOOTSTRAP_SERVERS": bootstrap,
+                # The simulated Cruise Control knows the same brokers and racks as the real cluster.
+                "BALLAST_SIMULATOR__BROKERS": json.dumps([f"{b}:{rack}" for b, rack in self.kafka.racks().items()]),
+            })
+        self.env.update(env or {})
 
     # -- settings for in-process clients (CLI, tests) ------------------------------------------------------------
 
@@ -117,9 +139,12 @@ class LocalStack:
 
     def start(self, progress: object = None) -> LocalStack:
         say = progress if callable(progress) else (lambda _msg: None)
-        say(f"starting local broker (Tansu) on 127.0.0.1:{self.ports.broker}")
-        self.processes["broker"] = start_tansu(self.ports.broker, self.logs / "broker.log",
-                                                detached=self.detached)
+        if self.kafka is not None:
+            self.kafka.start(progress=say)
+        else:
+            say(f"starting local broker (Tansu) on 127.0.0.1:{self.ports.broker}")
+            self.processes["broker"] = start_tansu(self.ports.broker, self.logs / "broker.log",
+                                                    detached=self.detached)
         say(f"starting cluster simulator (Cruise Control API on 127.0.0.1:{self.ports.cruise_control})")
         self.start_process("cluster-sim")
         self.wait_http(f"{self.sim_url}/health", "cluster-sim")
@@ -207,6 +232,11 @@ class LocalStack:
         self.wait_http(self.health_url(name), name)
 
     def stop(self) -> None:
+        self._stop_processes()
+        if self.kafka is not None:
+            self.kafka.stop()
+
+    def _stop_processes(self) -> None:
         # Services first (they flush), the broker last.
         order = [n for n in self.processes if n != "broker"] + (["broker"] if "broker" in self.processes else [])
         for name in order:
@@ -225,11 +255,49 @@ class LocalStack:
                 process.wait(timeout=10)
 
     def info(self) -> StackInfo:
-        return StackInfo(run_dir=str(self.run_dir), ports=self.ports,
-                         pids={n: p.pid for n, p in self.processes.items()}, env=self.env)
+        pids = {n: p.pid for n, p in self.processes.items()}
+        if self.kafka is not None:
+            pids.update({f"kafka-broker-{b.id}": b.process.pid for b in self.kafka.brokers.values() if b.process})
+            if self.kafka.controller.process is not None:
+                pids["kafka-controller"] = self.kafka.controller.process.pid
+        return StackInfo(run_dir=str(self.run_dir), ports=self.ports, pids=pids, env=self.env)
 
     def __enter__(self) -> LocalStack:
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+
+def stop_detached(pids: dict[str, int], say: Callable[[str], None], timeout_s: float = 30.0) -> None:
+    """Stop what ``ballast up`` left running, in order: the services, then the brokers (Tansu, or Kafka's brokers,
+    whose controlled shutdown needs the controller), then Kafka's controller. Whatever does not stop in
+    ``timeout_s`` is killed."""
+    def rank(name: str) -> int:
+        return 2 if name == "kafka-controller" else 1 if name == "broker" or name.startswith("kafka-broker") else 0
+
+    for level in (0, 1, 2):
+        group = {name: pid for name, pid in pids.items() if rank(name) == level}
+        for name, pid in group.items():
+            try:
+                os.killpg(pid, signal.SIGTERM)
+            except ProcessLookupError:
+                continue
+            say(f"stopping {name}")
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline and any(_alive(pid) for pid in group.values()):
+            time.sleep(0.1)
+        for name, pid in group.items():
+            if _alive(pid):
+                say(f"killing {name} (still running after {timeout_s:.0f} s)")
+                os.killpg(pid, signal.SIGKILL)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.killpg(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True

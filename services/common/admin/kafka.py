@@ -1,132 +1,283 @@
-"""Cluster-admin adapter for a real Kafka cluster, on confluent-kafka's AdminClient."""
+"""Cluster-admin adapter for a real Kafka cluster, on kafka-python's KafkaAdminClient.
+
+kafka-python 3.x speaks every Kafka API the port needs (confluent-kafka lacks AlterPartitionReassignments,
+ListPartitionReassignments, DescribeLogDirs and AlterReplicaLogDirs). Its client is blocking and does its I/O on a
+thread of its own; each call here runs in a worker thread so that the services' event loop never waits on it.
+"""
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping, Sequence
-from concurrent.futures import Future
-from typing import Any
+import logging
+import re
+import threading
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, TypeVar
 
-from confluent_kafka import KafkaError, KafkaException
-from confluent_kafka.admin import (
-    AdminClient,
-    AlterConfigOpType,
-    ConfigEntry,
-    ConfigResource,
-    NewPartitions,
-    NewTopic,
-    ResourceType,
-)
+from kafka import TopicPartition
+from kafka import errors as kafka_errors
+from kafka.admin import AlterConfigOp, ConfigResource, ConfigResourceType, KafkaAdminClient
+from kafka.structs import TopicPartitionReplica
 
 from services.common.admin.port import (
     AdminError,
     Assignment,
     BrokerInfo,
-    LogDirsUnsupported,
+    LogDirInfo,
+    LogDirReplica,
     PartitionInfo,
-    ReassignmentUnsupported,
+    Reassignment,
+    ReplicaInfo,
     TopicAlreadyExists,
     TopicDescription,
     UnknownTopic,
 )
 
+T = TypeVar("T")
+_ERROR_MESSAGE = re.compile(r"error_message=(['\"])(.*?)\1[,)]")
+PREFERRED_ELECTION = 0
+# kafka-python logs each refused connection and retried request at WARNING; the adapter reports what fails.
+logging.getLogger("kafka").setLevel(logging.ERROR)
 
-async def _wait(future: Future[Any]) -> Any:
-    try:
-        return await asyncio.wrap_future(future)
-    except KafkaException as exc:
-        error: KafkaError = exc.args[0]
-        if error.code() == KafkaError.TOPIC_ALREADY_EXISTS:
-            raise TopicAlreadyExists(error.str()) from None
-        if error.code() == KafkaError.UNKNOWN_TOPIC_OR_PART:
-            raise UnknownTopic(error.str()) from None
-        raise AdminError(error.str()) from None
+
+def _reason(exc: Exception) -> str:
+    """The broker's own words where the answer has them (kafka-python's text repeats the whole request)."""
+    found = _ERROR_MESSAGE.search(str(exc))
+    if found and found.group(2) not in ("None", ""):
+        return f"{type(exc).__name__}: {found.group(2)}"
+    if isinstance(exc, kafka_errors.KafkaError) and exc.description and "Request '" in str(exc):
+        return f"{type(exc).__name__}: {exc.description}"
+    return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+
+
+def _admin_error(exc: Exception) -> AdminError:
+    if isinstance(exc, AdminError):
+        return exc
+    if isinstance(exc, kafka_errors.TopicAlreadyExistsError):
+        return TopicAlreadyExists(_reason(exc))
+    if isinstance(exc, kafka_errors.UnknownTopicOrPartitionError):
+        return UnknownTopic(_reason(exc))
+    return AdminError(_reason(exc))
+
+
+def _check(errors: Mapping[Any, Any], what: str) -> None:
+    """kafka-python answers some calls with an error class per item instead of raising; raise the first."""
+    failed = {key: error for key, error in errors.items()
+              if error is not None and error is not kafka_errors.NoError}
+    if failed:
+        key, error = next(iter(failed.items()))
+        name = error.__name__ if isinstance(error, type) else type(error).__name__
+        exc = error() if isinstance(error, type) else error
+        raise _admin_error(exc) if isinstance(exc, Exception) else AdminError(f"{what} {key}: {name}")
 
 
 class KafkaClusterAdmin:
-    def __init__(self, config: dict[str, str], timeout_s: float = 30.0) -> None:
-        self._admin = AdminClient(config)
-        self._timeout = timeout_s
+    def __init__(self, config: Mapping[str, Any], timeout_s: float = 30.0) -> None:
+        """``config``: KafkaAdminClient settings (``bootstrap_servers``, security ...)."""
+        self._config = {"client_id": "ballast-admin", **config, "request_timeout_ms": int(timeout_s * 1000)}
+        self._client: KafkaAdminClient | None = None
+        self._lock = threading.Lock()
+
+    # -- plumbing ------------------------------------------------------------------------------------------------
+
+    def _admin(self) -> KafkaAdminClient:
+        with self._lock:
+            if self._client is None:
+                # Connecting blocks until a broker answers (or bootstrap times out): done in the worker thread.
+                self._client = KafkaAdminClient(**self._config)
+            return self._client
+
+    async def _run(self, call: Callable[[KafkaAdminClient], T]) -> T:
+        def attempt() -> T:
+            try:
+                return call(self._admin())
+            except (kafka_errors.KafkaConnectionError, kafka_errors.KafkaTimeoutError):
+                # Connections are rebuilt from the bootstrap servers next time (brokers may have moved).
+                self._reset()
+                raise
+        try:
+            return await asyncio.to_thread(attempt)
+        except Exception as exc:  # noqa: BLE001 -- every client failure becomes the port's AdminError
+            raise _admin_error(exc) from exc
+
+    def _reset(self) -> None:
+        with self._lock:
+            client, self._client = self._client, None
+        if client is not None:
+            try:
+                client.close()
+            except Exception:  # noqa: BLE001 -- closing a broken client
+                pass
+
+    # -- brokers and topics --------------------------------------------------------------------------------------
 
     async def brokers(self) -> list[BrokerInfo]:
-        metadata = await asyncio.to_thread(self._admin.list_topics, timeout=self._timeout)
-        # Metadata lists only live brokers; racks come from describe_cluster.
-        cluster = await _wait(self._admin.describe_cluster(request_timeout=self._timeout))
-        racks = {node.id: node.rack for node in cluster.nodes}
-        return [BrokerInfo(id=b, rack=racks.get(b) or None, alive=True) for b in sorted(metadata.brokers)]
+        # DescribeCluster with fenced brokers: a stopped broker stays registered (alive=False) until unregistered.
+        cluster = await self._run(lambda a: a.describe_cluster())
+        return sorted((BrokerInfo(id=b["broker_id"], rack=b.get("rack") or None, alive=not b.get("is_fenced"))
+                       for b in cluster["brokers"]), key=lambda b: b.id)
 
     async def list_topics(self) -> dict[str, TopicDescription]:
-        metadata = await asyncio.to_thread(self._admin.list_topics, timeout=self._timeout)
-        names = [name for name in metadata.topics if not name.startswith("__")]
-        described = await self.describe_topics(names)
+        metadata = await self._run(lambda a: a.describe_topics())
+        names = [t["name"] for t in metadata if not t.get("is_internal") and not t["name"].startswith("__")]
+        described = await self._describe(names, metadata)
         return {name: d for name, d in described.items() if d is not None}
 
     async def describe_topics(self, names: list[str]) -> dict[str, TopicDescription | None]:
         if not names:
             return {}
-        metadata = await asyncio.to_thread(self._admin.list_topics, timeout=self._timeout)
+        metadata = await self._run(lambda a: a.describe_topics(list(names)))
+        return await self._describe(names, metadata)
+
+    async def _describe(self, names: list[str], metadata: list[dict[str, Any]]) -> dict[str, TopicDescription | None]:
+        found = {t["name"]: t for t in metadata if t.get("error_code", 0) == 0}
+        present = [name for name in names if name in found]
+        configs = await self._topic_configs(present)
+        racks = {b.id: b.rack for b in await self.brokers()} if present else {}
+        disks = await self._replica_disks(present)
         result: dict[str, TopicDescription | None] = {}
         for name in names:
-            topic = metadata.topics.get(name)
-            if topic is None or topic.error is not None:
+            topic = found.get(name)
+            if topic is None:
                 result[name] = None
                 continue
-            partitions = tuple(
-                PartitionInfo(id=p.id, replicas=tuple(p.replicas), leader=p.leader, isr=tuple(p.isrs))
-                for p in sorted(topic.partitions.values(), key=lambda p: p.id)
-            )
-            result[name] = TopicDescription(name=name, partitions=partitions, config=await self._configs(name))
+            partitions = []
+            for p in sorted(topic["partitions"], key=lambda p: p["partition_index"]):
+                replicas = tuple(p["replica_nodes"])
+                info = tuple(ReplicaInfo(broker=b, rack=racks.get(b), **disks.get((name, p["partition_index"], b), {}))
+                             for b in replicas)
+                leader = p["leader_id"] if p["leader_id"] >= 0 else None
+                partitions.append(PartitionInfo(id=p["partition_index"], replicas=replicas, leader=leader,
+                                                isr=tuple(p["isr_nodes"]), replica_info=info))
+            result[name] = TopicDescription(name=name, partitions=tuple(partitions), config=configs.get(name, {}))
         return result
 
-    async def _configs(self, name: str) -> dict[str, str]:
-        resource = ConfigResource(ResourceType.TOPIC, name)
-        futures = self._admin.describe_configs([resource], request_timeout=self._timeout)
-        try:
-            entries = await _wait(futures[resource])
-        except AdminError:
+    async def _topic_configs(self, names: Sequence[str]) -> dict[str, dict[str, str]]:
+        if not names:
             return {}
-        return {key: entry.value for key, entry in entries.items() if entry.value is not None and not entry.is_default}
+        resources = [ConfigResource(ConfigResourceType.TOPIC, name) for name in names]
+        answer = await self._run(lambda a: a.describe_configs(resources))
+        return {name: {key: entry["value"] for key, entry in entries.items() if entry.get("value") is not None}
+                for name, entries in answer.get("topic", {}).items()}
+
+    async def _replica_disks(self, names: Sequence[str]) -> dict[tuple[str, int, int], dict[str, Any]]:
+        """(topic, partition, broker) -> log_dir, size_bytes and future_log_dir, from DescribeLogDirs."""
+        if not names:
+            return {}
+        wanted = set(names)
+        disks: dict[tuple[str, int, int], dict[str, Any]] = {}
+        for log_dir in await self.describe_log_dirs():
+            for replica in log_dir.replicas:
+                if replica.topic not in wanted:
+                    continue
+                entry = disks.setdefault((replica.topic, replica.partition, log_dir.broker), {})
+                if replica.is_future:
+                    entry["future_log_dir"] = log_dir.path
+                else:
+                    entry.update(log_dir=log_dir.path, size_bytes=replica.size_bytes)
+        return disks
 
     async def create_topic(
         self, name: str, partitions: int, replication_factor: int, config: dict[str, str] | None = None,
         assignment: Assignment | None = None,
     ) -> None:
+        spec: dict[str, Any] = {"configs": dict(config or {})}
         if assignment is not None:
-            # With an assignment librdkafka wants the partition count and no replication factor.
-            new = NewTopic(name, num_partitions=len(assignment), replica_assignment=[list(r) for r in assignment],
-                           config=config or {})
+            spec["assignments"] = {p: list(replicas) for p, replicas in enumerate(assignment)}
         else:
-            new = NewTopic(name, num_partitions=partitions, replication_factor=replication_factor, config=config or {})
-        futures = self._admin.create_topics([new], request_timeout=self._timeout)
-        await _wait(futures[name])
+            spec.update(num_partitions=partitions, replication_factor=replication_factor)
+        await self._run(lambda a: a.create_topics({name: spec}))
 
     async def delete_topic(self, name: str) -> None:
-        futures = self._admin.delete_topics([name], request_timeout=self._timeout)
-        await _wait(futures[name])
+        await self._run(lambda a: a.delete_topics([name]))
 
     async def create_partitions(self, name: str, total: int, assignment: Assignment | None = None) -> None:
-        new = NewPartitions(name, total, replica_assignment=[list(r) for r in assignment] if assignment else None)
-        futures = self._admin.create_partitions([new], request_timeout=self._timeout)
-        await _wait(futures[name])
+        spec: Any = total if assignment is None else {"count": total, "assignments": [list(r) for r in assignment]}
+        await self._run(lambda a: a.create_partitions({name: spec}))
 
-    async def alter_configs(self, name: str, config: dict[str, str]) -> None:
+    async def alter_configs(self, name: str, config: Mapping[str, str | None]) -> None:
+        await self._alter(ConfigResourceType.TOPIC, name, config)
+
+    async def _alter(self, kind: ConfigResourceType, name: str, config: Mapping[str, str | None]) -> None:
         if not config:
             return
-        entries = [
-            ConfigEntry(key, value, incremental_operation=AlterConfigOpType.SET) for key, value in config.items()
-        ]
-        resource = ConfigResource(ResourceType.TOPIC, name, incremental_configs=entries)
-        futures = self._admin.incremental_alter_configs([resource], request_timeout=self._timeout)
-        await _wait(futures[resource])
+        ops = {key: (AlterConfigOp.DELETE, None) if value is None else (AlterConfigOp.SET, value)
+               for key, value in config.items()}
+        resource = ConfigResource(kind, name, ops)
+        # raise_on_unknown=False: the broker, not the client's list of dynamic configs, says what it refuses.
+        answer = await self._run(lambda a: a.alter_configs([resource], raise_on_unknown=False, incremental=True))
+        # kafka-python answers each resource with "OK" or the error's text.
+        for per_kind in answer.values():
+            for resource_name, result in per_kind.items():
+                if result != "OK":
+                    raise AdminError(f"altering configs of {kind.name.lower()} {resource_name} failed: {result}")
+
+    # -- moving replicas ---------------------------------------------------------------------------------------
 
     async def reassign_partitions(self, name: str, replicas: Mapping[int, Sequence[int]]) -> None:
-        raise ReassignmentUnsupported(
-            "confluent-kafka has no AlterPartitionReassignments; replicas are added through Cruise Control instead")
+        if not replicas:
+            return
+        moves = {TopicPartition(name, p): list(r) for p, r in replicas.items()}
+        _check(await self._run(lambda a: a.alter_partition_reassignments(moves)), "reassign")
+
+    async def list_reassignments(self, names: Sequence[str] | None = None) -> list[Reassignment]:
+        answer = await self._run(lambda a: a.list_partition_reassignments())
+        wanted = set(names) if names is not None else None
+        return sorted((Reassignment(topic=tp.topic, partition=tp.partition, replicas=tuple(r["replicas"]),
+                                    adding=tuple(r["adding_replicas"]), removing=tuple(r["removing_replicas"]))
+                       for tp, r in answer.items() if wanted is None or tp.topic in wanted),
+                      key=lambda r: (r.topic, r.partition))
+
+    async def cancel_reassignments(self, name: str, partitions: Sequence[int]) -> None:
+        if not partitions:
+            return
+        cancels = {TopicPartition(name, p): None for p in partitions}
+        answer = await self._run(lambda a: a.alter_partition_reassignments(cancels))
+        # A reassignment that ended meanwhile has nothing left to cancel.
+        _check({tp: e for tp, e in answer.items() if e is not kafka_errors.NoReassignmentInProgressError}, "cancel")
 
     async def alter_replica_log_dirs(self, name: str, dirs: Mapping[tuple[int, int], str]) -> None:
-        raise LogDirsUnsupported(
-            "confluent-kafka has no AlterReplicaLogDirs; each broker puts a new replica in its directory with the "
-            "fewest partitions")
+        if not dirs:
+            return
+        moves = {TopicPartitionReplica(name, p, b): path for (p, b), path in dirs.items()}
+        _check(await self._run(lambda a: a.alter_replica_log_dirs(moves)), "alter log dir of")
+
+    async def describe_log_dirs(self, brokers: Sequence[int] | None = None) -> list[LogDirInfo]:
+        answer = await self._run(lambda a: a.describe_log_dirs(brokers=list(brokers) if brokers else None))
+        described = []
+        for entry in answer:
+            for d in entry["log_dirs"]:
+                error = None if d["error_code"] == 0 else kafka_errors.for_code(d["error_code"]).__name__
+                described.append(LogDirInfo(
+                    broker=entry["broker"], path=d["log_dir"], error=error,
+                    total_bytes=d.get("total_bytes") if (d.get("total_bytes") or -1) >= 0 else None,
+                    usable_bytes=d.get("usable_bytes") if (d.get("usable_bytes") or -1) >= 0 else None,
+                    replicas=tuple(LogDirReplica(topic=t["name"], partition=p["partition_index"],
+                                                 size_bytes=p["partition_size"], offset_lag=p["offset_lag"],
+                                                 is_future=p["is_future_key"])
+                                   for t in d["topics"] for p in t["partitions"])))
+        return sorted(described, key=lambda d: (d.broker, d.path))
+
+    # -- brokers' dynamic configs and leadership ---------------------------------------------------------------
+
+    async def broker_configs(self, broker: int) -> dict[str, str]:
+        resource = ConfigResource(ConfigResourceType.BROKER, str(broker))
+        answer = await self._run(lambda a: a.describe_configs([resource]))
+        entries = answer.get("broker", {}).get(str(broker), {})
+        return {key: e["value"] for key, e in entries.items()
+                if e.get("value") is not None and e.get("config_source") == "DYNAMIC_BROKER_CONFIG"}
+
+    async def alter_broker_configs(self, broker: int, config: Mapping[str, str | None]) -> None:
+        await self._alter(ConfigResourceType.BROKER, str(broker), config)
+
+    async def elect_preferred_leaders(self, name: str, partitions: Sequence[int] | None = None) -> None:
+        if partitions is None:
+            described = (await self.describe_topics([name]))[name]
+            if described is None:
+                raise UnknownTopic(f"topic {name} does not exist")
+            partitions = [p.id for p in described.partitions]
+        wanted = {name: list(partitions)}
+        await self._run(lambda a: a.elect_leaders(PREFERRED_ELECTION, wanted))
 
     async def aclose(self) -> None:
-        return None
+        await asyncio.to_thread(self._reset)

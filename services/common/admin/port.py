@@ -22,11 +22,15 @@ class TopicAlreadyExists(AdminError):
     pass
 
 
-class ReassignmentUnsupported(AdminError):
+class Unsupported(AdminError):
+    """This adapter cannot do this operation on its cluster."""
+
+
+class ReassignmentUnsupported(Unsupported):
     """This adapter cannot move replicas itself; Cruise Control has to."""
 
 
-class LogDirsUnsupported(AdminError):
+class LogDirsUnsupported(Unsupported):
     """This adapter cannot choose log directories; each broker puts a new replica where it likes."""
 
 
@@ -38,12 +42,68 @@ class BrokerInfo:
 
 
 @dataclass(frozen=True)
+class ReplicaInfo:
+    """Where one replica of a partition lives, as far as the adapter can tell."""
+
+    broker: int
+    rack: str | None = None
+    log_dir: str | None = None
+    size_bytes: int | None = None
+    future_log_dir: str | None = None  # the directory it is being moved to (AlterReplicaLogDirs in progress)
+
+
+@dataclass(frozen=True)
 class PartitionInfo:
     id: int
     replicas: tuple[int, ...]
     leader: int | None = None
     isr: tuple[int, ...] = ()
-    log_dirs: tuple[tuple[int, str], ...] = ()  # (broker, log directory), where the adapter can tell
+    replica_info: tuple[ReplicaInfo, ...] = ()  # per replica, in ``replicas`` order, where the adapter can tell
+
+    @property
+    def log_dirs(self) -> tuple[tuple[int, str], ...]:
+        """(broker, log directory) of every replica whose directory is known."""
+        return tuple(sorted((r.broker, r.log_dir) for r in self.replica_info if r.log_dir is not None))
+
+
+@dataclass(frozen=True)
+class Reassignment:
+    """A partition reassignment in progress (ListPartitionReassignments)."""
+
+    topic: str
+    partition: int
+    replicas: tuple[int, ...]
+    adding: tuple[int, ...] = ()
+    removing: tuple[int, ...] = ()
+
+
+@dataclass(frozen=True)
+class LogDirReplica:
+    topic: str
+    partition: int
+    size_bytes: int
+    offset_lag: int = 0
+    is_future: bool = False  # the copy a move between directories is writing
+
+
+@dataclass(frozen=True)
+class LogDirInfo:
+    """One log directory of one broker (DescribeLogDirs)."""
+
+    broker: int
+    path: str
+    error: str | None = None  # e.g. KAFKA_STORAGE_ERROR for a failed disk; None when online
+    total_bytes: int | None = None  # where Kafka gives them (4.3+)
+    usable_bytes: int | None = None
+    replicas: tuple[LogDirReplica, ...] = ()
+
+    @property
+    def online(self) -> bool:
+        return self.error is None
+
+    @property
+    def size_bytes(self) -> int:
+        return sum(r.size_bytes for r in self.replicas if not r.is_future)
 
 
 @dataclass(frozen=True)
@@ -90,8 +150,8 @@ class ClusterAdmin(Protocol):
         """``assignment`` names the replicas of the new partitions only, as Kafka's CreatePartitions does."""
         ...
 
-    async def alter_configs(self, name: str, config: dict[str, str]) -> None:
-        """Set these keys; keys not named keep their value."""
+    async def alter_configs(self, name: str, config: Mapping[str, str | None]) -> None:
+        """Set these keys (``None`` deletes one, back to its default); keys not named keep their value."""
         ...
 
     async def reassign_partitions(self, name: str, replicas: Mapping[int, Sequence[int]]) -> None:
@@ -102,6 +162,30 @@ class ClusterAdmin(Protocol):
     async def alter_replica_log_dirs(self, name: str, dirs: Mapping[tuple[int, int], str]) -> None:
         """Put these replicas, (partition, broker) -> log directory, in these directories (Kafka's
         AlterReplicaLogDirs, KIP-113). Raises LogDirsUnsupported where the client library lacks it."""
+        ...
+
+    async def list_reassignments(self, names: Sequence[str] | None = None) -> list[Reassignment]:
+        """Reassignments in progress, of these topics or of all (Kafka's ListPartitionReassignments)."""
+        ...
+
+    async def cancel_reassignments(self, name: str, partitions: Sequence[int]) -> None:
+        """Cancel these partitions' reassignments in progress: they keep the replicas they had before it."""
+        ...
+
+    async def describe_log_dirs(self, brokers: Sequence[int] | None = None) -> list[LogDirInfo]:
+        """Every log directory of these brokers (of all when ``None``), with the replicas in it."""
+        ...
+
+    async def broker_configs(self, broker: int) -> dict[str, str]:
+        """The broker's dynamic configs set on it (not defaults or static ones)."""
+        ...
+
+    async def alter_broker_configs(self, broker: int, config: Mapping[str, str | None]) -> None:
+        """Set these dynamic broker configs; ``None`` deletes one (back to its default)."""
+        ...
+
+    async def elect_preferred_leaders(self, name: str, partitions: Sequence[int] | None = None) -> None:
+        """Make each partition's first replica its leader where it is in sync (preferred leader election)."""
         ...
 
     async def aclose(self) -> None: ...

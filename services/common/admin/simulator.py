@@ -12,23 +12,41 @@ from services.common.admin.port import (
     AdminError,
     Assignment,
     BrokerInfo,
+    LogDirInfo,
+    LogDirReplica,
     PartitionInfo,
+    Reassignment,
+    ReplicaInfo,
     TopicAlreadyExists,
     TopicDescription,
     UnknownTopic,
+    Unsupported,
 )
 
 
-def _topic(document: dict[str, Any]) -> TopicDescription:
+MB = 1_000_000
+
+
+def _topic(document: dict[str, Any], racks: Mapping[int, str | None] | None = None) -> TopicDescription:
+    def info(p: dict[str, Any]) -> tuple[ReplicaInfo, ...]:
+        dirs = p.get("logDirs", {})
+        size = int(p["sizeMB"] * MB) if "sizeMB" in p else None
+        return tuple(ReplicaInfo(broker=b, rack=(racks or {}).get(b), log_dir=dirs.get(str(b)), size_bytes=size)
+                     for b in p["replicas"])
+
     return TopicDescription(
         name=document["name"],
         partitions=tuple(
             PartitionInfo(id=p["partition"], replicas=tuple(p["replicas"]), leader=p.get("leader"), isr=tuple(p["isr"]),
-                          log_dirs=tuple(sorted((int(b), d) for b, d in p.get("logDirs", {}).items())))
+                          replica_info=info(p))
             for p in document["partitions"]
         ),
         config=dict(document.get("config", {})),
     )
+
+
+def _racks(document: dict[str, Any]) -> dict[int, str | None]:
+    return {int(b): rack for b, rack in document.get("racks", {}).items()}
 
 
 def _error_text(response: httpx.Response) -> str:
@@ -68,13 +86,15 @@ class SimulatorClusterAdmin:
 
     async def list_topics(self) -> dict[str, TopicDescription]:
         data = await self._call("GET", "topics")
-        return {t["name"]: _topic(t) for t in data["topics"]}
+        racks = _racks(data)
+        return {t["name"]: _topic(t, racks) for t in data["topics"]}
 
     async def describe_topics(self, names: list[str]) -> dict[str, TopicDescription | None]:
         if not names:
             return {}
         data = await self._call("POST", "topics/describe", json={"names": names})
-        found = {t["name"]: _topic(t) for t in data["topics"]}
+        racks = _racks(data)
+        found = {t["name"]: _topic(t, racks) for t in data["topics"]}
         return {name: found.get(name) for name in names}
 
     async def create_topic(
@@ -106,6 +126,35 @@ class SimulatorClusterAdmin:
     async def alter_replica_log_dirs(self, name: str, dirs: Mapping[tuple[int, int], str]) -> None:
         await self._call("POST", f"topics/{name}/log-dirs", json={"replicas": [
             {"partition": p, "broker": b, "logDir": d} for (p, b), d in sorted(dirs.items())]})
+
+    async def list_reassignments(self, names: Sequence[str] | None = None) -> list[Reassignment]:
+        return []  # the simulator's admin API moves replicas at once; its Cruise Control models executions
+
+    async def cancel_reassignments(self, name: str, partitions: Sequence[int]) -> None:
+        return None  # nothing is ever in progress (above)
+
+    async def describe_log_dirs(self, brokers: Sequence[int] | None = None) -> list[LogDirInfo]:
+        data = await self._call("GET", "brokers")
+        topics = (await self._call("GET", "topics"))["topics"]
+        wanted = set(brokers) if brokers is not None else None
+        replicas: dict[tuple[int, str], list[LogDirReplica]] = {}
+        for topic in topics:
+            for p in topic["partitions"]:
+                for broker, path in p.get("logDirs", {}).items():
+                    replicas.setdefault((int(broker), path), []).append(LogDirReplica(
+                        topic=topic["name"], partition=p["partition"], size_bytes=int(p.get("sizeMB", 0) * MB)))
+        return [LogDirInfo(broker=b["id"], path=path, error=None if b["alive"] else "BrokerNotAvailableError",
+                           replicas=tuple(replicas.get((b["id"], path), ())))
+                for b in data["brokers"] if wanted is None or b["id"] in wanted for path in b.get("logDirs", ())]
+
+    async def broker_configs(self, broker: int) -> dict[str, str]:
+        raise Unsupported("the simulator keeps no dynamic broker configs")
+
+    async def alter_broker_configs(self, broker: int, config: Mapping[str, str | None]) -> None:
+        raise Unsupported("the simulator keeps no dynamic broker configs")
+
+    async def elect_preferred_leaders(self, name: str, partitions: Sequence[int] | None = None) -> None:
+        return None  # the simulator's leader is always the first alive replica, the preferred one
 
     async def aclose(self) -> None:
         await self._http.aclose()

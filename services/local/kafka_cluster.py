@@ -1,0 +1,357 @@
+"""A real Apache Kafka cluster on this machine: KRaft, one controller and N brokers, each its own JVM on 127.0.0.1.
+
+The jars come from Maven Central through ``jvm/kafka-runtime/pom.xml`` (``make kafka`` copies them into
+``.kafka/lib``); nothing is downloaded here. Every broker has a hierarchical ``broker.rack`` and two log
+directories (JBOD, KIP-858) beside a metadata directory of its own, so that failing a data directory never takes
+the metadata log with it. The operations tests and demos need are here: stop, start, kill -9 and restart a broker,
+add one, decommission one, and fail one log directory the way Kafka's own tests do.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from services.local.broker import die_with_parent, free_port
+
+DEFAULT_RACKS = ("/dc1/r1", "/dc1/r2", "/dc2/r1", "/dc2/r2")
+CONTROLLER_ID = 9000
+LOG_DIRS_PER_BROKER = 2
+REPO_ROOT = Path(__file__).resolve().parents[2]
+LOG4J_CONFIG = Path(__file__).with_name("kafka") / "log4j2.properties"
+
+# Settings that make a small cluster on two cores start fast and notice failures within seconds. Production keeps
+# Kafka's defaults; none of these changes what Ballast sees through the admin API.
+NODE_DEFAULTS = {
+    "num.network.threads": "2",
+    "num.io.threads": "2",
+    "num.replica.fetchers": "1",
+    "background.threads": "2",
+    "log.cleaner.threads": "1",
+    "log.cleaner.dedupe.buffer.size": str(8 * 1024 * 1024),  # the default 128 MB would not fit the small heap
+    "log.cleaner.backoff.ms": "1000",
+    "group.initial.rebalance.delay.ms": "0",
+    # Ballast's lease groups use 3 s sessions here; Kafka's default floor is 6 s.
+    "group.min.session.timeout.ms": "1000",
+    # A killed broker is fenced (and its replicas leave the ISR) about 3 s after its last heartbeat, not 9 s.
+    "broker.heartbeat.interval.ms": "500",
+    "broker.session.timeout.ms": "3000",
+    # A failed log directory is noticed at the next checkpoint, within a second.
+    "replica.high.watermark.checkpoint.interval.ms": "1000",
+    "log.flush.offset.checkpoint.interval.ms": "1000",
+}
+
+
+def kafka_lib_dir() -> Path:
+    """The folder of Kafka's jars: ``BALLAST_KAFKA_LIB``, or ``.kafka/lib`` in the repository."""
+    lib = Path(os.environ.get("BALLAST_KAFKA_LIB") or REPO_ROOT / ".kafka" / "lib")
+    if not any(lib.glob("kafka_2.13-*.jar")):
+        raise FileNotFoundError(f"no Kafka jars in {lib}: run `make kafka` (Maven copies them from Maven Central "
+                                "as jvm/kafka-runtime/pom.xml pins them)")
+    return lib
+
+
+def kafka_version(lib: Path | None = None) -> str:
+    jar = next((lib or kafka_lib_dir()).glob("kafka_2.13-*.jar"))
+    return jar.name.removeprefix("kafka_2.13-").removesuffix(".jar")
+
+
+@dataclass
+class KafkaNode:
+    id: int
+    port: int
+    home: Path
+    rack: str | None = None  # None for the controller
+    log_dirs: tuple[Path, ...] = ()
+    process: subprocess.Popen[bytes] | None = field(default=None, repr=False)
+
+    @property
+    def is_controller(self) -> bool:
+        return self.rack is None and not self.log_dirs
+
+    @property
+    def log_file(self) -> Path:
+        return self.home / "server.log"
+
+    @property
+    def running(self) -> bool:
+        return self.process is not None and self.process.poll() is None
+
+
+class LocalKafka:
+    """Start with ``start()`` (or ``with``); ``stop()`` stops everything it started, and unless ``detached`` every
+    JVM also dies with the process that started it (kill -9 included)."""
+
+    def __init__(self, run_dir: Path, *, racks: Sequence[str] = DEFAULT_RACKS, heap_mb: int = 256,
+                 overrides: Mapping[str, str] | None = None, detached: bool = False,
+                 first_broker_id: int = 1) -> None:
+        self.run_dir = run_dir / "kafka"
+        self.heap_mb = heap_mb
+        self.overrides = dict(overrides or {})
+        self.detached = detached
+        self.lib = kafka_lib_dir()
+        self.cluster_id = ""
+        self.controller = KafkaNode(id=CONTROLLER_ID, port=free_port(), home=self.run_dir / "controller")
+        self.brokers: dict[int, KafkaNode] = {}
+        for offset, rack in enumerate(racks):
+            self._new_broker_node(first_broker_id + offset, rack)
+
+    # -- what clients need ---------------------------------------------------------------------------------------
+
+    @property
+    def bootstrap_servers(self) -> str:
+        running = [b for b in self.brokers.values() if b.running] or list(self.brokers.values())
+        return ",".join(f"127.0.0.1:{b.port}" for b in running)
+
+    def racks(self) -> dict[int, str]:
+        return {b.id: b.rack or "" for b in self.brokers.values()}
+
+    def log_dirs(self, broker: int) -> tuple[Path, ...]:
+        return self.brokers[broker].log_dirs
+
+    # -- lifecycle -----------------------------------------------------------------------------------------------
+
+    def start(self, progress: Callable[[str], None] | None = None, timeout_s: float = 120.0) -> LocalKafka:
+        say = progress or (lambda _msg: None)
+        self.run_dir.mkdir(parents=True, exist_ok=True)
+        say(f"formatting KRaft storage (Kafka {kafka_version(self.lib)}, {len(self.brokers)} brokers, "
+            f"{LOG_DIRS_PER_BROKER} log dirs each)")
+        self.cluster_id = self._java_output("kafka.tools.StorageTool", "random-uuid").strip().splitlines()[-1]
+        self._format([self.controller, *self.brokers.values()])
+        say(f"starting the controller and {len(self.brokers)} brokers on 127.0.0.1 "
+            f"(bootstrap {','.join(f'127.0.0.1:{b.port}' for b in self.brokers.values())})")
+        self._launch(self.controller)
+        for broker in self.brokers.values():
+            self._launch(broker)
+        self.wait_ready(self.brokers, timeout_s=timeout_s)
+        say("Kafka ready: " + ", ".join(f"{b.id} {b.rack}" for b in self.brokers.values()))
+        return self
+
+    def stop(self, timeout_s: float = 20.0) -> None:
+        """Brokers first (a controlled shutdown needs the controller), then the controller."""
+        brokers = [b for b in self.brokers.values() if b.running]
+        for broker in brokers:
+            _signal(broker, signal.SIGTERM)
+        for broker in brokers:
+            _wait_or_kill(broker, timeout_s)
+        if self.controller.running:
+            _signal(self.controller, signal.SIGTERM)
+            _wait_or_kill(self.controller, timeout_s)
+
+    def __enter__(self) -> LocalKafka:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    # -- operations on one broker --------------------------------------------------------------------------------
+
+    def stop_broker(self, broker: int, timeout_s: float = 30.0) -> None:
+        """A clean shutdown (SIGTERM): the broker hands its leaderships over first. Returns once the cluster
+        describes it as fenced."""
+        node = self.brokers[broker]
+        if node.running:
+            _signal(node, signal.SIGTERM)
+            _wait_or_kill(node, timeout_s)
+        self.wait_fenced(broker)
+
+    def kill_broker(self, broker: int) -> None:
+        """kill -9: no controlled shutdown; the controller fences it when its session (3 s here) runs out, and
+        this returns then."""
+        node = self.brokers[broker]
+        if node.running:
+            _signal(node, signal.SIGKILL)
+            assert node.process is not None
+            node.process.wait(timeout=30)
+        self.wait_fenced(broker)
+
+    def wait_fenced(self, broker: int, timeout_s: float = 30.0) -> None:
+        from services.local.kafka_probe import unfenced_brokers
+
+        deadline = time.monotonic() + timeout_s
+        while broker in unfenced_brokers(self.bootstrap_servers):
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"the controller did not fence broker {broker} within {timeout_s:.0f} s")
+            time.sleep(0.2)
+
+    def start_broker(self, broker: int, timeout_s: float = 60.0) -> None:
+        node = self.brokers[broker]
+        if not node.running:
+            self._launch(node)
+        self.wait_ready([broker], timeout_s=timeout_s)
+
+    def restart_broker(self, broker: int, *, kill: bool = False, timeout_s: float = 60.0) -> None:
+        self.kill_broker(broker) if kill else self.stop_broker(broker)
+        self.start_broker(broker, timeout_s=timeout_s)
+
+    def add_broker(self, rack: str, broker: int | None = None, timeout_s: float = 60.0) -> int:
+        """A new broker (the next free id unless given) joins the running cluster; returns its id."""
+        new_id = broker if broker is not None else max(self.brokers, default=0) + 1
+        if new_id in self.brokers or new_id == CONTROLLER_ID:
+            raise ValueError(f"broker id {new_id} is taken")
+        node = self._new_broker_node(new_id, rack)
+        self._format([node])
+        self._launch(node)
+        self.wait_ready([new_id], timeout_s=timeout_s)
+        return new_id
+
+    def decommission_broker(self, broker: int) -> None:
+        """Stop the broker and unregister it (``kafka-cluster.sh unregister``), as an operator does once it holds
+        no replicas: it leaves the cluster's metadata; replicas still naming it stay offline."""
+        self.stop_broker(broker)
+        self._java_output("org.apache.kafka.tools.ClusterTool", "unregister",
+                          "--bootstrap-server", self.bootstrap_servers, "--id", str(broker))
+        node = self.brokers.pop(broker)
+        shutil.rmtree(node.home, ignore_errors=True)
+
+    def fail_log_dir(self, broker: int, index: int = 0, timeout_s: float = 30.0) -> Path:
+        """Fail one data directory of a running broker as Kafka's LogDirFailureTest does: the directory is replaced
+        by a file, and the broker's next checkpoint into it fails, which takes the directory offline (KIP-112). The
+        broker keeps serving from its other directories. Returns the failed directory once the broker reports it
+        offline."""
+        path = self.brokers[broker].log_dirs[index]
+        shutil.rmtree(path)
+        path.write_bytes(b"")
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            if str(path) in self.offline_log_dirs(broker):
+                return path
+            time.sleep(0.25)
+        raise TimeoutError(f"broker {broker} did not report {path} offline within {timeout_s:.0f} s")
+
+    def offline_log_dirs(self, broker: int) -> set[str]:
+        from services.local.kafka_probe import offline_log_dirs
+
+        return offline_log_dirs(self.bootstrap_servers, broker)
+
+    def wait_ready(self, brokers: Iterable[int], timeout_s: float = 60.0) -> None:
+        """Until the cluster describes every one of ``brokers`` as registered and not fenced."""
+        from services.local.kafka_probe import unfenced_brokers
+
+        wanted = set(brokers)
+        deadline = time.monotonic() + timeout_s
+        seen: set[int] = set()
+        while time.monotonic() < deadline:
+            for node in [self.controller, *(self.brokers[b] for b in wanted)]:
+                if node.process is not None and node.process.poll() is not None:
+                    raise RuntimeError(f"Kafka node {node.id} exited with code {node.process.returncode}; see "
+                                       f"{node.log_file}:\n{_tail(node)}")
+            seen = unfenced_brokers(self.bootstrap_servers)
+            if wanted <= seen:
+                return
+            time.sleep(0.2)
+        raise TimeoutError(f"brokers {sorted(wanted - seen)} were not ready within {timeout_s:.0f} s; logs in "
+                           f"{self.run_dir}")
+
+    # -- internals -----------------------------------------------------------------------------------------------
+
+    def _new_broker_node(self, broker: int, rack: str) -> KafkaNode:
+        home = self.run_dir / f"broker-{broker}"
+        node = KafkaNode(id=broker, port=free_port(), home=home, rack=rack,
+                         log_dirs=tuple(home / f"data-{i}" for i in range(LOG_DIRS_PER_BROKER)))
+        self.brokers[broker] = node
+        return node
+
+    def _properties(self, node: KafkaNode) -> dict[str, str]:
+        voters = f"{CONTROLLER_ID}@127.0.0.1:{self.controller.port}"
+        common = {
+            "node.id": str(node.id),
+            "controller.quorum.voters": voters,
+            "controller.listener.names": "CONTROLLER",
+            "listener.security.protocol.map": "CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT",
+            "metadata.log.dir": str(node.home / "metadata"),
+        }
+        if node.is_controller:
+            return {**common, "process.roles": "controller", "listeners": f"CONTROLLER://127.0.0.1:{node.port}",
+                    "log.dirs": str(node.home / "metadata"), **self.overrides}
+        replication = str(min(3, len(self.brokers)))
+        return {
+            **common,
+            "process.roles": "broker",
+            "listeners": f"PLAINTEXT://127.0.0.1:{node.port}",
+            "advertised.listeners": f"PLAINTEXT://127.0.0.1:{node.port}",
+            "inter.broker.listener.name": "PLAINTEXT",
+            "broker.rack": node.rack or "",
+            "log.dirs": ",".join(str(d) for d in node.log_dirs),
+            "offsets.topic.replication.factor": replication,
+            "offsets.topic.num.partitions": "10",
+            "transaction.state.log.replication.factor": replication,
+            "transaction.state.log.min.isr": "1",
+            "share.coordinator.state.topic.replication.factor": replication,
+            "share.coordinator.state.topic.min.isr": "1",
+            **NODE_DEFAULTS,
+            **self.overrides,
+        }
+
+    def _write_properties(self, node: KafkaNode) -> Path:
+        node.home.mkdir(parents=True, exist_ok=True)
+        path = node.home / "node.properties"
+        path.write_text("".join(f"{key}={value}\n" for key, value in self._properties(node).items()))
+        return path
+
+    def _format(self, nodes: Sequence[KafkaNode]) -> None:
+        # One JVM per node, all at once: formatting is mostly JVM start-up.
+        running = [(node, subprocess.Popen(
+            self._java("kafka.tools.StorageTool", "format", "-t", self.cluster_id, "-c",
+                       str(self._write_properties(node)), heap_mb=128),
+            stdout=subprocess.PIPE, stderr=subprocess.STDOUT)) for node in nodes]
+        for node, process in running:
+            output, _ = process.communicate(timeout=120)
+            if process.returncode != 0:
+                raise RuntimeError(f"formatting the storage of Kafka node {node.id} failed:\n"
+                                   f"{output.decode(errors='replace')[-2000:]}")
+
+    def _launch(self, node: KafkaNode) -> None:
+        properties = self._write_properties(node)
+        with (node.home / "stdout.log").open("ab") as out:
+            node.process = subprocess.Popen(
+                self._java("kafka.Kafka", str(properties), heap_mb=self.heap_mb if node.rack else 192,
+                           log_file=node.log_file),
+                stdout=out, stderr=subprocess.STDOUT, start_new_session=True,
+                preexec_fn=None if self.detached else die_with_parent)
+
+    def _java(self, main: str, *args: str, heap_mb: int, log_file: Path | None = None) -> list[str]:
+        logging = ([f"-Dlog4j2.configurationFile={LOG4J_CONFIG}", f"-Dballast.log.file={log_file}"] if log_file
+                   else ["-Dlog4j2.level=WARN"])
+        return [
+            "java", f"-Xmx{heap_mb}m", "-Xms32m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-XX:-UsePerfData",
+            "-Djava.awt.headless=true", "-Djava.net.preferIPv4Stack=true", *logging,
+            "-cp", f"{self.lib}/*", main, *args,
+        ]
+
+    def _java_output(self, main: str, *args: str) -> str:
+        result = subprocess.run(self._java(main, *args, heap_mb=128), capture_output=True, text=True, timeout=120)
+        if result.returncode != 0:
+            raise RuntimeError(f"{main} {' '.join(args)} failed ({result.returncode}): "
+                               f"{(result.stderr or result.stdout)[-2000:]}")
+        return result.stdout
+
+
+def _signal(node: KafkaNode, sig: int) -> None:
+    assert node.process is not None
+    try:
+        os.killpg(node.process.pid, sig)
+    except ProcessLookupError:
+        pass
+
+
+def _wait_or_kill(node: KafkaNode, timeout_s: float) -> None:
+    assert node.process is not None
+    try:
+        node.process.wait(timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        _signal(node, signal.SIGKILL)
+        node.process.wait(timeout=30)
+
+
+def _tail(node: KafkaNode, chars: int = 3000) -> str:
+    for path in (node.log_file, node.home / "stdout.log"):
+        if path.exists() and path.stat().st_size:
+            return path.read_text(errors="replace")[-chars:]
+    return ""

@@ -1,0 +1,99 @@
+"""The real-Kafka suite: one real KRaft cluster (a controller and 4 brokers in /dc1/r1, /dc1/r2, /dc2/r1, /dc2/r2,
+two log directories each) per test run, with the services on it as their bus and managed cluster, and the simulated
+Cruise Control beside it. Tests share it, so each uses topic names of its own and puts back any broker it stops."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import uuid
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from pathlib import Path
+from typing import TypeVar
+
+import pytest
+
+from services.common.admin.kafka import KafkaClusterAdmin
+from services.local.kafka_cluster import LocalKafka
+from services.local.stack import LocalStack
+from tests.integration.conftest import TEST_ENV
+from tests.integration.harness import Ballast
+
+T = TypeVar("T")
+
+KAFKA_ENV = {
+    **TEST_ENV,
+    # Creating topics while a broker is down (seed 002) is tested here on real brokers.
+    "BALLAST_PLACEMENT__UNDER_REPLICATED": "enabled_prefer_observed",
+    "BALLAST_PLACEMENT__OBSERVE_INTERVAL_S": "0.5",
+}
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if "tests/kafka" in str(item.path):
+            item.add_marker(pytest.mark.kafka)
+
+
+@pytest.fixture(scope="session")
+def kafka_stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalStack]:
+    run_dir: Path = tmp_path_factory.mktemp("kafka-stack")
+    stack = LocalStack(run_dir, env=KAFKA_ENV, kafka=True)
+    try:
+        stack.start()
+        yield stack
+    finally:
+        stack.stop()
+
+
+@pytest.fixture(scope="session")
+def kafka(kafka_stack: LocalStack) -> LocalKafka:
+    assert kafka_stack.kafka is not None
+    return kafka_stack.kafka
+
+
+@pytest.fixture(scope="session")
+def ballast(kafka_stack: LocalStack) -> Iterator[Ballast]:
+    client = Ballast(kafka_stack)
+    yield client
+    client.close()
+
+
+@pytest.fixture
+async def admin(kafka: LocalKafka) -> AsyncIterator[KafkaClusterAdmin]:
+    client = KafkaClusterAdmin({"bootstrap_servers": kafka.bootstrap_servers}, timeout_s=15)
+    yield client
+    await client.aclose()
+
+
+@pytest.fixture(autouse=True)
+def brokers_back(request: pytest.FixtureRequest) -> Iterator[None]:
+    """A test that stops or kills a broker gets it back even when it fails, so the next test has the whole cluster."""
+    yield
+    if "kafka" in request.fixturenames:
+        cluster: LocalKafka = request.getfixturevalue("kafka")
+        for broker, node in list(cluster.brokers.items()):
+            if not node.running:
+                cluster.start_broker(broker)
+
+
+@pytest.fixture
+def name(request: pytest.FixtureRequest) -> str:
+    return f"{request.node.name.removeprefix('test_')[:30].replace('_', '-')}-{uuid.uuid4().hex[:6]}"
+
+
+async def eventually(check: Callable[[], Awaitable[T | None]], what: str, timeout_s: float = 60.0,
+                     interval_s: float = 0.25) -> T:
+    """Poll ``check`` until it returns something other than None or False; fail with ``what`` and the last value."""
+    deadline = time.monotonic() + timeout_s
+    last: object = None
+    while time.monotonic() < deadline:
+        try:
+            last = await check()
+        except Exception as exc:  # noqa: BLE001 -- a cluster in motion answers with errors for a while
+            last = exc
+        else:
+            if last is not None and last is not False:
+                return last  # type: ignore[return-value]
+        await asyncio.sleep(interval_s)
+    raise AssertionError(f"timed out after {timeout_s:.0f} s waiting for {what}; last: {last!r}")

@@ -1,0 +1,251 @@
+"""Every method of the cluster-admin port on real Kafka brokers (kafka-python's KafkaAdminClient underneath)."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+from confluent_kafka import Producer
+
+from events import TOPICS, BrokerForgotten, encode
+from services.common import busio
+from services.common.admin import AdminError, TopicAlreadyExists, UnknownTopic
+from services.common.admin.kafka import KafkaClusterAdmin
+from services.local.kafka_cluster import DEFAULT_RACKS, LocalKafka
+from tests.integration.harness import Ballast
+from tests.kafka.conftest import eventually
+
+RACKS = dict(zip(range(1, 5), DEFAULT_RACKS, strict=True))
+
+
+def produce(kafka: LocalKafka, topic: str, partitions: int, records: int, size: int = 1024) -> None:
+    producer = Producer({"bootstrap.servers": kafka.bootstrap_servers, "linger.ms": 20, "log_level": 0})
+    for i in range(records):
+        producer.produce(topic, value=b"x" * size, partition=i % partitions)
+        if i % 1000 == 0:
+            producer.poll(0)
+    assert producer.flush(60) == 0
+
+
+async def test_brokers_have_their_racks_and_fenced_ones_are_not_alive(admin: KafkaClusterAdmin,
+                                                                     kafka: LocalKafka) -> None:
+    brokers = await admin.brokers()
+    assert {b.id: b.rack for b in brokers} == RACKS
+    assert all(b.alive for b in brokers)
+
+    kafka.stop_broker(3)
+    stopped = await eventually(lambda: _broker(admin, 3, alive=False), "broker 3 fenced")
+    assert stopped.rack == "/dc2/r1"  # a stopped broker stays registered, with its rack
+    kafka.start_broker(3)
+    await eventually(lambda: _broker(admin, 3, alive=True), "broker 3 back")
+
+
+async def _broker(admin: KafkaClusterAdmin, broker: int, *, alive: bool):  # noqa: ANN202
+    found = [b for b in await admin.brokers() if b.id == broker and b.alive == alive]
+    return found[0] if found else None
+
+
+async def test_create_with_an_assignment_and_describe_replicas_racks_and_log_dirs(admin: KafkaClusterAdmin,
+                                                                                kafka: LocalKafka, name: str) -> None:
+    await admin.create_topic(name, 3, 2, {"retention.ms": "3600000"}, assignment=[[1, 3], [4, 2], [2, 1]])
+    produce(kafka, name, 3, 300)
+    described = await eventually(lambda: _sized(admin, name), "sizes of the new topic's replicas")
+
+    assert [p.replicas for p in described.partitions] == [(1, 3), (4, 2), (2, 1)]
+    assert [p.leader for p in described.partitions] == [1, 4, 2]  # the first replica leads
+    assert [set(p.isr) for p in described.partitions] == [{1, 3}, {4, 2}, {2, 1}]
+    assert described.config["retention.ms"] == "3600000"
+    for partition in described.partitions:
+        for replica in partition.replica_info:
+            assert replica.rack == RACKS[replica.broker]
+            # Each replica lives in one of its own broker's two data directories.
+            assert Path(replica.log_dir) in kafka.log_dirs(replica.broker)
+            assert replica.size_bytes > 100 * 1024
+
+
+async def _sized(admin: KafkaClusterAdmin, name: str):  # noqa: ANN202
+    described = (await admin.describe_topics([name]))[name]
+    if described and all(r.size_bytes for p in described.partitions for r in p.replica_info):
+        return described
+    return None
+
+
+async def test_add_partitions_with_an_assignment(admin: KafkaClusterAdmin, name: str) -> None:
+    await admin.create_topic(name, 2, 2, assignment=[[1, 2], [3, 4]])
+    await admin.create_partitions(name, 4, assignment=[[4, 1], [2, 3]])
+    described = await eventually(lambda: _partitions(admin, name, 4), "4 partitions")
+    assert [p.replicas for p in described.partitions] == [(1, 2), (3, 4), (4, 1), (2, 3)]
+
+
+async def _partitions(admin: KafkaClusterAdmin, name: str, count: int):  # noqa: ANN202
+    described = (await admin.describe_topics([name]))[name]
+    return described if described and described.partition_count == count else None
+
+
+async def test_configs_set_deleted_and_refused_as_kafka_refuses_them(admin: KafkaClusterAdmin, name: str) -> None:
+    await admin.create_topic(name, 1, 3, {"retention.ms": "3600000"})
+    await admin.alter_configs(name, {"retention.ms": None, "cleanup.policy": "compact"})
+    config = (await admin.describe_topics([name]))[name].config
+    assert config.get("cleanup.policy") == "compact"
+    assert "retention.ms" not in config  # back to the default, so no longer listed
+
+    with pytest.raises(AdminError, match="Invalid value forever for configuration retention.ms"):
+        await admin.alter_configs(name, {"retention.ms": "forever"})
+    with pytest.raises(AdminError, match="Unknown topic config name: no.such.key"):
+        await admin.alter_configs(name, {"no.such.key": "1"})
+
+
+async def test_delete_and_the_errors_for_missing_and_existing_topics(admin: KafkaClusterAdmin, name: str) -> None:
+    await admin.create_topic(name, 1, 1)
+    with pytest.raises(TopicAlreadyExists, match="already exists"):
+        await admin.create_topic(name, 1, 1)
+    await admin.delete_topic(name)
+    await eventually(lambda: _gone(admin, name), "the topic gone")
+    with pytest.raises(UnknownTopic):
+        await admin.delete_topic(name)
+    assert name not in await admin.list_topics()
+
+
+async def _gone(admin: KafkaClusterAdmin, name: str) -> bool:
+    return (await admin.describe_topics([name]))[name] is None
+
+
+async def test_reassignment_listed_while_throttled_then_cancelled_then_completed(
+        admin: KafkaClusterAdmin, kafka: LocalKafka, name: str) -> None:
+    await admin.create_topic(name, 1, 2, assignment=[[1, 2]])
+    produce(kafka, name, 1, 4000)  # about 4 MB to copy
+    # 10 kB/s: the copy to the new replicas cannot finish while the test looks at it.
+    throttle = {"leader.replication.throttled.rate": "10000", "follower.replication.throttled.rate": "10000"}
+    for broker in RACKS:
+        await admin.alter_broker_configs(broker, throttle)
+    await admin.alter_configs(name, {"leader.replication.throttled.replicas": "0:1,0:2",
+                                     "follower.replication.throttled.replicas": "0:3,0:4"})
+    try:
+        await eventually(lambda: _broker_config(admin, 1, throttle), "the throttle on broker 1")
+        await admin.reassign_partitions(name, {0: [3, 4]})
+        moving = await admin.list_reassignments([name])
+        assert [(m.partition, set(m.adding), set(m.removing)) for m in moving] == [(0, {3, 4}, {1, 2})]
+        assert set(moving[0].replicas) == {1, 2, 3, 4}  # old and new replicas while it copies
+
+        await admin.cancel_reassignments(name, [0])
+        await eventually(lambda: _no_reassignment(admin, name), "the reassignment cancelled")
+        assert (await admin.describe_topics([name]))[name].partitions[0].replicas == (1, 2)
+    finally:
+        for broker in RACKS:
+            await admin.alter_broker_configs(broker, dict.fromkeys(throttle))
+        await admin.alter_configs(name, {"leader.replication.throttled.replicas": None,
+                                         "follower.replication.throttled.replicas": None})
+    assert await eventually(lambda: _broker_config(admin, 1, {}), "the throttle cleared") == {}
+    config = (await admin.describe_topics([name]))[name].config
+    assert "leader.replication.throttled.replicas" not in config
+
+    await admin.reassign_partitions(name, {0: [3, 4]})
+    await eventually(lambda: _no_reassignment(admin, name), "the reassignment done", timeout_s=90)
+    moved = (await admin.describe_topics([name]))[name].partitions[0]
+    assert moved.replicas == (3, 4) and set(moved.isr) == {3, 4}
+
+
+async def _broker_config(admin: KafkaClusterAdmin, broker: int, wanted: dict[str, str]):  # noqa: ANN202
+    configs = await admin.broker_configs(broker)
+    throttles = {k: v for k, v in configs.items() if "throttled" in k}
+    return throttles if throttles == wanted else None
+
+
+async def _no_reassignment(admin: KafkaClusterAdmin, name: str) -> bool:
+    return not await admin.list_reassignments([name])
+
+
+async def test_preferred_leader_election_after_a_reorder(admin: KafkaClusterAdmin, name: str) -> None:
+    await admin.create_topic(name, 1, 2, assignment=[[1, 2]])
+    await admin.reassign_partitions(name, {0: [2, 1]})  # the same replicas, broker 2 preferred now
+    reordered = await eventually(lambda: _replicas(admin, name, (2, 1)), "the reorder")
+    assert reordered.leader == 1  # a reassignment keeps a leader that stays among the replicas
+    await admin.elect_preferred_leaders(name)
+    elected = await eventually(lambda: _replicas(admin, name, (2, 1), leader=2), "broker 2 leading")
+    assert elected.leader == 2
+
+
+async def _replicas(admin: KafkaClusterAdmin, name: str, replicas: tuple[int, ...], leader: int | None = None):  # noqa: ANN202
+    partition = (await admin.describe_topics([name]))[name].partitions[0]
+    if partition.replicas == replicas and (leader is None or partition.leader == leader):
+        return partition
+    return None
+
+
+async def test_replica_moved_between_log_dirs_and_log_dirs_described(admin: KafkaClusterAdmin, kafka: LocalKafka,
+                                                                     name: str) -> None:
+    await admin.create_topic(name, 1, 1, assignment=[[2]])
+    produce(kafka, name, 1, 500)
+    before = (await eventually(lambda: _sized(admin, name), "the replica's size")).partitions[0].replica_info[0]
+    other = next(str(d) for d in kafka.log_dirs(2) if str(d) != before.log_dir)
+
+    await admin.alter_replica_log_dirs(name, {(0, 2): other})
+    after = await eventually(lambda: _in_dir(admin, name, other), "the replica in the other directory")
+    assert after.size_bytes == before.size_bytes and after.future_log_dir is None
+
+    dirs = await admin.describe_log_dirs([2])
+    assert sorted(d.path for d in dirs) == sorted(str(d) for d in kafka.log_dirs(2))
+    assert all(d.online and d.total_bytes and d.usable_bytes for d in dirs)
+    holding = [d for d in dirs if any(r.topic == name for r in d.replicas)]
+    assert [d.path for d in holding] == [other]
+    assert holding[0].size_bytes >= after.size_bytes
+
+
+async def _in_dir(admin: KafkaClusterAdmin, name: str, path: str):  # noqa: ANN202
+    replica = (await admin.describe_topics([name]))[name].partitions[0].replica_info[0]
+    return replica if replica.log_dir == path and replica.future_log_dir is None else None
+
+
+async def test_an_added_broker_with_a_failed_log_dir_then_decommissioned(admin: KafkaClusterAdmin,
+                                                                         kafka: LocalKafka, ballast: Ballast,
+                                                                         name: str) -> None:
+    """Kafka keeps a broker with a failed disk serving from its other one (KIP-112); describe says which failed."""
+    broker = kafka.add_broker("/dc1/r1")
+    try:
+        assert (await _broker(admin, broker, alive=True)).rack == "/dc1/r1"
+        first, second = kafka.log_dirs(broker)
+        await admin.create_topic(name, 2, 2, assignment=[[broker, 1], [broker, 2]])
+        await admin.alter_replica_log_dirs(name, {(0, broker): str(first), (1, broker): str(second)})
+        await eventually(lambda: _in_dir_of(admin, name, 1, broker, str(second)), "partition 1 on the second disk")
+
+        kafka.fail_log_dir(broker, 0)
+        dirs = {d.path: d for d in await admin.describe_log_dirs([broker])}
+        assert not dirs[str(first)].online and dirs[str(first)].error == "KafkaStorageError"
+        assert dirs[str(second)].online
+        # The replica on the failed disk leaves the ISR; the one on the healthy disk stays in sync.
+        partitions = await eventually(lambda: _isr_without(admin, name, 0, broker), "the failed replica out of sync")
+        assert broker in partitions[1].isr
+    finally:
+        await admin.delete_topic(name)
+        kafka.decommission_broker(broker)
+        # As an operator would (`ballast brokers forget`): placement keeps no room for it in the later tests.
+        forgotten = BrokerForgotten(id=broker)
+        busio.produce(ballast.settings.bus, [(TOPICS.observed_brokers.name, forgotten.key.encode(),
+                                              encode(forgotten), None)])
+    assert await eventually(lambda: _unregistered(admin, broker), "the broker unregistered")
+
+
+async def _in_dir_of(admin: KafkaClusterAdmin, name: str, partition: int, broker: int, path: str) -> bool:
+    info = (await admin.describe_topics([name]))[name].partitions[partition].replica_info
+    return any(r.broker == broker and r.log_dir == path for r in info)
+
+
+async def _isr_without(admin: KafkaClusterAdmin, name: str, partition: int, broker: int):  # noqa: ANN202
+    partitions = (await admin.describe_topics([name]))[name].partitions
+    return partitions if broker not in partitions[partition].isr else None
+
+
+async def _unregistered(admin: KafkaClusterAdmin, broker: int) -> bool:
+    return broker not in {b.id for b in await admin.brokers()}
+
+
+async def test_the_adapter_survives_a_broker_it_talks_to_being_killed(admin: KafkaClusterAdmin,
+                                                                      kafka: LocalKafka) -> None:
+    assert len(await admin.brokers()) == 4
+    kafka.kill_broker(1)
+    # The client reconnects to the other bootstrap servers.
+    await eventually(lambda: _broker(admin, 1, alive=False), "broker 1 fenced")
+    kafka.start_broker(1)
+    await eventually(lambda: _broker(admin, 1, alive=True), "broker 1 back")
+    await asyncio.sleep(0)
