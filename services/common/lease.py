@@ -9,8 +9,10 @@ app, its consumer group, its memory rebuilt from the compacted topics); every ot
 
 The owner keeps the lease by staying in the group (librdkafka heartbeats every second; a thread polls). The moment
 the group takes partition 0 away (a revocation, or the member found lost after a pause or a partition of the
-network), the owner exits at once (code 3) before the lease can be given to another instance's process, which then
-rebuilds from the bus; its supervisor restarts the old one as a standby. A crashed owner (kill -9) is replaced once
+network, or a group coordinator on a broker that died), the owner stops at once, before the lease can be given to
+another instance's process, which then rebuilds from the bus: it starts over as a standby in a fresh process image
+(``execv``: the same pid and command, so a supervisor sees no exit and applies no crash-loop backoff; code 3 if that
+fails). Seen on real Kafka: killing the broker that coordinates the lease group loses every lease for a few seconds. A crashed owner (kill -9) is replaced once
 the group's session times out: ``session.timeout.ms`` (``BALLAST_BUS__LEASE_SESSION_TIMEOUT_MS``: 6 s, the
 least Kafka's default ``group.min.session.timeout.ms`` allows; 3 s on the local stacks) + a rebalance (the local
 broker waits up to ``max.poll.interval.ms``, 6 s) + the new owner's start: 8-13 s from kill -9 to health 200 on the
@@ -56,6 +58,16 @@ MAX_POLL_INTERVAL_MS = 6000
 POLL_S = 0.5
 
 
+def restart_as_standby() -> None:
+    """The same command again in a fresh process image; nothing of the old one's memory survives."""
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os.execv(sys.executable, [sys.executable, *sys.orig_argv[1:]])
+    except OSError:
+        os._exit(EXIT_LEASE_LOST)
+
+
 class Lease:
     def __init__(self, bus: BusSettings, service: str, *, shards: int = 1,
                  on_lost: Callable[[], None] | None = None) -> None:
@@ -64,7 +76,7 @@ class Lease:
         # The lease partitions (shards) this instance holds; a single service's owner holds {0}.
         self.owned: frozenset[int] = frozenset()
         self._handover: Handover | None = None
-        self._on_lost = on_lost or (lambda: os._exit(EXIT_LEASE_LOST))
+        self._on_lost = on_lost or restart_as_standby
         self._bus = bus
         self._consumer = Consumer({
             **bus.confluent_config(),
@@ -126,7 +138,7 @@ class Lease:
         if self._stopping.is_set():
             return
         self.owned = frozenset()
-        log.warning("lease lost; exiting to stand by again", service=self.service, reason=why)
+        log.warning("lease lost; starting over as a standby", service=self.service, reason=why)
         self._on_lost()
 
     def poll(self) -> None:

@@ -8,7 +8,9 @@ import signal
 import socket
 import subprocess
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
 
 from confluent_kafka.admin import AdminClient
 
@@ -35,15 +37,29 @@ def die_with_parent() -> None:
     libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
 
 
+# PR_SET_PDEATHSIG fires when the *thread* that forked the child ends, not the process: a child started from a
+# short-lived thread (a test that kills and restarts a broker in the background) would be killed with that thread.
+# Children that die with us are therefore all forked from this one thread, which lives as long as the process.
+_LAUNCHER = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ballast-launcher")
+
+
+def popen(args: list[str], *, detached: bool = False, **kwargs: Any) -> subprocess.Popen[bytes]:
+    """``subprocess.Popen`` in a session of its own; unless ``detached`` the child dies with this process (kill -9
+    included)."""
+    if detached:
+        return subprocess.Popen(args, start_new_session=True, **kwargs)
+    return _LAUNCHER.submit(subprocess.Popen, args, start_new_session=True, preexec_fn=die_with_parent,
+                            **kwargs).result()
+
+
 def start_tansu(port: int, log_file: Path, *, detached: bool = False) -> subprocess.Popen[bytes]:
     """The local broker; unless ``detached`` (``ballast up``), it dies with the process that started it."""
     url = f"tcp://127.0.0.1:{port}"
     with log_file.open("ab") as log:
-        process = subprocess.Popen(
+        process = popen(
             [tansu_binary(), "broker", "--listener-url", url, "--advertised-listener-url", url,
              "--storage-engine", "memory://tansu/"],
-            stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
-            preexec_fn=None if detached else die_with_parent)
+            detached=detached, stdout=log, stderr=subprocess.STDOUT)
     wait_for_broker(f"127.0.0.1:{port}", process, log_file)
     return process
 

@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from services.local.broker import die_with_parent, free_port
+from services.local.broker import free_port, popen
 
 DEFAULT_RACKS = ("/dc1/r1", "/dc1/r2", "/dc2/r1", "/dc2/r2")
 CONTROLLER_ID = 9000
@@ -175,7 +175,7 @@ class LocalKafka:
         from services.local.kafka_probe import unfenced_brokers
 
         deadline = time.monotonic() + timeout_s
-        while broker in unfenced_brokers(self.bootstrap_servers):
+        while (seen := unfenced_brokers(self.bootstrap_servers)) is None or broker in seen:
             if time.monotonic() > deadline:
                 raise TimeoutError(f"the controller did not fence broker {broker} within {timeout_s:.0f} s")
             time.sleep(0.2)
@@ -242,12 +242,23 @@ class LocalKafka:
                 if node.process is not None and node.process.poll() is not None:
                     raise RuntimeError(f"Kafka node {node.id} exited with code {node.process.returncode}; see "
                                        f"{node.log_file}:\n{_tail(node)}")
-            seen = unfenced_brokers(self.bootstrap_servers)
-            if wanted <= seen:
+            seen = unfenced_brokers(self.bootstrap_servers) or set()
+            if wanted <= seen and all(self._listening(self.brokers[b]) for b in wanted):
                 return
             time.sleep(0.2)
         raise TimeoutError(f"brokers {sorted(wanted - seen)} were not ready within {timeout_s:.0f} s; logs in "
                            f"{self.run_dir}")
+
+    @staticmethod
+    def _listening(node: KafkaNode) -> bool:
+        """The node's own process accepts connections on its port (not a registration left by one killed)."""
+        import socket
+
+        if not node.running:
+            return False
+        with socket.socket() as probe:
+            probe.settimeout(0.5)
+            return probe.connect_ex(("127.0.0.1", node.port)) == 0
 
     # -- internals -----------------------------------------------------------------------------------------------
 
@@ -268,8 +279,10 @@ class LocalKafka:
             "metadata.log.dir": str(node.home / "metadata"),
         }
         if node.is_controller:
+            # The controller is the one that fences a broker whose session ran out.
             return {**common, "process.roles": "controller", "listeners": f"CONTROLLER://127.0.0.1:{node.port}",
-                    "log.dirs": str(node.home / "metadata"), **self.overrides}
+                    "log.dirs": str(node.home / "metadata"),
+                    "broker.session.timeout.ms": NODE_DEFAULTS["broker.session.timeout.ms"], **self.overrides}
         replication = str(min(3, len(self.brokers)))
         return {
             **common,
@@ -310,11 +323,10 @@ class LocalKafka:
     def _launch(self, node: KafkaNode) -> None:
         properties = self._write_properties(node)
         with (node.home / "stdout.log").open("ab") as out:
-            node.process = subprocess.Popen(
+            node.process = popen(
                 self._java("kafka.Kafka", str(properties), heap_mb=self.heap_mb if node.rack else 192,
                            log_file=node.log_file),
-                stdout=out, stderr=subprocess.STDOUT, start_new_session=True,
-                preexec_fn=None if self.detached else die_with_parent)
+                detached=self.detached, stdout=out, stderr=subprocess.STDOUT)
 
     def _java(self, main: str, *args: str, heap_mb: int, log_file: Path | None = None) -> list[str]:
         logging = ([f"-Dlog4j2.configurationFile={LOG4J_CONFIG}", f"-Dballast.log.file={log_file}"] if log_file

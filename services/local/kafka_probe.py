@@ -22,13 +22,13 @@ def admin_client(bootstrap: str, timeout_ms: int = 2000) -> Iterator[KafkaAdminC
         client.close()
 
 
-def unfenced_brokers(bootstrap: str) -> set[int]:
-    """The brokers the cluster describes as registered and not fenced; empty while nothing answers."""
+def unfenced_brokers(bootstrap: str) -> set[int] | None:
+    """The brokers the cluster describes as registered and not fenced; None while nothing answers."""
     try:
         with admin_client(bootstrap) as admin:
             return {b["broker_id"] for b in admin.describe_cluster()["brokers"] if not b.get("is_fenced")}
-    except Exception:  # noqa: BLE001 -- anything here means "not ready yet"
-        return set()
+    except Exception:  # noqa: BLE001 -- anything here means "cannot tell yet"
+        return None
 
 
 def offline_log_dirs(bootstrap: str, broker: int) -> set[str]:

@@ -23,7 +23,7 @@ import httpx
 
 from services.common.bus import ensure_topics
 from services.common.settings import Settings
-from services.local.broker import die_with_parent, free_port, start_tansu
+from services.local.broker import free_port, popen, start_tansu
 from services.local.kafka_cluster import LocalKafka
 
 SERVICES = ("topic-reconciler", "replicas-change", "rebalancer", "load-collector")
@@ -160,11 +160,9 @@ class LocalStack:
     def start_process(self, name: str) -> subprocess.Popen[bytes]:
         """``name`` is a service, or ``service#N`` for another instance of it (see ``start_instance``)."""
         log = (self.logs / f"{name}.log").open("ab")
-        process = subprocess.Popen(
-            [sys.executable, "-m", "services.cli", "run", name.split("#")[0]],
-            env={**os.environ, **self.env, **self.instance_env.get(name, {})}, stdout=log,
-            stderr=subprocess.STDOUT, start_new_session=True,
-            preexec_fn=None if self.detached else die_with_parent)
+        process = popen(
+            [sys.executable, "-m", "services.cli", "run", name.split("#")[0]], detached=self.detached,
+            env={**os.environ, **self.env, **self.instance_env.get(name, {})}, stdout=log, stderr=subprocess.STDOUT)
         self.processes[name] = process
         return process
 

@@ -133,10 +133,10 @@ def _key_of(line: str) -> str | None:
     return base64.b64decode(entry["key"]).decode(errors="replace") if entry["key"] else None
 
 
-def test_confluent_admin_adapter_against_the_local_broker(stack: LocalStack, name: str) -> None:
-    """The production adapter, on what the local broker supports (create with and without an assignment, describe,
+def test_kafka_admin_adapter_against_the_local_broker(stack: LocalStack, name: str) -> None:
+    """The production adapter (kafka-python) on Tansu too, for what it supports (create with and without an assignment, describe,
     list, delete)."""
-    admin = KafkaClusterAdmin({"bootstrap.servers": stack.env["BALLAST_BUS__BOOTSTRAP_SERVERS"]}, timeout_s=10)
+    admin = KafkaClusterAdmin({"bootstrap_servers": stack.env["BALLAST_BUS__BOOTSTRAP_SERVERS"]}, timeout_s=10)
 
     async def exercise() -> None:
         topic = f"{name}-real"
@@ -149,7 +149,7 @@ def test_confluent_admin_adapter_against_the_local_broker(stack: LocalStack, nam
         assert topic in await admin.list_topics()
         brokers = await admin.brokers()
         assert len(brokers) == 1 and brokers[0].alive
-        # An explicit assignment, as the topic reconciler sends from its placer: librdkafka accepts the request's
+        # An explicit assignment, as the topic reconciler sends from its placer: the client accepts the request's
         # shape and the broker creates the topic on its one node. (Tansu does not honour the assignment's partition
         # count - it created 3 for this 2-partition assignment - so the count is checked on the simulator instead.)
         placed = f"{name}-placed"

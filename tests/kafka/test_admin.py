@@ -142,8 +142,9 @@ async def test_reassignment_listed_while_throttled_then_cancelled_then_completed
 
     await admin.reassign_partitions(name, {0: [3, 4]})
     await eventually(lambda: _no_reassignment(admin, name), "the reassignment done", timeout_s=90)
-    moved = (await admin.describe_topics([name]))[name].partitions[0]
-    assert moved.replicas == (3, 4) and set(moved.isr) == {3, 4}
+    # The brokers' metadata follows the controller's within moments.
+    moved = await eventually(lambda: _replicas(admin, name, (3, 4)), "replicas 3 and 4 described")
+    assert set(moved.isr) == {3, 4}
 
 
 async def _broker_config(admin: KafkaClusterAdmin, broker: int, wanted: dict[str, str]):  # noqa: ANN202

@@ -103,3 +103,26 @@ def test_lease_partitions_beyond_the_shards_count_for_nothing() -> None:
     held, _, _ = sharded(shards=2)
     held._assigned(None, parts(1, 2, 3))
     assert held.owned == {1}
+
+
+def test_a_lost_lease_starts_the_same_command_over_in_the_same_process(tmp_path) -> None:  # noqa: ANN001
+    """No supervisor needed and no crash-loop backoff: the pid stays, the memory does not."""
+    import subprocess
+    import sys
+    import textwrap
+
+    script = tmp_path / "service.py"
+    script.write_text(textwrap.dedent("""
+        import os, sys
+        from services.common.lease import restart_as_standby
+        print(os.getpid(), os.environ.get("RESTARTED", "first"), sys.argv[1:], flush=True)
+        if "RESTARTED" not in os.environ:
+            os.environ["RESTARTED"] = "again"
+            restart_as_standby()
+    """))
+    result = subprocess.run([sys.executable, str(script), "run", "svc"], capture_output=True, text=True, timeout=30)
+    first, again = result.stdout.split("\n")[:2]
+    assert result.returncode == 0, result.stderr
+    assert first.split()[0] == again.split()[0]  # the same pid
+    assert first.split()[1] == "first" and again.split()[1] == "again"
+    assert first.split(maxsplit=2)[2] == again.split(maxsplit=2)[2] == "['run', 'svc']"

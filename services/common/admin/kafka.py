@@ -36,6 +36,8 @@ from services.common.admin.port import (
 T = TypeVar("T")
 _ERROR_MESSAGE = re.compile(r"error_message=(['\"])(.*?)\1[,)]")
 PREFERRED_ELECTION = 0
+READ_ATTEMPTS = 4
+RETRY_BACKOFF_S = 0.3
 # kafka-python logs each refused connection and retried request at WARNING; the adapter reports what fails.
 logging.getLogger("kafka").setLevel(logging.ERROR)
 
@@ -45,8 +47,9 @@ def _reason(exc: Exception) -> str:
     found = _ERROR_MESSAGE.search(str(exc))
     if found and found.group(2) not in ("None", ""):
         return f"{type(exc).__name__}: {found.group(2)}"
-    if isinstance(exc, kafka_errors.KafkaError) and exc.description and "Request '" in str(exc):
-        return f"{type(exc).__name__}: {exc.description}"
+    description = getattr(exc, "description", None)
+    if description and "Request '" in str(exc):
+        return f"{type(exc).__name__}: {description}"
     return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
 
 
@@ -87,7 +90,10 @@ class KafkaClusterAdmin:
                 self._client = KafkaAdminClient(**self._config)
             return self._client
 
-    async def _run(self, call: Callable[[KafkaAdminClient], T]) -> T:
+    async def _run(self, call: Callable[[KafkaAdminClient], T], *, read: bool = True) -> T:
+        """Run one client call in a worker thread. A read that fails for a reason Kafka calls retriable (the node it
+        asked has just died, a leader moved) is asked again, of a fresh client, up to READ_ATTEMPTS times; a change
+        is not, since it may have been applied before the connection broke."""
         def attempt() -> T:
             try:
                 return call(self._admin())
@@ -95,10 +101,16 @@ class KafkaClusterAdmin:
                 # Connections are rebuilt from the bootstrap servers next time (brokers may have moved).
                 self._reset()
                 raise
-        try:
-            return await asyncio.to_thread(attempt)
-        except Exception as exc:  # noqa: BLE001 -- every client failure becomes the port's AdminError
-            raise _admin_error(exc) from exc
+
+        for tries in range(1, READ_ATTEMPTS + 1):
+            try:
+                return await asyncio.to_thread(attempt)
+            except Exception as exc:  # noqa: BLE001 -- every client failure becomes the port's AdminError
+                if read and tries < READ_ATTEMPTS and getattr(exc, "retriable", False):
+                    await asyncio.sleep(RETRY_BACKOFF_S * tries)
+                    continue
+                raise _admin_error(exc) from exc
+        raise AssertionError("unreachable")
 
     def _reset(self) -> None:
         with self._lock:
@@ -133,8 +145,9 @@ class KafkaClusterAdmin:
         found = {t["name"]: t for t in metadata if t.get("error_code", 0) == 0}
         present = [name for name in names if name in found]
         configs = await self._topic_configs(present)
-        racks = {b.id: b.rack for b in await self.brokers()} if present else {}
-        disks = await self._replica_disks(present)
+        brokers = await self.brokers() if present else []
+        racks = {b.id: b.rack for b in brokers}
+        disks = await self._replica_disks(present, [b.id for b in brokers if b.alive])
         result: dict[str, TopicDescription | None] = {}
         for name in names:
             topic = found.get(name)
@@ -160,13 +173,25 @@ class KafkaClusterAdmin:
         return {name: {key: entry["value"] for key, entry in entries.items() if entry.get("value") is not None}
                 for name, entries in answer.get("topic", {}).items()}
 
-    async def _replica_disks(self, names: Sequence[str]) -> dict[tuple[str, int, int], dict[str, Any]]:
-        """(topic, partition, broker) -> log_dir, size_bytes and future_log_dir, from DescribeLogDirs."""
-        if not names:
+    async def _replica_disks(self, names: Sequence[str], alive: Sequence[int]
+                             ) -> dict[tuple[str, int, int], dict[str, Any]]:
+        """(topic, partition, broker) -> log_dir, size_bytes and future_log_dir, from DescribeLogDirs of the alive
+        brokers. Best effort: a broker that does not answer (it may have died since) leaves its replicas' disks
+        unknown rather than failing the description."""
+        if not names or not alive:
             return {}
         wanted = set(names)
         disks: dict[tuple[str, int, int], dict[str, Any]] = {}
-        for log_dir in await self.describe_log_dirs():
+        try:
+            described = await self.describe_log_dirs(alive)
+        except AdminError:
+            described = []
+            for broker in alive:
+                try:
+                    described.extend(await self.describe_log_dirs([broker]))
+                except AdminError:
+                    continue
+        for log_dir in described:
             for replica in log_dir.replicas:
                 if replica.topic not in wanted:
                     continue
@@ -186,14 +211,14 @@ class KafkaClusterAdmin:
             spec["assignments"] = {p: list(replicas) for p, replicas in enumerate(assignment)}
         else:
             spec.update(num_partitions=partitions, replication_factor=replication_factor)
-        await self._run(lambda a: a.create_topics({name: spec}))
+        await self._run(lambda a: a.create_topics({name: spec}), read=False)
 
     async def delete_topic(self, name: str) -> None:
-        await self._run(lambda a: a.delete_topics([name]))
+        await self._run(lambda a: a.delete_topics([name]), read=False)
 
     async def create_partitions(self, name: str, total: int, assignment: Assignment | None = None) -> None:
         spec: Any = total if assignment is None else {"count": total, "assignments": [list(r) for r in assignment]}
-        await self._run(lambda a: a.create_partitions({name: spec}))
+        await self._run(lambda a: a.create_partitions({name: spec}), read=False)
 
     async def alter_configs(self, name: str, config: Mapping[str, str | None]) -> None:
         await self._alter(ConfigResourceType.TOPIC, name, config)
@@ -205,7 +230,7 @@ class KafkaClusterAdmin:
                for key, value in config.items()}
         resource = ConfigResource(kind, name, ops)
         # raise_on_unknown=False: the broker, not the client's list of dynamic configs, says what it refuses.
-        answer = await self._run(lambda a: a.alter_configs([resource], raise_on_unknown=False, incremental=True))
+        answer = await self._run(lambda a: a.alter_configs([resource], raise_on_unknown=False, incremental=True), read=False)
         # kafka-python answers each resource with "OK" or the error's text.
         for per_kind in answer.values():
             for resource_name, result in per_kind.items():
@@ -218,7 +243,7 @@ class KafkaClusterAdmin:
         if not replicas:
             return
         moves = {TopicPartition(name, p): list(r) for p, r in replicas.items()}
-        _check(await self._run(lambda a: a.alter_partition_reassignments(moves)), "reassign")
+        _check(await self._run(lambda a: a.alter_partition_reassignments(moves), read=False), "reassign")
 
     async def list_reassignments(self, names: Sequence[str] | None = None) -> list[Reassignment]:
         answer = await self._run(lambda a: a.list_partition_reassignments())
@@ -232,7 +257,7 @@ class KafkaClusterAdmin:
         if not partitions:
             return
         cancels = {TopicPartition(name, p): None for p in partitions}
-        answer = await self._run(lambda a: a.alter_partition_reassignments(cancels))
+        answer = await self._run(lambda a: a.alter_partition_reassignments(cancels), read=False)
         # A reassignment that ended meanwhile has nothing left to cancel.
         _check({tp: e for tp, e in answer.items() if e is not kafka_errors.NoReassignmentInProgressError}, "cancel")
 
@@ -240,10 +265,15 @@ class KafkaClusterAdmin:
         if not dirs:
             return
         moves = {TopicPartitionReplica(name, p, b): path for (p, b), path in dirs.items()}
-        _check(await self._run(lambda a: a.alter_replica_log_dirs(moves)), "alter log dir of")
+        _check(await self._run(lambda a: a.alter_replica_log_dirs(moves), read=False), "alter log dir of")
 
     async def describe_log_dirs(self, brokers: Sequence[int] | None = None) -> list[LogDirInfo]:
-        answer = await self._run(lambda a: a.describe_log_dirs(brokers=list(brokers) if brokers else None))
+        if brokers is None:
+            # Every broker that can answer: a fenced (stopped) one cannot.
+            brokers = [b.id for b in await self.brokers() if b.alive]
+        if not brokers:
+            return []
+        answer = await self._run(lambda a: a.describe_log_dirs(brokers=list(brokers)))
         described = []
         for entry in answer:
             for d in entry["log_dirs"]:
@@ -277,7 +307,7 @@ class KafkaClusterAdmin:
                 raise UnknownTopic(f"topic {name} does not exist")
             partitions = [p.id for p in described.partitions]
         wanted = {name: list(partitions)}
-        await self._run(lambda a: a.elect_leaders(PREFERRED_ELECTION, wanted))
+        await self._run(lambda a: a.elect_leaders(PREFERRED_ELECTION, wanted), read=False)
 
     async def aclose(self) -> None:
         await asyncio.to_thread(self._reset)

@@ -1,0 +1,161 @@
+"""The services with a real Kafka cluster as their bus and their managed cluster: what a user could observe on the
+cluster after producing topic specs (placement, placeholders, compaction), through broker and service crashes."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import Counter
+
+from events import TOPICS, TopicSpec
+from services.common import busio
+from services.common.admin.kafka import KafkaClusterAdmin
+from services.local.kafka_cluster import LocalKafka
+from services.local.stack import LocalStack
+from tests.integration.harness import Ballast
+from tests.kafka.conftest import eventually
+
+DC = {1: "/dc1", 2: "/dc1", 3: "/dc2", 4: "/dc2"}
+
+
+async def test_multi_level_placement_on_create_and_on_growth(ballast: Ballast, admin: KafkaClusterAdmin,
+                                                             name: str) -> None:
+    ballast.apply(TopicSpec(name=name, partitions=8, replicas=2, placer="multi-level"))
+    ballast.watcher.wait_status(name, lambda s: s.ready and s.partitions == 8, "ready with 8 partitions")
+    created = (await admin.describe_topics([name]))[name]
+    _assert_spread(created.partitions)
+
+    ballast.apply(TopicSpec(name=name, partitions=12, replicas=2, placer="multi-level"))
+    ballast.watcher.wait_status(name, lambda s: s.ready and s.partitions == 12, "ready with 12 partitions")
+    grown = (await admin.describe_topics([name]))[name]
+    assert grown.partitions[:8] == created.partitions  # existing partitions untouched
+    _assert_spread(grown.partitions)
+
+
+def _assert_spread(partitions) -> None:  # noqa: ANN001
+    for partition in partitions:
+        # One replica in each data centre, never two in one.
+        assert sorted(DC[b] for b in partition.replicas) == ["/dc1", "/dc2"], partition
+    replicas = Counter(b for p in partitions for b in p.replicas)
+    leaders = Counter(p.leader for p in partitions)
+    assert set(replicas) == set(DC) and max(replicas.values()) - min(replicas.values()) <= 1, replicas
+    assert set(leaders) == set(DC) and max(leaders.values()) - min(leaders.values()) <= 1, leaders
+
+
+async def test_compacted_specs_topic_is_compacted_and_a_killed_reconciler_rebuilds_from_it(
+        ballast: Ballast, admin: KafkaClusterAdmin, kafka_stack: LocalStack, name: str) -> None:
+    specs_topic = TOPICS.specs.name
+    assert (await admin.describe_topics([specs_topic]))[specs_topic].config["cleanup.policy"] == "compact"
+    # Roll segments and clean quickly, so that the test sees the log cleaner at work on Ballast's own topic.
+    await admin.alter_configs(specs_topic, {"segment.ms": "500", "min.cleanable.dirty.ratio": "0.01"})
+    try:
+        for retention in range(1, 6):
+            ballast.apply(TopicSpec(name=name, partitions=2, replicas=2, config={"retention.ms": f"{retention}000000"}))
+        await eventually(lambda: _config(admin, name, "retention.ms", "5000000"), "the fifth spec's config")
+        applied = ballast.watcher.wait_status(name, lambda s: s.ready and s.observed_generation == s.generation,
+                                              "the fifth spec applied")
+
+        def compacted() -> bool:
+            # A record on another key after segment.ms rolls the segment holding the five; the cleaner then keeps
+            # only the newest record of the key.
+            time.sleep(0.6)
+            ballast.apply(TopicSpec(name=f"{name}-roll", partitions=1, replicas=1))
+            return _records_with_key(ballast, specs_topic, name) == 1
+
+        await eventually(_sync(compacted), f"one record of {name} left in {specs_topic}", interval_s=1.0)
+    finally:
+        await admin.alter_configs(specs_topic, {"segment.ms": None, "min.cleanable.dirty.ratio": None})
+
+    kafka_stack.restart_service("topic-reconciler")  # kill -9, then a new process rebuilds from the topics
+    ballast.apply(TopicSpec(name=name, partitions=3, replicas=2, config={"retention.ms": "5000000"}))
+    status = ballast.watcher.wait_status(name, lambda s: s.ready and s.partitions == 3, "3 partitions after restart")
+    # Its memory came back from the compacted topics: the topic is still the one it created (not a stranger's).
+    assert status.generation > applied.generation and status.origin == "created"
+    described = (await admin.describe_topics([name]))[name]
+    assert described.partition_count == 3 and described.config["retention.ms"] == "5000000"
+
+
+async def _config(admin: KafkaClusterAdmin, name: str, key: str, value: str) -> bool:
+    described = (await admin.describe_topics([name]))[name]
+    return described is not None and described.config.get(key) == value
+
+
+def _records_with_key(ballast: Ballast, topic: str, key: str) -> int:
+    return sum(1 for r in busio.consume(ballast.settings.bus, [topic], follow=False, idle_s=1.0)
+               if r.key == key.encode())
+
+
+def _sync(check):  # noqa: ANN001, ANN202
+    async def run():  # noqa: ANN202
+        return check()
+    return run
+
+
+async def test_created_under_replicated_while_a_broker_is_killed_and_filled_when_it_returns(
+        ballast: Ballast, admin: KafkaClusterAdmin, kafka: LocalKafka, name: str) -> None:
+    kafka.kill_broker(4)
+    ballast.apply(TopicSpec(name=name, partitions=4, replicas=4, placer="multi-level"))
+    status = ballast.watcher.wait_status(name, lambda s: s.ready, "created under-replicated")
+    assert status.condition("UnderReplicated").status == "True"
+    created = (await admin.describe_topics([name]))[name]
+    assert all(sorted(p.replicas) == [1, 2, 3] for p in created.partitions), created.partitions
+
+    kafka.start_broker(4)
+    filled = await eventually(lambda: _all_in_sync(admin, name, {1, 2, 3, 4}), "broker 4 holding its replicas")
+    assert all(len(p.replicas) == 4 for p in filled.partitions)
+    ballast.watcher.wait_status(name, lambda s: (c := s.condition("UnderReplicated")) is None or c.status == "False",
+                                "no longer under-replicated")
+
+
+async def _all_in_sync(admin: KafkaClusterAdmin, name: str, brokers: set[int]):  # noqa: ANN202
+    described = (await admin.describe_topics([name]))[name]
+    if all(set(p.replicas) == brokers and set(p.isr) == brokers for p in described.partitions):
+        return described
+    return None
+
+
+async def test_a_bus_broker_killed_and_restarted_while_specs_stream_in(ballast: Ballast, admin: KafkaClusterAdmin,
+                                                                      kafka: LocalKafka, name: str) -> None:
+    names = [f"{name}-{i:02d}" for i in range(30)]
+    crash = threading.Thread(target=lambda: (time.sleep(1.0), kafka.kill_broker(2), kafka.start_broker(2)))
+    crash.start()
+    for topic in names:
+        ballast.apply(TopicSpec(name=topic, partitions=2, replicas=2))  # each waits for its acknowledgement
+        time.sleep(0.15)
+    crash.join()
+    _assert_all_created_once(ballast, names)
+    # Topics created while broker 2 was fenced got placeholders for it (enabled_prefer_observed), filled since.
+    await eventually(lambda: _fully_replicated(admin, names, 2), "every topic with 2 in-sync replicas")
+
+
+async def _fully_replicated(admin: KafkaClusterAdmin, names: list[str], replicas: int) -> bool:
+    described = await admin.describe_topics(names)
+    short = {name: [(p.replicas, p.isr) for p in d.partitions] if d else None for name, d in described.items()
+             if d is None or any(len(p.replicas) != replicas or len(p.isr) != replicas for p in d.partitions)}
+    if short:
+        raise AssertionError(f"not fully replicated: {short}")  # eventually() reports the last one
+    return True
+
+
+async def test_the_topic_reconciler_killed_mid_stream(ballast: Ballast, admin: KafkaClusterAdmin,
+                                                      kafka_stack: LocalStack, name: str) -> None:
+    names = [f"{name}-{i:02d}" for i in range(30)]
+    crash = threading.Thread(target=lambda: (time.sleep(1.0), kafka_stack.restart_service("topic-reconciler")))
+    crash.start()
+    for topic in names:
+        ballast.apply(TopicSpec(name=topic, partitions=2, replicas=2))
+        time.sleep(0.15)
+    crash.join()
+    _assert_all_created_once(ballast, names)
+    described = await admin.describe_topics(names)
+    assert all(d is not None and d.partition_count == 2 for d in described.values())
+
+
+def _assert_all_created_once(ballast: Ballast, names: list[str]) -> None:
+    for topic in names:
+        ballast.watcher.wait_status(topic, lambda s: s.ready and s.partitions == 2, "created", timeout=120)
+    # Nothing duplicated: one spec record per topic on the bus (idempotent producer), and no dead letters about them.
+    specs = Counter(r.key.decode() for r in busio.consume(ballast.settings.bus, [TOPICS.specs.name], follow=False,
+                                                           idle_s=1.0) if r.key and r.key.decode() in names)
+    assert specs == Counter(names)
+    assert not [d for d in ballast.watcher.dead_letters if any(n in (d.reason) for n in names)]
