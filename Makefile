@@ -47,11 +47,12 @@ test: $(STAMP) $(KAFKA_STAMP)
 test-unit: $(STAMP)
 	$(BIN)/pytest -q -m 'not integration and not kafka'
 
-bench: $(STAMP)
+bench: $(STAMP) $(KAFKA_STAMP)
 	$(BIN)/python -m bench.placement --write BENCHMARKS.md
 	$(BIN)/python -m bench.replicas_change --write BENCHMARKS.md
 	$(BIN)/python -m bench.rebalance --write BENCHMARKS.md
 	$(BIN)/python -m bench.spark_aggregates --write BENCHMARKS.md
+	$(BIN)/python -m bench.kafka_cluster --write BENCHMARKS.md
 
 schema: $(STAMP)
 	$(BIN)/ballast schema --out docs/schemas

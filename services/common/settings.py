@@ -197,8 +197,8 @@ class PlacementSettings(BaseModel):
     placer: PlacerName = "striped"
     # Fixed seed: the same cluster and request always give the same placement. None: a fresh choice each time.
     seed: int | None = 0
-    # The topic reconciler reads brokers and every topic's assignment at most this often for its placements (and
-    # adds each placement it makes to what it read).
+    # The topic reconciler reads brokers and every topic's assignment, and the brokers' log directories, at most this
+    # often for its placements (and adds each placement it makes to what it read).
     view_max_age_s: float = Field(default=30.0, gt=0)
     # Creating topics while brokers are down (seed 002): disabled (Kafka's behaviour), enabled (placeholders for
     # what does not fit on alive brokers), enabled_prefer_observed (place over every observed broker, keeping the

@@ -136,9 +136,10 @@ def waiting_for_brokers(placeholders: PlaceholderRecord | None, actual: TopicDes
 
 def placeholders_filled(placeholders: PlaceholderRecord | None, actual: TopicDescription | None,
                         spec: TopicSpec | None) -> bool:
-    """A record still open whose topic no longer waits: filled (or the spec / topic moved on)."""
-    return placeholders is not None and placeholders.placeholders > 0 and not waiting_for_brokers(
-        placeholders, actual, spec)
+    """A record still open whose topic no longer waits: filled (or the spec moved on). A topic not described (yet:
+    a real broker's metadata may lag a create by moments) tells nothing; its deletion closes the record itself."""
+    return placeholders is not None and placeholders.placeholders > 0 and actual is not None and not (
+        waiting_for_brokers(placeholders, actual, spec))
 
 
 def under_replicated_condition(placeholders: PlaceholderRecord, alive_brokers: int | None) -> Condition:

@@ -1,16 +1,22 @@
 """What happens after the topic reconciler places replicas: new replicas go to their broker's least-used log
 directory (where the admin port can choose one), and the placement becomes a ReplicasPlaced event, which the Spark
-job counts per broker, log directory and domain."""
+job counts per broker, log directory and domain.
+
+The figures come from the Spark job's log-directory aggregates where they name the broker's real directories, and
+from the cluster's own description of its log directories (DescribeLogDirs: bytes and replicas per directory)
+where they do not, say a real cluster whose load comes from a Cruise Control that knows other directories. Offline
+directories (a failed disk) are never chosen."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from datetime import UTC, datetime
+from dataclasses import replace
+from datetime import UTC, datetime, timedelta
 
 from events import PlacedReplica, PlacementReason, ReplicasPlaced
 from services.common.admin import AdminError, ClusterAdmin, LogDirsUnsupported
 from services.common.logging import get_logger
-from services.placement.log_dirs import choose_log_dirs
+from services.placement.log_dirs import LogDirUsage, choose_log_dirs
 from services.topic_reconciler.recent_load import RecentLoad
 from events import placeholders as placeholder
 
@@ -19,12 +25,17 @@ log = get_logger(__name__)
 
 class PlacementLedger:
     def __init__(self, admin: ClusterAdmin, recent_load: RecentLoad, rack_of: Callable[[int], str | None], *,
-                 choose_dirs: bool = True, now: Callable[[], datetime] = lambda: datetime.now(UTC)) -> None:
+                 choose_dirs: bool = True, now: Callable[[], datetime] = lambda: datetime.now(UTC),
+                 dirs_max_age: timedelta = timedelta(seconds=30)) -> None:
         self._admin = admin
         self._recent_load = recent_load
         self._rack_of = rack_of
         self._choose_dirs = choose_dirs  # off once the adapter has said it cannot
         self._now = now
+        # The cluster's own view of its directories, read at most every ``dirs_max_age`` (they change rarely).
+        self._dirs_max_age = dirs_max_age
+        self._cluster_dirs: dict[int, dict[str, LogDirUsage | None]] = {}  # None: offline
+        self._cluster_dirs_at: datetime | None = None
 
     async def placed(self, topic: str, reason: PlacementReason, new_replicas: Mapping[int, Sequence[int]], *,
                      load_aware: bool) -> ReplicasPlaced:
@@ -39,7 +50,8 @@ class PlacementLedger:
         if not self._choose_dirs:
             return {}
         now = self._now()
-        chosen = choose_log_dirs(replicas, self._recent_load.log_dirs(now))
+        usage = await self._usage(sorted({b for brokers in replicas.values() for b in brokers}), now)
+        chosen = choose_log_dirs(replicas, usage)
         if not chosen:
             return {}
         try:
@@ -54,5 +66,38 @@ class PlacementLedger:
             return {}
         for (_partition, broker), log_dir in chosen.items():
             self._recent_load.placed(broker, log_dir, now)
+            if (figures := self._cluster_dirs.get(broker, {}).get(log_dir)) is not None:
+                self._cluster_dirs[broker][log_dir] = replace(figures, placed_since=figures.placed_since + 1)
         log.info("log directories chosen", replicas=len(chosen), directories=len(set(chosen.values())))
         return chosen
+
+    async def _usage(self, brokers: list[int], now: datetime) -> dict[int, dict[str, LogDirUsage]]:
+        aggregates = self._recent_load.log_dirs(now)
+        cluster = await self._cluster_log_dirs(now)
+        usage: dict[int, dict[str, LogDirUsage]] = {}
+        for broker in brokers:
+            real = cluster.get(broker)
+            known = aggregates.get(broker, {})
+            if real is None:  # the cluster cannot say: the aggregates as they are
+                usage[broker] = dict(known)
+            elif known and set(known) <= set(real):
+                usage[broker] = {d: u for d, u in known.items() if real[d] is not None}
+            else:
+                usage[broker] = {d: u for d, u in real.items() if u is not None}
+        return usage
+
+    async def _cluster_log_dirs(self, now: datetime) -> dict[int, dict[str, LogDirUsage | None]]:
+        if self._cluster_dirs_at is not None and now - self._cluster_dirs_at < self._dirs_max_age:
+            return self._cluster_dirs
+        try:
+            described = await self._admin.describe_log_dirs()
+        except AdminError as exc:
+            log.info("the cluster's log directories are unknown; using the aggregates", reason=str(exc))
+            described = []
+        dirs: dict[int, dict[str, LogDirUsage | None]] = {}
+        for d in described:
+            dirs.setdefault(d.broker, {})[d.path] = (
+                LogDirUsage(disk_mb=d.size_bytes / 1e6, replicas=sum(1 for r in d.replicas if not r.is_future))
+                if d.online else None)
+        self._cluster_dirs, self._cluster_dirs_at = dirs, now
+        return dirs

@@ -46,7 +46,7 @@ class Placing:
             admin, max_age_s=settings.view_max_age_s, observed=self.observed,
             load=lambda: self.recent_load.per_broker(clock()) if settings.load_aware else {})
         self.ledger = PlacementLedger(admin, self.recent_load, self.view.rack_of, choose_dirs=settings.load_aware,
-                                      now=clock)
+                                      now=clock, dirs_max_age=timedelta(seconds=settings.view_max_age_s))
 
     async def place_topic(self, topic: str, partitions: int, replication_factor: int, config: dict[str, str],
                           placer: str | None, min_required: int | None, *, load_aware: bool) -> Placed:

@@ -25,6 +25,8 @@ Sends = list[asyncio.Future[Any]]
 # Topics handled per hold of the reconciler's lock by resyncs and replicas-change records: spec events wait for the
 # lock, and a task's end brings hundreds of completed changes (each described and given a status) at once.
 CHUNK = 200
+# A real Kafka may describe a topic just created or grown without it for a moment: ask again up to this often.
+DESCRIBE_AGAIN_ATTEMPTS = 6
 
 
 class Reconciler:
@@ -104,7 +106,7 @@ class Reconciler:
                 error = f"{type(action).__name__} failed: {exc}"
                 log.warning("reconcile action failed", action=type(action).__name__, error=str(exc))
         if any(isinstance(a, logic.CreateTopic | logic.DeleteTopic | logic.CreatePartitions) for a in plan.actions):
-            await self._describe_again(name, topic)
+            await self._describe_again(name, topic, expect=_expected_partitions(plan.actions))
             topic.origin = logic.origin_now(topic.origin, spec, topic.actual)
             if topic.placeholders is not None and any(isinstance(a, logic.CreateTopic) for a in plan.actions):
                 plan.warnings.append(logic.under_replicated_condition(topic.placeholders, alive))
@@ -114,11 +116,19 @@ class Reconciler:
         sends.extend(await self.statuses.publish(name, topic, error=error, warnings=plan.warnings))
         return sends
 
-    async def _describe_again(self, name: str, topic: TopicMemory) -> None:
-        try:
-            topic.actual = (await self.admin.describe_topics([name])).get(name)
-        except AdminError as exc:
-            log.warning("cannot read the topic after changing it; the next resync will", error=str(exc))
+    async def _describe_again(self, name: str, topic: TopicMemory, *, expect: int | None) -> None:
+        """``expect``: the partitions a create or growth just asked for. A real Kafka answers from each broker's
+        metadata, which follows the controller's by moments: ask again briefly until it shows them."""
+        for attempt in range(DESCRIBE_AGAIN_ATTEMPTS):
+            try:
+                topic.actual = (await self.admin.describe_topics([name])).get(name)
+            except AdminError as exc:
+                log.warning("cannot read the topic after changing it; the next resync will", error=str(exc))
+                return
+            seen = topic.actual.partition_count if topic.actual is not None else 0
+            if expect is None or seen >= expect or attempt == DESCRIBE_AGAIN_ATTEMPTS - 1:
+                return
+            await asyncio.sleep(0.05 * (attempt + 1))
 
     async def _execute(self, topic: TopicMemory, action: logic.Action) -> Sends:
         match action:
@@ -249,6 +259,15 @@ class Reconciler:
         if came and (waiting := self.memory.with_placeholders()):
             log.info("brokers joined or returned; filling placeholders", brokers=sorted(came), topics=len(waiting))
             await self.reconcile(waiting)
+
+
+def _expected_partitions(actions: list[logic.Action]) -> int | None:
+    for action in actions:
+        if isinstance(action, logic.CreateTopic):
+            return action.partitions
+        if isinstance(action, logic.CreatePartitions):
+            return action.total
+    return None
 
 
 def _still_holding(topic: TopicMemory) -> list[Any]:

@@ -26,6 +26,8 @@ KAFKA_ENV = {
     # Creating topics while a broker is down (seed 002) is tested here on real brokers.
     "BALLAST_PLACEMENT__UNDER_REPLICATED": "enabled_prefer_observed",
     "BALLAST_PLACEMENT__OBSERVE_INTERVAL_S": "0.5",
+    # Placement reads the cluster's assignments and log directories afresh for every test's topics.
+    "BALLAST_PLACEMENT__VIEW_MAX_AGE_S": "1",
 }
 
 

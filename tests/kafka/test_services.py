@@ -7,7 +7,9 @@ import threading
 import time
 from collections import Counter
 
-from events import TOPICS, TopicSpec
+from confluent_kafka import Producer
+
+from events import TOPICS, TopicSpec, decode
 from services.common import busio
 from services.common.admin.kafka import KafkaClusterAdmin
 from services.local.kafka_cluster import LocalKafka
@@ -159,3 +161,40 @@ def _assert_all_created_once(ballast: Ballast, names: list[str]) -> None:
                                                            idle_s=1.0) if r.key and r.key.decode() in names)
     assert specs == Counter(names)
     assert not [d for d in ballast.watcher.dead_letters if any(n in (d.reason) for n in names)]
+
+
+async def test_new_replicas_go_to_the_emptier_log_dir_of_each_broker(ballast: Ballast, admin: KafkaClusterAdmin,
+                                                                     kafka: LocalKafka, name: str) -> None:
+    """Without Cruise Control's figures for these directories, the cluster's own (DescribeLogDirs) decide."""
+    ballast_ = f"{name}-ballast"
+    # 8 MB per broker in its first directory, so the second is the emptier one everywhere.
+    await admin.create_topic(ballast_, 4, 1, assignment=[[1], [2], [3], [4]])
+    await admin.alter_replica_log_dirs(ballast_, {(b - 1, b): str(kafka.log_dirs(b)[0]) for b in DC})
+    producer = Producer({"bootstrap.servers": kafka.bootstrap_servers, "linger.ms": 20, "log_level": 0})
+    for i in range(4 * 800):
+        producer.produce(ballast_, value=b"x" * 10_000, partition=i % 4)
+        producer.poll(0)
+    assert producer.flush(60) == 0
+    await eventually(lambda: _skewed(admin, kafka), "each broker's first directory 8 MB fuller")
+
+    ballast.apply(TopicSpec(name=name, partitions=4, replicas=2))
+    ballast.watcher.wait_status(name, lambda s: s.ready, "created")
+    placed = await eventually(lambda: _all_dirs_known(admin, name), "every replica in a known directory")
+    for partition in placed.partitions:
+        for replica in partition.replica_info:
+            assert replica.log_dir == str(kafka.log_dirs(replica.broker)[1]), (partition.id, replica)
+    events = [decode(r.value, topic=TOPICS.placements).event
+              for r in busio.consume(ballast.settings.bus, [TOPICS.placements.name], follow=False, idle_s=1.0)]
+    chosen = {(r.partition, r.broker): r.log_dir for e in events if e.topic == name for r in e.placed}
+    assert chosen == {(p.id, r.broker): r.log_dir for p in placed.partitions for r in p.replica_info}
+
+
+async def _skewed(admin: KafkaClusterAdmin, kafka: LocalKafka) -> bool:
+    dirs = {(d.broker, d.path): d.size_bytes for d in await admin.describe_log_dirs(list(DC))}
+    return all(dirs[(b, str(kafka.log_dirs(b)[0]))] - dirs[(b, str(kafka.log_dirs(b)[1]))] > 6_000_000 for b in DC)
+
+
+async def _all_dirs_known(admin: KafkaClusterAdmin, name: str):  # noqa: ANN202
+    described = (await admin.describe_topics([name]))[name]
+    ok = all(r.log_dir and r.future_log_dir is None for p in described.partitions for r in p.replica_info)
+    return described if ok else None

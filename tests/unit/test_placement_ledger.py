@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from datetime import UTC, datetime, timedelta
 
 from events import LoadAggregate
-from services.common.admin import AdminError, LogDirsUnsupported
+from services.common.admin import AdminError, LogDirInfo, LogDirReplica, LogDirsUnsupported, Unsupported
 from services.topic_reconciler.placements import PlacementLedger
 from services.topic_reconciler.recent_load import RecentLoad
 
@@ -16,11 +16,20 @@ RACKS = {1: "/dc1/r1", 2: "/dc2/r1"}
 
 
 class Admin:
-    """Only what the ledger calls: records the directories asked for, or fails as told."""
+    """Only what the ledger calls: records the directories asked for, or fails as told; describes the log
+    directories it is given (none: it cannot tell, as an adapter without DescribeLogDirs)."""
 
-    def __init__(self, error: AdminError | None = None) -> None:
+    def __init__(self, error: AdminError | None = None, dirs: list[LogDirInfo] | None = None) -> None:
         self.error = error
+        self.dirs = dirs
         self.calls: list[tuple[str, dict[tuple[int, int], str]]] = []
+        self.described = 0
+
+    async def describe_log_dirs(self, brokers: list[int] | None = None) -> list[LogDirInfo]:
+        self.described += 1
+        if self.dirs is None:
+            raise Unsupported("no DescribeLogDirs here")
+        return self.dirs
 
     async def alter_replica_log_dirs(self, name: str, dirs: Mapping[tuple[int, int], str]) -> None:
         self.calls.append((name, dict(dirs)))
@@ -75,3 +84,30 @@ async def test_a_failed_choice_leaves_the_topic_to_the_brokers_and_opted_out_spe
     quiet = Admin()
     event = await ledger(quiet).placed("a", "create", {0: [1]}, load_aware=False)
     assert quiet.calls == [] and [r.broker for r in event.placed] == [1]
+
+
+def _dir(broker: int, path: str, mb: float, *, error: str | None = None) -> LogDirInfo:
+    return LogDirInfo(broker=broker, path=path, error=error,
+                      replicas=(LogDirReplica(topic="t", partition=broker, size_bytes=int(mb * 1e6)),))
+
+
+async def test_the_cluster_s_own_directories_decide_where_the_aggregates_name_others() -> None:
+    """A real cluster whose load comes from a Cruise Control that knows other paths: DescribeLogDirs' bytes decide."""
+    real = [_dir(1, "/kafka/b1/data-0", 10), _dir(1, "/kafka/b1/data-1", 900),
+            _dir(2, "/kafka/b2/data-0", 900), _dir(2, "/kafka/b2/data-1", 10)]
+    admin = Admin(dirs=real)
+    placements = ledger(admin)
+    event = await placements.placed("orders", "create", {0: [1, 2]}, load_aware=True)
+    assert admin.calls == [("orders", {(0, 1): "/kafka/b1/data-0", (0, 2): "/kafka/b2/data-1"})]
+    assert [r.log_dir for r in event.placed] == ["/kafka/b1/data-0", "/kafka/b2/data-1"]
+    await placements.placed("more", "create", {0: [1]}, load_aware=True)
+    assert admin.described == 1  # read once, kept for a while
+
+
+async def test_an_offline_directory_is_never_chosen() -> None:
+    # The aggregates say /d1 is broker 1's emptier directory, but its disk has failed since.
+    admin = Admin(dirs=[_dir(1, "/d0", 500), _dir(1, "/d1", 0, error="KafkaStorageError"), _dir(2, "/d0", 100),
+                        _dir(2, "/d1", 500)])
+    await ledger(admin).placed("orders", "create", {0: [1, 2]}, load_aware=True)
+    # Broker 1 has one directory left, so the broker chooses (it can only take /d0); broker 2 keeps the aggregates.
+    assert admin.calls == [("orders", {(0, 2): "/d0"})]

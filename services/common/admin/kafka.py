@@ -78,6 +78,7 @@ class KafkaClusterAdmin:
     def __init__(self, config: Mapping[str, Any], timeout_s: float = 30.0) -> None:
         """``config``: KafkaAdminClient settings (``bootstrap_servers``, security ...)."""
         self._config = {"client_id": "ballast-admin", **config, "request_timeout_ms": int(timeout_s * 1000)}
+        self._timeout_s = timeout_s
         self._client: KafkaAdminClient | None = None
         self._lock = threading.Lock()
 
@@ -265,7 +266,21 @@ class KafkaClusterAdmin:
         if not dirs:
             return
         moves = {TopicPartitionReplica(name, p, b): path for (p, b), path in dirs.items()}
-        _check(await self._run(lambda a: a.alter_replica_log_dirs(moves), read=False), "alter log dir of")
+        # A replica its broker has not created yet (a topic or reassignment just made) answers ReplicaNotAvailable:
+        # the same request again succeeds once it exists, as kafka-reassign-partitions.sh retries it. Asking again
+        # is safe: it names the same destination.
+        deadline = asyncio.get_running_loop().time() + self._timeout_s
+        while True:
+            answer = await self._run(lambda a, m=moves: a.alter_replica_log_dirs(m), read=False)
+            pending = {r: moves[r] for r, e in answer.items() if e is kafka_errors.ReplicaNotAvailableError}
+            _check({r: e for r, e in answer.items() if r not in pending}, "alter log dir of")
+            if not pending:
+                return
+            if asyncio.get_running_loop().time() > deadline:
+                raise AdminError(f"replicas not available on their brokers within {self._timeout_s:.0f} s: "
+                                 + ", ".join(f"{r.topic}-{r.partition} on {r.broker_id}" for r in pending))
+            moves = pending
+            await asyncio.sleep(0.2)
 
     async def describe_log_dirs(self, brokers: Sequence[int] | None = None) -> list[LogDirInfo]:
         if brokers is None:

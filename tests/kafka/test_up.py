@@ -1,0 +1,99 @@
+"""The real cluster as a user meets it: `ballast up --kafka`, any Kafka client pointed at it, a spec applied with
+the CLI, `ballast down`; and a killed starter leaves no JVM behind."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+from confluent_kafka.admin import AdminClient
+
+from services.local.kafka_cluster import DEFAULT_RACKS
+from services.local.kafka_probe import admin_client
+from tests.integration.test_stack_lifecycle import alive
+
+BALLAST = [sys.executable, "-m", "services.cli"]
+REPO = Path(__file__).resolve().parents[2]
+
+
+def ballast(cwd: Path, *args: str, env: dict[str, str] | None = None, timeout: float = 240) -> str:
+    result = subprocess.run([*BALLAST, *args], cwd=cwd, env={**os.environ, "PYTHONPATH": str(REPO), **(env or {})},
+                            capture_output=True, text=True, timeout=timeout)
+    assert result.returncode == 0, result.stdout + result.stderr
+    return result.stdout
+
+
+def test_up_kafka_a_spec_from_the_cli_and_down(tmp_path: Path) -> None:
+    ballast(tmp_path, "up", "--kafka")
+    stack = json.loads((tmp_path / ".ballast" / "stack.json").read_text())
+    try:
+        env = stack["env"]
+        assert env["BALLAST_CLUSTER_ADMIN__KIND"] == "kafka"
+        bootstrap = env["BALLAST_CLUSTER_ADMIN__BOOTSTRAP_SERVERS"]
+        assert bootstrap == env["BALLAST_BUS__BOOTSTRAP_SERVERS"]
+        # Any Kafka client: librdkafka sees 4 brokers and their racks; kafka-python two log dirs on each.
+        librdkafka = AdminClient({"bootstrap.servers": bootstrap})
+        nodes = librdkafka.describe_cluster(request_timeout=10).result().nodes
+        assert sorted((n.id, n.rack) for n in nodes) == list(enumerate(DEFAULT_RACKS, start=1))
+        with admin_client(bootstrap, timeout_ms=10_000) as admin:
+            dirs = Counter(entry["broker"] for entry in admin.describe_log_dirs() for _ in entry["log_dirs"])
+        assert dirs == {1: 2, 2: 2, 3: 2, 4: 2}
+
+        (tmp_path / "orders.yaml").write_text("name: orders\npartitions: 4\nreplicas: 2\nplacer: multi-level\n")
+        ballast(tmp_path, "apply", "-f", "orders.yaml", env=env)
+        with admin_client(bootstrap, timeout_ms=10_000) as admin:
+            topic = _wait_topic(admin, "orders")
+        racks = dict(enumerate(DEFAULT_RACKS, start=1))
+        for partition in topic["partitions"]:
+            # multi-level: one replica in each data centre.
+            assert sorted(racks[b][:4] for b in partition["replica_nodes"]) == ["/dc1", "/dc2"], partition
+        assert sorted(Counter(p["leader_id"] for p in topic["partitions"]).values()) == [1, 1, 1, 1]
+    finally:
+        out = ballast(tmp_path, "down")
+    assert "kafka-controller" in out
+    assert not any(alive(pid) for pid in stack["pids"].values())
+
+
+def _wait_topic(admin, name: str) -> dict:  # noqa: ANN001
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        found = [t for t in admin.describe_topics([name]) if t["error_code"] == 0 and t["partitions"]]
+        if found:
+            return found[0]
+        time.sleep(0.5)
+    raise AssertionError(f"{name} was not created within 60 s")
+
+
+STARTER = """
+import json, sys, time
+from pathlib import Path
+from services.local.kafka_cluster import LocalKafka
+kafka = LocalKafka(Path(sys.argv[1]), racks=["/dc1/r1"]).start()
+nodes = [kafka.controller, *kafka.brokers.values()]
+print("PIDS " + json.dumps([n.process.pid for n in nodes]), flush=True)
+time.sleep(600)
+"""
+
+
+def test_a_killed_starter_takes_its_kafka_jvms_with_it(tmp_path: Path) -> None:
+    starter = subprocess.Popen([sys.executable, "-c", STARTER, str(tmp_path)], stdout=subprocess.PIPE, text=True,
+                               cwd=REPO)
+    pids: list[int] = []
+    try:
+        assert starter.stdout is not None
+        line = next(line for line in starter.stdout if line.startswith("PIDS "))
+        pids = json.loads(line.removeprefix("PIDS "))
+        assert len(pids) == 2 and all(alive(p) for p in pids)
+    finally:
+        starter.send_signal(signal.SIGKILL)
+        starter.wait(timeout=30)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and any(alive(p) for p in pids):
+        time.sleep(0.2)
+    assert not any(alive(p) for p in pids), "a Kafka JVM outlived the process that started it"
