@@ -30,7 +30,8 @@ async def test_multi_level_placement_on_create_and_on_growth(ballast: Ballast, a
     ballast.apply(TopicSpec(name=name, partitions=12, replicas=2, placer="multi-level"))
     ballast.watcher.wait_status(name, lambda s: s.ready and s.partitions == 12, "ready with 12 partitions")
     grown = (await admin.describe_topics([name]))[name]
-    assert grown.partitions[:8] == created.partitions  # existing partitions untouched
+    # Existing partitions untouched (only their log directories may have been chosen since).
+    assert [(p.replicas, p.leader) for p in grown.partitions[:8]] == [(p.replicas, p.leader) for p in created.partitions]
     _assert_spread(grown.partitions)
 
 
@@ -166,32 +167,38 @@ def _assert_all_created_once(ballast: Ballast, names: list[str]) -> None:
 async def test_new_replicas_go_to_the_emptier_log_dir_of_each_broker(ballast: Ballast, admin: KafkaClusterAdmin,
                                                                      kafka: LocalKafka, name: str) -> None:
     """Without Cruise Control's figures for these directories, the cluster's own (DescribeLogDirs) decide."""
+    sizes = await _dir_sizes(admin)
+    heavy = {b: max((str(d) for d in kafka.log_dirs(b)), key=lambda d, b=b: sizes[(b, d)]) for b in DC}
+    light = {b: next(str(d) for d in kafka.log_dirs(b) if str(d) != heavy[b]) for b in DC}
+    # 8 MB more on each broker's fuller directory, so the other is clearly the emptier one.
     ballast_ = f"{name}-ballast"
-    # 8 MB per broker in its first directory, so the second is the emptier one everywhere.
     await admin.create_topic(ballast_, 4, 1, assignment=[[1], [2], [3], [4]])
-    await admin.alter_replica_log_dirs(ballast_, {(b - 1, b): str(kafka.log_dirs(b)[0]) for b in DC})
+    await admin.alter_replica_log_dirs(ballast_, {(b - 1, b): heavy[b] for b in DC})
     producer = Producer({"bootstrap.servers": kafka.bootstrap_servers, "linger.ms": 20, "log_level": 0})
     for i in range(4 * 800):
         producer.produce(ballast_, value=b"x" * 10_000, partition=i % 4)
         producer.poll(0)
     assert producer.flush(60) == 0
-    await eventually(lambda: _skewed(admin, kafka), "each broker's first directory 8 MB fuller")
 
+    async def skewed() -> bool:
+        now = await _dir_sizes(admin)
+        return all(now[(b, heavy[b])] - now[(b, light[b])] > 6_000_000 for b in DC)
+
+    await eventually(skewed, "each broker's fuller directory 6 MB or more ahead")
     ballast.apply(TopicSpec(name=name, partitions=4, replicas=2))
     ballast.watcher.wait_status(name, lambda s: s.ready, "created")
     placed = await eventually(lambda: _all_dirs_known(admin, name), "every replica in a known directory")
     for partition in placed.partitions:
         for replica in partition.replica_info:
-            assert replica.log_dir == str(kafka.log_dirs(replica.broker)[1]), (partition.id, replica)
+            assert replica.log_dir == light[replica.broker], (partition.id, replica)
     events = [decode(r.value, topic=TOPICS.placements).event
               for r in busio.consume(ballast.settings.bus, [TOPICS.placements.name], follow=False, idle_s=1.0)]
     chosen = {(r.partition, r.broker): r.log_dir for e in events if e.topic == name for r in e.placed}
     assert chosen == {(p.id, r.broker): r.log_dir for p in placed.partitions for r in p.replica_info}
 
 
-async def _skewed(admin: KafkaClusterAdmin, kafka: LocalKafka) -> bool:
-    dirs = {(d.broker, d.path): d.size_bytes for d in await admin.describe_log_dirs(list(DC))}
-    return all(dirs[(b, str(kafka.log_dirs(b)[0]))] - dirs[(b, str(kafka.log_dirs(b)[1]))] > 6_000_000 for b in DC)
+async def _dir_sizes(admin: KafkaClusterAdmin) -> dict[tuple[int, str], int]:
+    return {(d.broker, d.path): d.size_bytes for d in await admin.describe_log_dirs(list(DC))}
 
 
 async def _all_dirs_known(admin: KafkaClusterAdmin, name: str):  # noqa: ANN202
