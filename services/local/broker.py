@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ctypes
+import functools
 import ctypes.util
 import signal
 import socket
@@ -30,11 +31,11 @@ def tansu_binary() -> str:
 PR_SET_PDEATHSIG = 1
 
 
-def die_with_parent() -> None:
-    """In a child before exec: the kernel sends it SIGTERM when the process that started it dies, even by kill -9,
+def die_with_parent(sig: int = signal.SIGTERM) -> None:
+    """In a child before exec: the kernel sends it ``sig`` when the process that started it dies, even by kill -9,
     so a test run that is killed leaves no broker or service behind (Linux's PR_SET_PDEATHSIG)."""
     libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
-    libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+    libc.prctl(PR_SET_PDEATHSIG, sig)
 
 
 # PR_SET_PDEATHSIG fires when the *thread* that forked the child ends, not the process: a child started from a
@@ -43,13 +44,14 @@ def die_with_parent() -> None:
 _LAUNCHER = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ballast-launcher")
 
 
-def popen(args: list[str], *, detached: bool = False, **kwargs: Any) -> subprocess.Popen[bytes]:
-    """``subprocess.Popen`` in a session of its own; unless ``detached`` the child dies with this process (kill -9
-    included)."""
+def popen(args: list[str], *, detached: bool = False, death_signal: int = signal.SIGTERM,
+          **kwargs: Any) -> subprocess.Popen[bytes]:
+    """``subprocess.Popen`` in a session of its own; unless ``detached`` the child gets ``death_signal`` when this
+    process dies (kill -9 included)."""
     if detached:
         return subprocess.Popen(args, start_new_session=True, **kwargs)
-    return _LAUNCHER.submit(subprocess.Popen, args, start_new_session=True, preexec_fn=die_with_parent,
-                            **kwargs).result()
+    return _LAUNCHER.submit(subprocess.Popen, args, start_new_session=True,
+                            preexec_fn=functools.partial(die_with_parent, death_signal), **kwargs).result()
 
 
 def start_tansu(port: int, log_file: Path, *, detached: bool = False) -> subprocess.Popen[bytes]:

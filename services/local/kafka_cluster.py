@@ -326,7 +326,9 @@ class LocalKafka:
             node.process = popen(
                 self._java("kafka.Kafka", str(properties), heap_mb=self.heap_mb if node.rack else 192,
                            log_file=node.log_file),
-                detached=self.detached, stdout=out, stderr=subprocess.STDOUT)
+                # An orphaned cluster is thrown away: SIGKILL, since a broker's controlled shutdown would wait for a
+                # controller that is going away too.
+                detached=self.detached, death_signal=signal.SIGKILL, stdout=out, stderr=subprocess.STDOUT)
 
     def _java(self, main: str, *args: str, heap_mb: int, log_file: Path | None = None) -> list[str]:
         logging = ([f"-Dlog4j2.configurationFile={LOG4J_CONFIG}", f"-Dballast.log.file={log_file}"] if log_file
