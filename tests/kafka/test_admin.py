@@ -208,6 +208,7 @@ async def test_an_added_broker_with_a_failed_log_dir_then_decommissioned(admin: 
         first, second = kafka.log_dirs(broker)
         await admin.create_topic(name, 2, 2, assignment=[[broker, 1], [broker, 2]])
         await admin.alter_replica_log_dirs(name, {(0, broker): str(first), (1, broker): str(second)})
+        await eventually(lambda: _in_dir_of(admin, name, 0, broker, str(first)), "partition 0 on the first disk")
         await eventually(lambda: _in_dir_of(admin, name, 1, broker, str(second)), "partition 1 on the second disk")
 
         kafka.fail_log_dir(broker, 0)
@@ -229,7 +230,7 @@ async def test_an_added_broker_with_a_failed_log_dir_then_decommissioned(admin: 
 
 async def _in_dir_of(admin: KafkaClusterAdmin, name: str, partition: int, broker: int, path: str) -> bool:
     info = (await admin.describe_topics([name]))[name].partitions[partition].replica_info
-    return any(r.broker == broker and r.log_dir == path for r in info)
+    return any(r.broker == broker and r.log_dir == path and r.future_log_dir is None for r in info)
 
 
 async def _isr_without(admin: KafkaClusterAdmin, name: str, partition: int, broker: int):  # noqa: ANN202

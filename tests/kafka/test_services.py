@@ -187,10 +187,8 @@ async def test_new_replicas_go_to_the_emptier_log_dir_of_each_broker(ballast: Ba
     await eventually(skewed, "each broker's fuller directory 6 MB or more ahead")
     ballast.apply(TopicSpec(name=name, partitions=4, replicas=2))
     ballast.watcher.wait_status(name, lambda s: s.ready, "created")
-    placed = await eventually(lambda: _all_dirs_known(admin, name), "every replica in a known directory")
-    for partition in placed.partitions:
-        for replica in partition.replica_info:
-            assert replica.log_dir == light[replica.broker], (partition.id, replica)
+    # The move into the chosen directory is asynchronous (a future replica catches up, then takes over).
+    placed = await eventually(lambda: _all_in(admin, name, light), "every new replica in its broker's emptier dir")
     events = [decode(r.value, topic=TOPICS.placements).event
               for r in busio.consume(ballast.settings.bus, [TOPICS.placements.name], follow=False, idle_s=1.0)]
     chosen = {(r.partition, r.broker): r.log_dir for e in events if e.topic == name for r in e.placed}
@@ -201,7 +199,10 @@ async def _dir_sizes(admin: KafkaClusterAdmin) -> dict[tuple[int, str], int]:
     return {(d.broker, d.path): d.size_bytes for d in await admin.describe_log_dirs(list(DC))}
 
 
-async def _all_dirs_known(admin: KafkaClusterAdmin, name: str):  # noqa: ANN202
+async def _all_in(admin: KafkaClusterAdmin, name: str, dirs: dict[int, str]):  # noqa: ANN202
     described = (await admin.describe_topics([name]))[name]
-    ok = all(r.log_dir and r.future_log_dir is None for p in described.partitions for r in p.replica_info)
-    return described if ok else None
+    elsewhere = [(p.id, r) for p in described.partitions for r in p.replica_info
+                 if r.log_dir != dirs[r.broker] or r.future_log_dir is not None]
+    if elsewhere:
+        raise AssertionError(f"not (yet) in the emptier directory: {elsewhere}")  # eventually() reports the last
+    return described
