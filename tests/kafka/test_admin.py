@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 
 import pytest
@@ -250,4 +249,3 @@ async def test_the_adapter_survives_a_broker_it_talks_to_being_killed(admin: Kaf
     await eventually(lambda: _broker(admin, 1, alive=False), "broker 1 fenced")
     kafka.start_broker(1)
     await eventually(lambda: _broker(admin, 1, alive=True), "broker 1 back")
-    await asyncio.sleep(0)
