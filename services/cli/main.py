@@ -103,7 +103,7 @@ def run(service: Annotated[str, typer.Argument(help=f"one of: {', '.join(SERVICE
 
         from services.cluster_sim.app import serve
 
-        asyncio.run(serve(settings.simulator))
+        asyncio.run(serve(settings.simulator, settings.cluster_admin))
         return
     if service == "spark-aggregates":
         from spark.aggregates import main as run_job

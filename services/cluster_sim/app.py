@@ -10,13 +10,14 @@ from dataclasses import replace
 
 from aiohttp import web
 
+from services.cluster_sim.backend import Backend, MemoryBackend
 from services.cluster_sim.cruise_control import SimCruiseControl, SimTuning
 from services.cluster_sim.faults import FaultPlan
 from services.cluster_sim.http_admin import build_admin_app
 from services.cluster_sim.http_cruise_control import build_cruise_control_app
 from services.cluster_sim.model import Broker, Cluster
 from services.common.logging import get_logger
-from services.common.settings import SimulatorSettings
+from services.common.settings import ClusterAdminSettings, SimulatorSettings
 
 log = get_logger(__name__)
 
@@ -30,10 +31,14 @@ def parse_brokers(items: list[str]) -> list[Broker]:
 
 
 class Simulator:
-    def __init__(self, settings: SimulatorSettings) -> None:
+    def __init__(self, settings: SimulatorSettings, backend: Backend | None = None) -> None:
+        """``backend``: the cluster under Cruise Control; by default the in-memory one built from ``settings``."""
         self.settings = settings
-        self.cluster = Cluster(parse_brokers(settings.brokers), default_partition_mb=settings.partition_size_mb)
-        self.cruise_control = SimCruiseControl(self.cluster, SimTuning(
+        self.backend = backend or MemoryBackend(
+            Cluster(parse_brokers(settings.brokers), default_partition_mb=settings.partition_size_mb),
+            time_scale=settings.time_scale)
+        self.cluster = self.backend.cluster
+        self.cruise_control = SimCruiseControl(self.backend, SimTuning(
             time_scale=settings.time_scale, replica_bandwidth_mb_s=settings.replica_bandwidth_mb_s,
             min_execution_s=settings.min_execution_s, proposal_s=settings.proposal_s, warmup_s=settings.warmup_s,
             max_active_user_tasks=settings.max_active_user_tasks))
@@ -51,6 +56,8 @@ class Simulator:
         self.faults.credentials = (
             (s.auth_username, s.auth_password.get_secret_value()) if s.auth_username and s.auth_password else None)
         self.cruise_control.tuning = replace(self._initial_tuning)
+        if self.backend.real:
+            return  # a real cluster's brokers are started and stopped as Kafka nodes, not here
         for broker in self.cluster.brokers.values():
             if not broker.alive:
                 self.cluster.set_alive(broker.id, True)
@@ -60,12 +67,14 @@ class Simulator:
         return self._cc_runner is not None
 
     async def start(self) -> None:
+        await self.backend.start()
         self._admin_runner = web.AppRunner(build_admin_app(self), access_log=None)
         await self._admin_runner.setup()
         await web.TCPSite(self._admin_runner, self.settings.host, self.settings.admin_port).start()
         await self.start_cruise_control()
         log.info("simulator started", admin_port=self.settings.admin_port,
-                 cruise_control_port=self.settings.cruise_control_port, brokers=len(self.cluster.brokers))
+                 cruise_control_port=self.settings.cruise_control_port, brokers=len(self.cluster.brokers),
+                 backend="kafka" if self.backend.real else "memory")
 
     async def start_cruise_control(self) -> None:
         if self._cc_runner is not None:
@@ -105,10 +114,24 @@ class Simulator:
         await self.stop_cruise_control()
         if self._admin_runner is not None:
             await self._admin_runner.cleanup()
+        await self.backend.close()
 
 
-async def serve(settings: SimulatorSettings) -> None:
-    sim = Simulator(settings)
+def make_backend(settings: SimulatorSettings, admin: ClusterAdminSettings | None) -> Backend | None:
+    """The real-Kafka backend when the settings ask for it (on the cluster the cluster-admin settings name)."""
+    if settings.backend != "kafka":
+        return None
+    if admin is None or admin.kind != "kafka":
+        raise ValueError("BALLAST_SIMULATOR__BACKEND=kafka needs BALLAST_CLUSTER_ADMIN__KIND=kafka and its "
+                         "BALLAST_CLUSTER_ADMIN__BOOTSTRAP_SERVERS: the cluster Cruise Control executes on")
+    from services.cluster_sim.kafka_backend import KafkaBackend
+    from services.common.admin.factory import make_cluster_admin
+
+    return KafkaBackend(make_cluster_admin(admin), sync_interval_s=settings.sync_interval_s)
+
+
+async def serve(settings: SimulatorSettings, admin: ClusterAdminSettings | None = None) -> None:
+    sim = Simulator(settings, make_backend(settings, admin))
     await sim.start()
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()

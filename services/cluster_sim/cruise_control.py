@@ -19,10 +19,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from services.cluster_sim import optimizer, responses
-from services.cluster_sim.load import LoadModel
-from services.cluster_sim.model import Cluster, ClusterError, ReplicaMove
+from services.cluster_sim.backend import Backend
+from services.cluster_sim.execution import Execution
+from services.cluster_sim.model import ClusterError, ReplicaMove
 from services.cluster_sim.request import ENDPOINT_NAMES, Params, UserRequestError, parse_int
+from services.common.admin.port import AdminError
+from services.common.logging import get_logger
 from services.placement.model import PlacementError
+
+log = get_logger(__name__)
 
 HARD_GOALS = ["NetworkInboundCapacityGoal", "DiskCapacityGoal", "RackAwareGoal", "NetworkOutboundCapacityGoal",
               "CpuCapacityGoal", "ReplicaCapacityGoal"]
@@ -62,12 +67,21 @@ def _literal_alternatives(regex: str) -> set[str] | None:
     return names
 
 
-def _throttle(params: Params) -> float | None:
-    """``replication_throttle`` (bytes per second, ``Long.valueOf``) in MB per second; None when absent."""
+def _throttle(params: Params) -> int | None:
+    """``replication_throttle`` in bytes per second (``Long.valueOf``); None when absent."""
     value = params.integer("replication_throttle", bits=64)
     if value is not None and value < 0:
         raise UserRequestError(f"Requested rebalance throttle must be non-negative (Requested: {value}).")
-    return value / 1_000_000 if value else None
+    return value or None
+
+
+def _concurrency(params: Params) -> int | None:
+    """``concurrent_partition_movements_per_broker``: the executor's cap for this execution (positive)."""
+    value = params.integer("concurrent_partition_movements_per_broker")
+    if value is not None and value <= 0:
+        raise UserRequestError(f"The requested inter-broker partition movement concurrency must be positive "
+                               f"(Requested: {value}).")
+    return value
 
 
 def _dryrun(params: Params) -> bool:
@@ -136,20 +150,6 @@ class SimTask:
 
 
 @dataclass
-class Execution:
-    task_id: str
-    moves: list[ReplicaMove]
-    duration_s: float
-    started: float = field(default_factory=time.monotonic)
-    finished_moves: int = 0
-    finished_mb: float = 0.0
-
-    @property
-    def total_mb(self) -> float:
-        return sum(m.data_to_move_mb for m in self.moves)
-
-
-@dataclass
 class SimTuning:
     time_scale: float = 60.0  # simulated seconds per real second
     replica_bandwidth_mb_s: float = 100.0  # simulated throttle per execution
@@ -158,14 +158,17 @@ class SimTuning:
     max_block_s: float = 10.0  # how long a request waits for its proposal before answering 202
     warmup_s: float = 0.0  # NotEnoughValidWindows for this long after (re)start
     max_active_user_tasks: int = 5
+    execution_check_s: float = 0.5  # execution.progress.check.interval.ms (real backend)
+    movements_per_broker: int = 5  # num.concurrent.partition.movements.per.broker (real backend)
 
 
 class SimCruiseControl:
-    def __init__(self, cluster: Cluster, tuning: SimTuning | None = None) -> None:
-        self.cluster = cluster
+    def __init__(self, backend: Backend, tuning: SimTuning | None = None) -> None:
+        self.backend = backend
+        self.cluster = backend.cluster
+        self.load = backend.load
         self.tuning = tuning or SimTuning()
         self.tasks: dict[str, SimTask] = {}
-        self.load = LoadModel(cluster, time_scale=self.tuning.time_scale)
         self.execution: Execution | None = None
         self._runner: asyncio.Task[None] | None = None
         self._background: set[asyncio.Task[None]] = set()
@@ -188,17 +191,23 @@ class SimCruiseControl:
             self.execution = None
             if self._runner is not None:
                 self._runner.cancel()
-            remaining = max(0.0, orphan.duration_s - (time.monotonic() - orphan.started))
-            self._spawn(self._finish_orphan(orphan, remaining))
+            self._spawn(self._finish_orphan(orphan))
 
-    async def _finish_orphan(self, orphan: Execution, delay: float) -> None:
+    async def _finish_orphan(self, orphan: Execution) -> None:
         self.orphaned += 1
         try:
-            await asyncio.sleep(delay)
-            for move in orphan.moves[orphan.finished_moves:]:
-                self.cluster.apply(move)
+            await orphan.finish_orphaned()
         finally:
             self.orphaned -= 1
+
+    async def refresh_model(self, max_age_s: float = 0.0) -> None:
+        """Cruise Control's view of the cluster before it answers: a real backend's model is read again unless it is
+        younger than ``max_age_s``; the in-memory one is always current."""
+        if self.backend.real:
+            try:
+                await self.backend.refresh(max_age_s)
+            except AdminError as exc:  # as Cruise Control does, answer from the last metadata it has
+                log.warning("cannot read the cluster; using the last model", error=str(exc))
 
     def _spawn(self, coro: Any) -> asyncio.Task[None]:
         task = asyncio.get_running_loop().create_task(coro)
@@ -225,10 +234,11 @@ class SimCruiseControl:
         goals = self._parse_goals("topic_configuration", query)
         skip_rack = query.boolean("skip_rack_awareness_check", False)
         throttle = _throttle(query)
+        concurrency = _concurrency(query)
         self._check_capacity("POST", "topic_configuration")
         task = self._new_task("topic_configuration", request_url, client)
         self._spawn(self._run(task, "topic_configuration", lambda: self._propose_rf_change(by_rf, skip_rack), dryrun,
-                              goals, throttle=throttle))
+                              goals, throttle=throttle, concurrency=concurrency))
         return await self._answer(task, "topic_configuration")
 
     async def optimize(self, endpoint: str, params: dict[str, str], request_url: str, client: str,
@@ -239,9 +249,11 @@ class SimCruiseControl:
             return await self._answer(self.tasks[task_id_header], endpoint)
         query = Params(params)
         dryrun = _dryrun(query)
+        await self.refresh_model(0.5)  # a broker that has just joined must be known
         brokers = self._parse_brokers(endpoint, query)
         goals = self._parse_goals(endpoint, query)
         throttle = _throttle(query)
+        concurrency = _concurrency(query)
         self._check_capacity("POST", endpoint)
         task = self._new_task(endpoint, request_url, client)
         excluded = query.get("excluded_topics") or None
@@ -254,7 +266,8 @@ class SimCruiseControl:
                     "POST", endpoint, str(exc), f"{KCC}: java.lang.IllegalStateException")) from None
 
         self._spawn(self._run(task, endpoint, proposal, dryrun, goals, verbose=query.boolean("verbose", False),
-                              throttle=throttle, leaving=brokers if endpoint == "remove_broker" else None))
+                              throttle=throttle, concurrency=concurrency,
+                              leaving=brokers if endpoint == "remove_broker" else None))
         return await self._answer(task, endpoint)
 
     def _parse_brokers(self, endpoint: str, params: Params) -> list[int]:
@@ -295,15 +308,21 @@ class SimCruiseControl:
     def stop_execution(self) -> dict[str, Any]:
         """stop_proposal_execution: movements already done stay; the rest are dropped."""
         execution = self.execution
-        if execution is not None:
+        if execution is not None and execution.request_stop():
+            # Nothing in flight to roll back: stopped now. Otherwise the executor rolls back what is in flight
+            # (STOPPING_EXECUTION) and ends the task itself.
             self.execution = None
             if self._runner is not None:
                 self._runner.cancel()
-            task = self.tasks.get(execution.task_id)
-            if task is not None:
-                task.status = "Completed"
-                task.completed_ms = int(time.time() * 1000)
+            self._end_task(execution)
         return {"message": "Proposal execution stopped.", "version": 1}
+
+    def _end_task(self, execution: Execution) -> None:
+        """A stopped or failed execution ends its task CompletedWithError (``notifyFinishedTask``)."""
+        task = self.tasks.get(execution.task_id)
+        if task is not None:
+            task.status = "CompletedWithError" if execution.ended_with_error else "Completed"
+            task.completed_ms = int(time.time() * 1000)
 
     def _check_capacity(self, method: str, endpoint: str) -> None:
         active = self.active_count()
@@ -329,23 +348,30 @@ class SimCruiseControl:
         return 200, task.result or {}, task.id
 
     async def _run(self, task: SimTask, endpoint: str, propose: Callable[[], list[ReplicaMove]], dryrun: bool,
-                   goals: list[str], verbose: bool = False, throttle: float | None = None,
-                   leaving: list[int] | None = None) -> None:
+                   goals: list[str], verbose: bool = False, throttle: int | None = None,
+                   concurrency: int | None = None, leaving: list[int] | None = None) -> None:
         await asyncio.sleep(self.tuning.proposal_s)
         if self.tasks.get(task.id) is not task:
             return  # forgotten by a restart
         try:
             self._check_warm(endpoint)
-            moves = propose()
+            moves = await self._propose(propose)
         except CruiseControlFailure as failure:
             task.error, task.status = failure.body, "CompletedWithError"
             task.proposal_ready.set()
             return
+        except Exception as exc:  # noqa: BLE001 -- the cluster could not be read: Cruise Control answers 500
+            task.error = responses.error_body("POST", endpoint, str(exc), f"{KCC}: java.util.concurrent.TimeoutException")
+            task.status = "CompletedWithError"
+            task.proposal_ready.set()
+            return
         task.result = responses.optimization_result(self.cluster, moves, goals=goals, verbose=verbose,
                                                     leaving=leaving or ())
+        busy_cluster = bool(self.orphaned) or (
+            not dryrun and bool(moves) and await self.backend.reassignments_in_progress())
         if dryrun or not moves:
             task.status = "Completed"
-        elif self.execution is not None or self.orphaned:
+        elif self.execution is not None or busy_cluster:
             cause = ("Cannot execute new proposals while there is an ongoing execution." if self.execution
                      else "There are ongoing partition reassignments in the cluster.")
             task.error = responses.error_body(
@@ -353,8 +379,22 @@ class SimCruiseControl:
             task.status = "CompletedWithError"
         else:
             task.status = "InExecution"
-            self._start_execution(task, moves, throttle)
+            self._start_execution(task, moves, throttle, concurrency)
         task.proposal_ready.set()
+
+    async def _propose(self, propose: Callable[[], list[ReplicaMove]]) -> list[ReplicaMove]:
+        """The proposal on a fresh view of the cluster. A real cluster's metadata may not show a topic created a
+        moment ago yet (Cruise Control's own metadata lags the same way): asked again before giving up."""
+        attempts = 4 if self.backend.real else 1
+        for attempt in range(1, attempts + 1):
+            await self.refresh_model()
+            try:
+                return propose()
+            except CruiseControlFailure as failure:
+                if attempt == attempts or "There is no topic in cluster matching" not in str(failure):
+                    raise
+                await asyncio.sleep(0.5)
+        raise AssertionError("unreachable")
 
     def _check_warm(self, endpoint: str) -> None:
         if not self.warm:
@@ -433,61 +473,28 @@ class SimCruiseControl:
 
     # -- executor ----------------------------------------------------------------------------------------------
 
-    def _start_execution(self, task: SimTask, moves: list[ReplicaMove], throttle_mb_s: float | None = None) -> None:
-        """Movements copy data at the request's replication throttle, or the simulator's bandwidth without one."""
-        total_mb = sum(m.data_to_move_mb for m in moves)
-        bandwidth = min(self.tuning.replica_bandwidth_mb_s, throttle_mb_s or self.tuning.replica_bandwidth_mb_s)
-        simulated_s = total_mb / bandwidth
-        duration = max(self.tuning.min_execution_s, simulated_s / self.tuning.time_scale)
-        self.execution = Execution(task_id=task.id, moves=moves, duration_s=duration)
-        self._runner = self._spawn(self._execute(self.execution, task))
+    def _start_execution(self, task: SimTask, moves: list[ReplicaMove], throttle_bytes_s: int | None = None,
+                         concurrency: int | None = None) -> None:
+        t = self.tuning
+        execution = self.backend.execution(
+            task.id, moves, throttle_bytes_s, time_scale=t.time_scale, bandwidth_mb_s=t.replica_bandwidth_mb_s,
+            min_execution_s=t.min_execution_s, check_interval_s=t.execution_check_s,
+            movements_per_broker=concurrency or t.movements_per_broker)
+        self.execution = execution
+        self._runner = self._spawn(self._execute(execution))
 
-    async def _execute(self, execution: Execution, task: SimTask) -> None:
-        """Apply movements in order as the execution's time runs. Each movement weighs its data; when nothing is
-        copied (replicas only dropped) each weighs the same, so a shrink also takes its execution time."""
-        total = execution.total_mb
-        weights = [m.data_to_move_mb for m in execution.moves] if total > 0 else [1.0] * len(execution.moves)
-        whole = sum(weights) or 1.0
-        cumulative, boundaries = 0.0, []
-        for weight in weights:
-            cumulative += weight / whole
-            boundaries.append(cumulative)
-        tick = min(0.05, execution.duration_s / 10) or 0.01
-        while execution.finished_moves < len(execution.moves):
-            await asyncio.sleep(tick)
-            fraction = min(1.0, (time.monotonic() - execution.started) / execution.duration_s)
-            execution.finished_mb = total * fraction
-            while execution.finished_moves < len(execution.moves) and (
-                    boundaries[execution.finished_moves] <= fraction + 1e-9):
-                self.cluster.apply(execution.moves[execution.finished_moves])
-                execution.finished_moves += 1
+    async def _execute(self, execution: Execution) -> None:
+        await execution.run()  # cancelled by a restart (the task is forgotten) or an instant stop (ended there)
         if self.execution is execution:
             self.execution = None
-        task.status = "Completed"
-        task.completed_ms = int(time.time() * 1000)
+        self._end_task(execution)
 
     def executor_state(self) -> dict[str, Any]:
         ex = self.execution
         if ex is None:
             return {"state": "NO_TASK_IN_PROGRESS"}
-        in_progress = 0 if ex.finished_moves >= len(ex.moves) else 1
-        return {
-            "state": "INTER_BROKER_REPLICA_MOVEMENT_TASK_IN_PROGRESS",
-            "triggeredUserTaskId": ex.task_id,
-            "triggeredTaskReason": OPERATIONS.get(self.tasks[ex.task_id].endpoint, "")
-            if ex.task_id in self.tasks else "",
-            "numTotalPartitionMovements": len(ex.moves),
-            "numFinishedPartitionMovements": ex.finished_moves,
-            "numInProgressPartitionMovements": in_progress,
-            "numPendingPartitionMovements": len(ex.moves) - ex.finished_moves - in_progress,
-            "numCancelledPartitionMovements": 0,
-            "abortingPartitions": 0,
-            "totalDataToMove": int(ex.total_mb),
-            "finishedDataMovement": int(ex.finished_mb),
-            "maximumConcurrentPartitionMovementsPerBroker": 5,
-            "minimumConcurrentPartitionMovementsPerBroker": 5,
-            "averageConcurrentPartitionMovementsPerBroker": 5,
-        }
+        task = self.tasks.get(ex.task_id)
+        return ex.state(OPERATIONS.get(task.endpoint, "") if task is not None else "")
 
     # -- read-only endpoints -----------------------------------------------------------------------------------
 

@@ -45,6 +45,12 @@ def build_admin_app(sim: Simulator) -> web.Application:
     async def errors(request: web.Request, handler: Any) -> web.StreamResponse:
         if request.path.startswith("/admin/") and (injected := sim.faults.take_admin_error(request.path)):
             return web.Response(status=injected[0], text=injected[1], content_type="text/plain")
+        if sim.backend.real and request.path.startswith("/admin/") and request.method != "GET" \
+                and request.path != "/admin/topics/describe":
+            return _error(409, "this simulator's Cruise Control executes on a real Kafka cluster: change the cluster "
+                               "through Kafka (BALLAST_CLUSTER_ADMIN__KIND=kafka), not through the simulator")
+        if sim.backend.real and request.path.startswith("/admin/"):
+            await sim.cruise_control.refresh_model(0.5)
         try:
             return await handler(request)
         except NoSuchTopic as exc:

@@ -95,15 +95,18 @@ def build_cruise_control_app(cc: SimCruiseControl, faults: FaultPlan) -> web.App
         return _json(200, cc.user_tasks(dict(request.query)))
 
     async def state(request: web.Request) -> web.Response:
+        await cc.refresh_model(1.0)
         return _json(200, cc.state())
 
     async def load(request: web.Request) -> web.Response:
         cc.load.advance()
+        await cc.refresh_model(1.0)
         disk_info = Params(request.query).boolean("populate_disk_info", False)
         return _json(200, responses.broker_load(cc.cluster, cc.load, disk_info=disk_info))
 
     async def partition_load(request: web.Request) -> web.Response:
         cc.load.advance()
+        await cc.refresh_model(1.0)
         try:
             return _json(200, responses.partition_load(cc.load, dict(request.query)))
         except (re.error, ValueError) as exc:
@@ -111,6 +114,7 @@ def build_cruise_control_app(cc: SimCruiseControl, faults: FaultPlan) -> web.App
                                                    "java.lang.IllegalArgumentException"))
 
     async def kafka_cluster_state(request: web.Request) -> web.Response:
+        await cc.refresh_model(1.0)
         return _json(200, responses.kafka_cluster_state(cc.cluster))
 
     app.router.add_post(f"{PREFIX}/topic_configuration", topic_configuration)

@@ -40,6 +40,9 @@ class PartitionLoad:
 
 
 class LoadModel:
+    # Bytes out per byte in (consumers); the measured load knows only replication out.
+    fanout = FANOUT
+
     def __init__(self, cluster: Cluster, *, time_scale: float, base_rate_kb_s: float = 200.0,
                  clock: Callable[[], float] = time.monotonic) -> None:
         self.cluster = cluster
@@ -77,6 +80,9 @@ class LoadModel:
         chosen = partition.log_dirs.get(broker)
         return chosen if chosen in dirs else dirs[int(_unit(topic, partition.index, broker) * len(dirs))]
 
+    def _fanout(self, partition: Partition) -> float:
+        return self.fanout
+
     def partitions(self) -> list[PartitionLoad]:
         loads = []
         for topic in self.cluster.topics.values():
@@ -85,7 +91,7 @@ class LoadModel:
                 loads.append(PartitionLoad(
                     topic=topic.name, partition=p.index, leader=p.leader,
                     followers=[b for b in p.replicas if b != p.leader], bytes_in_kb_s=rate,
-                    bytes_out_kb_s=rate * FANOUT, disk_mb=p.size_mb, msg_in_s=rate / MESSAGE_KB))
+                    bytes_out_kb_s=rate * self._fanout(p), disk_mb=p.size_mb, msg_in_s=rate / MESSAGE_KB))
         return loads
 
     def brokers(self) -> dict[int, dict[str, object]]:
@@ -104,8 +110,9 @@ class LoadModel:
                     leads = broker == p.leader
                     row["leader_in" if leads else "follower_in"] += rate  # type: ignore[operator]
                     if leads:
-                        row["out"] += rate * FANOUT  # type: ignore[operator]
-                    directory = row["dirs"][self.log_dir(topic.name, p, broker)]  # type: ignore[index]
+                        row["out"] += rate * self._fanout(p)  # type: ignore[operator]
+                    directory = row["dirs"].setdefault(  # type: ignore[attr-defined]
+                        self.log_dir(topic.name, p, broker), {"disk_mb": 0.0, "replicas": 0, "leaders": 0})
                     directory["disk_mb"] += p.size_mb
                     directory["replicas"] += 1
                     directory["leaders"] += int(leads)
@@ -113,3 +120,46 @@ class LoadModel:
             mb_s = (row["leader_in"] + row["follower_in"] + row["out"]) / 1024.0  # type: ignore[operator]
             row["cpu_pct"] = min(100.0, CPU_PCT_PER_MB_S * mb_s)
         return stats
+
+
+class MeasuredLoad(LoadModel):
+    """The load of a real cluster, from what its brokers report: each partition's size (its leader's log, from
+    DescribeLogDirs) as the disk figure, and its bytes-in rate as the growth of that size over the last
+    ``window_s`` seconds. A shrinking log (retention, compaction) starts its window again. Bytes out count what the
+    leader sends its followers, the one outbound flow the sizes show; consumers' fetches are not measured."""
+
+    def __init__(self, cluster: Cluster, *, window_s: float = 60.0, clock: Callable[[], float] = time.monotonic
+                 ) -> None:
+        super().__init__(cluster, time_scale=1.0, clock=clock)
+        self.window_s = window_s
+        self._samples: dict[tuple[str, int], list[tuple[float, float]]] = {}
+
+    def record(self, sizes_mb: dict[tuple[str, int], float]) -> None:
+        """One observation of every partition's size (MB) now; partitions not named are forgotten."""
+        now = self._clock()
+        samples = {}
+        for key, size in sizes_mb.items():
+            history = self._samples.get(key, [])
+            if history and size < history[-1][1]:
+                history = []
+            history = [s for s in history if now - s[0] <= self.window_s] + [(now, size)]
+            samples[key] = history
+        self._samples = samples
+
+    def advance(self) -> None:
+        """Sizes come from the cluster's own reports (``record``), not from a model of time."""
+
+    def rate_kb_s(self, topic: str, partition: int) -> float:
+        history = self._samples.get((topic, partition), [])
+        if len(history) < 2 or history[-1][0] <= history[0][0]:
+            return 0.0
+        (t0, s0), (t1, s1) = history[0], history[-1]
+        return max(0.0, (s1 - s0) * 1024.0 / (t1 - t0))
+
+    def log_dir(self, topic: str, partition: Partition, broker: int) -> str:
+        dirs = self.cluster.brokers[broker].log_dirs if broker in self.cluster.brokers else ()
+        chosen = partition.log_dirs.get(broker)
+        return chosen if chosen in dirs else (dirs[0] if dirs else "")
+
+    def _fanout(self, partition: Partition) -> float:
+        return float(max(0, len(partition.replicas) - 1))

@@ -28,6 +28,7 @@ class Broker:
     rack: str | None = None
     alive: bool = True
     log_dirs: tuple[str, ...] = ("/var/kafka/data-0", "/var/kafka/data-1")
+    offline_log_dirs: tuple[str, ...] = ()  # failed disks (KIP-112), as a real cluster reports them
 
 
 @dataclass
@@ -39,8 +40,12 @@ class Partition:
     # Log directories chosen through AlterReplicaLogDirs, per broker; a replica not named here is where the broker
     # put it (the load model's stable choice).
     log_dirs: dict[int, str] = field(default_factory=dict)
+    # The in-sync replicas a real cluster reported; None where the model derives them (every alive replica).
+    in_sync: list[int] | None = None
 
     def isr(self, alive: set[int]) -> list[int]:
+        if self.in_sync is not None:
+            return list(self.in_sync)
         return [b for b in self.replicas if b in alive]
 
     def set_replicas(self, replicas: list[int] | tuple[int, ...]) -> None:

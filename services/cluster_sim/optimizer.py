@@ -14,10 +14,12 @@ from services.placement.model import Broker, BrokerState, ClusterView
 from services.placement.rebalance import drain, even_out, spread_onto
 
 
-def cluster_view(cluster: Cluster) -> ClusterView:
+def cluster_view(cluster: Cluster, excluded: re.Pattern[str] | None = None) -> ClusterView:
+    """The optimizer's view: every broker, and the topics it may move (``excluded`` ones left out)."""
     brokers = [Broker(b.id, _as_path(b.rack), BrokerState.ALIVE if b.alive else BrokerState.OFFLINE)
                for b in cluster.brokers.values()]
-    assignments = {name: [list(p.replicas) for p in topic.partitions] for name, topic in cluster.topics.items()}
+    assignments = {name: [list(p.replicas) for p in topic.partitions] for name, topic in cluster.topics.items()
+                   if excluded is None or not excluded.fullmatch(name)}
     return ClusterView.of(brokers, assignments)
 
 
@@ -29,19 +31,19 @@ def _as_path(rack: str | None) -> str:
 
 def propose(cluster: Cluster, mode: str, brokers: list[int], excluded_topics: str | None = None
             ) -> list[ReplicaMove]:
-    """Movements for ``mode`` (rebalance | add_broker | remove_broker). Raises PlacementError."""
-    view = cluster_view(cluster)
-    if mode == "add_broker":
-        after = spread_onto(view, brokers, only_onto_new=True)
-    elif mode == "remove_broker":
-        after = drain(view, brokers)
-    else:
-        after = even_out(view)
+    """Movements for ``mode`` (rebalance | add_broker | remove_broker). Raises PlacementError.
+
+    ``excluded_topics`` (a regex) are left out of the optimization, so balance is reached by moving the other
+    topics; as in Cruise Control, replicas on a broker being removed move whatever their topic."""
     excluded = re.compile(excluded_topics) if excluded_topics else None
+    if mode == "add_broker":
+        after = spread_onto(cluster_view(cluster, excluded), brokers, only_onto_new=True)
+    elif mode == "remove_broker":
+        after = drain(cluster_view(cluster), brokers)
+    else:
+        after = even_out(cluster_view(cluster, excluded))
     moves = []
     for name, parts in after.items():
-        if excluded is not None and excluded.fullmatch(name):
-            continue
         topic = cluster.topics[name]
         for partition, new in zip(topic.partitions, parts):
             if list(new) != list(partition.replicas):

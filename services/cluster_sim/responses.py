@@ -224,20 +224,23 @@ def kafka_cluster_state(cluster: Cluster) -> dict[str, Any]:
         for p in topic.partitions:
             isr = p.isr(alive)
             offline = [b for b in p.replicas if b not in alive]
-            for b in offline:
+            lagging = [b for b in p.replicas if b not in isr]
+            for b in lagging:
                 out_of_sync[b] += 1
+            for b in offline:
                 offline_count[b] += 1
             entry = {"topic": topic.name, "partition": p.index, "leader": p.leader if p.leader is not None else -1,
-                     "replicas": list(p.replicas), "in-sync": isr, "out-of-sync": offline, "offline": offline,
+                     "replicas": list(p.replicas), "in-sync": isr, "out-of-sync": lagging, "offline": offline,
                      "min-isr": min_isr}
             if p.leader is None:
                 lists["offline"].append(entry)
             elif offline:
                 lists["with-offline-replicas"].append(entry)
+            if p.leader is not None and lagging:
                 lists["urp"].append(entry)
                 if len(isr) < min_isr:
                     lists["under-min-isr"].append(entry)
-            else:
+            elif p.leader is not None and not offline:
                 lists["other"].append(entry)
     ids = sorted(cluster.brokers)
     rep_values = [replicas[b] for b in ids] or [0]
@@ -251,8 +254,11 @@ def kafka_cluster_state(cluster: Cluster) -> dict[str, Any]:
             "ReplicaCountByBrokerId": {str(b): replicas[b] for b in ids},
             "OfflineReplicaCountByBrokerId": {str(b): offline_count[b] for b in ids},
             "IsController": {str(b): b == controller for b in ids},
-            "OnlineLogDirsByBrokerId": {str(b): list(cluster.brokers[b].log_dirs) if b in alive else [] for b in ids},
-            "OfflineLogDirsByBrokerId": {str(b): [] if b in alive else list(cluster.brokers[b].log_dirs) for b in ids},
+            "OnlineLogDirsByBrokerId": {str(b): [d for d in cluster.brokers[b].log_dirs
+                                                 if d not in cluster.brokers[b].offline_log_dirs] if b in alive else []
+                                        for b in ids},
+            "OfflineLogDirsByBrokerId": {str(b): list(cluster.brokers[b].offline_log_dirs) if b in alive
+                                         else list(cluster.brokers[b].log_dirs) for b in ids},
             "BrokerSetByBrokerId": {},
             "Summary": {
                 "Brokers": len(ids),

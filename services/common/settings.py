@@ -171,6 +171,11 @@ class SparkSettings(BaseModel):
 class SimulatorSettings(BaseModel):
     """The embedded cluster simulator (``ballast run cluster-sim``)."""
 
+    # What Cruise Control executes on: its own in-memory cluster (``brokers`` below), or the real Kafka cluster the
+    # cluster-admin settings name (``kafka``; ``brokers`` and the time settings are then not used).
+    backend: Literal["memory", "kafka"] = "memory"
+    sync_interval_s: float = Field(default=2.0, gt=0)  # how often the kafka backend reads the cluster and its sizes
+
     host: str = "127.0.0.1"
     cruise_control_port: int = 9090
     admin_port: int = 9095

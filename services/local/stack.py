@@ -106,8 +106,8 @@ class LocalStack:
                 "BALLAST_BUS__TOPIC_REPLICATION_FACTOR": str(min(3, len(self.kafka.brokers))),
                 "BALLAST_CLUSTER_ADMIN__KIND": "kafka",
                 "BALLAST_CLUSTER_ADMIN__BOOTSTRAP_SERVERS": bootstrap,
-                # The simulated Cruise Control knows the same brokers and racks as the real cluster.
-                "BALLAST_SIMULATOR__BROKERS": json.dumps([f"{b}:{rack}" for b, rack in self.kafka.racks().items()]),
+                # The simulated Cruise Control reads and executes on the real cluster.
+                "BALLAST_SIMULATOR__BACKEND": "kafka",
             })
         self.env.update(env or {})
 

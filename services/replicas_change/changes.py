@@ -224,7 +224,11 @@ class ReplicasChanges:
         if not topics:
             return {}
         described = await self.admin.describe_topics(topics)
-        return {name: (d.replication_factor if d is not None else None) for name, d in described.items()}
+        # While Kafka still moves a topic's replicas its metadata lists old and new ones together (an RF raise looks
+        # reached before the new replicas hold any data): nothing is concluded about it until the moves end.
+        moving = {r.topic for r in await self.admin.list_reassignments(topics)}
+        return {name: (d.replication_factor if d is not None else None) for name, d in described.items()
+                if name not in moving}
 
     async def _publish(self, records: list[ReplicasChangeRecord]) -> None:
         """Remember the records and wait until the bus has them."""

@@ -5,6 +5,7 @@ Cruise Control beside it. Tests share it, so each uses topic names of its own an
 from __future__ import annotations
 
 import asyncio
+import os
 import time
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
@@ -12,6 +13,7 @@ from pathlib import Path
 from typing import TypeVar
 
 import pytest
+from confluent_kafka import Producer
 
 from services.common.admin.kafka import KafkaClusterAdmin
 from services.local.kafka_cluster import LocalKafka
@@ -82,6 +84,18 @@ def brokers_back(request: pytest.FixtureRequest) -> Iterator[None]:
 @pytest.fixture
 def name(request: pytest.FixtureRequest) -> str:
     return f"{request.node.name.removeprefix('test_')[:30].replace('_', '-')}-{uuid.uuid4().hex[:6]}"
+
+
+def fill(bootstrap_servers: str, topic: str, partitions: int, mb_each: float) -> None:
+    """Write ``mb_each`` MB of incompressible data to each partition of ``topic`` (real bytes for moves to copy)."""
+    producer = Producer({"bootstrap.servers": bootstrap_servers, "linger.ms": 20, "compression.type": "none",
+                         "acks": "all"})
+    chunk = 100 * 1024
+    for partition in range(partitions):
+        for _ in range(int(mb_each * 1024 * 1024 / chunk)):
+            producer.produce(topic, os.urandom(chunk), partition=partition)
+            producer.poll(0)
+    assert producer.flush(60) == 0, "records left unsent"
 
 
 async def eventually(check: Callable[[], Awaitable[T | None]], what: str, timeout_s: float = 60.0,

@@ -38,8 +38,9 @@ _ERROR_MESSAGE = re.compile(r"error_message=(['\"])(.*?)\1[,)]")
 PREFERRED_ELECTION = 0
 READ_ATTEMPTS = 4
 RETRY_BACKOFF_S = 0.3
-# kafka-python logs each refused connection and retried request at WARNING; the adapter reports what fails.
-logging.getLogger("kafka").setLevel(logging.ERROR)
+# kafka-python logs each refused connection and retried request at WARNING, and a broker going away at ERROR, in
+# plain text; the adapter raises what fails to whoever called it, who logs it (as JSON).
+logging.getLogger("kafka").setLevel(logging.CRITICAL)
 
 
 def _reason(exc: Exception) -> str:
@@ -98,8 +99,9 @@ class KafkaClusterAdmin:
         def attempt() -> T:
             try:
                 return call(self._admin())
-            except (kafka_errors.KafkaConnectionError, kafka_errors.KafkaTimeoutError):
-                # Connections are rebuilt from the bootstrap servers next time (brokers may have moved).
+            except (kafka_errors.KafkaConnectionError, kafka_errors.KafkaTimeoutError, kafka_errors.UnknownBrokerIdError):
+                # Connections and metadata are rebuilt from the bootstrap servers next time (brokers may have moved,
+                # or joined since this client last read the cluster's metadata).
                 self._reset()
                 raise
 
@@ -107,7 +109,8 @@ class KafkaClusterAdmin:
             try:
                 return await asyncio.to_thread(attempt)
             except Exception as exc:  # noqa: BLE001 -- every client failure becomes the port's AdminError
-                if read and tries < READ_ATTEMPTS and getattr(exc, "retriable", False):
+                retriable = getattr(exc, "retriable", False) or isinstance(exc, kafka_errors.UnknownBrokerIdError)
+                if read and tries < READ_ATTEMPTS and retriable:
                     await asyncio.sleep(RETRY_BACKOFF_S * tries)
                     continue
                 raise _admin_error(exc) from exc

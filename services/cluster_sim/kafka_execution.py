@@ -1,0 +1,309 @@
+"""A proposal executed on a real cluster, phase by phase as Cruise Control's executor does it.
+
+1. Inter-broker movements: partition reassignments (the proposal's replica list, in order, so its first replica
+   becomes the preferred leader), at most ``movements_per_broker`` in flight per broker. With a replication throttle,
+   ``ReplicationThrottleHelper``'s rules: before a batch, every participating broker gets
+   ``leader/follower.replication.throttled.rate`` and each topic's ``leader/follower.replication.throttled.replicas``
+   gain ``partition:broker`` for the old replicas and those added; as movements complete, the topics lose those
+   entries and brokers with nothing left in flight lose their rates. A movement is done when Kafka no longer lists
+   its reassignment and the partition has the new replicas; dead when a new replica's broker is dead (it is rolled
+   back and the execution stops), or when Kafka has ended it without giving it the new replicas.
+2. Leadership movements: a preferred leader election for each partition whose leader is not its first replica.
+
+A stop cancels what is pending and rolls back the reassignments in flight (``handleDeadInterBrokerReplicaTasks``),
+waiting until Kafka no longer lists them; throttles are removed whatever happens. Progress (movements and data
+finished) comes only from what Kafka reports.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from services.cluster_sim.execution import LEADERSHIP, STOPPING, Execution
+from services.cluster_sim.model import ReplicaMove
+from services.common.admin.port import AdminError, UnknownTopic
+from services.common.logging import get_logger
+
+if TYPE_CHECKING:
+    from services.cluster_sim.kafka_backend import KafkaBackend
+
+log = get_logger(__name__)
+
+LEADER_RATE, FOLLOWER_RATE = "leader.replication.throttled.rate", "follower.replication.throttled.rate"
+LEADER_REPLICAS, FOLLOWER_REPLICAS = "leader.replication.throttled.replicas", "follower.replication.throttled.replicas"
+MISMATCH_GRACE_S = 5.0  # a finished reassignment's new replicas may take this long to reach every broker's metadata
+ROLLBACK_TIMEOUT_S = 120.0
+LEADER_MOVEMENT_TIMEOUT_S = 30.0
+
+Key = tuple[str, int]
+
+
+def _key(move: ReplicaMove) -> Key:
+    return move.topic, move.partition
+
+
+@dataclass
+class KafkaExecution(Execution):
+    backend: KafkaBackend | None = None
+    check_interval_s: float = 0.5
+    movements_per_broker: int = 5
+    _pending: list[ReplicaMove] = field(default_factory=list)
+    _in_flight: dict[Key, ReplicaMove] = field(default_factory=dict)
+    _mismatch_since: dict[Key, float] = field(default_factory=dict)
+    _throttled_brokers: set[int] = field(default_factory=set)
+    _throttled_replicas: dict[str, set[str]] = field(default_factory=lambda: defaultdict(set))
+
+    @property
+    def _b(self) -> KafkaBackend:
+        assert self.backend is not None
+        return self.backend
+
+    # -- the phases --------------------------------------------------------------------------------------------
+
+    async def run(self) -> None:
+        self._pending = list(self.moves)
+        try:
+            await self._move_replicas()
+            if self.stop_requested or self.ended_with_error:
+                await self._roll_back_in_flight()
+            else:
+                await self._move_leaders()
+        except AdminError as exc:
+            self.error = str(exc)
+            log.warning("execution failed", task=self.task_id, error=self.error)
+            await self._roll_back_in_flight()
+        finally:
+            await self._clear_throttles(self.moves)
+
+    async def _move_replicas(self) -> None:
+        while (self._pending or self._in_flight) and not self.stop_requested and self.error is None:
+            batch = self._next_batch()
+            if batch:
+                await self._set_throttles(batch)
+                await self._submit(batch)
+            await asyncio.sleep(self.check_interval_s)
+            await self._check_progress()
+
+    def _next_batch(self) -> list[ReplicaMove]:
+        """Pending movements, in proposal order, while every broker they touch has room for one more."""
+        busy: Counter[int] = Counter()
+        for move in self._in_flight.values():
+            busy.update(set(move.old_replicas) | set(move.new_replicas))
+        batch, left = [], []
+        for move in self._pending:
+            brokers = set(move.old_replicas) | set(move.new_replicas)
+            if all(busy[b] < self.movements_per_broker for b in brokers):
+                batch.append(move)
+                busy.update(brokers)
+            else:
+                left.append(move)
+        self._pending = left
+        return batch
+
+    async def _submit(self, batch: list[ReplicaMove]) -> None:
+        by_topic: dict[str, dict[int, list[int]]] = defaultdict(dict)
+        for move in batch:
+            self._in_flight[_key(move)] = move  # tracked before Kafka has it: a restart mid-call still knows it
+            by_topic[move.topic][move.partition] = list(move.new_replicas)
+        self.in_progress_moves = len(self._in_flight)
+        for topic, replicas in by_topic.items():
+            try:
+                await self._b.admin.reassign_partitions(topic, replicas)
+            except UnknownTopic:
+                # Deleted since the proposal: Kafka drops the movement with the topic, which counts as done.
+                for partition in replicas:
+                    self._finish(self._in_flight.pop((topic, partition)), moved=False)
+
+    async def _check_progress(self) -> None:
+        if not self._in_flight:
+            return
+        moving = {(r.topic, r.partition) for r in await self._b.admin.list_reassignments()}
+        await self._b.refresh(self.check_interval_s / 2)
+        cluster = self._b.cluster
+        done: list[ReplicaMove] = []
+        for key, move in list(self._in_flight.items()):
+            topic = cluster.topics.get(move.topic)
+            if key in moving:
+                if dead := [b for b in move.new_replicas if b in cluster.brokers and not cluster.brokers[b].alive]:
+                    self.error = (f"movement of {move.topic}-{move.partition} is dead: broker(s) {dead} it moves to "
+                                  "are down")
+                    log.warning("movement dead", task=self.task_id, reason=self.error)
+                continue
+            if topic is None or move.partition >= len(topic.partitions):
+                done.append(move)
+                self._finish(self._in_flight.pop(key), moved=False)
+                continue
+            if set(topic.partitions[move.partition].replicas) == set(move.new_replicas):
+                self._mismatch_since.pop(key, None)
+                done.append(move)
+                self._finish(self._in_flight.pop(key), moved=True)
+                continue
+            since = self._mismatch_since.setdefault(key, time.monotonic())
+            if time.monotonic() - since > MISMATCH_GRACE_S:
+                self.error = (f"movement of {move.topic}-{move.partition} ended without its new replicas "
+                              f"{list(move.new_replicas)} (cancelled outside Cruise Control?)")
+                log.warning("movement dead", task=self.task_id, reason=self.error)
+                self._in_flight.pop(key)
+                self.dead_moves += 1
+        self.in_progress_moves = len(self._in_flight)
+        if done:
+            await self._clear_throttles(done)
+
+    def _finish(self, move: ReplicaMove, *, moved: bool) -> None:
+        self.finished_moves += 1
+        if moved:
+            self.finished_mb += move.data_to_move_mb
+
+    async def _roll_back_in_flight(self) -> None:
+        """Cancel the reassignments in flight (each partition keeps the replicas it had) and wait until Kafka has
+        rolled them back. Pending movements are simply never started."""
+        self.phase = STOPPING
+        self.cancelled_moves = len(self._pending)
+        self._pending = []
+        if not self._in_flight:
+            return
+        by_topic: dict[str, list[int]] = defaultdict(list)
+        for topic, partition in self._in_flight:
+            by_topic[topic].append(partition)
+        for topic, partitions in by_topic.items():
+            try:
+                await self._b.admin.cancel_reassignments(topic, partitions)
+            except UnknownTopic:
+                continue
+        deadline = time.monotonic() + ROLLBACK_TIMEOUT_S
+        while time.monotonic() < deadline:
+            moving = {(r.topic, r.partition) for r in await self._b.admin.list_reassignments()}
+            if not moving & set(self._in_flight):
+                break
+            await asyncio.sleep(self.check_interval_s)
+        self.dead_moves += len(self._in_flight)
+        self._in_flight.clear()
+        self.in_progress_moves = 0
+
+    async def _move_leaders(self) -> None:
+        await self._b.refresh()
+        topics = self._b.cluster.topics
+
+        def misled(move: ReplicaMove) -> bool:
+            topic = topics.get(move.topic)
+            return (topic is not None and move.partition < len(topic.partitions)
+                    and topic.partitions[move.partition].leader != move.new_replicas[0])
+
+        wanted = [m for m in self.moves if misled(m)]
+        if not wanted:
+            return
+        self.phase = LEADERSHIP
+        self.leader_moves_total = len(wanted)
+        by_topic: dict[str, list[int]] = defaultdict(list)
+        for move in wanted:
+            by_topic[move.topic].append(move.partition)
+        for topic, partitions in by_topic.items():
+            try:
+                await self._b.admin.elect_preferred_leaders(topic, partitions)
+            except UnknownTopic:
+                continue
+            except AdminError as exc:  # e.g. the preferred leader is not in sync yet: Kafka elects it later
+                log.info("preferred leader election refused", topic=topic, error=str(exc))
+        deadline = time.monotonic() + LEADER_MOVEMENT_TIMEOUT_S
+        while True:
+            await self._b.refresh()
+            topics = self._b.cluster.topics
+            self.leader_moves_finished = sum(1 for m in wanted if not misled(m))
+            if self.leader_moves_finished == len(wanted) or time.monotonic() > deadline or self.stop_requested:
+                return
+            await asyncio.sleep(self.check_interval_s)
+
+    # -- throttles ---------------------------------------------------------------------------------------------
+
+    async def _set_throttles(self, batch: list[ReplicaMove]) -> None:
+        if not self.throttle_bytes_s:
+            return
+        rate = str(self.throttle_bytes_s)
+        cluster = self._b.cluster
+        for broker in sorted({b for m in batch for b in (*m.old_replicas, *m.new_replicas)} - self._throttled_brokers):
+            if broker in cluster.brokers and not cluster.brokers[broker].alive:
+                continue  # a dead broker cannot take configs (Cruise Control leaves it out too)
+            await self._b.admin.alter_broker_configs(broker, {LEADER_RATE: rate, FOLLOWER_RATE: rate})
+            self._throttled_brokers.add(broker)
+        added: dict[str, set[str]] = defaultdict(set)
+        for move in batch:
+            for broker in (*move.old_replicas, *(b for b in move.new_replicas if b not in move.old_replicas)):
+                added[move.topic].add(f"{move.partition}:{broker}")
+        for topic, entries in added.items():
+            current = self._topic_throttles(topic)
+            if current is None:
+                continue
+            self._throttled_replicas[topic] |= entries
+            merged = ",".join(sorted(current | entries))
+            try:
+                await self._b.admin.alter_configs(topic, {LEADER_REPLICAS: merged, FOLLOWER_REPLICAS: merged})
+            except UnknownTopic:
+                continue
+
+    def _topic_throttles(self, topic: str) -> set[str] | None:
+        """The topic's throttled replicas now (the model's config plus what this execution set since it was last
+        read); None when every replica is throttled already (``*``)."""
+        config = self._b.cluster.topics[topic].config if topic in self._b.cluster.topics else {}
+        value = config.get(LEADER_REPLICAS, "").strip()
+        if value == "*":
+            return None
+        return {e for e in value.split(",") if e} | self._throttled_replicas.get(topic, set())
+
+    async def _clear_throttles(self, finished: list[ReplicaMove]) -> None:
+        """Take the throttles of these movements off: their replicas from the topics' lists, and the rates from
+        brokers that no movement in flight still uses."""
+        if not self._throttled_brokers and not self._throttled_replicas:
+            return
+        for topic in sorted({m.topic for m in finished}):
+            ours = self._throttled_replicas.get(topic)
+            if not ours:
+                continue
+            done = {f"{m.partition}:{b}" for m in finished if m.topic == topic
+                    for b in (*m.old_replicas, *m.new_replicas)}
+            still_moving = {f"{m.partition}:{b}" for m in self._in_flight.values() if m.topic == topic
+                            for b in (*m.old_replicas, *m.new_replicas)}
+            removed = (ours & done) - still_moving
+            if not removed:
+                continue
+            current = self._topic_throttles(topic)
+            self._throttled_replicas[topic] = ours - removed
+            if current is None:
+                continue
+            left = ",".join(sorted(current - removed))
+            try:
+                await self._b.admin.alter_configs(topic, {LEADER_REPLICAS: left or None, FOLLOWER_REPLICAS: left or None})
+            except UnknownTopic:
+                pass
+        busy = {b for m in self._in_flight.values() for b in (*m.old_replicas, *m.new_replicas)}
+        for broker in sorted(self._throttled_brokers - busy):
+            try:
+                await self._b.admin.alter_broker_configs(broker, {LEADER_RATE: None, FOLLOWER_RATE: None})
+            except AdminError as exc:  # gone or down: its dynamic configs went with it or wait for it
+                log.info("throttle not removed from broker", broker=broker, error=str(exc))
+            self._throttled_brokers.discard(broker)
+
+    # -- stop and restart --------------------------------------------------------------------------------------
+
+    def request_stop(self) -> bool:
+        self.stop_requested = True
+        self.phase = STOPPING
+        return False  # the run loop rolls back what is in flight, then ends
+
+    async def finish_orphaned(self) -> None:
+        """Cruise Control restarted: nothing new is submitted; what Kafka is moving keeps moving. Once it has
+        finished, the throttles this execution set come off, so that a restart does not leave them behind."""
+        try:
+            while self._in_flight:
+                moving = {(r.topic, r.partition) for r in await self._b.admin.list_reassignments()}
+                for key in [k for k in self._in_flight if k not in moving]:
+                    self._in_flight.pop(key)
+                if self._in_flight:
+                    await asyncio.sleep(self.check_interval_s)
+        except AdminError as exc:
+            log.warning("cannot follow the orphaned reassignments", error=str(exc))
+        finally:
+            await self._clear_throttles(self.moves)

@@ -1,0 +1,272 @@
+"""The simulated Cruise Control executing on the real cluster: replication-factor changes requested through Ballast
+become real partition reassignments, checked on the partitions Kafka describes."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import re
+import signal
+import time
+from collections import Counter
+from collections.abc import AsyncIterator, Iterator
+
+import pytest
+
+from events import RebalanceState as S
+from services.common.admin import AdminError
+from services.common.admin.kafka import KafkaClusterAdmin
+from services.local.kafka_cluster import LocalKafka
+from services.local.stack import LocalStack
+from tests.integration.harness import Ballast, is_ongoing, spec
+from tests.integration.rebalancing import Rebalancing
+from tests.kafka.conftest import eventually, fill
+
+
+async def _replication(admin: KafkaClusterAdmin, topic: str) -> Counter[int]:
+    described = (await admin.describe_topics([topic]))[topic]
+    assert described is not None, topic
+    return Counter(len(p.replicas) for p in described.partitions)
+
+
+async def _in_sync(admin: KafkaClusterAdmin, topic: str, rf: int) -> bool:
+    """Every partition has ``rf`` replicas, all in sync, led by its first replica's broker or another in sync."""
+    described = (await admin.describe_topics([topic]))[topic]
+    return described is not None and all(
+        len(p.replicas) == rf and set(p.isr) == set(p.replicas) and p.leader in p.replicas
+        for p in described.partitions)
+
+
+async def test_round_trip_3_2_3_on_the_real_partitions(ballast: Ballast, admin: KafkaClusterAdmin, name: str) -> None:
+    ballast.apply(spec(name, 3, partitions=4))
+    ballast.watcher.wait_rf(name, 3)
+    assert await _replication(admin, name) == Counter({3: 4})
+
+    ballast.apply(spec(name, 2, partitions=4))
+    ongoing = ballast.watcher.wait_status(name, is_ongoing, "ongoing")
+    assert ongoing.replicas_change.session_id
+    ballast.watcher.wait_rf(name, 2, timeout=90)
+    assert await _replication(admin, name) == Counter({2: 4})
+    await eventually(lambda: _in_sync(admin, name, 2), "2 replicas in sync everywhere")
+
+    ballast.apply(spec(name, 3, partitions=4))
+    ballast.watcher.wait_rf(name, 3, timeout=90)
+    assert await _replication(admin, name) == Counter({3: 4})
+    await eventually(lambda: _in_sync(admin, name, 3), "3 replicas in sync everywhere")
+    sessions = {s.replicas_change.session_id for s in ballast.watcher.history[name]
+                if s.replicas_change and s.replicas_change.session_id}
+    assert len(sessions) == 2, "one Cruise Control task per change"
+
+
+
+async def test_fifty_mixed_changes_in_one_request_touch_only_the_named_topics(
+        ballast: Ballast, admin: KafkaClusterAdmin, name: str) -> None:
+    # ``a.c`` changes and ``abc`` (which the regex a.c would match) must not; the rest go to 1, 2 or stay at 3.
+    topics = [f"{name}.a.c", f"{name}.abc"] + [f"{name}-t{i:02d}" for i in range(48)]
+    ballast.apply(*(spec(t, 3, partitions=1) for t in topics))
+    for t in topics:
+        ballast.watcher.wait_rf(t, 3, timeout=120)
+    before = len(ballast.topic_configuration_tasks())
+    targets = {topics[0]: 2, topics[1]: 3} | {t: (1, 2, 3)[i % 3] for i, t in enumerate(topics[2:])}
+    ballast.apply(*(spec(t, rf, partitions=1) for t, rf in targets.items()))
+    for t, rf in targets.items():
+        ballast.watcher.wait_rf(t, rf, timeout=120)
+    described = await admin.describe_topics(topics)
+    assert {t: len(d.partitions[0].replicas) for t, d in described.items()} == targets
+    new_tasks = ballast.topic_configuration_tasks()[before:]
+    assert len(new_tasks) == 1, f"expected one topic_configuration request, saw {len(new_tasks)}"
+    assert ballast.watcher.latest[topics[1]].replicas_change is None, "abc was never part of a change"
+    for t, rf in targets.items():
+        await eventually(lambda t=t, rf=rf: _in_sync(admin, t, rf), f"{t} in sync at RF {rf}")
+
+
+@contextlib.asynccontextmanager
+async def slowed(admin: KafkaClusterAdmin, topic: str, bytes_per_s: int) -> AsyncIterator[None]:
+    """Replication of ``topic`` throttled by hand (as an operator may), so that a reassignment runs for a while."""
+    brokers = [b.id for b in await admin.brokers() if b.alive]
+    rate = {k: str(bytes_per_s) for k in THROTTLE_CONFIGS}
+    for broker in brokers:
+        await admin.alter_broker_configs(broker, rate)
+    await admin.alter_configs(topic, dict.fromkeys(THROTTLED_REPLICAS, "*"))
+    try:
+        yield
+    finally:
+        for broker in brokers:
+            await admin.alter_broker_configs(broker, dict.fromkeys(THROTTLE_CONFIGS))
+        await admin.alter_configs(topic, dict.fromkeys(THROTTLED_REPLICAS))
+
+
+async def test_cruise_control_restart_while_kafka_moves_converges_without_resubmitting(
+        ballast: Ballast, kafka: LocalKafka, admin: KafkaClusterAdmin, name: str) -> None:
+    ballast.apply(spec(name, 2, partitions=2))
+    ballast.watcher.wait_rf(name, 2, timeout=60)
+    fill(kafka.bootstrap_servers, name, 2, 2)
+    async with slowed(admin, name, 200_000):
+        ballast.apply(spec(name, 3, partitions=2))
+        ballast.watcher.wait_status(name, is_ongoing, "ongoing")
+        await eventually(lambda: _reassigning(admin, name), "a real reassignment in flight")
+        ballast.fault("cruise-control/restart", {"downSeconds": 0.5})
+        # Cruise Control forgot the task; Kafka still moves. Ballast concludes nothing while it does.
+        await asyncio.sleep(4)
+        assert await _reassigning(admin, name), "still moving: the test needs a slow reassignment"
+        assert ballast.topic_configuration_tasks() == [], "no resubmission while Kafka moves the replicas"
+    ballast.watcher.wait_rf(name, 3, timeout=90)
+    await eventually(lambda: _in_sync(admin, name, 3), "3 replicas in sync")
+    assert ballast.topic_configuration_tasks() == [], "converged without submitting the change again"
+    assert (await _replication(admin, name)) == Counter({3: 2})
+
+
+async def test_kill_9_of_replicas_change_while_kafka_moves_resumes_the_task(
+        ballast: Ballast, kafka: LocalKafka, kafka_stack: LocalStack, admin: KafkaClusterAdmin, name: str) -> None:
+    ballast.apply(spec(name, 2, partitions=2))
+    ballast.watcher.wait_rf(name, 2, timeout=60)
+    fill(kafka.bootstrap_servers, name, 2, 2)
+    async with slowed(admin, name, 300_000):
+        ballast.apply(spec(name, 3, partitions=2))
+        session = ballast.watcher.wait_status(name, is_ongoing, "ongoing").replicas_change.session_id
+        await eventually(lambda: _reassigning(admin, name), "a real reassignment in flight")
+        tasks_before = len(ballast.topic_configuration_tasks())
+        kafka_stack.kill("replicas-change", signal.SIGKILL)
+        kafka_stack.start_process("replicas-change")
+        kafka_stack.wait_http(kafka_stack.health_url("replicas-change"), "replicas-change")
+    done = ballast.watcher.wait_rf(name, 3, timeout=90)
+    assert done.replicas_change is None or done.replicas_change.target_replicas == 3
+    sessions = {s.replicas_change.session_id for s in ballast.watcher.history[name]
+                if s.replicas_change and s.replicas_change.session_id}
+    assert sessions == {session}, "the restarted service resumed the known session instead of resubmitting"
+    assert len(ballast.topic_configuration_tasks()) == tasks_before
+    await eventually(lambda: _in_sync(admin, name, 3), "3 replicas in sync")
+
+
+# -- rebalances ------------------------------------------------------------------------------------------------
+
+THROTTLE_CONFIGS = ("leader.replication.throttled.rate", "follower.replication.throttled.rate")
+THROTTLED_REPLICAS = ("leader.replication.throttled.replicas", "follower.replication.throttled.replicas")
+
+
+@pytest.fixture(scope="module")
+def rb(kafka_stack: LocalStack) -> Iterator[Rebalancing]:
+    client = Rebalancing(kafka_stack)
+    client.wait_brokers_known()
+    yield client
+    client.close()
+
+
+def only(topic: str) -> str:
+    """``excluded_topics`` for a rebalance that may move only ``topic`` (the cluster is shared with Ballast's bus)."""
+    return f"(?!{re.escape(topic)}$).*"
+
+
+async def _throttles_left(admin: KafkaClusterAdmin, topic: str) -> dict[str, object]:
+    brokers = {b.id: await admin.broker_configs(b.id) for b in await admin.brokers() if b.alive}
+    rates = {b: {k: v for k, v in c.items() if k in THROTTLE_CONFIGS} for b, c in brokers.items()}
+    described = (await admin.describe_topics([topic]))[topic]
+    assert described is not None
+    replicas = {k: v for k, v in described.config.items() if k in THROTTLED_REPLICAS and v}
+    return {"brokers": {b: r for b, r in rates.items() if r}, "topic": replicas}
+
+
+async def _hosted(admin: KafkaClusterAdmin, topic: str) -> Counter[int]:
+    described = (await admin.describe_topics([topic]))[topic]
+    assert described is not None
+    return Counter(b for p in described.partitions for b in p.replicas)
+
+
+async def test_add_then_remove_a_broker_moves_real_data_under_the_throttle(
+        rb: Rebalancing, kafka: LocalKafka, admin: KafkaClusterAdmin, name: str) -> None:
+    await admin.create_topic(name, 8, 2, assignment=[[1 + i % 4, 1 + (i + 1) % 4] for i in range(8)])
+    fill(kafka.bootstrap_servers, name, 8, 1.5)
+    before = await _hosted(admin, name)
+    new = kafka.add_broker("/dc2/r3")
+    try:
+        throttle = 1_000_000
+        rb.request(name=f"{name}-up", mode="add-brokers", brokers=[new], replication_throttle=throttle,
+                   excluded_topics=only(name))
+        proposal = rb.wait_state(f"{name}-up", S.PROPOSAL_READY, timeout=60)
+        assert proposal.summary is not None and proposal.summary.data_to_move_mb >= 2, proposal.summary
+        rb.act(f"{name}-up", "approve")
+
+        # While it runs: the throttle is on the brokers, and the new broker's disk fills at most at its rate.
+        samples: list[tuple[float, int]] = []
+        throttled_seen = False
+        while rb.latest[f"{name}-up"].state != S.READY:
+            assert rb.latest[f"{name}-up"].state in (S.PROPOSAL_READY, S.REBALANCING), rb.latest[f"{name}-up"]
+            try:
+                dirs = await admin.describe_log_dirs([new])
+            except AdminError:  # this client's metadata may not know the new broker for a moment
+                dirs = None
+            if dirs is not None:
+                samples.append((time.monotonic(),
+                                sum(r.size_bytes for d in dirs for r in d.replicas if r.topic == name)))
+            throttled_seen = throttled_seen or bool((await _throttles_left(admin, name))["brokers"])
+            assert len(samples) < 400, "the execution did not end within ~2 minutes"
+            await asyncio.sleep(0.25)
+        assert throttled_seen, "the replication throttle was never seen on the brokers"
+        moving = [(t, size) for t, size in samples if 0 < size]
+        copied = moving[-1][1] - moving[0][1]
+        elapsed = moving[-1][0] - moving[0][0]
+        assert copied > 1_000_000, samples
+        rate = copied / elapsed
+        assert rate < throttle * 1.25, f"{rate:.0f} B/s copied with a throttle of {throttle} B/s"
+
+        after = await _hosted(admin, name)
+        assert after[new] > 0 and all(after[b] <= before[b] for b in before), (before, after)
+        assert sum(after.values()) == sum(before.values())
+        assert await _throttles_left(admin, name) == {"brokers": {}, "topic": {}}, "throttles removed afterwards"
+        await eventually(lambda: _in_sync(admin, name, 2), "every replica in sync")
+
+        rb.request(name=f"{name}-down", mode="remove-brokers", brokers=[new], replication_throttle=throttle,
+                   excluded_topics=only(name), auto_approve=True)
+        done = rb.wait_for(f"{name}-down", lambda s: s.condition("BrokersRemovable") is not None, "removability",
+                           timeout=120)
+        assert done.state == S.READY and done.condition("BrokersRemovable").status == "True", done
+        assert (await _hosted(admin, name))[new] == 0
+        assert await _throttles_left(admin, name) == {"brokers": {}, "topic": {}}
+    finally:
+        kafka.decommission_broker(new)
+    assert new not in {b.id for b in await admin.brokers()}
+    await eventually(lambda: _in_sync(admin, name, 2), "every replica in sync on the original brokers")
+
+
+async def test_stop_during_a_real_execution_rolls_back_what_is_in_flight(
+        rb: Rebalancing, kafka: LocalKafka, admin: KafkaClusterAdmin, name: str) -> None:
+    # Everything on brokers 1 and 2: a full rebalance has real data to move to 3 and 4, slowly.
+    await admin.create_topic(name, 6, 2, assignment=[[1, 2], [2, 1]] * 3)
+    fill(kafka.bootstrap_servers, name, 6, 2)
+    before = {p.id: p.replicas for p in (await admin.describe_topics([name]))[name].partitions}
+    rb.request(name=name, auto_approve=True, excluded_topics=only(name), replication_throttle=300_000,
+               concurrent_partition_movements_per_broker=1)
+    rb.wait_state(name, S.REBALANCING, timeout=60)
+    await eventually(lambda: _reassigning(admin, name), "a real reassignment in flight")
+    rb.act(name, "stop")
+    stopped = rb.wait_state(name, S.STOPPED, timeout=60)
+    assert "stopped" in (stopped.message or "").lower()
+
+    await eventually(lambda: _not_reassigning(admin, name), "the in-flight reassignments cancelled")
+    after = (await admin.describe_topics([name]))[name]
+    moved = [p.id for p in after.partitions if set(p.replicas) != set(before[p.id])]
+    assert len(moved) < len(before), "stopped part-way, not after everything moved"
+    for p in after.partitions:
+        assert len(p.replicas) == 2 and p.leader in p.replicas, p
+    await eventually(lambda: _in_sync(admin, name, 2), "a consistent cluster: every partition fully in sync")
+    # Cruise Control answers the stop at once, and rolls back (STOPPING_EXECUTION) before it takes the throttles off.
+    await eventually(lambda: _no_throttles(admin, name), "throttles removed after the stop")
+    await eventually(lambda: _async(rb.executor()["state"] == "NO_TASK_IN_PROGRESS"), "the executor idle")
+    executed = [t for t in rb.tasks() if "/rebalance" in t["RequestURL"] and "dryrun=false" in t["RequestURL"]]
+    assert executed and executed[-1]["Status"] == "CompletedWithError", "a stopped execution ends with an error"
+
+
+async def _reassigning(admin: KafkaClusterAdmin, topic: str) -> bool:
+    return bool(await admin.list_reassignments([topic]))
+
+
+async def _not_reassigning(admin: KafkaClusterAdmin, topic: str) -> bool:
+    return not await admin.list_reassignments([topic])
+
+
+async def _no_throttles(admin: KafkaClusterAdmin, topic: str) -> bool:
+    return await _throttles_left(admin, topic) == {"brokers": {}, "topic": {}}
+
+
+async def _async(value: bool) -> bool:
+    return value
