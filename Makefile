@@ -8,8 +8,12 @@ STAMP  := $(VENV)/.installed
 # Apache Kafka's jars for the real local cluster, copied from Maven Central as jvm/kafka-runtime/pom.xml pins them.
 KAFKA_LIB   := .kafka/lib
 KAFKA_STAMP := $(KAFKA_LIB)/.installed
+# Spark's JVM Kafka source (spark-sql-kafka at PySpark's version) and the jars it needs that PySpark lacks.
+SPARK_JARS        := .spark/jars
+SPARK_JARS_STAMP  := $(SPARK_JARS)/.installed
+SPARK_KAFKA_ONLY  := spark-sql-kafka-0-10_2.13,spark-token-provider-kafka-0-10_2.13,kafka-clients,commons-pool2
 
-.PHONY: install kafka demo up up-kafka down status test test-unit bench schema clean
+.PHONY: install kafka spark-kafka demo demo-kafka up up-kafka down status test test-unit bench schema clean
 
 $(STAMP): pyproject.toml constraints.txt
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -22,12 +26,22 @@ $(KAFKA_STAMP): jvm/kafka-runtime/pom.xml
 	mvn -q -B -Dstyle.color=never -f jvm/kafka-runtime/pom.xml dependency:copy-dependencies -DoutputDirectory=$(CURDIR)/$(KAFKA_LIB)
 	@touch $(KAFKA_STAMP)
 
-install: $(STAMP) $(KAFKA_STAMP)
+$(SPARK_JARS_STAMP): jvm/spark-kafka/pom.xml
+	@rm -rf $(SPARK_JARS)
+	mvn -q -B -Dstyle.color=never -f jvm/spark-kafka/pom.xml dependency:copy-dependencies -DincludeScope=runtime -DincludeArtifactIds=$(SPARK_KAFKA_ONLY) -DoutputDirectory=$(CURDIR)/$(SPARK_JARS)
+	@touch $(SPARK_JARS_STAMP)
+
+install: $(STAMP) $(KAFKA_STAMP) $(SPARK_JARS_STAMP)
 
 kafka: $(KAFKA_STAMP)
 
+spark-kafka: $(SPARK_JARS_STAMP)
+
 demo: $(STAMP)
 	$(BIN)/ballast demo
+
+demo-kafka: $(STAMP) $(KAFKA_STAMP)
+	$(BIN)/ballast demo --kafka
 
 up: $(STAMP)
 	$(BIN)/ballast up
@@ -41,13 +55,13 @@ down: $(STAMP)
 status: $(STAMP)
 	$(BIN)/ballast status
 
-test: $(STAMP) $(KAFKA_STAMP)
+test: $(STAMP) $(KAFKA_STAMP) $(SPARK_JARS_STAMP)
 	$(BIN)/pytest -q
 
 test-unit: $(STAMP)
 	$(BIN)/pytest -q -m 'not integration and not kafka'
 
-bench: $(STAMP) $(KAFKA_STAMP)
+bench: $(STAMP) $(KAFKA_STAMP) $(SPARK_JARS_STAMP)
 	$(BIN)/python -m bench.placement --write BENCHMARKS.md
 	$(BIN)/python -m bench.replicas_change --write BENCHMARKS.md
 	$(BIN)/python -m bench.rebalance --write BENCHMARKS.md
@@ -58,4 +72,4 @@ schema: $(STAMP)
 	$(BIN)/ballast schema --out docs/schemas
 
 clean:
-	rm -rf $(VENV) .ballast .pytest_cache .kafka
+	rm -rf $(VENV) .ballast .pytest_cache .kafka .spark

@@ -1,12 +1,17 @@
 """Benchmark: an add-brokers rebalance, 6 -> 9 brokers with 10,000 partitions, through the local stack.
 
     python -m bench.rebalance [--partitions 10000] [--write BENCHMARKS.md]
+    python -m bench.rebalance --kafka [--partitions 120] [--partition-mb 1] [--throttle 4000000] [--write ...]
 
 The simulator starts with 6 brokers (3 DCs x 2 racks) holding 10 topics of RF 3 placed by the multi-level placer;
 brokers 7, 8, 9 join (a third rack per DC) and an add-brokers rebalance is requested, approved and executed by the
 rebalancer with its production settings (poll every 1 s). Measured: replicas and data moved against the lower bound
 (the new brokers' fair share), the proposal time (Cruise Control's alone, and request -> ProposalReady status), and
 status latency (execution finished in the simulator -> Ready status; gaps between progress updates).
+
+With ``--kafka``: one add-brokers rebalance (4 -> 5 brokers, /dc1/r1 /dc1/r2 /dc2/r1 /dc2/r2 + /dc1/r3) under a
+replication throttle, on the embedded stack and on the real local Kafka cluster in one run, side by side: replicas
+and bytes moved against the lower bound, and the copy's throughput against the throttle (real bytes on Kafka).
 """
 
 from __future__ import annotations
@@ -197,15 +202,193 @@ def render(r: dict[str, float], command: str) -> str:
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--partitions", type=int, default=10_000)
+    parser.add_argument("--partitions", type=int, default=None, help="default: 10000; 120 with --kafka")
+    parser.add_argument("--kafka", action="store_true",
+                        help="one throttled add-brokers rebalance on the embedded stack and on real Kafka, side by side")
+    parser.add_argument("--partition-mb", type=float, default=1.0, help="with --kafka: data per partition")
+    parser.add_argument("--throttle", type=int, default=4_000_000, help="with --kafka: bytes per second")
     parser.add_argument("--write", type=Path, help="replace this benchmark's section in the given markdown file")
     args = parser.parse_args(argv)
+    if args.kafka:
+        main_pair(args.partitions or 120, args.partition_mb, args.throttle, args.write)
+        return
+    args.partitions = args.partitions or 10_000
     result = run(args.partitions, lambda m: print(m, file=sys.stderr, flush=True))
     command = "python -m bench.rebalance" + (f" --write {args.write}" if args.write else "")
     section = render(result, command)
     print(section)
     if args.write:
         replace_section(args.write, section)
+
+
+
+# -- the side-by-side run: embedded and real Kafka -------------------------------------------------------------------
+
+KAFKA_RACKS = {1: "/dc1/r1", 2: "/dc1/r2", 3: "/dc2/r1", 4: "/dc2/r2"}
+JOINING = (5, "/dc1/r3")
+BENCH_ONLY = "(?!bench-).*"  # excluded_topics: the real cluster also holds Ballast's own topics
+
+
+def _placed(partitions: int) -> ClusterView:
+    view = ClusterView.of([Broker(b, rack) for b, rack in KAFKA_RACKS.items()])
+    placer = placer_named("multi-level", seed=1)
+    for index in range(10):
+        spec = PlacementSpec(partitions // 10, 2, topic=f"bench-{index}")
+        view = view.with_assignment(spec.topic, placer.place(spec, view))
+    return view
+
+
+def run_pair_side(kafka: bool, partitions: int, partition_mb: float, throttle: int, say) -> dict[str, float]:
+    """One add-brokers rebalance under ``throttle`` on one stack; returns its figures."""
+    from services.common.admin.kafka import KafkaClusterAdmin
+
+    env = {"BALLAST_LOG_LEVEL": "warning", "BALLAST_SIMULATOR__PARTITION_SIZE_MB": str(partition_mb),
+           # Real time: the simulated copy runs at the throttle, as the real one does.
+           "BALLAST_SIMULATOR__TIME_SCALE": "1", "BALLAST_SIMULATOR__MIN_EXECUTION_S": "0.1",
+           "BALLAST_SIMULATOR__BROKERS": json.dumps([f"{b}:{r}" for b, r in KAFKA_RACKS.items()])}
+    run_dir = Path(tempfile.mkdtemp(prefix="ballast-bench-rebalance-"))
+    view = _placed(partitions)
+    with LocalStack(run_dir, env=env, services=("rebalancer",), kafka=kafka) as stack:
+        stack.start(progress=lambda m: say(f"  {m}"))
+        sim = httpx.Client(base_url=stack.sim_url, timeout=120)
+        admin = None
+        say(f"{'real Kafka' if kafka else 'embedded'}: 10 topics, {partitions} partitions of RF 2, "
+            f"{partition_mb:g} MB each")
+        if kafka:
+            assert stack.kafka is not None
+            admin = KafkaClusterAdmin({"bootstrap_servers": stack.kafka.bootstrap_servers}, 30)
+            loop = asyncio.new_event_loop()
+            for name, parts in view.assignments.items():
+                loop.run_until_complete(admin.create_topic(name, len(parts), 2, assignment=parts))
+            _fill(stack.kafka.bootstrap_servers, view, partition_mb)
+            stack.kafka.add_broker(JOINING[1], broker=JOINING[0])
+            # The simulator reads sizes every 2 s: wait until it has them all.
+            _wait_sizes(sim, view, partition_mb * 0.9)
+        else:
+            for name, parts in view.assignments.items():
+                sim.post("/admin/topics", json={"name": name, "partitions": len(parts), "replicationFactor": 2,
+                                                "assignment": parts}).raise_for_status()
+            sim.post("/admin/brokers", json={"id": JOINING[0], "rack": JOINING[1]}).raise_for_status()
+        grown = ClusterView.of([Broker(b, r) for b, r in {**KAFKA_RACKS, JOINING[0]: JOINING[1]}.items()],
+                               view.assignments)
+        bound = lower_bound(grown)
+        before = _bench_assignments(sim)
+        tail = StatusTail(stack.settings().bus)
+        request = RebalanceRequest(name="bench-pair", mode="add-brokers", brokers=[JOINING[0]],
+                                   replication_throttle=throttle, excluded_topics=BENCH_ONLY)
+        requested = time.monotonic()
+        busio.produce(stack.settings().bus, [(TOPICS.rebalance_requests.name, request.key.encode(),
+                                              encode(request), None)])
+        ready_at, proposal = tail.wait("ProposalReady", 120)
+        action = RebalanceAction(name=request.name, action="approve")
+        busio.produce(stack.settings().bus, [(TOPICS.rebalance_actions.name, action.key.encode(), encode(action),
+                                              None)])
+        started_at, finished_at = None, None
+        deadline = time.monotonic() + 900
+        while time.monotonic() < deadline:
+            executing = sim.get("/faults/stats").json()["executing"]
+            if executing and started_at is None:
+                started_at = time.monotonic()
+            elif not executing and started_at is not None:
+                finished_at = time.monotonic()
+                break
+            time.sleep(0.02)
+        assert started_at is not None and finished_at is not None, "the execution never ran"
+        done_at, _ = tail.wait("Ready", 120)
+        tail.stop()
+        after = _bench_assignments(sim)
+        moved = moved_replicas(before, after)
+        data_mb = proposal["summary"]["dataToMoveMB"]
+        sim.close()
+        if admin is not None:
+            loop.run_until_complete(admin.aclose())
+            loop.close()
+        execution_s = finished_at - started_at
+        return {"partitions": partitions, "lower_bound": bound, "moved": moved,
+                "proposed": proposal["summary"]["numReplicaMovements"], "data_mb": data_mb,
+                "bound_mb": bound * partition_mb, "proposal_s": ready_at - requested, "execution_s": execution_s,
+                "throughput_mb_s": data_mb / execution_s if execution_s > 0 else float("nan"),
+                "ready_latency_s": done_at - finished_at}
+
+
+def _fill(bootstrap_servers: str, view: ClusterView, partition_mb: float) -> None:
+    import os
+
+    from confluent_kafka import Producer
+
+    producer = Producer({"bootstrap.servers": bootstrap_servers, "linger.ms": 20, "acks": "all",
+                         "compression.type": "none"})
+    chunk = 64 * 1024
+    for name, parts in view.assignments.items():
+        for partition in range(len(parts)):
+            for _ in range(int(partition_mb * 1024 * 1024 / chunk)):
+                producer.produce(name, os.urandom(chunk), partition=partition)
+                producer.poll(0)
+    assert producer.flush(120) == 0
+
+
+def _bench_assignments(sim: httpx.Client) -> dict[str, list[list[int]]]:
+    return {name: parts for name, parts in assignments(sim).items() if name.startswith("bench-")}
+
+
+def _wait_sizes(sim: httpx.Client, view: ClusterView, least_mb: float, timeout: float = 60) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        topics = {t["name"]: t for t in sim.get("/admin/topics").json()["topics"]}
+        if all(name in topics and all(p["sizeMB"] >= least_mb for p in topics[name]["partitions"])
+               for name in view.assignments):
+            return
+        time.sleep(0.5)
+    raise TimeoutError("the simulator never saw the partitions' sizes")
+
+
+def render_pair(embedded: dict[str, float], real: dict[str, float], throttle: int, partition_mb: float,
+                command: str) -> str:
+    rows = [
+        ("replicas moved (in the cluster, after)", lambda r: f"{r['moved']:,}"),
+        ("replica movements proposed", lambda r: f"{r['proposed']:,}"),
+        ("lower bound (the new broker's fair share)", lambda r: f"{r['lower_bound']:,}"),
+        ("data moved (proposal) / lower bound", lambda r: f"{r['data_mb']:,.0f} MB / {r['bound_mb']:,.0f} MB"),
+        ("proposal time, request event -> ProposalReady status", lambda r: f"{r['proposal_s']:.2f} s"),
+        ("execution (Cruise Control's executor busy)", lambda r: f"{r['execution_s']:.1f} s"),
+        (f"throughput: data moved / execution, against the {throttle / 1e6:g} MB/s throttle",
+         lambda r: f"{r['throughput_mb_s']:.2f} MB/s"),
+        ("status latency, execution finished -> Ready status", lambda r: f"{r['ready_latency_s']:.2f} s"),
+    ]
+    table = "\n".join(f"| {label} | {cell(embedded)} | {cell(real)} |" for label, cell in rows)
+    return f"""## Rebalancing: add-brokers on the embedded stack and on real Kafka side by side
+
+Command: `{command}`
+
+The same rebalance on both stacks in one run: 10 topics, {int(embedded['partitions'])} partitions of RF 2 placed
+multi-level on 4 brokers (/dc1/r1 /dc1/r2 /dc2/r1 /dc2/r2), {partition_mb:g} MB per partition (real, incompressible
+records on Kafka); broker 5 joins in /dc1/r3 and an add-brokers rebalance with a {throttle / 1e6:g} MB/s replication
+throttle is requested, approved and executed by the rebalancer. Embedded: the simulator copies at the throttle in
+real time. Real Kafka: Kafka 4.3.1; the simulated Cruise Control sets the throttle on the brokers and topics and
+reassigns up to 5 partitions per broker at a time; only the bench topics may move (excluded_topics), as the cluster
+also holds Ballast's own.
+
+| measure | embedded | real Kafka |
+| --- | --- | --- |
+{table}
+
+Throughput counts the proposal's data (sizes in MiB) over the executor's busy time, which on Kafka includes the
+reassignment round trips and the checks every 0.5 s; Kafka's quota keeps the copy at or under the throttle over its
+windows (tests/kafka measures the bytes arriving on the new broker while it runs).
+
+"""
+
+
+def main_pair(partitions: int, partition_mb: float, throttle: int, write: Path | None) -> None:
+    say = lambda m: print(m, file=sys.stderr, flush=True)  # noqa: E731
+    embedded = run_pair_side(False, partitions, partition_mb, throttle, say)
+    real = run_pair_side(True, partitions, partition_mb, throttle, say)
+    command = (f"python -m bench.rebalance --kafka --partitions {partitions} --partition-mb {partition_mb:g} "
+               f"--throttle {throttle}" + (f" --write {write}" if write else ""))
+    section = render_pair(embedded, real, throttle, partition_mb, command)
+    print(section)
+    if write:
+        replace_section(write, section)
 
 
 if __name__ == "__main__":

@@ -1,6 +1,11 @@
 """Benchmark: N topic specs with replication-factor changes through the local stack.
 
     python -m bench.replicas_change [--topics 10000] [--rates 250,500,1000] [--write BENCHMARKS.md] [--dump FILE]
+    python -m bench.replicas_change --kafka [--topics 200] [--rates 50] [--write BENCHMARKS.md]
+
+With ``--kafka`` the same phases run twice in one run, on the embedded stack and on the real local Kafka cluster (the
+bus and the managed cluster; the simulated Cruise Control executes real reassignments), and the section shows them
+side by side.
 
 Phase 1 creates N topics at RF 3. Phase 2 (throughput) produces N RF changes (3 -> 2) in one burst and measures spec
 events processed per second and Cruise Control requests. Phase 3 (latency), once per rate, produces N RF changes
@@ -136,12 +141,12 @@ def completed_at(rf: int):
     return check
 
 
-def run(topics: int, rates: list[int], dump: Path | None = None) -> dict:
+def run(topics: int, rates: list[int], dump: Path | None = None, kafka: bool = False) -> dict:
     names = [f"bench-{i:05d}" for i in range(topics)]
     say = lambda m: print(m, file=sys.stderr, flush=True)  # noqa: E731
     # Only the services of the measured path: the load collector would also make the simulated partitions grow (its
     # reads advance the load model), and the data copy would then dominate the latencies.
-    with LocalStack(Path(tempfile.mkdtemp(prefix="ballast-bench-")), env=ENV,
+    with LocalStack(Path(tempfile.mkdtemp(prefix="ballast-bench-")), env=ENV, kafka=kafka,
                     services=("topic-reconciler", "replicas-change")) as stack:
         stack.start(progress=lambda m: say(f"  {m}"))
         bus = stack.settings().bus
@@ -277,18 +282,67 @@ event p99 <= 2 s.
 """
 
 
+def render_side_by_side(embedded: dict, real: dict, command: str) -> str:
+    n = int(embedded["topics"])
+    rows = [
+        ("creating the topics", lambda r: f"{r['create_s']:.1f} s"),
+        ("burst: spec events processed per second", lambda r: f"{r['spec_events_per_s']:,.0f}/s"),
+        ("burst: topic_configuration requests / all Cruise Control requests",
+         lambda r: f"{r['burst_requests']:.0f} / {r['burst_served']:.0f}"),
+        ("burst: produced -> every change completed", lambda r: f"{r['burst_total_s']:.1f} s"),
+    ]
+    for index, paced in enumerate(embedded["paced"]):
+        rate = paced["rate"]
+        rows += [
+            (f"{rate}/s: spec -> submission p50 / p99",
+             lambda r, i=index: f"{r['paced'][i]['submit_p50']:.2f} / {r['paced'][i]['submit_p99']:.2f} s"),
+            (f"{rate}/s: spec -> submission less the wait for the previous execution p50 / p99",
+             lambda r, i=index: f"{r['paced'][i]['own_p50']:.2f} / {r['paced'][i]['own_p99']:.2f} s"),
+            (f"{rate}/s: task completion -> status event p50 / p99",
+             lambda r, i=index: f"{r['paced'][i]['status_p50']:.2f} / {r['paced'][i]['status_p99']:.2f} s"),
+            (f"{rate}/s: topic_configuration requests", lambda r, i=index: f"{r['paced'][i]['requests']}"),
+        ]
+    table = "\n".join(f"| {label} | {cell(embedded)} | {cell(real)} |" for label, cell in rows)
+    return f"""## Replication-factor changes: embedded stack and real Kafka side by side, {n:,} topics
+
+Command: `{command}`
+
+The same phases on both stacks in one run: {n:,} topics of 1 partition created at RF 3, a burst of {n:,} changes to
+RF 2, then {n:,} changes at a steady rate (alternately to 3 and 2). Embedded: Tansu and the simulator's in-memory
+cluster (each execution at least 0.5 s). Real Kafka: Kafka 4.3.1 (a controller and 4 brokers, 127.0.0.1) as bus and
+managed cluster, the simulated Cruise Control executing each proposal as real partition reassignments (empty
+partitions: the copy itself is short; completion is Kafka's). Topic reconciler and replicas-change service only;
+Ballast polls Cruise Control every 0.5 s.
+
+| measure | embedded | real Kafka |
+| --- | --- | --- |
+{table}
+
+"""
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--topics", type=int, default=10_000)
-    parser.add_argument("--rates", default="250,500,1000",
-                        help="comma-separated specs per second, one latency phase each (default: %(default)s)")
+    parser.add_argument("--kafka", action="store_true",
+                        help="run on the embedded stack and on the real local Kafka cluster, side by side")
+    parser.add_argument("--topics", type=int, default=None, help="topics (default: 10000; 200 with --kafka)")
+    parser.add_argument("--rates", default=None,
+                        help="comma-separated specs per second, one latency phase each (default: 250,500,1000; "
+                             "50 with --kafka)")
     parser.add_argument("--write", type=Path, help="replace this benchmark's section in the given markdown file")
     parser.add_argument("--dump", type=Path,
                         help="write each paced change's timestamps here (JSON, one file per rate), for analysis")
     args = parser.parse_args()
-    rates = [int(r) for r in args.rates.split(",")]
-    command = f"python -m bench.replicas_change --topics {args.topics} --rates {args.rates}"
-    section = render(run(args.topics, rates, args.dump), command + (f" --write {args.write}" if args.write else ""))
+    topics = args.topics or (200 if args.kafka else 10_000)
+    rates_text = args.rates or ("50" if args.kafka else "250,500,1000")
+    rates = [int(r) for r in rates_text.split(",")]
+    command = (f"python -m bench.replicas_change{' --kafka' if args.kafka else ''} --topics {topics} --rates {rates_text}"
+               + (f" --write {args.write}" if args.write else ""))
+    if args.kafka:
+        embedded = run(topics, rates, args.dump)
+        section = render_side_by_side(embedded, run(topics, rates, args.dump, kafka=True), command)
+    else:
+        section = render(run(topics, rates, args.dump), command)
     print(section)
     if args.write:
         replace_section(args.write, section)

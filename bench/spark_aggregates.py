@@ -1,6 +1,10 @@
 """Benchmark: load samples through the Spark aggregates job (local[2]) on the local broker.
 
     python -m bench.spark_aggregates [--events 200000] [--rate 2000] [--write BENCHMARKS.md]
+    python -m bench.spark_aggregates --sources [--events 200000] [--rate 2000] [--seconds 30] [--write ...]
+
+``--sources``: on the real local Kafka cluster, Ballast's own Python source (``ballast_bus``) and Spark's JVM
+``kafka`` source (spark-sql-kafka) side by side in one run, each on fresh topics with the same samples.
 
 Throughput: ``--events`` broker samples (100 brokers in 5 DCs x 4 racks x 5, one sample per broker per simulated
 5 s) are on the topic before the job starts; the job's own progress reports give the rows it read per second of
@@ -12,6 +16,7 @@ sample's event time, p50 / p99.
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import signal
 import sys
@@ -147,14 +152,95 @@ def render(t: dict[str, float], f: dict[str, float], command: str, rate: int, se
     ])
 
 
+SOURCES = {"ballast_bus": "Ballast's Python source (confluent-kafka)", "kafka": "Spark's JVM source (spark-sql-kafka)"}
+
+
+def sources_side_by_side(events: int, rate: int, seconds: int, say) -> dict[str, dict[str, dict[str, float]]]:
+    """Each source on the real local Kafka cluster: freshness on fresh topics, then throughput on a backlog."""
+    from services.common.admin.kafka import KafkaClusterAdmin
+    from services.local.kafka_cluster import LocalKafka
+    from spark.session import kafka_source_jars, local_session
+
+    run_dir = Path(tempfile.mkdtemp(prefix="ballast-bench-spark-sources-"))
+    kafka = LocalKafka(run_dir)
+    kafka.start(progress=lambda m: say(f"  {m}"))
+    results: dict[str, dict[str, dict[str, float]]] = {}
+    spark = local_session("ballast-bench-sources", jars=kafka_source_jars())
+    try:
+        bus = BusSettings(bootstrap_servers=kafka.bootstrap_servers)
+        topics = [TOPICS.load_samples, TOPICS.placements, TOPICS.load_aggregates]
+        for source in SOURCES:
+            say(f"source {source}")
+            ensure_topics(bus, topics)
+            base = SparkSettings(source=source, checkpoint_dir=run_dir / f"cp-freshness-{source}")
+            f = freshness(spark, Settings(bus=bus, spark=base), rate, seconds, say)
+            produce_backlog(bus, events)
+            backlog = Settings(bus=bus, spark=base.model_copy(
+                update={"checkpoint_dir": run_dir / f"cp-throughput-{source}"}))
+            t = throughput(spark, backlog, events + int(f["sent"]), say)
+            say(f"  {source}: {t['per_s']:,.0f} samples/s, freshness p99 {f['p99']:.1f} s")
+            results[source] = {"t": t, "f": f}
+            admin = KafkaClusterAdmin({"bootstrap_servers": kafka.bootstrap_servers}, 30)
+
+            async def drop() -> None:
+                for topic in topics:
+                    await admin.delete_topic(topic.name)
+                await admin.aclose()
+
+            asyncio.run(drop())
+            time.sleep(2)  # deletions settle before the topics are made again
+    finally:
+        spark.stop()
+        kafka.stop()
+    return results
+
+
+def render_sources(r: dict[str, dict[str, dict[str, float]]], command: str, rate: int, seconds: int) -> str:
+    rows = [
+        ("sustained samples per second of processing (backlog)", lambda x: f"{x['t']['per_s']:,.0f}"),
+        ("backlog samples read / wall time", lambda x: f"{x['t']['events']:,.0f} / {x['t']['wall_s']:.0f} s"),
+        (f"freshness p50 / p99 ({rate:,} samples/s for {seconds} s)",
+         lambda x: f"{x['f']['p50']:.1f} s / {x['f']['p99']:.1f} s"),
+        (f"freshness after the first {WARM_UP_S:.0f} s, p50 / p99",
+         lambda x: f"{x['f']['steady_p50']:.1f} s / {x['f']['steady_p99']:.1f} s"),
+    ]
+    header = " | ".join(SOURCES[s] for s in SOURCES)
+    table = "\n".join(f"| {label} | " + " | ".join(cell(r[s]) for s in SOURCES) + " |" for label, cell in rows)
+    return f"""## Load aggregates through Spark: Ballast's source and Spark's JVM Kafka source side by side
+
+Command: `{command}`. The same job (`spark/aggregates.py`, local[2], windows 60 s sliding by 10 s, trigger 2 s) on the
+real local Kafka cluster (4.3.1, 4 brokers), once per source, each on fresh topics: live samples for the freshness
+figures, then a backlog read from the beginning for throughput. The JVM source is spark-sql-kafka 4.2.0 with
+kafka-clients 3.9.2, on PySpark 4.2.0.
+
+| measure | {header} |
+| --- | --- | --- |
+{table}
+
+"""
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--events", type=int, default=200_000)
     parser.add_argument("--rate", type=int, default=2_000)
-    parser.add_argument("--seconds", type=int, default=60)
+    parser.add_argument("--seconds", type=int, default=None, help="live samples for freshness (60; 30 with --sources)")
+    parser.add_argument("--sources", action="store_true",
+                        help="both sources side by side on the real local Kafka cluster")
     parser.add_argument("--write", type=Path, help="replace this benchmark's section in the given markdown file")
     args = parser.parse_args(argv)
     say = lambda m: print(m, file=sys.stderr, flush=True)  # noqa: E731
+    if args.sources:
+        seconds = args.seconds or 30
+        results = sources_side_by_side(args.events, args.rate, seconds, say)
+        command = (f"python -m bench.spark_aggregates --sources --events {args.events} --rate {args.rate} "
+                   f"--seconds {seconds}" + (f" --write {args.write}" if args.write else ""))
+        section = render_sources(results, command, args.rate, seconds)
+        print(section)
+        if args.write:
+            replace_section(args.write, section)
+        return
+    args.seconds = args.seconds or 60
     from spark.session import local_session
 
     run_dir = Path(tempfile.mkdtemp(prefix="ballast-bench-spark-"))

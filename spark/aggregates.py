@@ -209,10 +209,11 @@ def start(spark: Any, settings: Settings, sink: Callable[[Any, int], None] | Non
 
 def main() -> None:
     from services.common.settings import get_settings
-    from spark.session import local_session
+    from spark.session import kafka_source_jars, local_session
 
     settings = get_settings()
-    spark = local_session("ballast-load-aggregates", master=settings.spark.master)
+    jars = kafka_source_jars() if settings.spark.source == "kafka" else None
+    spark = local_session("ballast-load-aggregates", master=settings.spark.master, jars=jars)
     query = start(spark, settings)
     print(f"ballast-load-aggregates running: {TOPICS.load_samples.name}, {TOPICS.placements.name} -> "
           f"{TOPICS.load_aggregates.name}, "

@@ -4,16 +4,37 @@ from __future__ import annotations
 
 import os
 import sys
+from pathlib import Path
 from typing import Any
 
 
-def local_session(app_name: str, master: str = "local[2]") -> Any:
+REPO_ROOT = Path(__file__).resolve().parents[1]
+KAFKA_SOURCE_ARTIFACTS = ("spark-sql-kafka-0-10_2.13", "spark-token-provider-kafka-0-10_2.13", "kafka-clients",
+                          "commons-pool2")
+
+
+def kafka_source_jars() -> list[Path]:
+    """Spark's JVM Kafka source and what it needs beyond PySpark's own jars: ``BALLAST_SPARK_KAFKA_JARS``, or
+    ``.spark/jars`` in the repository (``make spark-kafka`` copies them from Maven Central)."""
+    folder = Path(os.environ.get("BALLAST_SPARK_KAFKA_JARS") or REPO_ROOT / ".spark" / "jars")
+    jars = sorted(folder.glob("*.jar"))
+    missing = [a for a in KAFKA_SOURCE_ARTIFACTS if not any(j.name.startswith(f"{a}-") for j in jars)]
+    if missing:
+        raise FileNotFoundError(f"Spark's Kafka source needs {', '.join(missing)} in {folder}: run `make spark-kafka` "
+                                "(Maven copies them as jvm/spark-kafka/pom.xml pins them)")
+    return jars
+
+
+def local_session(app_name: str, master: str = "local[2]", jars: list[Path] | None = None) -> Any:
+    """``jars``: extra jars on the driver's and executors' classpath (``spark.jars``), e.g. ``kafka_source_jars()``."""
     from pyspark.sql import SparkSession
 
     # Python workers must be this interpreter: it has pyarrow, pandas and confluent-kafka.
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
     builder = SparkSession.builder.master(master) if master else SparkSession.builder
+    if jars:
+        builder = builder.config("spark.jars", ",".join(str(j) for j in jars))
     spark = (builder.appName(app_name)
              .config("spark.ui.enabled", "false")
              .config("spark.sql.shuffle.partitions", "2")

@@ -456,12 +456,19 @@ def down() -> None:
 
 @app.command()
 def demo(
-    timeout: Annotated[float, typer.Option(help="give up after this many seconds")] = 300.0,
+    timeout: Annotated[float | None, typer.Option(
+        help="give up after this many seconds  [default: 300; 600 with --kafka]")] = None,
+    kafka: Annotated[bool, typer.Option("--kafka", help="on a real Apache Kafka cluster (a controller and 4 brokers "
+                                        "from the jars `make kafka` fetched) instead of the embedded stack")] = False,
 ) -> None:
     """Start the embedded stack, apply a sample scenario, show the status stream and a final table, stop."""
+    if kafka:
+        from services.cli.demo_kafka import run_kafka_demo
+
+        raise typer.Exit(run_kafka_demo(console, timeout_s=timeout or 600.0))
     from services.cli.demo import run_demo
 
-    raise typer.Exit(run_demo(console, timeout_s=timeout))
+    raise typer.Exit(run_demo(console, timeout_s=timeout or 300.0))
 
 
 def main() -> None:

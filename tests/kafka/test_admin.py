@@ -85,8 +85,13 @@ async def _partitions(admin: KafkaClusterAdmin, name: str, count: int):  # noqa:
 async def test_configs_set_deleted_and_refused_as_kafka_refuses_them(admin: KafkaClusterAdmin, name: str) -> None:
     await admin.create_topic(name, 1, 3, {"retention.ms": "3600000"})
     await admin.alter_configs(name, {"retention.ms": None, "cleanup.policy": "compact"})
-    config = (await admin.describe_topics([name]))[name].config
-    assert config.get("cleanup.policy") == "compact"
+
+    async def altered() -> dict[str, str] | None:
+        # The broker that answers DescribeConfigs may apply the change a moment after the controller took it.
+        config = (await admin.describe_topics([name]))[name].config
+        return config if config.get("cleanup.policy") == "compact" else None
+
+    config = await eventually(altered, "the altered configs described")
     assert "retention.ms" not in config  # back to the default, so no longer listed
 
     with pytest.raises(AdminError, match="Invalid value forever for configuration retention.ms"):

@@ -11,6 +11,7 @@ import time
 from collections import Counter
 from collections.abc import AsyncIterator, Iterator
 
+import httpx
 import pytest
 
 from events import RebalanceState as S
@@ -270,3 +271,62 @@ async def _no_throttles(admin: KafkaClusterAdmin, topic: str) -> bool:
 
 async def _async(value: bool) -> bool:
     return value
+
+
+# -- what Cruise Control reads -----------------------------------------------------------------------------------
+
+
+async def test_load_partition_load_and_cluster_state_are_the_real_clusters(
+        kafka_stack: LocalStack, kafka: LocalKafka, admin: KafkaClusterAdmin, name: str) -> None:
+    await admin.create_topic(name, 2, 2, assignment=[[3, 4], [4, 3]])
+    cc = httpx.AsyncClient(base_url=f"http://127.0.0.1:{kafka_stack.ports.cruise_control}/kafkacruisecontrol",
+                           timeout=15)
+    try:
+        async def partitions() -> dict[int, dict] | None:
+            answer = (await cc.get("/partition_load", params={"json": "true", "topic": re.escape(name)})).json()
+            found = {r["partition"]: r for r in answer["records"]}
+            return found if len(found) == 2 and all(r["disk"] >= 2 for r in found.values()) else None
+
+        # Data written now shows as disk (MB) and, while it grows, as bytes in.
+        stop = asyncio.Event()
+
+        async def produce() -> None:
+            while not stop.is_set():
+                await asyncio.to_thread(fill, kafka.bootstrap_servers, name, 2, 0.5)
+                await asyncio.sleep(0.2)
+
+        producing = asyncio.create_task(produce())
+        try:
+            loaded = await eventually(partitions, "partition_load: each partition's real size", timeout_s=60)
+            rising = await eventually(
+                lambda: _inbound(cc, name), "partition_load: a bytes-in rate from the growing sizes", timeout_s=60)
+        finally:
+            stop.set()
+            await producing
+        assert {r["leader"] for r in loaded.values()} <= {3, 4} and rising > 0
+        described = (await admin.describe_topics([name]))[name]
+        sizes = {p.id: max(r.size_bytes or 0 for r in p.replica_info) for p in described.partitions}
+        assert all(sizes[p] / 2**20 >= loaded[p]["disk"] - 1 for p in sizes), (sizes, loaded)
+
+        brokers = {b["Broker"]: b for b in (await cc.get("/load", params={"json": "true"})).json()["brokers"]}
+        assert brokers[3]["DiskMB"] >= loaded[0]["disk"] and brokers[3]["Replicas"] > 0
+
+        kafka.kill_broker(4)
+
+        async def offline() -> dict | None:
+            state = (await cc.get("/kafka_cluster_state", params={"json": "true"})).json()
+            ours = [p for p in state["KafkaPartitionState"]["urp"] if p["topic"] == name]
+            return state if len(ours) == 2 and all(p["offline"] == [4] for p in ours) else None
+
+        state = await eventually(offline, "kafka_cluster_state: broker 4's replicas offline", timeout_s=30)
+        assert state["KafkaBrokerState"]["OfflineReplicaCountByBrokerId"]["4"] >= 2
+        assert state["KafkaBrokerState"]["OnlineLogDirsByBrokerId"]["4"] == []
+        assert len(state["KafkaBrokerState"]["OnlineLogDirsByBrokerId"]["3"]) == 2
+    finally:
+        await cc.aclose()
+
+
+async def _inbound(cc: httpx.AsyncClient, topic: str) -> float | None:
+    answer = (await cc.get("/partition_load", params={"json": "true", "topic": re.escape(topic)})).json()
+    inbound = sum(r["networkInbound"] for r in answer["records"])
+    return inbound if inbound > 0 else None

@@ -1,0 +1,344 @@
+"""``ballast demo --kafka`` / ``make demo-kafka``: the demo's scenario on a real Apache Kafka cluster (a controller and
+four brokers in /dc1/r1 /dc1/r2 /dc2/r1 /dc2/r2, two log dirs each), with the simulated Cruise Control executing on
+it. Every step ends with what Kafka itself describes, not only what Ballast reports."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import tempfile
+import threading
+import time
+from collections import Counter
+from collections.abc import Coroutine
+from pathlib import Path
+from typing import Any, TypeVar
+
+from confluent_kafka import Producer
+from rich.console import Console
+from rich.table import Table
+
+from events import (
+    TOPICS,
+    BrokerForgotten,
+    BrokerRemovalRequested,
+    LoadAggregate,
+    RebalanceAction,
+    RebalanceRequest,
+    RebalanceState,
+    TopicSpec,
+    TopicStatus,
+    encode,
+)
+from services.cli.demo import _apply, _follow, _scenario, _Seen, _under_replicated
+from services.cli.demo_scaling import RebalanceFollower
+from services.cli.views import broker_load_table, latest_windows, load_table, status_table
+from services.common import busio
+from services.common.admin.kafka import KafkaClusterAdmin
+from services.common.admin.port import TopicDescription
+from services.common.settings import BusSettings
+from services.local.stack import LocalStack
+
+T = TypeVar("T")
+
+KAFKA_DEMO_ENV = {
+    "BALLAST_PLACEMENT__UNDER_REPLICATED": "enabled_prefer_observed",
+    "BALLAST_PLACEMENT__OBSERVE_INTERVAL_S": "1",
+    "BALLAST_PLACEMENT__VIEW_MAX_AGE_S": "1",
+    "BALLAST_REBALANCER__OBSERVE_INTERVAL_S": "1",
+    "BALLAST_LOAD_COLLECTOR__INTERVAL_S": "2",
+    "BALLAST_SPARK__TRIGGER_S": "2",
+    "BALLAST_SIMULATOR__SYNC_INTERVAL_S": "1",
+}
+DOWN_BROKER = 4  # /dc2/r2
+NEW_RACK = "/dc1/r3"
+TRAFFIC_TOPICS = ("orders", "clicks")
+TRAFFIC_KB_S = 400  # per topic: enough for sizes (and so rates) to move, little for the disks
+THROTTLE = 2_000_000  # bytes/s for the rebalances: the copies take long enough to watch
+
+
+class Traffic:
+    """Producers writing incompressible records to a few topics at a steady rate, so that sizes, bytes-in rates and
+    the data a rebalance moves are real."""
+
+    def __init__(self, bootstrap_servers: str, topics: tuple[str, ...], kb_s: int) -> None:
+        # Quiet: a broker killed in step 3 would fill the screen with librdkafka's reconnect lines.
+        self.producer = Producer({"bootstrap.servers": bootstrap_servers, "linger.ms": 50, "acks": "1",
+                                  "log_level": 0})
+        self.topics, self.kb_s = topics, kb_s
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="demo-traffic", daemon=True)
+        self.sent_bytes = 0
+
+    def __enter__(self) -> Traffic:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join(timeout=10)
+        self.producer.flush(10)
+
+    def _run(self) -> None:
+        record = 10 * 1024
+        per_tick = max(1, self.kb_s * 1024 // record // 10)  # ten ticks a second
+        while not self._stop.wait(0.1):
+            for topic in self.topics:
+                for _ in range(per_tick):
+                    try:
+                        self.producer.produce(topic, os.urandom(record))
+                        self.sent_bytes += record
+                    except BufferError:
+                        break
+            self.producer.poll(0)
+
+
+class Cluster:
+    """What Kafka itself says, through the same cluster-admin adapter the services use (run on a loop of its own)."""
+
+    def __init__(self, bootstrap_servers: str) -> None:
+        self.admin = KafkaClusterAdmin({"bootstrap_servers": bootstrap_servers, "client_id": "ballast-demo"}, 15)
+        self.loop = asyncio.new_event_loop()
+
+    def run(self, call: Coroutine[Any, Any, T]) -> T:
+        return self.loop.run_until_complete(call)
+
+    def topics(self, names: list[str]) -> dict[str, TopicDescription]:
+        described = self.run(self.admin.describe_topics(names))
+        return {name: d for name, d in described.items() if d is not None}
+
+    def close(self) -> None:
+        self.run(self.admin.aclose())
+        self.loop.close()
+
+
+def kafka_table(cluster: Cluster, names: list[str], title: str) -> Table:
+    """One row per topic as Kafka describes it: RF, replicas per partition (leader first), whether all are in sync."""
+    table = Table(title=title, title_justify="left")
+    for column in ("topic", "RF", "partitions: replicas (leader*)", "in sync"):
+        table.add_column(column)
+    for name, topic in sorted(cluster.topics(names).items()):
+        rf = Counter(len(p.replicas) for p in topic.partitions)
+        parts = " ".join(f"p{p.id}=[" + ",".join(f"{b}*" if b == p.leader else str(b) for b in p.replicas) + "]"
+                         for p in topic.partitions[:6]) + (" ..." if len(topic.partitions) > 6 else "")
+        in_sync = all(set(p.isr) == set(p.replicas) for p in topic.partitions)
+        table.add_row(name, "/".join(map(str, sorted(rf))), parts, "yes" if in_sync else "catching up")
+    return table
+
+
+def _wait(check: Any, deadline: float, interval: float = 0.5) -> bool:
+    while time.monotonic() < deadline:
+        if check():
+            return True
+        time.sleep(interval)
+    return False
+
+
+def _in_sync(cluster: Cluster, names: list[str]) -> bool:
+    topics = cluster.topics(names)
+    return len(topics) == len(names) and all(
+        set(p.isr) == set(p.replicas) for t in topics.values() for p in t.partitions)
+
+
+def run_kafka_demo(console: Console, *, timeout_s: float) -> int:
+    run_dir = Path(tempfile.mkdtemp(prefix="ballast-demo-kafka-"))
+    started = time.monotonic()
+    deadline = started + timeout_s
+    console.rule("[bold]Ballast demo on a real Apache Kafka cluster")
+    with LocalStack(run_dir, env=KAFKA_DEMO_ENV, kafka=True) as stack:
+        stack.start(progress=lambda m: console.print(f"[dim]- {m}[/dim]"))
+        assert stack.kafka is not None
+        console.print("[dim]- starting the Spark load-aggregates job (local[2]); it warms up during steps 1-5[/dim]")
+        stack.start_spark_job()
+        bus = stack.settings().bus
+        cluster = Cluster(stack.kafka.bootstrap_servers)
+        try:
+            ok = _steps(console, stack, bus, cluster, deadline)
+        finally:
+            cluster.close()
+        if not ok:
+            return 1
+        console.print(f"total demo time {time.monotonic() - started:.1f} s; stopping the stack ...")
+    console.print("[green]demo finished[/green]")
+    return 0
+
+
+def _steps(console: Console, stack: LocalStack, bus: BusSettings, cluster: Cluster, deadline: float) -> bool:
+    assert stack.kafka is not None
+    kafka = stack.kafka
+    latest: dict[str, TopicStatus] = {}
+    seen: _Seen = {}
+    brokers = ", ".join(f"{b} {rack}" for b, rack in kafka.racks().items())
+    console.print(f"Kafka {kafka.bootstrap_servers}: brokers {brokers}; Cruise Control (simulated) executes on it")
+
+    create = _scenario("demo-create.yaml")
+    names = [s.name for s in create]
+    console.rule(f"1. create {len(create)} topics; producers write to {', '.join(TRAFFIC_TOPICS)}")
+    _apply(bus, create)
+    if not _follow(console, bus, create, latest, deadline, seen=seen):
+        return _timed_out(console, stack, "the topics")
+    traffic = Traffic(kafka.bootstrap_servers, TRAFFIC_TOPICS, TRAFFIC_KB_S)
+    with traffic:
+        console.print(kafka_table(cluster, names, "Kafka describes"))
+
+        change = _scenario("demo-change.yaml")
+        console.rule("2. change replication factors: one raised, one lowered, a batch of three names with '.', "
+                     "one below min ISR")
+        _apply(bus, change)
+        desired = {s.name: s for s in create} | {s.name: s for s in change}
+        if not _follow(console, bus, list(desired.values()), latest, deadline, seen=seen):
+            return _timed_out(console, stack, "the replication-factor changes")
+        if not _wait(lambda: _in_sync(cluster, names), deadline):
+            return _timed_out(console, stack, "the new replicas to catch up")
+        console.print(kafka_table(cluster, names, "Kafka describes (partition reassignments done, all in sync)"))
+
+        if not _broker_down(console, stack, bus, cluster, latest, seen, deadline):
+            return False
+        if not _scale_up_and_down(console, stack, bus, cluster, deadline):
+            return False
+        if not _load(console, stack, bus, cluster, deadline):
+            return False
+    console.rule("final state")
+    console.print(status_table(list(latest.values()), title="Topic status (from the status topic)"))
+    console.print(f"{traffic.sent_bytes / 1e6:.1f} MB produced during the demo")
+    return True
+
+
+def _broker_down(console: Console, stack: LocalStack, bus: BusSettings, cluster: Cluster,
+                 latest: dict[str, TopicStatus], seen: _Seen, deadline: float) -> bool:
+    assert stack.kafka is not None
+    # RF 4, one replica per rack: with a broker down the one for its rack is a placeholder (2 DCs of 2 racks leave
+    # no other way to keep the spread; an RF 3 topic would simply go to the three brokers up).
+    specs = [TopicSpec(name="ledger", partitions=6, replicas=4, placer="multi-level",
+                       config={"min.insync.replicas": "2"})]
+    name = specs[0].name
+    console.rule(f"3. broker {DOWN_BROKER} killed (-9): create {name} (RF 4, a replica per rack) with a placeholder on "
+                 "it, then restart it")
+    stack.kafka.kill_broker(DOWN_BROKER)
+    time.sleep(1.5)  # one look at the brokers by the reconciler
+    _apply(bus, specs)
+    if not _follow(console, bus, specs, latest, deadline, until=_under_replicated, seen=seen):
+        return _timed_out(console, stack, "the under-replicated creation")
+    console.print(kafka_table(cluster, [name], f"Kafka describes (broker {DOWN_BROKER} is down)"))
+    stack.kafka.start_broker(DOWN_BROKER)
+    if not _follow(console, bus, specs, latest, deadline, seen=seen):
+        return _timed_out(console, stack, "the placeholders to be filled")
+    if not _wait(lambda: _in_sync(cluster, [name]), deadline):
+        return _timed_out(console, stack, f"{name}'s replicas to catch up")
+    console.print(kafka_table(cluster, [name], f"Kafka describes (broker {DOWN_BROKER} back, placeholders filled)"))
+    return True
+
+
+def _scale_up_and_down(console: Console, stack: LocalStack, bus: BusSettings, cluster: Cluster,
+                       deadline: float) -> bool:
+    assert stack.kafka is not None
+    follow = RebalanceFollower(console, bus)
+    console.rule(f"4. scale-up: a fifth broker joins {NEW_RACK}; an add-brokers rebalance, approved, copies real data "
+                 f"under a {THROTTLE / 1e6:.0f} MB/s throttle")
+    new = stack.kafka.add_broker(NEW_RACK)
+    console.print(f"broker {new} started in {NEW_RACK}")
+    request = RebalanceRequest(name="scale-up", mode="add-brokers", brokers=[new], replication_throttle=THROTTLE)
+    busio.produce(bus, [(TOPICS.rebalance_requests.name, request.key.encode(), encode(request), None)])
+    proposal = follow.until(request.name, lambda s: s.state == RebalanceState.PROPOSAL_READY, deadline)
+    if proposal is None:
+        return _timed_out(console, stack, "the scale-up proposal")
+    console.print(broker_load_table(proposal))
+    console.print(f"approving: [bold]ballast rebalance approve {request.name}[/bold]")
+    approve = RebalanceAction(name=request.name, action="approve")
+    busio.produce(bus, [(TOPICS.rebalance_actions.name, approve.key.encode(), encode(approve), None)])
+    throttled = threading.Event()
+    watcher = threading.Thread(target=_watch_throttle, args=(stack.kafka.bootstrap_servers, new, throttled, deadline),
+                               daemon=True)
+    watcher.start()
+    if follow.until(request.name, lambda s: s.state == RebalanceState.READY, deadline) is None:
+        return _timed_out(console, stack, "the scale-up execution")
+    throttled_seen = throttled.is_set()
+    console.print(_hosted_line(cluster, new) + ("; the throttle was on the brokers while data moved, and is off now"
+                                                if throttled_seen else ""))
+
+    console.rule(f"5. safe scale-down: broker {new} announced for removal, emptied, reported safe, shut down")
+    console.print(f"[bold]ballast brokers remove {new}[/bold]")
+    removal = BrokerRemovalRequested(brokers=[new])
+    busio.produce(bus, [(TOPICS.scaling.name, removal.key.encode(), encode(removal), None)])
+    name = f"auto-remove-brokers-{new}"
+    if follow.until(name, lambda s: s.state == RebalanceState.PROPOSAL_READY, deadline) is None:
+        return _timed_out(console, stack, "the scale-down proposal")
+    console.print(f"approving: [bold]ballast rebalance approve {name}[/bold]")
+    approve = RebalanceAction(name=name, action="approve")
+    busio.produce(bus, [(TOPICS.rebalance_actions.name, approve.key.encode(), encode(approve), None)])
+    safe = follow.until(name, lambda s: (c := s.condition("BrokersRemovable")) is not None and c.status == "True",
+                        deadline)
+    if safe is None:
+        return _timed_out(console, stack, "the broker to be reported safe to remove")
+    console.print(_hosted_line(cluster, new))
+    stack.kafka.decommission_broker(new)
+    alive = [b.id for b in cluster.run(cluster.admin.brokers())]
+    console.print(f"broker {new} shut down and unregistered; Kafka's brokers now: {alive}")
+    forgotten = BrokerForgotten(id=new)
+    busio.produce(bus, [(TOPICS.observed_brokers.name, forgotten.key.encode(), encode(forgotten), None)])
+    return True
+
+
+def _watch_throttle(bootstrap_servers: str, broker: int, seen: threading.Event, deadline: float) -> None:
+    """Sets ``seen`` once the broker carries the replication throttle Cruise Control's executor sets."""
+    probe = Cluster(bootstrap_servers)
+    try:
+        while time.monotonic() < deadline and not seen.is_set():
+            try:
+                if "follower.replication.throttled.rate" in probe.run(probe.admin.broker_configs(broker)):
+                    seen.set()
+            except Exception:  # noqa: BLE001 -- the broker may not be known to this client yet
+                pass
+            time.sleep(0.3)
+    finally:
+        probe.close()
+
+
+def _hosted_line(cluster: Cluster, broker: int) -> str:
+    topics = cluster.run(cluster.admin.list_topics())
+    hosted = Counter(name for name, t in topics.items() for p in t.partitions if broker in p.replicas)
+    if not hosted:
+        return f"Kafka: broker {broker} hosts no replica"
+    # Cruise Control moves every topic, Ballast's own (its bus is this cluster) included: summed up in one item.
+    own = sum(c for n, c in hosted.items() if n.startswith("ballast"))
+    items = [f"{n} x{c}" for n, c in sorted(hosted.items()) if not n.startswith("ballast")]
+    items += [f"{own} of Ballast's own topics"] if own else []
+    return f"Kafka: broker {broker} hosts {sum(hosted.values())} replicas ({', '.join(items)})"
+
+
+def _load(console: Console, stack: LocalStack, bus: BusSettings, cluster: Cluster, deadline: float) -> bool:
+    console.rule("6. load: real sizes and bytes-in rates -> Cruise Control's load -> load collector -> Spark -> "
+                 "aggregates -> placement")
+    aggregates: list[LoadAggregate] = []
+    said = False
+    while time.monotonic() < deadline:
+        aggregates = list(busio.latest(bus, TOPICS.load_aggregates).values())
+        if {"/dc1", "/dc2"} <= {a.entity for a in aggregates if a.entity_kind == "domain"} and any(
+                a.bytes_in_kb_s > 0 for a in aggregates if a.entity_kind == "broker"):
+            break
+        if not said:
+            console.print("[dim]waiting for the Spark job's aggregates of the real traffic ...[/dim]")
+            said = True
+        time.sleep(2)
+    else:
+        return _timed_out(console, stack, "load aggregates")
+    console.print(load_table(aggregates))
+    brokers = {int(a.entity): a for a in latest_windows(aggregates) if a.entity_kind == "broker"}
+    spec = TopicSpec(name="telemetry", partitions=1, replicas=2, placer="multi-level")
+    busio.produce(bus, [(TOPICS.specs.name, spec.key.encode(), encode(spec), None)])
+    if not _wait(lambda: bool(cluster.topics([spec.name])), deadline):
+        return _timed_out(console, stack, spec.name)
+    partition = cluster.topics([spec.name])[spec.name].partitions[0]
+    loads = "; ".join(f"{b}: {brokers[b].replicas}, {brokers[b].bytes_in_kb_s / 1024:.2f}" for b in sorted(brokers))
+    console.print(f"Kafka placed {spec.name} (RF 2, multi-level) on brokers {list(partition.replicas)}: one per data "
+                  f"centre, within one the fewest replicas, then the least load. Brokers (replicas, MB/s in): {loads}",
+                  soft_wrap=True)
+    dirs = "; ".join(f"{broker}: {path}" for broker, path in partition.log_dirs)
+    if dirs:
+        console.print(f"log directories (Kafka's DescribeLogDirs): {dirs}", soft_wrap=True)
+    return True
+
+
+def _timed_out(console: Console, stack: LocalStack, what: str) -> bool:
+    console.print(f"[red]timed out waiting for {what}; logs in {stack.logs}[/red]")
+    return False
