@@ -67,6 +67,9 @@ bench: $(STAMP) $(KAFKA_STAMP) $(SPARK_JARS_STAMP)
 	$(BIN)/python -m bench.rebalance --write BENCHMARKS.md
 	$(BIN)/python -m bench.spark_aggregates --write BENCHMARKS.md
 	$(BIN)/python -m bench.kafka_cluster --write BENCHMARKS.md
+	$(BIN)/python -m bench.replicas_change --kafka --write BENCHMARKS.md
+	$(BIN)/python -m bench.rebalance --kafka --write BENCHMARKS.md
+	$(BIN)/python -m bench.spark_aggregates --sources --write BENCHMARKS.md
 
 schema: $(STAMP)
 	$(BIN)/ballast schema --out docs/schemas

@@ -26,8 +26,16 @@ def kafka_source_jars() -> list[Path]:
 
 
 def local_session(app_name: str, master: str = "local[2]", jars: list[Path] | None = None) -> Any:
-    """``jars``: extra jars on the driver's and executors' classpath (``spark.jars``), e.g. ``kafka_source_jars()``."""
+    """``jars``: extra jars on the classpath (``spark.jars``); by default Spark's Kafka source where it is installed.
+    PySpark starts one JVM per process, with the first session's jars: a later session cannot add a data source, so
+    every session brings the Kafka source along rather than only those that read with it."""
     from pyspark.sql import SparkSession
+
+    if jars is None:
+        try:
+            jars = kafka_source_jars()
+        except FileNotFoundError:
+            jars = []
 
     # Python workers must be this interpreter: it has pyarrow, pandas and confluent-kafka.
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)

@@ -93,7 +93,7 @@ class Traffic:
             self.producer.poll(0)
 
 
-class Cluster:
+class KafkaView:
     """What Kafka itself says, through the same cluster-admin adapter the services use (run on a loop of its own)."""
 
     def __init__(self, bootstrap_servers: str) -> None:
@@ -112,7 +112,7 @@ class Cluster:
         self.loop.close()
 
 
-def kafka_table(cluster: Cluster, names: list[str], title: str) -> Table:
+def kafka_table(cluster: KafkaView, names: list[str], title: str) -> Table:
     """One row per topic as Kafka describes it: RF, replicas per partition (leader first), whether all are in sync."""
     table = Table(title=title, title_justify="left")
     for column in ("topic", "RF", "partitions: replicas (leader*)", "in sync"):
@@ -134,7 +134,7 @@ def _wait(check: Any, deadline: float, interval: float = 0.5) -> bool:
     return False
 
 
-def _in_sync(cluster: Cluster, names: list[str]) -> bool:
+def _in_sync(cluster: KafkaView, names: list[str]) -> bool:
     topics = cluster.topics(names)
     return len(topics) == len(names) and all(
         set(p.isr) == set(p.replicas) for t in topics.values() for p in t.partitions)
@@ -151,7 +151,7 @@ def run_kafka_demo(console: Console, *, timeout_s: float) -> int:
         console.print("[dim]- starting the Spark load-aggregates job (local[2]); it warms up during steps 1-5[/dim]")
         stack.start_spark_job()
         bus = stack.settings().bus
-        cluster = Cluster(stack.kafka.bootstrap_servers)
+        cluster = KafkaView(stack.kafka.bootstrap_servers)
         try:
             ok = _steps(console, stack, bus, cluster, deadline)
         finally:
@@ -163,7 +163,7 @@ def run_kafka_demo(console: Console, *, timeout_s: float) -> int:
     return 0
 
 
-def _steps(console: Console, stack: LocalStack, bus: BusSettings, cluster: Cluster, deadline: float) -> bool:
+def _steps(console: Console, stack: LocalStack, bus: BusSettings, cluster: KafkaView, deadline: float) -> bool:
     assert stack.kafka is not None
     kafka = stack.kafka
     latest: dict[str, TopicStatus] = {}
@@ -204,7 +204,7 @@ def _steps(console: Console, stack: LocalStack, bus: BusSettings, cluster: Clust
     return True
 
 
-def _broker_down(console: Console, stack: LocalStack, bus: BusSettings, cluster: Cluster,
+def _broker_down(console: Console, stack: LocalStack, bus: BusSettings, cluster: KafkaView,
                  latest: dict[str, TopicStatus], seen: _Seen, deadline: float) -> bool:
     assert stack.kafka is not None
     # RF 4, one replica per rack: with a broker down the one for its rack is a placeholder (2 DCs of 2 racks leave
@@ -229,7 +229,7 @@ def _broker_down(console: Console, stack: LocalStack, bus: BusSettings, cluster:
     return True
 
 
-def _scale_up_and_down(console: Console, stack: LocalStack, bus: BusSettings, cluster: Cluster,
+def _scale_up_and_down(console: Console, stack: LocalStack, bus: BusSettings, cluster: KafkaView,
                        deadline: float) -> bool:
     assert stack.kafka is not None
     follow = RebalanceFollower(console, bus)
@@ -281,7 +281,7 @@ def _scale_up_and_down(console: Console, stack: LocalStack, bus: BusSettings, cl
 
 def _watch_throttle(bootstrap_servers: str, broker: int, seen: threading.Event, deadline: float) -> None:
     """Sets ``seen`` once the broker carries the replication throttle Cruise Control's executor sets."""
-    probe = Cluster(bootstrap_servers)
+    probe = KafkaView(bootstrap_servers)
     try:
         while time.monotonic() < deadline and not seen.is_set():
             try:
@@ -294,7 +294,7 @@ def _watch_throttle(bootstrap_servers: str, broker: int, seen: threading.Event, 
         probe.close()
 
 
-def _hosted_line(cluster: Cluster, broker: int) -> str:
+def _hosted_line(cluster: KafkaView, broker: int) -> str:
     topics = cluster.run(cluster.admin.list_topics())
     hosted = Counter(name for name, t in topics.items() for p in t.partitions if broker in p.replicas)
     if not hosted:
@@ -306,7 +306,7 @@ def _hosted_line(cluster: Cluster, broker: int) -> str:
     return f"Kafka: broker {broker} hosts {sum(hosted.values())} replicas ({', '.join(items)})"
 
 
-def _load(console: Console, stack: LocalStack, bus: BusSettings, cluster: Cluster, deadline: float) -> bool:
+def _load(console: Console, stack: LocalStack, bus: BusSettings, cluster: KafkaView, deadline: float) -> bool:
     console.rule("6. load: real sizes and bytes-in rates -> Cruise Control's load -> load collector -> Spark -> "
                  "aggregates -> placement")
     aggregates: list[LoadAggregate] = []

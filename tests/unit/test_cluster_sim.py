@@ -350,6 +350,9 @@ async def test_stop_proposal_execution_leaves_the_rest_of_the_movements_undone(s
         stopped_at = sim.cluster.replica_counts()[9]
         await asyncio.sleep(0.3)
         assert sim.cluster.replica_counts()[9] == stopped_at < onto_9, "stopped part-way, and nothing moves after"
+        # Cruise Control's notifyFinishedTask: an execution stopped by the user ends its task with an error.
+        tasks = (await cc.get("/user_tasks", params={"json": "true"})).json()["userTasks"]
+        assert [t["Status"] for t in tasks if t["UserTaskId"] == run.headers["User-Task-ID"]] == ["CompletedWithError"]
     await admin.aclose()
 
 

@@ -269,13 +269,15 @@ class KafkaClusterAdmin:
         if not dirs:
             return
         moves = {TopicPartitionReplica(name, p, b): path for (p, b), path in dirs.items()}
-        # A replica its broker has not created yet (a topic or reassignment just made) answers ReplicaNotAvailable:
-        # the same request again succeeds once it exists, as kafka-reassign-partitions.sh retries it. Asking again
-        # is safe: it names the same destination.
+        # A replica its broker has not created yet (a topic or reassignment just made) answers ReplicaNotAvailable,
+        # or UnknownTopicOrPartition while the broker has not yet learnt of a topic created a moment ago: the same
+        # request again succeeds once it exists, as kafka-reassign-partitions.sh retries it. Asking again is safe:
+        # it names the same destination.
+        not_yet = (kafka_errors.ReplicaNotAvailableError, kafka_errors.UnknownTopicOrPartitionError)
         deadline = asyncio.get_running_loop().time() + self._timeout_s
         while True:
             answer = await self._run(lambda a, m=moves: a.alter_replica_log_dirs(m), read=False)
-            pending = {r: moves[r] for r, e in answer.items() if e is kafka_errors.ReplicaNotAvailableError}
+            pending = {r: moves[r] for r, e in answer.items() if e in not_yet}
             _check({r: e for r, e in answer.items() if r not in pending}, "alter log dir of")
             if not pending:
                 return
