@@ -272,6 +272,12 @@ def run_pair_side(kafka: bool, partitions: int, partition_mb: float, throttle: i
         grown = ClusterView.of([Broker(b, r) for b, r in {**KAFKA_RACKS, JOINING[0]: JOINING[1]}.items()],
                                view.assignments)
         bound = lower_bound(grown)
+        # With one replica per DC in every partition, the joining broker can only take replicas of its own DC: at
+        # best an even share of them.
+        dc = JOINING[1].split("/")[1]
+        in_dc = [b for b, rack in {**KAFKA_RACKS, JOINING[0]: JOINING[1]}.items() if rack.split("/")[1] == dc]
+        spread_bound = sum(1 for parts in view.assignments.values() for replicas in parts for b in replicas
+                           if b in in_dc) // len(in_dc)
         before = _bench_assignments(sim)
         tail = StatusTail(stack.settings().bus)
         request = RebalanceRequest(name="bench-pair", mode="add-brokers", brokers=[JOINING[0]],
@@ -304,7 +310,7 @@ def run_pair_side(kafka: bool, partitions: int, partition_mb: float, throttle: i
             loop.run_until_complete(admin.aclose())
             loop.close()
         execution_s = finished_at - started_at
-        return {"partitions": partitions, "lower_bound": bound, "moved": moved,
+        return {"partitions": partitions, "lower_bound": bound, "spread_bound": spread_bound, "moved": moved,
                 "proposed": proposal["summary"]["numReplicaMovements"], "data_mb": data_mb,
                 "bound_mb": bound * partition_mb, "proposal_s": ready_at - requested, "execution_s": execution_s,
                 "throughput_mb_s": data_mb / execution_s if execution_s > 0 else float("nan"),
@@ -347,8 +353,10 @@ def render_pair(embedded: dict[str, float], real: dict[str, float], throttle: in
     rows = [
         ("replicas moved (in the cluster, after)", lambda r: f"{r['moved']:,}"),
         ("replica movements proposed", lambda r: f"{r['proposed']:,}"),
-        ("lower bound (the new broker's fair share)", lambda r: f"{r['lower_bound']:,}"),
-        ("data moved (proposal) / lower bound", lambda r: f"{r['data_mb']:,.0f} MB / {r['bound_mb']:,.0f} MB"),
+        ("the new broker's share of all replicas (a bound that ignores the spread)", lambda r: f"{r['lower_bound']:,}"),
+        ("the new broker's share of its DC's replicas (the most it can take with one replica per DC)",
+         lambda r: f"{r['spread_bound']:,}"),
+        ("data moved (proposal)", lambda r: f"{r['data_mb']:,.0f} MB"),
         ("proposal time, request event -> ProposalReady status", lambda r: f"{r['proposal_s']:.2f} s"),
         ("execution (Cruise Control's executor busy)", lambda r: f"{r['execution_s']:.1f} s"),
         (f"throughput: data moved / execution, against the {throttle / 1e6:g} MB/s throttle",
@@ -372,9 +380,13 @@ also holds Ballast's own.
 | --- | --- | --- |
 {table}
 
-Throughput counts the proposal's data (sizes in MiB) over the executor's busy time, which on Kafka includes the
-reassignment round trips and the checks every 0.5 s; Kafka's quota keeps the copy at or under the throttle over its
-windows (tests/kafka measures the bytes arriving on the new broker while it runs).
+Both stacks run the same optimizer, so they move the same replicas. It fills the new broker up to its share of all
+replicas, taking only from brokers above that share; in this uneven tree (three brokers in /dc1, two in /dc2) that
+stops short of the DC's even share, which is the better target here (noted in the README's known limits).
+Throughput counts the proposal's data (sizes in MiB) over the executor's busy time. On Kafka that includes, for
+each batch of at most 5 reassignments into the new broker, the round trips, the check every 0.5 s and the tail of
+each batch, so small partitions stay under the throttle; Kafka's quota keeps the copy itself at or under it
+(tests/kafka measures the bytes arriving on the new broker while it runs).
 
 """
 
