@@ -18,6 +18,7 @@ from events.schema import json_schemas
 from services.common import busio
 from services.common.busio import BusUnavailable
 from services.cli.manifests import ManifestError, load_file
+from services.cli.log_dirs import log_dirs_app
 from services.cli.rebalance import rebalance_app
 from services.cli.views import status_table, transition_line
 from services.common.settings import get_settings
@@ -262,6 +263,7 @@ def brokers_remove(broker_ids: Annotated[list[int], typer.Argument(help="ids of 
 
 
 app.add_typer(rebalance_app, name="rebalance")
+app.add_typer(log_dirs_app, name="log-dirs")
 
 
 def _latest_statuses() -> dict[str, TopicStatus]:

@@ -339,6 +339,11 @@ class LocalKafka:
             "-cp", f"{self.lib}/*", main, *args,
         ]
 
+    def tool_output(self, main: str, *args: str) -> str:
+        """The standard output of one of Kafka's command-line tools (``org.apache.kafka.tools.LogDirsCommand``, ...)
+        run against this cluster: the reference output Ballast's own commands are compared with."""
+        return self._java_output(main, *args)
+
     def _java_output(self, main: str, *args: str) -> str:
         result = subprocess.run(self._java(main, *args, heap_mb=128), capture_output=True, text=True, timeout=120)
         if result.returncode != 0:

@@ -1,0 +1,118 @@
+"""``ballast log-dirs`` on the real cluster: ``describe --json`` is kafka-log-dirs.sh's own document, and ``move``
+puts replicas in the directories a kafka-reassign-partitions.sh file names, under the intra-broker throttle."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+from services.cli.log_dirs import INTRA_BROKER_THROTTLE
+from services.common.admin.kafka import KafkaClusterAdmin
+from services.local.kafka_cluster import LocalKafka
+from services.local.stack import LocalStack
+from tests.kafka.conftest import eventually, fill
+
+
+def ballast(stack: LocalStack, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+    result = subprocess.run([sys.executable, "-m", "services.cli", *args], env={**os.environ, **stack.env},
+                            capture_output=True, text=True, timeout=300)
+    if check:
+        assert result.returncode == 0, result.stderr + result.stdout
+    return result
+
+
+async def test_describe_json_is_kafka_log_dirs_own_document(kafka_stack: LocalStack, kafka: LocalKafka,
+                                                            admin: KafkaClusterAdmin, name: str) -> None:
+    await admin.create_topic(name, 2, 2, assignment=[[1, 2], [2, 1]])
+    fill(kafka.bootstrap_servers, name, 2, 0.3)
+    ours = json.loads(ballast(kafka_stack, "log-dirs", "describe", "--json", "--topic", name,
+                              "--broker", "1", "--broker", "2").stdout)
+    printed = kafka.tool_output("org.apache.kafka.tools.LogDirsCommand", "--bootstrap-server",
+                                kafka.bootstrap_servers, "--describe", "--topic-list", name, "--broker-list", "1,2")
+    theirs = json.loads(printed.strip().splitlines()[-1])
+    # The same document; Kafka lists directories and partitions in its hash maps' order, Ballast sorted.
+    assert _ordered(ours) == _ordered(theirs)
+    assert ours == _ordered(ours), "Ballast's own lists are sorted"
+    sizes = [p["size"] for b in ours["brokers"] for d in b["logDirs"] for p in d["partitions"]]
+    assert len(sizes) == 4 and all(s > 300_000 for s in sizes)
+
+    table = ballast(kafka_stack, "log-dirs", "describe", "--broker", "1", "--topic", name).stdout
+    assert "online" in table and f"{name}-0" in table and f"{name}-1" in table
+
+
+async def test_move_between_directories_and_brokers_under_the_throttle(
+        kafka_stack: LocalStack, kafka: LocalKafka, admin: KafkaClusterAdmin, name: str, tmp_path: Path) -> None:
+    await admin.create_topic(name, 2, 2, assignment=[[1, 2], [2, 1]])
+    fill(kafka.bootstrap_servers, name, 2, 3)
+    dirs = {d.path for d in await admin.describe_log_dirs([1]) if d.online}
+    assert len(dirs) == 2
+    now = {(r.partition, d.broker): d.path for d in await admin.describe_log_dirs([1, 2, 3])
+           for r in d.replicas if r.topic == name and not r.is_future}
+    other = (dirs - {now[(0, 1)]}).pop()
+    three = sorted(d.path for d in await admin.describe_log_dirs([3]))[1]
+    plan = tmp_path / "reassignment.json"
+    plan.write_text(json.dumps({"version": 1, "partitions": [
+        # Partition 0 stays on brokers 1 and 2; its replica on broker 1 changes directory.
+        {"topic": name, "partition": 0, "replicas": [1, 2], "log_dirs": [other, "any"]},
+        # Partition 1 moves from broker 1 to broker 3, into a directory named here.
+        {"topic": name, "partition": 1, "replicas": [2, 3], "log_dirs": ["any", three]},
+    ]}))
+
+    seen: set[str] = set()
+    stop = threading.Event()
+
+    def watch() -> None:
+        probe = KafkaClusterAdmin({"bootstrap_servers": kafka.bootstrap_servers}, 10)
+        import asyncio
+        loop = asyncio.new_event_loop()
+        while not stop.is_set():
+            try:
+                seen.update(loop.run_until_complete(probe.broker_configs(1)))
+            except Exception:  # noqa: BLE001 -- a probe; the assertions come after
+                pass
+            time.sleep(0.2)
+        loop.run_until_complete(probe.aclose())
+        loop.close()
+
+    watcher = threading.Thread(target=watch, daemon=True)
+    watcher.start()
+    started = time.monotonic()
+    try:
+        result = ballast(kafka_stack, "log-dirs", "move", "-f", str(plan), "--throttle", "1000000", "--timeout", "120")
+    finally:
+        stop.set()
+        watcher.join(5)
+    assert "every replica is in the directory asked for" in result.stdout
+    assert INTRA_BROKER_THROTTLE in seen, "the intra-broker throttle was set on broker 1 during the move"
+    assert time.monotonic() - started > 1.5, "3 MB at 1 MB/s takes a few seconds"
+
+    after = {(r.partition, d.broker): d.path for d in await admin.describe_log_dirs([1, 2, 3])
+             for r in d.replicas if r.topic == name and not r.is_future}
+    assert after[(0, 1)] == other and after[(1, 3)] == three and (1, 1) not in after
+    assert INTRA_BROKER_THROTTLE not in await eventually(
+        lambda: _without(admin, 1, INTRA_BROKER_THROTTLE), "the throttle cleared")
+
+    verified = ballast(kafka_stack, "log-dirs", "move", "--verify", "-f", str(plan))
+    assert verified.stdout.count("done") == 4
+
+    plan.write_text('{"version": 1, "partitions": [{"topic": "t", "partition": 0, "replicas": [1], '
+                    '"log_dirs": ["data-0"]}]}')
+    refused = ballast(kafka_stack, "log-dirs", "move", "-f", str(plan), check=False)
+    assert refused.returncode == 1 and "absolute path" in refused.stderr and "Traceback" not in refused.stderr
+
+
+async def _without(admin: KafkaClusterAdmin, broker: int, key: str) -> dict[str, str] | None:
+    configs = await admin.broker_configs(broker)
+    return configs if key not in configs else None
+
+
+def _ordered(document: dict) -> dict:
+    return {**document, "brokers": [
+        {**b, "logDirs": sorted(({**d, "partitions": sorted(d["partitions"], key=lambda p: p["partition"])}
+                                 for d in b["logDirs"]), key=lambda d: d["logDir"])}
+        for b in sorted(document["brokers"], key=lambda b: b["broker"])]}

@@ -1,0 +1,79 @@
+"""``ballast log-dirs``: the reassignment file as kafka-reassign-partitions.sh checks it, and the commands on the
+simulator (the same port as on a real cluster, tested in tests/kafka/test_log_dirs_cli.py)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sys
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from services.cli.log_dirs import parse_reassignment
+from services.cluster_sim.app import Simulator
+from services.common.admin.simulator import SimulatorClusterAdmin
+from services.common.settings import SimulatorSettings
+from services.local.broker import free_port
+
+
+@pytest.mark.parametrize(("text", "error"), [
+    ("not json", "not JSON"),
+    ('{"partitions": 3}', '"partitions": [...]'),
+    ('{"partitions": [{"topic": "t", "partition": 0, "replicas": []}]}', "non-empty list"),
+    ('{"partitions": [{"topic": "t", "partition": 0, "replicas": [1, 1]}]}', "a broker twice"),
+    ('{"partitions": [{"topic": "t", "partition": 0, "replicas": [1, 2], "log_dirs": ["any"]}]}', "one entry per"),
+    ('{"partitions": [{"topic": "t", "partition": 0, "replicas": [1], "log_dirs": ["data"]}]}', "absolute path"),
+    ('{"partitions": [{"topic": "t", "partition": -1, "replicas": [1]}]}', "non-negative"),
+    ('{"partitions": [{"topic": "t", "partition": 0, "replicas": [1]}, {"topic": "t", "partition": 0, '
+     '"replicas": [2]}]}', "listed twice"),
+])
+def test_reassignment_files_are_checked(text: str, error: str) -> None:
+    with pytest.raises(ValueError, match=error.replace("[", r"\[").replace("]", r"\]")):
+        parse_reassignment(text, "f.json")
+
+
+def test_log_dirs_default_to_any() -> None:
+    (wanted,) = parse_reassignment('{"version": 1, "partitions": [{"topic": "t", "partition": 2, "replicas": [3, 1]}]}')
+    assert wanted.log_dirs == ("any", "any") and wanted.replicas == (3, 1)
+
+
+@pytest.fixture
+async def sim() -> AsyncIterator[Simulator]:
+    simulator = Simulator(SimulatorSettings(cruise_control_port=free_port(), admin_port=free_port()))
+    await simulator.start()
+    yield simulator
+    await simulator.stop()
+
+
+async def _cli(sim: Simulator, *args: str) -> tuple[int, str, str]:
+    env = {**os.environ, "BALLAST_CLUSTER_ADMIN__KIND": "simulator",
+           "BALLAST_CLUSTER_ADMIN__SIMULATOR_URL": f"http://127.0.0.1:{sim.settings.admin_port}"}
+    process = await asyncio.create_subprocess_exec(sys.executable, "-m", "services.cli", *args, env=env,
+                                                   stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+    out, err = await process.communicate()
+    return process.returncode or 0, out.decode(), err.decode()
+
+
+async def test_describe_and_move_on_the_simulator(sim: Simulator, tmp_path: Path) -> None:
+    admin = SimulatorClusterAdmin(f"http://127.0.0.1:{sim.settings.admin_port}")
+    await admin.create_topic("jbod", 1, 2, assignment=[[1, 2]])
+    code, out, _ = await _cli(sim, "log-dirs", "describe", "--json", "--topic", "jbod", "--broker", "1")
+    document = json.loads(out)
+    assert code == 0 and [b["broker"] for b in document["brokers"]] == [1]
+    (before,) = [d["logDir"] for d in document["brokers"][0]["logDirs"] if d["partitions"]]
+    other = next(d["logDir"] for d in document["brokers"][0]["logDirs"] if d["logDir"] != before)
+
+    plan = tmp_path / "plan.json"
+    plan.write_text(json.dumps({"version": 1, "partitions": [
+        {"topic": "jbod", "partition": 0, "replicas": [1, 2], "log_dirs": [other, "any"]}]}))
+    code, out, err = await _cli(sim, "log-dirs", "move", "-f", str(plan), "--throttle", "5000000")
+    assert code == 0 and "every replica is in the directory asked for" in out, err
+    assert "throttle not set" in err  # the simulator has no dynamic broker configs: said, not failed
+    described = (await admin.describe_topics(["jbod"]))["jbod"]
+    assert dict(described.partitions[0].log_dirs)[1] == other
+    code, out, _ = await _cli(sim, "log-dirs", "move", "--verify", "-f", str(plan))
+    assert code == 0 and out.count("done") == 2
+    await admin.aclose()
