@@ -61,6 +61,9 @@ def place(
     force_simple_placement: Annotated[bool, typer.Option(help="ignore racks (Kafka's --disable-rack-aware)")
                                       ] = False,
     report: Annotated[bool, typer.Option(help="print the placement's quality measures to stderr")] = False,
+    log_dirs: Annotated[bool, typer.Option("--log-dirs", help="choose each new replica's log directory (the least "
+                                           "used, by bytes) instead of \"any\": from the brokers' logDirs in the "
+                                           "cluster file, else from the live cluster (DescribeLogDirs)")] = False,
 ) -> None:
     """Compute a replica placement (createReplicaPlacement) and print kafka-reassign-partitions JSON."""
     from services.placement.cluster_file import read_cluster, reassignment_json
@@ -80,7 +83,8 @@ def place(
     except ValueError as exc:  # PlacementError, and a --broker-ids entry that is not a number
         message = str(exc) if isinstance(exc, PlacementError) else f"--broker-ids: {exc}"
         raise _fail(message, 2) from None
-    typer.echo(json.dumps(reassignment_json(topic, assignment, first)))
+    chosen_dirs = _chosen_log_dirs(cluster, assignment) if log_dirs else None
+    typer.echo(json.dumps(reassignment_json(topic, assignment, first, chosen_dirs)))
     if report:
         q = evaluate(view.with_assignment(topic, [*view.assignments.get(topic, []), *assignment]))
         err.print(f"placer {chosen}: {q.partitions} partitions, {q.replicas} replicas; replicas per broker "
@@ -88,6 +92,40 @@ def place(
                   f"{q.leaders_per_broker[0]}-{q.leaders_per_broker[1]}; spread violations by level "
                   f"{q.spread_violations or 'none'}; partitions with two replicas in one top-level domain while "
                   f"another has none: {q.top_level_doubled:.0%}")
+
+
+def _chosen_log_dirs(cluster: Path, assignment: list[list[int]]) -> dict[tuple[int, int], str]:
+    """Directories for the new replicas, by the placement package's rule (least used by bytes, counting what this
+    placement already sent there); usage from the cluster file, or DescribeLogDirs of the live cluster's online
+    directories."""
+    import asyncio
+
+    from services.common.admin import AdminError
+    from services.common.admin.factory import make_cluster_admin
+    from services.placement.cluster_file import read_log_dir_usage
+    from services.placement.log_dirs import LogDirUsage, choose_log_dirs
+
+    usage = read_log_dir_usage(cluster)
+    if not usage:
+        async def describe() -> dict[int, dict[str, LogDirUsage]]:
+            admin = make_cluster_admin(get_settings().cluster_admin)
+            try:
+                described = await admin.describe_log_dirs(sorted({b for r in assignment for b in r}))
+            finally:
+                await admin.aclose()
+            found: dict[int, dict[str, LogDirUsage]] = {}
+            for d in described:
+                if d.online:
+                    found.setdefault(d.broker, {})[d.path] = LogDirUsage(
+                        d.size_bytes / 1e6, sum(1 for r in d.replicas if not r.is_future))
+            return found
+
+        try:
+            usage = asyncio.run(describe())
+        except AdminError as exc:
+            raise _fail(f"--log-dirs: cannot describe the cluster's log directories ({exc}); list them in the "
+                        "cluster file's brokers (logDirs)") from None
+    return choose_log_dirs({index: replicas for index, replicas in enumerate(assignment)}, usage)
 
 
 @app.command()

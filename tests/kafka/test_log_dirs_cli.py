@@ -116,3 +116,23 @@ def _ordered(document: dict) -> dict:
         {**b, "logDirs": sorted(({**d, "partitions": sorted(d["partitions"], key=lambda p: p["partition"])}
                                  for d in b["logDirs"]), key=lambda d: d["logDir"])}
         for b in sorted(document["brokers"], key=lambda b: b["broker"])]}
+
+
+async def test_place_with_log_dirs_then_move_puts_each_replica_where_it_was_placed(
+        kafka_stack: LocalStack, admin: KafkaClusterAdmin, name: str, tmp_path: Path) -> None:
+    cluster = tmp_path / "cluster.json"
+    cluster.write_text(json.dumps({"brokers": [{"id": b, "rack": r} for b, r in
+                                               {1: "/dc1/r1", 2: "/dc1/r2", 3: "/dc2/r1", 4: "/dc2/r2"}.items()]}))
+    placed = json.loads(ballast(kafka_stack, "place", "--cluster", str(cluster), "--partitions", "4",
+                                "--replication-factor", "2", "--placer", "multi-level", "--topic", name,
+                                "--log-dirs").stdout)
+    real = {(d.broker, d.path) for d in await admin.describe_log_dirs() if d.online}
+    for entry in placed["partitions"]:
+        assert all((b, d) in real for b, d in zip(entry["replicas"], entry["log_dirs"])), entry
+    await admin.create_topic(name, 4, 2, assignment=[p["replicas"] for p in placed["partitions"]])
+    plan = tmp_path / "placed.json"
+    plan.write_text(json.dumps(placed))
+    ballast(kafka_stack, "log-dirs", "move", "-f", str(plan), "--timeout", "60")
+    now = {(r.partition, d.broker): d.path for d in await admin.describe_log_dirs()
+           for r in d.replicas if r.topic == name and not r.is_future}
+    assert now == {(p["partition"], b): d for p in placed["partitions"] for b, d in zip(p["replicas"], p["log_dirs"])}

@@ -77,3 +77,22 @@ async def test_describe_and_move_on_the_simulator(sim: Simulator, tmp_path: Path
     code, out, _ = await _cli(sim, "log-dirs", "move", "--verify", "-f", str(plan))
     assert code == 0 and out.count("done") == 2
     await admin.aclose()
+
+
+def test_place_with_log_dirs_sends_new_replicas_to_the_least_used_directories(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from services.cli.main import app
+
+    heavy = {"/a": {"diskMb": 300, "replicas": 3}, "/b": {"diskMb": 100, "replicas": 1}}
+    path = tmp_path / "cluster.json"
+    path.write_text(json.dumps({"brokers": [{"id": 1, "rack": "/dc1/r1", "logDirs": heavy},
+                                            {"id": 2, "rack": "/dc2/r1", "logDirs": heavy}]}))
+    result = CliRunner().invoke(app, ["place", "--cluster", str(path), "--partitions", "6", "--replication-factor",
+                                      "2", "--log-dirs"])
+    assert result.exit_code == 0, result.output
+    chosen = [d for p in json.loads(result.stdout)["partitions"] for d in p["log_dirs"]]
+    # The emptier directory first, and not every one there: each new replica counts as an average replica.
+    assert chosen.count("/b") > chosen.count("/a") > 0 and "any" not in chosen
+    plain = CliRunner().invoke(app, ["place", "--cluster", str(path), "--partitions", "1", "--replication-factor", "2"])
+    assert json.loads(plain.stdout)["partitions"][0]["log_dirs"] == ["any", "any"]
