@@ -101,6 +101,20 @@ def place_topics(partitions: int) -> ClusterView:
     return view
 
 
+def execution_span(sim: httpx.Client, *, timeout_s: float, interval_s: float) -> tuple[float, float]:
+    """When Cruise Control's executor (the simulator's own word for it) became busy, and when it was idle again."""
+    started_at = None
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        executing = sim.get("/faults/stats").json()["executing"]
+        if executing and started_at is None:
+            started_at = time.monotonic()
+        elif not executing and started_at is not None:
+            return started_at, time.monotonic()
+        time.sleep(interval_s)
+    raise AssertionError("the execution never ran, or never ended")
+
+
 def assignments(sim: httpx.Client) -> dict[str, list[list[int]]]:
     return {t["name"]: [p["replicas"] for p in t["partitions"]] for t in sim.get("/admin/topics").json()["topics"]}
 
@@ -142,18 +156,7 @@ def run(partitions: int, say) -> dict[str, float]:
         action = RebalanceAction(name=request.name, action="approve")
         busio.produce(stack.settings().bus, [(TOPICS.rebalance_actions.name, action.key.encode(), encode(action),
                                               None)])
-        # The simulator's own word for when the execution ended, sampled every 10 ms.
-        executing_seen, finished_at = False, None
-        deadline = time.monotonic() + 600
-        while time.monotonic() < deadline:
-            executing = sim.get("/faults/stats").json()["executing"]
-            if executing:
-                executing_seen = True
-            elif executing_seen:
-                finished_at = time.monotonic()
-                break
-            time.sleep(0.01)
-        assert finished_at is not None, "the execution never ran"
+        _started_at, finished_at = execution_span(sim, timeout_s=600, interval_s=0.01)
         done_at, _ = tail.wait("Ready", 120)
         with tail.lock:
             progress_times = [t for t, p in tail.seen if p["state"] == "Rebalancing" and p.get("progress")]
@@ -289,17 +292,7 @@ def run_pair_side(kafka: bool, partitions: int, partition_mb: float, throttle: i
         action = RebalanceAction(name=request.name, action="approve")
         busio.produce(stack.settings().bus, [(TOPICS.rebalance_actions.name, action.key.encode(), encode(action),
                                               None)])
-        started_at, finished_at = None, None
-        deadline = time.monotonic() + 900
-        while time.monotonic() < deadline:
-            executing = sim.get("/faults/stats").json()["executing"]
-            if executing and started_at is None:
-                started_at = time.monotonic()
-            elif not executing and started_at is not None:
-                finished_at = time.monotonic()
-                break
-            time.sleep(0.02)
-        assert started_at is not None and finished_at is not None, "the execution never ran"
+        started_at, finished_at = execution_span(sim, timeout_s=900, interval_s=0.02)
         done_at, _ = tail.wait("Ready", 120)
         tail.stop()
         after = _bench_assignments(sim)

@@ -223,11 +223,15 @@ def move(
 async def _verify(wanted: list[Wanted]) -> int:
     admin = _admin()
     try:
-        dirs = await admin.describe_log_dirs()
-        described = await admin.describe_topics(sorted({w.topic for w in wanted}))
-        throttled = await _throttled_brokers(admin, sorted({d.broker for d in dirs}))
+        return await _report(admin, wanted)
     finally:
         await admin.aclose()
+
+
+async def _report(admin: ClusterAdmin, wanted: list[Wanted]) -> int:
+    dirs = await admin.describe_log_dirs()
+    described = await admin.describe_topics(sorted({w.topic for w in wanted}))
+    throttled = await _throttled_brokers(admin, sorted({d.broker for d in dirs}))
     where = placement(dirs)
     table = Table(title="Replicas", title_justify="left")
     for column in ("partition", "broker", "wanted", "now", ""):
@@ -244,12 +248,8 @@ async def _verify(wanted: list[Wanted]) -> int:
             table.add_row(escape(f"{w.topic}-{w.partition}"), str(broker), escape(asked), escape(now or "-"), state)
     console.print(table)
     if done and throttled:
-        admin = _admin()
-        try:
-            for broker in throttled:
-                await admin.alter_broker_configs(broker, {INTRA_BROKER_THROTTLE: None})
-        finally:
-            await admin.aclose()
+        for broker in throttled:
+            await admin.alter_broker_configs(broker, {INTRA_BROKER_THROTTLE: None})
         console.print(f"every replica in place: throttle cleared on broker(s) {', '.join(map(str, throttled))}")
     return 0 if done else 1
 

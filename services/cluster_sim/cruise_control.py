@@ -360,11 +360,6 @@ class SimCruiseControl:
             task.error, task.status = failure.body, "CompletedWithError"
             task.proposal_ready.set()
             return
-        except Exception as exc:  # noqa: BLE001 -- the cluster could not be read: Cruise Control answers 500
-            task.error = responses.error_body("POST", endpoint, str(exc), f"{KCC}: java.util.concurrent.TimeoutException")
-            task.status = "CompletedWithError"
-            task.proposal_ready.set()
-            return
         task.result = responses.optimization_result(self.cluster, moves, goals=goals, verbose=verbose,
                                                     leaving=leaving or ())
         busy_cluster = bool(self.orphaned) or (

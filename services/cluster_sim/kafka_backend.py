@@ -23,7 +23,6 @@ from services.common.logging import get_logger
 log = get_logger(__name__)
 
 MB = 1024 * 1024
-INTERNAL_TOPICS = ("__consumer_offsets",)
 
 
 def snapshot(cluster: Cluster, brokers: Iterable[BrokerInfo], topics: Mapping[str, TopicDescription],
@@ -113,9 +112,7 @@ class KafkaBackend:
                 return  # refreshed by another caller while this one waited
             started = time.monotonic()
             brokers = await self.admin.brokers()
-            topics = dict(await self.admin.list_topics())
-            internal = await self.admin.describe_topics(list(INTERNAL_TOPICS))
-            topics.update({name: d for name, d in internal.items() if d is not None})
+            topics = await self.admin.list_topics(include_internal=True)
             try:
                 log_dirs = await self.admin.describe_log_dirs([b.id for b in brokers if b.alive])
             except AdminError as exc:  # a broker died since: its directories stay as they were

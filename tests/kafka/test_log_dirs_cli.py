@@ -3,6 +3,7 @@ puts replicas in the directories a kafka-reassign-partitions.sh file names, unde
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import subprocess
@@ -68,7 +69,6 @@ async def test_move_between_directories_and_brokers_under_the_throttle(
 
     def watch() -> None:
         probe = KafkaClusterAdmin({"bootstrap_servers": kafka.bootstrap_servers}, 10)
-        import asyncio
         loop = asyncio.new_event_loop()
         while not stop.is_set():
             try:

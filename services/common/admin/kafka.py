@@ -133,9 +133,10 @@ class KafkaClusterAdmin:
         return sorted((BrokerInfo(id=b["broker_id"], rack=b.get("rack") or None, alive=not b.get("is_fenced"))
                        for b in cluster["brokers"]), key=lambda b: b.id)
 
-    async def list_topics(self) -> dict[str, TopicDescription]:
+    async def list_topics(self, include_internal: bool = False) -> dict[str, TopicDescription]:
         metadata = await self._run(lambda a: a.describe_topics())
-        names = [t["name"] for t in metadata if not t.get("is_internal") and not t["name"].startswith("__")]
+        names = [t["name"] for t in metadata
+                 if include_internal or (not t.get("is_internal") and not t["name"].startswith("__"))]
         described = await self._describe(names, metadata)
         return {name: d for name, d in described.items() if d is not None}
 

@@ -128,8 +128,8 @@ class TopicDescription:
 class ClusterAdmin(Protocol):
     async def brokers(self) -> list[BrokerInfo]: ...
 
-    async def list_topics(self) -> dict[str, TopicDescription]:
-        """Every non-internal topic, described."""
+    async def list_topics(self, include_internal: bool = False) -> dict[str, TopicDescription]:
+        """Every topic, described; internal ones (``__consumer_offsets``, ...) only with ``include_internal``."""
         ...
 
     async def describe_topics(self, names: list[str]) -> dict[str, TopicDescription | None]:

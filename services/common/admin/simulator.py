@@ -84,7 +84,8 @@ class SimulatorClusterAdmin:
         data = await self._call("GET", "brokers")
         return [BrokerInfo(id=b["id"], rack=b.get("rack"), alive=b["alive"]) for b in data["brokers"]]
 
-    async def list_topics(self) -> dict[str, TopicDescription]:
+    async def list_topics(self, include_internal: bool = False) -> dict[str, TopicDescription]:
+        # The simulator's cluster has no internal topics.
         data = await self._call("GET", "topics")
         racks = _racks(data)
         return {t["name"]: _topic(t, racks) for t in data["topics"]}
