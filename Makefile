@@ -63,6 +63,7 @@ test-unit: $(STAMP)
 
 bench: $(STAMP) $(KAFKA_STAMP) $(SPARK_JARS_STAMP)
 	$(BIN)/python -m bench.placement --write BENCHMARKS.md
+	$(BIN)/python -m bench.disk_balance --write BENCHMARKS.md
 	$(BIN)/python -m bench.replicas_change --write BENCHMARKS.md
 	$(BIN)/python -m bench.rebalance --write BENCHMARKS.md
 	$(BIN)/python -m bench.spark_aggregates --write BENCHMARKS.md

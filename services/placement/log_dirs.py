@@ -1,16 +1,20 @@
 """Which log directory of a broker a new replica goes to (JBOD, KIP-113).
 
 Kafka's own choice is the directory with the fewest partitions, blind to their sizes. Here a new replica goes to the
-directory with the least disk used, counting every replica already sent there, since the figures were taken or
-earlier in the same decision, as one average replica of that broker: a burst of new topics spreads over the
-directories instead of all landing in the emptiest one before the next aggregates show it.
+directory the disk-balance planner (``disk_balance.choose_dir``) picks: least utilized by bytes against capacity,
+projected at its growth rate, counting every replica already sent there, since the figures were taken or earlier in
+the same decision, as one average replica of that broker: a burst of new topics spreads over the directories instead
+of all landing in the emptiest one before the next aggregates show it. Draining directories (a remove-disks request,
+kept empty until released) are never chosen.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+
 from events import placeholders as placeholder
+from services.placement.disk_balance import Directory, NoDirectory, choose_dir
 
 
 @dataclass(frozen=True)
@@ -18,13 +22,16 @@ class LogDirUsage:
     disk_mb: float
     replicas: int
     placed_since: int = 0  # replicas sent there after these figures were taken
+    growth_mb_per_day: float = 0.0
+    capacity_mb: float | None = None  # None: unknown, all directories of the broker count as equal
+    draining: bool = False
 
 
 def choose_log_dirs(new_replicas: Mapping[int, Sequence[int]], usage: Mapping[int, Mapping[str, LogDirUsage]]
                     ) -> dict[tuple[int, int], str]:
     """``new_replicas``: partition -> brokers that get a new replica of it. Returns (partition, broker) -> log
     directory for each on a broker with two or more known directories; the others (one directory, no figures,
-    placeholders) are left to the broker."""
+    placeholders, every directory draining) are left to the broker."""
     placed: dict[tuple[int, str], int] = {}
     chosen: dict[tuple[int, int], str] = {}
     for partition in sorted(new_replicas):
@@ -32,18 +39,29 @@ def choose_log_dirs(new_replicas: Mapping[int, Sequence[int]], usage: Mapping[in
             dirs = usage.get(broker, {})
             if placeholder.is_placeholder(broker) or len(dirs) < 2:
                 continue
-            best = _least_used(dirs, {name: placed.get((broker, name), 0) for name in dirs})
+            mean_mb = _mean_replica_mb(dirs)
+            planned = {name: (u.placed_since + placed.get((broker, name), 0)) * (mean_mb + 1e-9)
+                       for name, u in dirs.items()}
+            try:
+                best = choose_dir(_directories(dirs), planned_mb=planned)
+            except NoDirectory:
+                continue
             placed[(broker, best)] = placed.get((broker, best), 0) + 1
             chosen[(partition, broker)] = best
     return chosen
 
 
-def _least_used(dirs: Mapping[str, LogDirUsage], placed_now: Mapping[str, int]) -> str:
+def _mean_replica_mb(dirs: Mapping[str, LogDirUsage]) -> float:
     replicas = sum(u.replicas for u in dirs.values())
-    mean_mb = sum(u.disk_mb for u in dirs.values()) / replicas if replicas else 0.0
+    return sum(u.disk_mb for u in dirs.values()) / replicas if replicas else 0.0
 
-    def projected(name: str) -> tuple[float, int, str]:
-        pending = dirs[name].placed_since + placed_now[name]
-        return dirs[name].disk_mb + pending * mean_mb, dirs[name].replicas + pending, name
 
-    return min(dirs, key=projected)
+def _directories(dirs: Mapping[str, LogDirUsage]) -> list[Directory]:
+    known = [u.capacity_mb for u in dirs.values() if u.capacity_mb]
+    # Unknown capacities: 1 MB each, so that utilization orders by bytes exactly as before capacities were known.
+    default = sum(known) / len(known) if known else 1.0
+    # Ties (empty directories, no growth) go to the fewest replicas, then the name: Kafka's order.
+    return [Directory(path=name, capacity_mb=u.capacity_mb or default,
+                      used_mb=u.disk_mb + 1e-9 * u.replicas, growth_mb_per_day=u.growth_mb_per_day,
+                      draining=u.draining)
+            for name, u in sorted(dirs.items())]

@@ -53,3 +53,23 @@ def test_recent_load_gives_the_latest_ended_window_per_directory_and_the_replica
     usage = recent.log_dirs(T0 + timedelta(seconds=75))
     assert usage == {1: {A: LogDirUsage(110.0, 1, placed_since=1), B: LogDirUsage(50.0, 1, placed_since=1)}}
     assert recent.log_dirs(T0 + timedelta(minutes=30)) == {}  # too old: the brokers choose
+
+
+def test_a_burst_onto_empty_directories_alternates_as_kafka_would() -> None:
+    usage = {1: {A: LogDirUsage(0.0, 0), B: LogDirUsage(0.0, 0)}}
+    chosen = choose_log_dirs({p: [1] for p in range(4)}, usage)
+    assert [chosen[(p, 1)] for p in range(4)] == [A, B, A, B]
+
+
+def test_capacity_growth_and_draining_count() -> None:
+    # A holds less but is a quarter of B's size: B is the emptier disk.
+    assert choose_log_dirs({0: [1]}, {1: {A: LogDirUsage(100.0, 1, capacity_mb=400.0),
+                                          B: LogDirUsage(300.0, 1, capacity_mb=1600.0)}}) == {(0, 1): B}
+    # A is emptier today, but grows 100 MB a day: within the horizon it is the fuller one.
+    assert choose_log_dirs({0: [1]}, {1: {A: LogDirUsage(100.0, 1, growth_mb_per_day=100.0),
+                                          B: LogDirUsage(500.0, 1)}}) == {(0, 1): B}
+    # A drained directory is never chosen, however empty; all of them draining: left to the broker.
+    assert choose_log_dirs({0: [1]}, {1: {A: LogDirUsage(0.0, 0, draining=True), B: LogDirUsage(900.0, 9)}}) \
+        == {(0, 1): B}
+    assert choose_log_dirs({0: [1]}, {1: {A: LogDirUsage(0.0, 0, draining=True),
+                                          B: LogDirUsage(0.0, 0, draining=True)}}) == {}
