@@ -25,7 +25,9 @@ from events.models import (
 from events.load import BrokerLoadSample, LoadAggregate, LogDirLoadSample, PartitionLoadSample
 from events.rebalance import (
     BrokerLoadChange,
+    BrokerLogDirs,
     BrokerRemovalRequested,
+    DiskRemoval,
     KnownBrokers,
     ProposalSummary,
     RebalanceAction,
@@ -44,7 +46,9 @@ __all__ = [
     "LogDirLoadSample",
     "PartitionLoadSample",
     "BrokerLoadChange",
+    "BrokerLogDirs",
     "BrokerRemovalRequested",
+    "DiskRemoval",
     "KnownBrokers",
     "ProposalSummary",
     "RebalanceAction",

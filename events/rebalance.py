@@ -32,13 +32,42 @@ _NAME = re.compile(r"^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$")
 
 
 class RebalanceMode(StrEnum):
-    FULL = "full"  # /rebalance: the whole cluster
+    FULL = "full"  # /rebalance: the whole cluster (with rebalanceDisk: between the disks of each broker)
     ADD_BROKERS = "add-brokers"  # /add_broker: replicas move only onto ``brokers``
     REMOVE_BROKERS = "remove-brokers"  # /remove_broker: every replica moves off ``brokers``
+    REMOVE_DISKS = "remove-disks"  # /remove_disks: every replica moves off the named log directories
 
     @property
     def endpoint(self) -> str:
-        return {"full": "rebalance", "add-brokers": "add_broker", "remove-brokers": "remove_broker"}[self.value]
+        return {"full": "rebalance", "add-brokers": "add_broker", "remove-brokers": "remove_broker",
+                "remove-disks": "remove_disks"}[self.value]
+
+
+class _Block(BaseModel):
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid", frozen=True)
+
+
+class DiskRemoval(_Block):
+    """One broker's directories to empty: Strimzi's ``moveReplicasOffVolumes`` entry (``volumeIds``: JBOD volume
+    ``N`` is the directory under ``data-N``, Strimzi's layout), or the log-dir paths themselves (``logDirs``)."""
+
+    broker_id: StrictInt = Field(ge=0)
+    volume_ids: list[StrictInt] = Field(default_factory=list)
+    log_dirs: list[BoundedText] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _check(self) -> DiskRemoval:
+        if not self.volume_ids and not self.log_dirs:
+            raise ValueError(f"broker {self.broker_id}: name the volumes to empty (volumeIds) or their log dirs "
+                             "(logDirs)")
+        if any(v < 0 for v in self.volume_ids):
+            raise ValueError("volume ids are never negative")
+        return self
+
+
+class BrokerLogDirs(_Block):
+    broker: StrictInt
+    log_dirs: list[str]
 
 
 class RebalanceRequest(Event):
@@ -56,6 +85,11 @@ class RebalanceRequest(Event):
     concurrent_leader_movements: StrictInt | None = Field(default=None, ge=1)
     replication_throttle: StrictInt | None = Field(default=None, ge=1)  # bytes per second
     rebalance_disk: StrictBool = False  # full mode: balance between the disks of each broker
+    move_replicas_off_volumes: list[DiskRemoval] = Field(default_factory=list)  # remove-disks mode
+    concurrent_intra_broker_partition_movements: StrictInt | None = Field(default=None, ge=1)
+    # Bytes per second for moves between a broker's directories (replica.alter.log.dirs.io.max.bytes.per.second),
+    # set by Ballast on the brokers involved for the execution: Cruise Control sets no intra-broker throttle.
+    intra_broker_throttle: StrictInt | None = Field(default=None, ge=1)
     # Execute the proposal as soon as it is ready (Strimzi: annotation strimzi.io/rebalance-auto-approval).
     auto_approve: StrictBool = False
     # Set on rebalances Ballast starts itself when the cluster scales; "down" ones run before "up" ones.
@@ -81,10 +115,21 @@ class RebalanceRequest(Event):
 
     @model_validator(mode="after")
     def _check_mode(self) -> RebalanceRequest:
-        if self.mode != RebalanceMode.FULL and not self.brokers:
+        disks = self.mode == RebalanceMode.REMOVE_DISKS
+        if self.mode in (RebalanceMode.ADD_BROKERS, RebalanceMode.REMOVE_BROKERS) and not self.brokers:
             raise ValueError(f"mode {self.mode} needs the list of brokers (brokers: [...])")
-        if self.mode == RebalanceMode.FULL and self.brokers:
+        if self.mode in (RebalanceMode.FULL, RebalanceMode.REMOVE_DISKS) and self.brokers:
             raise ValueError("brokers is only for the add-brokers and remove-brokers modes")
+        if disks and not self.move_replicas_off_volumes:
+            raise ValueError("mode remove-disks needs moveReplicasOffVolumes: [{brokerId: ..., volumeIds: [...]}] "
+                             "(or logDirs: [...] instead of volumeIds)")
+        if self.move_replicas_off_volumes and not disks:
+            raise ValueError("moveReplicasOffVolumes is only for the remove-disks mode")
+        if disks and (self.goals or self.replication_throttle or self.excluded_topics):
+            raise ValueError("remove-disks takes no goals, replicationThrottle or excludedTopics (Cruise Control's "
+                             "remove_disks has none); intraBrokerThrottle limits its moves")
+        if self.intra_broker_throttle and not (disks or self.rebalance_disk):
+            raise ValueError("intraBrokerThrottle is for moves between disks: remove-disks, or rebalanceDisk: true")
         if self.rebalance_disk and self.mode != RebalanceMode.FULL:
             raise ValueError("rebalanceDisk is only for the full mode")
         if self.rebalance_disk and self.goals:
@@ -102,7 +147,8 @@ class RebalanceAction(Event):
     SCHEMA: ClassVar[str] = "ballast.RebalanceAction"
 
     name: str
-    action: Literal["approve", "refresh", "stop"]
+    # release: a Ready remove-disks rebalance's directories may take replicas again (Ballast keeps them empty until).
+    action: Literal["approve", "refresh", "stop", "release"]
 
     @property
     def key(self) -> str:
@@ -117,10 +163,6 @@ class RebalanceState(StrEnum):
     READY = "Ready"
     NOT_READY = "NotReady"
     STOPPED = "Stopped"
-
-
-class _Block(BaseModel):
-    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid", frozen=True)
 
 
 class ProposalSummary(_Block):
@@ -161,6 +203,10 @@ class RebalanceProgress(_Block):
     total_partition_movements: int = 0
     percent_data_moved: float = 0.0
     estimated_seconds_to_completion: float | None = None
+    finished_intra_broker_data_mb: float = Field(default=0.0, alias="finishedIntraBrokerDataMovementMB")
+    total_intra_broker_data_mb: float = Field(default=0.0, alias="totalIntraBrokerDataToMoveMB")
+    finished_intra_broker_partition_movements: int = 0
+    total_intra_broker_partition_movements: int = 0
 
 
 class RebalanceStatus(Event):
@@ -188,6 +234,12 @@ class RebalanceStatus(Event):
     attempts: int = 0
     next_attempt_at: datetime | None = None
     conditions: list[Condition] = Field(default_factory=list)
+    # remove-disks: the directories it empties, resolved from the request; kept empty by Ballast while the rebalance
+    # is Rebalancing or Ready, until released.
+    removed_log_dirs: list[BrokerLogDirs] = Field(default_factory=list)
+    released: bool = False
+    # Brokers whose intra-broker throttle this rebalance set; cleared once it ends (also after a restart).
+    intra_throttled_brokers: list[int] = Field(default_factory=list)
     deleted: bool = False
     updated_at: datetime = Field(default_factory=utcnow)
 

@@ -39,7 +39,7 @@ LOAD_AWARE_ANNOTATION = "ballast.io/load-aware"
 ADOPT_ANNOTATION = "ballast.io/adopt"
 AUTO_APPROVAL_ANNOTATION = "strimzi.io/rebalance-auto-approval"
 # KafkaRebalance spec fields Cruise Control has but Ballast does not pass on; refused rather than silently dropped.
-UNSUPPORTED_REBALANCE_FIELDS = ("replicaMovementStrategies", "concurrentIntraBrokerPartitionMovements", "moveReplicasOffVolumes")
+UNSUPPORTED_REBALANCE_FIELDS = ("replicaMovementStrategies",)
 
 Manifest = TopicSpec | RebalanceRequest
 

@@ -14,7 +14,7 @@ from typing import Protocol
 
 from services.cluster_sim.execution import ClockExecution, Execution
 from services.cluster_sim.load import LoadModel
-from services.cluster_sim.model import Cluster, ReplicaMove
+from services.cluster_sim.model import Cluster, IntraBrokerMove, ReplicaMove
 
 
 class Backend(Protocol):
@@ -30,7 +30,8 @@ class Backend(Protocol):
 
     def execution(self, task_id: str, moves: list[ReplicaMove], throttle_bytes_s: int | None, *,
                   time_scale: float, bandwidth_mb_s: float, min_execution_s: float, check_interval_s: float,
-                  movements_per_broker: int) -> Execution: ...
+                  movements_per_broker: int, intra_moves: list[IntraBrokerMove] | None = None,
+                  intra_per_broker: int = 2) -> Execution: ...
 
     async def reassignments_in_progress(self) -> bool:
         """Whether the cluster is moving replicas that no execution of this Cruise Control tracks."""
@@ -54,14 +55,18 @@ class MemoryBackend:
 
     def execution(self, task_id: str, moves: list[ReplicaMove], throttle_bytes_s: int | None, *,
                   time_scale: float, bandwidth_mb_s: float, min_execution_s: float, check_interval_s: float,
-                  movements_per_broker: int) -> Execution:
+                  movements_per_broker: int, intra_moves: list[IntraBrokerMove] | None = None,
+                  intra_per_broker: int = 2) -> Execution:
         """Data copies at the request's replication throttle, or the simulated bandwidth without one, in
-        simulated seconds (``time_scale`` of them per real second)."""
+        simulated seconds (``time_scale`` of them per real second); moves between directories at the bandwidth
+        (the replication throttle does not apply to them)."""
+        intra_moves = intra_moves or []
         total_mb = sum(m.data_to_move_mb for m in moves)
         throttle_mb_s = throttle_bytes_s / 1_000_000 if throttle_bytes_s else bandwidth_mb_s
-        simulated_s = total_mb / min(bandwidth_mb_s, throttle_mb_s)
+        simulated_s = total_mb / min(bandwidth_mb_s, throttle_mb_s) + sum(m.size_mb for m in intra_moves) / bandwidth_mb_s
         return ClockExecution(task_id=task_id, moves=moves, throttle_bytes_s=throttle_bytes_s, cluster=self.cluster,
-                              duration_s=max(min_execution_s, simulated_s / time_scale))
+                              duration_s=max(min_execution_s, simulated_s / time_scale), intra_moves=intra_moves,
+                              intra_concurrency=intra_per_broker)
 
     async def reassignments_in_progress(self) -> bool:
         return False  # the simulator's own orphaned executions are counted by its Cruise Control

@@ -20,8 +20,8 @@ from typing import Any
 
 from services.cluster_sim import optimizer, responses
 from services.cluster_sim.backend import Backend
-from services.cluster_sim.execution import Execution
-from services.cluster_sim.model import ClusterError, ReplicaMove
+from services.cluster_sim.execution import INTRA_BROKER_CONCURRENCY, Execution
+from services.cluster_sim.model import ClusterError, Proposal, ReplicaMove
 from services.cluster_sim.request import ENDPOINT_NAMES, Params, UserRequestError, parse_int
 from services.common.admin.port import AdminError
 from services.common.logging import get_logger
@@ -39,7 +39,7 @@ KNOWN_GOALS = {*HARD_GOALS, "RackAwareDistributionGoal", "ReplicaDistributionGoa
 DEFAULT_GOALS = ["RackAwareGoal", "ReplicaCapacityGoal", "DiskCapacityGoal", "ReplicaDistributionGoal",
                  "LeaderReplicaDistributionGoal", "TopicReplicaDistributionGoal"]
 OPERATIONS = {"topic_configuration": "Topic configuration", "rebalance": "Rebalance", "add_broker": "Add brokers",
-              "remove_broker": "Remove brokers"}
+              "remove_broker": "Remove brokers", "remove_disks": "Remove disks"}
 KCC = "com.linkedin.kafka.cruisecontrol.exception.KafkaCruiseControlException"
 
 
@@ -82,6 +82,29 @@ def _concurrency(params: Params) -> int | None:
         raise UserRequestError(f"The requested inter-broker partition movement concurrency must be positive "
                                f"(Requested: {value}).")
     return value
+
+
+def _intra_concurrency(params: Params) -> int | None:
+    value = params.integer("concurrent_intra_broker_partition_movements")
+    if value is not None and value <= 0:
+        raise UserRequestError(f"The requested intra-broker partition movement concurrency must be positive "
+                               f"(Requested: {value}).")
+    return value
+
+
+def _broker_and_logdirs(params: Params) -> dict[int, set[str]]:
+    """``brokerid_and_logdirs=<broker>-<logdir>,...`` (``ParameterUtils.brokerIdAndLogdirs``: the broker id is what
+    precedes the first '-', so a directory may contain dashes)."""
+    raw = params.get("brokerid_and_logdirs")
+    if not raw:
+        raise UserRequestError("brokerid_and_logdirs is required: <broker id>-<log dir>,...")
+    removal: dict[int, set[str]] = {}
+    for entry in raw.split(","):
+        broker, dash, log_dir = entry.partition("-")
+        if not dash or not log_dir:
+            raise UserRequestError(f"Invalid brokerid_and_logdirs entry {entry!r}: expected <broker id>-<log dir>")
+        removal.setdefault(parse_int(broker), set()).add(log_dir)
+    return removal
 
 
 def _dryrun(params: Params) -> bool:
@@ -237,7 +260,7 @@ class SimCruiseControl:
         concurrency = _concurrency(query)
         self._check_capacity("POST", "topic_configuration")
         task = self._new_task("topic_configuration", request_url, client)
-        self._spawn(self._run(task, "topic_configuration", lambda: self._propose_rf_change(by_rf, skip_rack), dryrun,
+        self._spawn(self._run(task, "topic_configuration", lambda: Proposal(self._propose_rf_change(by_rf, skip_rack)), dryrun,
                               goals, throttle=throttle, concurrency=concurrency))
         return await self._answer(task, "topic_configuration")
 
@@ -251,24 +274,57 @@ class SimCruiseControl:
         dryrun = _dryrun(query)
         await self.refresh_model(0.5)  # a broker that has just joined must be known
         brokers = self._parse_brokers(endpoint, query)
-        goals = self._parse_goals(endpoint, query)
+        disk = endpoint == "rebalance" and query.boolean("rebalance_disk", False)
+        # With rebalance_disk, Cruise Control optimizes with the intra-broker goals only.
+        goals = optimizer.INTRA_BROKER_GOALS if disk else self._parse_goals(endpoint, query)
         throttle = _throttle(query)
         concurrency = _concurrency(query)
+        intra_concurrency = _intra_concurrency(query)
         self._check_capacity("POST", endpoint)
         task = self._new_task(endpoint, request_url, client)
         excluded = query.get("excluded_topics") or None
 
-        def proposal() -> list[ReplicaMove]:
+        def proposal() -> Proposal:
+            if disk:
+                return Proposal(intra=optimizer.propose_disk_balance(self.cluster, self.load))
             try:
-                return optimizer.propose(self.cluster, endpoint, brokers, excluded)
+                return Proposal(optimizer.propose(self.cluster, endpoint, brokers, excluded))
             except (PlacementError, re.error) as exc:
                 raise CruiseControlFailure(500, responses.error_body(
                     "POST", endpoint, str(exc), f"{KCC}: java.lang.IllegalStateException")) from None
 
         self._spawn(self._run(task, endpoint, proposal, dryrun, goals, verbose=query.boolean("verbose", False),
-                              throttle=throttle, concurrency=concurrency,
+                              throttle=throttle, concurrency=concurrency, intra_concurrency=intra_concurrency,
                               leaving=brokers if endpoint == "remove_broker" else None))
         return await self._answer(task, endpoint)
+
+    async def remove_disks(self, params: dict[str, str], request_url: str, client: str,
+                           task_id_header: str | None) -> tuple[int, dict[str, Any], str]:
+        """``remove_disks``: every replica off the named log directories, onto the other disks of the same broker
+        (``RemoveDisksRunnable``: IntraBrokerDiskCapacityGoal only, one intra-broker movement per broker at a time)."""
+        if task_id_header and task_id_header in self.tasks:
+            return await self._answer(self.tasks[task_id_header], "remove_disks")
+        query = Params(params)
+        dryrun = _dryrun(query)
+        removal = _broker_and_logdirs(query)
+        await self.refresh_model(0.5)
+        if unknown := sorted(b for b in removal if b not in self.cluster.alive_ids):
+            raise CruiseControlFailure(500, responses.error_body(
+                "POST", "remove_disks", f"Broker {_java_collection(unknown)} does not exist.",
+                f"{KCC}: java.lang.IllegalArgumentException"))
+        self._check_capacity("POST", "remove_disks")
+        task = self._new_task("remove_disks", request_url, client)
+
+        def proposal() -> Proposal:
+            try:
+                return Proposal(intra=optimizer.propose_remove_disks(self.cluster, self.load, removal))
+            except optimizer.DiskRemovalRefused as exc:
+                raise CruiseControlFailure(500, responses.error_body(
+                    "POST", "remove_disks", str(exc), "java.lang.IllegalArgumentException")) from None
+
+        self._spawn(self._run(task, "remove_disks", proposal, dryrun, ["IntraBrokerDiskCapacityGoal"],
+                              verbose=False, intra_concurrency=1))
+        return await self._answer(task, "remove_disks")
 
     def _parse_brokers(self, endpoint: str, params: Params) -> list[int]:
         if endpoint == "rebalance":
@@ -347,24 +403,25 @@ class SimCruiseControl:
             raise CruiseControlFailure(500, task.error)
         return 200, task.result or {}, task.id
 
-    async def _run(self, task: SimTask, endpoint: str, propose: Callable[[], list[ReplicaMove]], dryrun: bool,
+    async def _run(self, task: SimTask, endpoint: str, propose: Callable[[], Proposal], dryrun: bool,
                    goals: list[str], verbose: bool = False, throttle: int | None = None,
-                   concurrency: int | None = None, leaving: list[int] | None = None) -> None:
+                   concurrency: int | None = None, leaving: list[int] | None = None,
+                   intra_concurrency: int | None = None) -> None:
         await asyncio.sleep(self.tuning.proposal_s)
         if self.tasks.get(task.id) is not task:
             return  # forgotten by a restart
         try:
             self._check_warm(endpoint)
-            moves = await self._propose(propose)
+            proposed = await self._propose(propose)
         except CruiseControlFailure as failure:
             task.error, task.status = failure.body, "CompletedWithError"
             task.proposal_ready.set()
             return
-        task.result = responses.optimization_result(self.cluster, moves, goals=goals, verbose=verbose,
-                                                    leaving=leaving or ())
+        task.result = responses.optimization_result(self.cluster, proposed.moves, goals=goals, verbose=verbose,
+                                                    leaving=leaving or (), intra=proposed.intra)
         busy_cluster = bool(self.orphaned) or (
-            not dryrun and bool(moves) and await self.backend.reassignments_in_progress())
-        if dryrun or not moves:
+            not dryrun and bool(proposed) and await self.backend.reassignments_in_progress())
+        if dryrun or not proposed:  # nothing moves, between brokers or directories
             task.status = "Completed"
         elif self.execution is not None or busy_cluster:
             cause = ("Cannot execute new proposals while there is an ongoing execution." if self.execution
@@ -374,10 +431,10 @@ class SimCruiseControl:
             task.status = "CompletedWithError"
         else:
             task.status = "InExecution"
-            self._start_execution(task, moves, throttle, concurrency)
+            self._start_execution(task, proposed, throttle, concurrency, intra_concurrency)
         task.proposal_ready.set()
 
-    async def _propose(self, propose: Callable[[], list[ReplicaMove]]) -> list[ReplicaMove]:
+    async def _propose(self, propose: Callable[[], Proposal]) -> Proposal:
         """The proposal on a fresh view of the cluster. A real cluster's metadata may not show a topic created a
         moment ago yet (Cruise Control's own metadata lags the same way): asked again before giving up."""
         attempts = 4 if self.backend.real else 1
@@ -468,13 +525,14 @@ class SimCruiseControl:
 
     # -- executor ----------------------------------------------------------------------------------------------
 
-    def _start_execution(self, task: SimTask, moves: list[ReplicaMove], throttle_bytes_s: int | None = None,
-                         concurrency: int | None = None) -> None:
+    def _start_execution(self, task: SimTask, proposal: Proposal, throttle_bytes_s: int | None = None,
+                         concurrency: int | None = None, intra_concurrency: int | None = None) -> None:
         t = self.tuning
         execution = self.backend.execution(
-            task.id, moves, throttle_bytes_s, time_scale=t.time_scale, bandwidth_mb_s=t.replica_bandwidth_mb_s,
-            min_execution_s=t.min_execution_s, check_interval_s=t.execution_check_s,
-            movements_per_broker=concurrency or t.movements_per_broker)
+            task.id, proposal.moves, throttle_bytes_s, time_scale=t.time_scale,
+            bandwidth_mb_s=t.replica_bandwidth_mb_s, min_execution_s=t.min_execution_s,
+            check_interval_s=t.execution_check_s, movements_per_broker=concurrency or t.movements_per_broker,
+            intra_moves=proposal.intra, intra_per_broker=intra_concurrency or INTRA_BROKER_CONCURRENCY)
         self.execution = execution
         self._runner = self._spawn(self._execute(execution))
 

@@ -2,7 +2,8 @@
 
 Cruise Control's executor (``Executor.ProposalExecutionRunnable``) runs a proposal in phases: inter-broker replica
 movements (partition reassignments, a few per broker at a time, under the request's replication throttle), then
-leadership movements (preferred leader elections). A stop cancels what has not started and rolls back what is in
+intra-broker movements (between the log directories of a broker, ``concurrent_intra_broker_partition_movements`` per
+broker, never throttled by Cruise Control), then leadership movements (preferred leader elections). A stop cancels what has not started and rolls back what is in
 progress; the user task then ends ``CompletedWithError``. Each backend of the simulator executes differently (over
 accelerated time in memory, as real reassignments on a real cluster); this module holds what they share: the counts
 ``/state`` reports, in Cruise Control's ``ExecutorState`` shape.
@@ -15,12 +16,14 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from services.cluster_sim.model import Cluster, ReplicaMove
+from services.cluster_sim.model import Cluster, IntraBrokerMove, ReplicaMove
 
 INTER_BROKER = "INTER_BROKER_REPLICA_MOVEMENT_TASK_IN_PROGRESS"
+INTRA_BROKER = "INTRA_BROKER_REPLICA_MOVEMENT_TASK_IN_PROGRESS"
 LEADERSHIP = "LEADER_MOVEMENT_TASK_IN_PROGRESS"
 STOPPING = "STOPPING_EXECUTION"
 PER_BROKER_CONCURRENCY = 5  # num.concurrent.partition.movements.per.broker, Cruise Control's default
+INTRA_BROKER_CONCURRENCY = 2  # num.concurrent.intra.broker.partition.movements, Cruise Control's default
 
 
 @dataclass
@@ -42,10 +45,20 @@ class Execution:
     leader_moves_finished: int = 0
     stop_requested: bool = False
     error: str | None = None  # why it ended early, when it did
+    intra_moves: list[IntraBrokerMove] = field(default_factory=list)
+    intra_finished: int = 0
+    intra_in_progress: int = 0
+    intra_cancelled: int = 0
+    intra_finished_mb: float = 0.0
+    intra_concurrency: int = INTRA_BROKER_CONCURRENCY
 
     @property
     def total_mb(self) -> float:
         return sum(m.data_to_move_mb for m in self.moves)
+
+    @property
+    def total_intra_mb(self) -> float:
+        return sum(m.size_mb for m in self.intra_moves)
 
     @property
     def ended_with_error(self) -> bool:
@@ -81,6 +94,22 @@ class Execution:
                     "numFinishedPartitionMovements": self.finished_moves,
                     "totalDataToMove": int(self.total_mb),
                     "finishedDataMovement": int(self.finished_mb)}
+        if self.phase == INTRA_BROKER or (self.phase == STOPPING and self.intra_moves and not self.moves):
+            pending = max(0, len(self.intra_moves) - self.intra_finished - self.intra_in_progress
+                          - self.intra_cancelled)
+            return {**base,
+                    "numTotalIntraBrokerPartitionMovements": len(self.intra_moves),
+                    "numFinishedIntraBrokerPartitionMovements": self.intra_finished,
+                    "numInProgressIntraBrokerPartitionMovements": self.intra_in_progress,
+                    "numAbortingIntraBrokerPartitionMovements": 0,
+                    "numPendingIntraBrokerPartitionMovements": 0 if self.phase == STOPPING else pending,
+                    "numCancelledIntraBrokerPartitionMovements": self.intra_cancelled
+                    + (pending if self.phase == STOPPING else 0),
+                    "totalIntraBrokerDataToMove": int(self.total_intra_mb),
+                    "finishedIntraBrokerDataMovement": int(self.intra_finished_mb),
+                    "maximumConcurrentIntraBrokerPartitionMovementsPerBroker": self.intra_concurrency,
+                    "minimumConcurrentIntraBrokerPartitionMovementsPerBroker": self.intra_concurrency,
+                    "averageConcurrentIntraBrokerPartitionMovementsPerBroker": self.intra_concurrency}
         state = {**base,
                  "numTotalPartitionMovements": len(self.moves),
                  "numFinishedPartitionMovements": self.finished_moves,
@@ -98,16 +127,21 @@ class Execution:
 
 @dataclass
 class ClockExecution(Execution):
-    """The in-memory backend's execution: movements complete in order as accelerated time passes, each weighing its
-    data (each the same when nothing is copied, so a shrink also takes its execution time); a stop takes effect at
-    once, since nothing real is in flight."""
+    """The in-memory backend's execution: movements complete in order as accelerated time passes (partition
+    movements, then moves between directories), each weighing its data (each the same when nothing is copied, so a
+    shrink also takes its execution time); a stop takes effect at once, since nothing real is in flight."""
 
     cluster: Cluster | None = None
     duration_s: float = 0.5
 
+    def _steps(self) -> list[ReplicaMove | IntraBrokerMove]:
+        return [*self.moves, *self.intra_moves]
+
     def _boundaries(self) -> list[float]:
-        total = self.total_mb
-        weights = [m.data_to_move_mb for m in self.moves] if total > 0 else [1.0] * len(self.moves)
+        steps = self._steps()
+        weights = [m.data_to_move_mb if isinstance(m, ReplicaMove) else m.size_mb for m in steps]
+        if sum(weights) <= 0:
+            weights = [1.0] * len(steps)
         whole = sum(weights) or 1.0
         cumulative, boundaries = 0.0, []
         for weight in weights:
@@ -118,18 +152,35 @@ class ClockExecution(Execution):
     def _fraction(self) -> float:
         return min(1.0, (time.monotonic() - self.started) / self.duration_s) if self.duration_s > 0 else 1.0
 
+    def _done(self) -> int:
+        return self.finished_moves + self.intra_finished
+
     def _apply_until(self, fraction: float, boundaries: list[float]) -> None:
         assert self.cluster is not None
-        self.finished_mb = self.total_mb * fraction
-        while self.finished_moves < len(self.moves) and boundaries[self.finished_moves] <= fraction + 1e-9:
-            self.cluster.apply(self.moves[self.finished_moves])
-            self.finished_moves += 1
-        self.in_progress_moves = 0 if self.finished_moves >= len(self.moves) else 1
+        steps = self._steps()
+        while self._done() < len(steps) and boundaries[self._done()] <= fraction + 1e-9:
+            step = steps[self._done()]
+            if isinstance(step, ReplicaMove):
+                self.cluster.apply(step)
+                self.finished_moves += 1
+            else:
+                self.cluster.apply_intra(step)
+                self.intra_finished += 1
+        # Data moves smoothly within each phase, as bytes copied do.
+        inter_share = boundaries[len(self.moves) - 1] if self.moves else 0.0
+        self.finished_mb = self.total_mb * (min(1.0, fraction / inter_share) if inter_share > 0 else 1.0)
+        intra_part = (fraction - inter_share) / (1.0 - inter_share) if inter_share < 1.0 else 1.0
+        self.intra_finished_mb = self.total_intra_mb * max(0.0, min(1.0, intra_part))
+        inter_left = self.finished_moves < len(self.moves)
+        self.in_progress_moves = 1 if inter_left else 0
+        self.intra_in_progress = 1 if not inter_left and self.intra_finished < len(self.intra_moves) else 0
+        if not inter_left and self.intra_moves and self.intra_finished < len(self.intra_moves):
+            self.phase = INTRA_BROKER
 
     async def run(self) -> None:
         boundaries = self._boundaries()
         tick = min(0.05, self.duration_s / 10) or 0.01
-        while self.finished_moves < len(self.moves) and not self.stop_requested:
+        while self._done() < len(self._steps()) and not self.stop_requested:
             await asyncio.sleep(tick)
             if not self.stop_requested:
                 self._apply_until(self._fraction(), boundaries)
@@ -137,7 +188,8 @@ class ClockExecution(Execution):
     def request_stop(self) -> bool:
         self.stop_requested = True
         self.cancelled_moves = len(self.moves) - self.finished_moves
-        self.in_progress_moves = 0
+        self.intra_cancelled = len(self.intra_moves) - self.intra_finished
+        self.in_progress_moves = self.intra_in_progress = 0
         return True
 
     async def finish_orphaned(self) -> None:

@@ -88,6 +88,12 @@ def build_cruise_control_app(cc: SimCruiseControl, faults: FaultPlan) -> web.App
             return _json(status, payload, task_id)
         return handle
 
+    async def remove_disks(request: web.Request) -> web.Response:
+        status, payload, task_id = await cc.remove_disks(dict(request.query), _request_url(request),
+                                                         request.remote or "127.0.0.1",
+                                                         request.headers.get("User-Task-ID"))
+        return _json(status, payload, task_id)
+
     async def stop_proposal_execution(request: web.Request) -> web.Response:
         return _json(200, cc.stop_execution())
 
@@ -120,6 +126,7 @@ def build_cruise_control_app(cc: SimCruiseControl, faults: FaultPlan) -> web.App
     app.router.add_post(f"{PREFIX}/topic_configuration", topic_configuration)
     for endpoint in ("rebalance", "add_broker", "remove_broker"):
         app.router.add_post(f"{PREFIX}/{endpoint}", optimization(endpoint))
+    app.router.add_post(f"{PREFIX}/remove_disks", remove_disks)
     app.router.add_post(f"{PREFIX}/stop_proposal_execution", stop_proposal_execution)
     app.router.add_get(f"{PREFIX}/user_tasks", user_tasks)
     app.router.add_get(f"{PREFIX}/state", state)

@@ -16,7 +16,7 @@ from collections.abc import Iterable, Mapping
 from services.cluster_sim.execution import Execution
 from services.cluster_sim.kafka_execution import KafkaExecution
 from services.cluster_sim.load import MeasuredLoad
-from services.cluster_sim.model import Broker, Cluster, Partition, ReplicaMove, Topic
+from services.cluster_sim.model import Broker, Cluster, IntraBrokerMove, Partition, ReplicaMove, Topic
 from services.common.admin.port import AdminError, BrokerInfo, ClusterAdmin, LogDirInfo, TopicDescription
 from services.common.logging import get_logger
 
@@ -33,8 +33,11 @@ def snapshot(cluster: Cluster, brokers: Iterable[BrokerInfo], topics: Mapping[st
     which is the leader's log once in sync) for the load's rate samples."""
     dirs: dict[int, list[str]] = {}
     offline: dict[int, list[str]] = {}
+    capacity: dict[int, dict[str, float]] = {}
     for d in log_dirs:
         dirs.setdefault(d.broker, []).append(d.path)
+        if d.total_bytes:
+            capacity.setdefault(d.broker, {})[d.path] = d.total_bytes / MB
         if not d.online:
             offline.setdefault(d.broker, []).append(d.path)
     previous_brokers, previous_topics = dict(cluster.brokers), dict(cluster.topics)
@@ -45,7 +48,8 @@ def snapshot(cluster: Cluster, brokers: Iterable[BrokerInfo], topics: Mapping[st
             id=b.id, rack=b.rack, alive=b.alive,
             log_dirs=tuple(sorted(dirs[b.id])) if b.id in dirs else (known.log_dirs if known else ()),
             offline_log_dirs=tuple(sorted(offline.get(b.id, ()))) if b.id in dirs
-            else (known.offline_log_dirs if known else ()))
+            else (known.offline_log_dirs if known else ()),
+            dir_capacity_mb=capacity.get(b.id) or (known.dir_capacity_mb if known else {}))
     sizes: dict[tuple[str, int], float] = {}
     cluster.topics.clear()
     for name, described in topics.items():
@@ -123,9 +127,11 @@ class KafkaBackend:
 
     def execution(self, task_id: str, moves: list[ReplicaMove], throttle_bytes_s: int | None, *,
                   time_scale: float, bandwidth_mb_s: float, min_execution_s: float, check_interval_s: float,
-                  movements_per_broker: int) -> Execution:
+                  movements_per_broker: int, intra_moves: list[IntraBrokerMove] | None = None,
+                  intra_per_broker: int = 2) -> Execution:
         return KafkaExecution(task_id=task_id, moves=moves, throttle_bytes_s=throttle_bytes_s, backend=self,
-                              check_interval_s=check_interval_s, movements_per_broker=movements_per_broker)
+                              check_interval_s=check_interval_s, movements_per_broker=movements_per_broker,
+                              intra_moves=intra_moves or [], intra_concurrency=intra_per_broker)
 
     async def reassignments_in_progress(self) -> bool:
         """Cruise Control's ``sanityCheckOngoingMovement``: a reassignment anyone started blocks a new execution."""

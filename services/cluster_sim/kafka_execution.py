@@ -8,7 +8,11 @@
    entries and brokers with nothing left in flight lose their rates. A movement is done when Kafka no longer lists
    its reassignment and the partition has the new replicas; dead when a new replica's broker is dead (it is rolled
    back and the execution stops), or when Kafka has ended it without giving it the new replicas.
-2. Leadership movements: a preferred leader election for each partition whose leader is not its first replica.
+2. Intra-broker movements: AlterReplicaLogDirs, at most ``intra_concurrency`` in flight per broker; a movement is
+   done when the broker reports the replica in its destination directory. Cruise Control sets no throttle for them
+   (Ballast's rebalancer sets the intra-broker one around these executions), and cannot abort one started: a stop
+   cancels the pending ones and waits for those in flight.
+3. Leadership movements: a preferred leader election for each partition whose leader is not its first replica.
 
 A stop cancels what is pending and rolls back the reassignments in flight (``handleDeadInterBrokerReplicaTasks``),
 waiting until Kafka no longer lists them; throttles are removed whatever happens. Progress (movements and data
@@ -23,8 +27,8 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from services.cluster_sim.execution import LEADERSHIP, STOPPING, Execution
-from services.cluster_sim.model import ReplicaMove
+from services.cluster_sim.execution import INTRA_BROKER, LEADERSHIP, STOPPING, Execution
+from services.cluster_sim.model import IntraBrokerMove, ReplicaMove
 from services.common.admin.port import AdminError, UnknownTopic
 from services.common.logging import get_logger
 
@@ -38,6 +42,7 @@ LEADER_REPLICAS, FOLLOWER_REPLICAS = "leader.replication.throttled.replicas", "f
 MISMATCH_GRACE_S = 5.0  # a finished reassignment's new replicas may take this long to reach every broker's metadata
 ROLLBACK_TIMEOUT_S = 120.0
 LEADER_MOVEMENT_TIMEOUT_S = 30.0
+INTRA_MOVE_TIMEOUT_S = 3600.0
 
 Key = tuple[str, int]
 
@@ -70,8 +75,11 @@ class KafkaExecution(Execution):
             await self._move_replicas()
             if self.stop_requested or self.ended_with_error:
                 await self._roll_back_in_flight()
+                self.intra_cancelled = len(self.intra_moves)
             else:
-                await self._move_leaders()
+                await self._move_between_dirs()
+                if not (self.stop_requested or self.ended_with_error):
+                    await self._move_leaders()
         except AdminError as exc:
             self.error = str(exc)
             log.warning("execution failed", task=self.task_id, error=self.error)
@@ -183,6 +191,58 @@ class KafkaExecution(Execution):
         self.dead_moves += len(self._in_flight)
         self._in_flight.clear()
         self.in_progress_moves = 0
+
+    async def _move_between_dirs(self) -> None:
+        if not self.intra_moves:
+            return
+        self.phase = INTRA_BROKER
+        pending = list(self.intra_moves)
+        in_flight: list[IntraBrokerMove] = []
+        deadline = time.monotonic() + INTRA_MOVE_TIMEOUT_S
+        while (pending or in_flight) and self.error is None:
+            if self.stop_requested and pending:
+                self.intra_cancelled += len(pending)
+                pending = []
+            busy = Counter(m.broker for m in in_flight)
+            batch = []
+            for move in list(pending):
+                if busy[move.broker] < self.intra_concurrency:
+                    batch.append(move)
+                    busy[move.broker] += 1
+                    pending.remove(move)
+            by_topic: dict[str, dict[tuple[int, int], str]] = defaultdict(dict)
+            for move in batch:
+                by_topic[move.topic][(move.partition, move.broker)] = move.destination
+                in_flight.append(move)
+            for topic, dirs in by_topic.items():
+                try:
+                    await self._b.admin.alter_replica_log_dirs(topic, dirs)
+                except UnknownTopic:
+                    for move in [m for m in in_flight if m.topic == topic]:
+                        in_flight.remove(move)
+                        self.intra_finished += 1
+            self.intra_in_progress = len(in_flight)
+            if not in_flight:
+                continue
+            await asyncio.sleep(self.check_interval_s)
+            await self._b.refresh(self.check_interval_s / 2)
+            for move in list(in_flight):
+                if self._intra_done(move):
+                    in_flight.remove(move)
+                    self.intra_finished += 1
+                    self.intra_finished_mb += move.size_mb
+            self.intra_in_progress = len(in_flight)
+            if in_flight and time.monotonic() > deadline:
+                self.error = (f"{len(in_flight)} move(s) between log directories did not finish in "
+                              f"{INTRA_MOVE_TIMEOUT_S:.0f} s")
+                self.dead_moves += len(in_flight)
+
+    def _intra_done(self, move: IntraBrokerMove) -> bool:
+        topic = self._b.cluster.topics.get(move.topic)
+        if topic is None or move.partition >= len(topic.partitions):
+            return True  # deleted: nothing left to move
+        partition = topic.partitions[move.partition]
+        return move.broker not in partition.replicas or partition.log_dirs.get(move.broker) == move.destination
 
     async def _move_leaders(self) -> None:
         await self._b.refresh()

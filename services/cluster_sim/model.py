@@ -10,6 +10,10 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 
+# A broker's disk capacity when nothing better is known (Cruise Control's capacity file), shared by its directories.
+BROKER_DISK_CAPACITY_MB = 1_000_000.0
+
+
 class ClusterError(Exception):
     """An operation Kafka would refuse, with Kafka's wording where it has one."""
 
@@ -29,6 +33,10 @@ class Broker:
     alive: bool = True
     log_dirs: tuple[str, ...] = ("/var/kafka/data-0", "/var/kafka/data-1")
     offline_log_dirs: tuple[str, ...] = ()  # failed disks (KIP-112), as a real cluster reports them
+    dir_capacity_mb: dict[str, float] = field(default_factory=dict)  # where the cluster reports it (total bytes)
+
+    def capacity_mb(self, log_dir: str) -> float:
+        return self.dir_capacity_mb.get(log_dir) or BROKER_DISK_CAPACITY_MB / max(1, len(self.log_dirs))
 
 
 @dataclass
@@ -79,6 +87,30 @@ class ReplicaMove:
     @property
     def data_to_move_mb(self) -> float:
         return self.size_mb * len(set(self.new_replicas) - set(self.old_replicas))
+
+
+@dataclass(frozen=True)
+class IntraBrokerMove:
+    """One replica's move between two log directories of its broker (AlterReplicaLogDirs)."""
+
+    topic: str
+    partition: int
+    broker: int
+    source: str
+    destination: str
+    size_mb: float
+
+
+@dataclass
+class Proposal:
+    """What an optimization proposes: partition movements between brokers, then moves between a broker's
+    directories (Cruise Control executes them in that order, then leadership)."""
+
+    moves: list[ReplicaMove] = field(default_factory=list)
+    intra: list[IntraBrokerMove] = field(default_factory=list)
+
+    def __bool__(self) -> bool:
+        return bool(self.moves or self.intra)
 
 
 class Cluster:
@@ -294,6 +326,14 @@ class Cluster:
                 if replicas != p.replicas:
                     moves.append(ReplicaMove(name, p.index, tuple(p.replicas), tuple(replicas), p.size_mb))
         return moves
+
+    def apply_intra(self, move: IntraBrokerMove) -> None:
+        topic = self.topics.get(move.topic)
+        if topic is None or move.partition >= len(topic.partitions):
+            return
+        partition = topic.partitions[move.partition]
+        if move.broker in partition.replicas:
+            partition.log_dirs[move.broker] = move.destination
 
     def apply(self, move: ReplicaMove) -> None:
         topic = self.topics.get(move.topic)

@@ -42,6 +42,9 @@ VALID_PARAMETERS: dict[str, frozenset[str]] = {
         "replication_throttle", "review_id", "skip_hard_goal_check", "stop_ongoing_execution",
         "throttle_removed_broker", "use_ready_default_goals", "verbose",
     }),
+    "remove_disks": frozenset({
+        "brokerid_and_logdirs", "dryrun", "json", "reason", "stop_ongoing_execution",
+    }),
     "stop_proposal_execution": frozenset({
         "doAs", "force_stop", "get_response_schema", "json", "reason", "review_id", "stop_external_agent",
     }),

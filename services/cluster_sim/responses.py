@@ -9,7 +9,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from services.cluster_sim.load import LoadModel
-from services.cluster_sim.model import Cluster, ReplicaMove
+from services.cluster_sim.model import BROKER_DISK_CAPACITY_MB, Cluster, IntraBrokerMove, ReplicaMove
 
 _ANOMALY_TYPES = ("GOAL_VIOLATION", "BROKER_FAILURE", "METRIC_ANOMALY", "DISK_FAILURE", "TOPIC_ANOMALY",
                   "MAINTENANCE_EVENT")
@@ -51,7 +51,7 @@ def _broker_stats(cluster: Cluster, moves: list[ReplicaMove] | None = None) -> d
             "Rack": b.rack or "",
             "BrokerState": "ALIVE" if b.alive else "DEAD",
             "DiskMB": disk[b.id],
-            "DiskPct": round(100.0 * disk[b.id] / 1_000_000, 4),
+            "DiskPct": round(100.0 * disk[b.id] / BROKER_DISK_CAPACITY_MB, 4),
             "CpuPct": 0.0,
             "LeaderNwInRate": 0.0,
             "FollowerNwInRate": 0.0,
@@ -59,7 +59,7 @@ def _broker_stats(cluster: Cluster, moves: list[ReplicaMove] | None = None) -> d
             "PnwOutRate": 0.0,
             "Replicas": replicas[b.id],
             "Leaders": leaders[b.id],
-            "DiskCapacityMB": 1_000_000.0,
+            "DiskCapacityMB": BROKER_DISK_CAPACITY_MB,
             "NetworkInCapacity": 50_000.0,
             "NetworkOutCapacity": 50_000.0,
             "NumCore": 8.0,
@@ -81,9 +81,10 @@ def broker_load(cluster: Cluster, model: LoadModel, *, disk_info: bool = False) 
         row.update({"LeaderNwInRate": load["leader_in"], "FollowerNwInRate": load["follower_in"],
                     "NwOutRate": load["out"], "PnwOutRate": load["out"], "CpuPct": load["cpu_pct"]})
         if disk_info:
-            capacity = row["DiskCapacityMB"] / max(1, len(load["dirs"]))
+            broker = cluster.brokers[row["Broker"]]
             row["DiskState"] = {
-                directory: {"DiskMB": d["disk_mb"], "DiskPct": round(100.0 * d["disk_mb"] / capacity, 4),
+                directory: {"DiskMB": d["disk_mb"],
+                            "DiskPct": round(100.0 * d["disk_mb"] / broker.capacity_mb(directory), 4),
                             "NumLeaderReplicas": d["leaders"], "NumReplicas": d["replicas"]}
                 for directory, d in load["dirs"].items()}
     for host, row in zip(stats["hosts"], stats["brokers"]):
@@ -149,15 +150,16 @@ def balancedness(brokers: list[dict[str, Any]], leaving: Iterable[int] = ()) -> 
 
 
 def optimization_result(cluster: Cluster, moves: list[ReplicaMove], *, goals: list[str], verbose: bool = False,
-                        leaving: Iterable[int] = ()) -> dict[str, Any]:
+                        leaving: Iterable[int] = (), intra: Iterable[IntraBrokerMove] = ()) -> dict[str, Any]:
+    intra = list(intra)
     before, after = _broker_stats(cluster), _broker_stats(cluster, moves)
     summary = {
         # A replica moved counts once; so does one added or dropped by a replication-factor change.
         "numReplicaMovements": sum(max(len(set(m.new_replicas) - set(m.old_replicas)),
                                        len(set(m.old_replicas) - set(m.new_replicas))) for m in moves),
         "dataToMoveMB": int(sum(m.data_to_move_mb for m in moves)),
-        "numIntraBrokerReplicaMovements": 0,
-        "intraBrokerDataToMoveMB": 0,
+        "numIntraBrokerReplicaMovements": len(intra),
+        "intraBrokerDataToMoveMB": int(sum(m.size_mb for m in intra)),
         "numLeaderMovements": sum(1 for m in moves if m.old_replicas[:1] != m.new_replicas[:1]),
         "recentWindows": 5,
         "monitoredPartitionsPercentage": 100.0,
@@ -173,7 +175,8 @@ def optimization_result(cluster: Cluster, moves: list[ReplicaMove], *, goals: li
     result: dict[str, Any] = {
         "summary": summary,
         "goalSummary": [
-            {"goal": g, "status": "FIXED" if moves else "NO-ACTION", "clusterModelStats": stats, "optimizationTimeMs": 1}
+            {"goal": g, "status": "FIXED" if moves or intra else "NO-ACTION", "clusterModelStats": stats,
+             "optimizationTimeMs": 1}
             for g in goals
         ],
         "loadAfterOptimization": after,

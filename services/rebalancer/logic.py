@@ -17,12 +17,14 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass
+from pathlib import PurePosixPath
 from collections.abc import Iterable, Mapping
 from datetime import datetime
 from enum import StrEnum
 
 from events import (
     BrokerLoadChange,
+    BrokerLogDirs,
     Condition,
     ProposalSummary,
     RebalanceAction,
@@ -45,14 +47,15 @@ VALID_ACTIONS: dict[RebalanceState, frozenset[str]] = {
     S.PENDING_PROPOSAL: frozenset({"stop", "refresh"}),
     S.PROPOSAL_READY: frozenset({"approve", "refresh"}),
     S.REBALANCING: frozenset({"stop", "refresh"}),
-    S.READY: frozenset({"refresh"}),
-    S.NOT_READY: frozenset({"refresh"}),
-    S.STOPPED: frozenset({"refresh"}),
+    S.READY: frozenset({"refresh", "release"}),
+    S.NOT_READY: frozenset({"refresh", "release"}),
+    S.STOPPED: frozenset({"refresh", "release"}),
 }
 
 INVALID_ACTION = "InvalidAction"
 REQUEST_CHANGED = "RequestChanged"
 BROKERS_REMOVABLE = "BrokersRemovable"
+DISKS_EMPTY = "DisksEmpty"
 
 
 class Step(StrEnum):
@@ -115,6 +118,8 @@ def on_action(status: RebalanceStatus, action: RebalanceAction, now: datetime) -
                                     f"(valid: {allowed}); ignored.")
         return _update(status, now, conditions=[*_without(status.conditions, INVALID_ACTION), warning])
     conditions = _without(status.conditions, INVALID_ACTION)
+    if action.action == "release":
+        return release(_update(status, now, conditions=conditions), now)
     if action.action == "refresh" and status.state != S.REBALANCING:
         return _fresh(status.pending_request or status.request, now)
     if action.action == "approve":
@@ -124,6 +129,20 @@ def on_action(status: RebalanceStatus, action: RebalanceAction, now: datetime) -
                        next_attempt_at=None, attempts=0)
     # stop or refresh while executing: stop the execution first (Step.STOP), then Stopped or New
     return _update(status, now, stopping=action.action, conditions=conditions, next_attempt_at=None)
+
+
+def release(status: RebalanceStatus, now: datetime) -> RebalanceStatus:
+    """A remove-disks rebalance's directories may take replicas again."""
+    if status.request.mode != RebalanceMode.REMOVE_DISKS or not status.removed_log_dirs:
+        warning = Condition(type=INVALID_ACTION, status="True", reason=INVALID_ACTION, last_transition_time=now,
+                            message="Action 'release' is only for a remove-disks rebalance that has emptied its "
+                                    "directories; ignored.")
+        return _update(status, now, conditions=[*status.conditions, warning])
+    if status.released:
+        return status
+    dirs = "; ".join(f"broker {d.broker}: {', '.join(d.log_dirs)}" for d in status.removed_log_dirs)
+    return _update(status, now, released=True, conditions=_without(status.conditions, DISKS_EMPTY),
+                   message=f"Directories released ({dirs}); placement may use them again")
 
 
 def approve(status: RebalanceStatus, now: datetime) -> RebalanceStatus:
@@ -232,7 +251,8 @@ def on_proposal(status: RebalanceStatus, task_id: str, result: OptimizationResul
     summary = summary_of(result)
     fields: dict[str, object] = dict(session_id=None, summary=summary, broker_load=broker_load_of(result),
                                      attempts=0, next_attempt_at=None, progress=None)
-    if summary.num_replica_movements == 0 and summary.num_leader_movements == 0:
+    if summary.num_replica_movements == 0 and summary.num_leader_movements == 0 \
+            and summary.num_intra_broker_replica_movements == 0:
         return _update(status, now, state=S.READY, message="Nothing to move: the cluster already meets the goals",
                        **fields)
     return _update(status, now, state=S.PROPOSAL_READY, message=None, **fields)
@@ -260,6 +280,13 @@ def on_failure(status: RebalanceStatus, error: CruiseControlError, now: datetime
 
 
 # -- execution ------------------------------------------------------------------------------------------------------
+
+def refused(status: RebalanceStatus, message: str, now: datetime) -> RebalanceStatus:
+    """A request that cannot be carried out as it stands (say, a volume the broker does not have): NotReady until it
+    changes or is refreshed."""
+    return _update(status, now, state=S.NOT_READY, session_id=None, execution_reason=None, message=message,
+                   next_attempt_at=None, progress=None)
+
 
 def execution_brokers(status: RebalanceStatus, existing: Iterable[int]) -> list[int]:
     """Brokers an execution names: for add / remove, only those still in the cluster (a broker removed after its
@@ -292,16 +319,23 @@ def progress_of(executor: ExecutorState | None, task: UserTask, now: datetime) -
         return None
     total = float(executor.total_data_to_move or 0)
     finished = float(executor.finished_data_movement or 0)
-    percent = 100.0 * finished / total if total > 0 else 0.0
+    total_intra = float(executor.total_intra_broker_data_to_move or 0)
+    finished_intra = float(executor.finished_intra_broker_data_movement or 0)
+    # Cruise Control reports the figures of the phase in progress: between brokers, then between directories.
+    all_total, all_finished = total + total_intra, finished + finished_intra
+    percent = 100.0 * all_finished / all_total if all_total > 0 else 0.0
     eta = None
     elapsed_s = now.timestamp() - int(task.start_ms) / 1000.0
-    if finished > 0 and elapsed_s > 0:
-        eta = round((total - finished) / (finished / elapsed_s), 1)
+    if all_finished > 0 and elapsed_s > 0:
+        eta = round((all_total - all_finished) / (all_finished / elapsed_s), 1)
     return RebalanceProgress(
         executor_state=executor.state, finished_data_mb=finished, total_data_mb=total,
         finished_partition_movements=executor.num_finished_partition_movements or 0,
         total_partition_movements=executor.num_total_partition_movements or 0,
-        percent_data_moved=round(percent, 1), estimated_seconds_to_completion=eta)
+        percent_data_moved=round(percent, 1), estimated_seconds_to_completion=eta,
+        finished_intra_broker_data_mb=finished_intra, total_intra_broker_data_mb=total_intra,
+        finished_intra_broker_partition_movements=executor.num_finished_intra_broker_partition_movements or 0,
+        total_intra_broker_partition_movements=executor.num_total_intra_broker_partition_movements or 0)
 
 
 def on_poll(status: RebalanceStatus, task: UserTask | None, executor: ExecutorState | None,
@@ -403,3 +437,78 @@ def scaling_request(direction: str, brokers: list[int], template: Mapping[str, o
     name = f"auto-{mode.value}-{'-'.join(map(str, brokers))}"
     return RebalanceRequest.model_validate({**template, "name": name, "mode": mode, "brokers": brokers,
                                             "auto_approve": auto_approve, "scaling": direction})
+
+
+# -- disks ----------------------------------------------------------------------------------------------------------
+
+INTRA_BROKER_THROTTLE = "replica.alter.log.dirs.io.max.bytes.per.second"
+
+
+def resolve_disk_removal(request: RebalanceRequest, dirs: Mapping[int, Iterable[str]]) -> list[BrokerLogDirs]:
+    """The log directories a remove-disks request names, checked against each broker's directories (``dirs``).
+    A volume id ``N`` is the directory with a path component ``data-N`` (Strimzi's JBOD layout). Raises
+    ValueError with what is wrong."""
+    resolved: dict[int, set[str]] = {}
+    for entry in request.move_replicas_off_volumes:
+        known = sorted(dirs.get(entry.broker_id, ()))
+        if not known:
+            raise ValueError(f"broker {entry.broker_id} is not in the cluster or reports no log directories")
+        chosen = resolved.setdefault(entry.broker_id, set())
+        for path in entry.log_dirs:
+            if path not in known:
+                raise ValueError(f"broker {entry.broker_id} has no log directory {path} (it has {', '.join(known)})")
+            chosen.add(path)
+        for volume in entry.volume_ids:
+            matches = [d for d in known if f"data-{volume}" in PurePosixPath(d).parts]
+            if len(matches) != 1:
+                raise ValueError(f"broker {entry.broker_id}: volume {volume} matches "
+                                 f"{'no' if not matches else len(matches)} log directories (a volume N is the "
+                                 f"directory under data-N; the broker has {', '.join(known)})")
+            chosen.add(matches[0])
+        if chosen >= set(known):
+            raise ValueError(f"broker {entry.broker_id} would have no log directory left")
+    return [BrokerLogDirs(broker=b, log_dirs=sorted(d)) for b, d in sorted(resolved.items())]
+
+
+def drained_log_dirs(statuses: Iterable[RebalanceStatus]) -> dict[int, set[str]]:
+    """broker -> directories Ballast keeps empty: those of remove-disks rebalances executing or done, not
+    released."""
+    drained: dict[int, set[str]] = {}
+    for status in statuses:
+        if (status.request.mode == RebalanceMode.REMOVE_DISKS and not status.deleted and not status.released
+                and status.state in (S.REBALANCING, S.READY)):
+            for entry in status.removed_log_dirs:
+                drained.setdefault(entry.broker, set()).update(entry.log_dirs)
+    return drained
+
+
+def disks_check(status: RebalanceStatus, hosted: Mapping[tuple[int, str], int], now: datetime
+                ) -> RebalanceStatus | None:
+    """For a Ready remove-disks rebalance: are its directories empty? ``hosted``: (broker, dir) -> replicas there."""
+    if status.state != S.READY or status.request.mode != RebalanceMode.REMOVE_DISKS or status.released:
+        return None
+    busy = {(d.broker, path): hosted[(d.broker, path)] for d in status.removed_log_dirs for path in d.log_dirs
+            if hosted.get((d.broker, path))}
+    if not busy:
+        condition = Condition(type=DISKS_EMPTY, status="True", reason="NoReplicas", last_transition_time=now,
+                              message="The removed directories hold no replicas; Ballast keeps them empty until "
+                                      "released (ballast log-dirs release).")
+    else:
+        where = "; ".join(f"broker {b} {path}: {n} replica(s)" for (b, path), n in sorted(busy.items()))
+        condition = Condition(type=DISKS_EMPTY, status="False", reason="ReplicasLanded", last_transition_time=now,
+                              message=f"Replicas landed on removed directories ({where}); moving them off.")
+    old = status.condition(DISKS_EMPTY)
+    if old is not None and (old.status, old.message) == (condition.status, condition.message):
+        return None
+    return _update(status, now, conditions=[*_without(status.conditions, DISKS_EMPTY), condition])
+
+
+def intra_throttle_brokers(status: RebalanceStatus, alive: Iterable[int]) -> list[int]:
+    """Brokers whose directories an execution moves replicas between: a remove-disks rebalance's, every alive one for
+    a disk rebalance; none without an intra-broker throttle."""
+    request = status.request
+    if not request.intra_broker_throttle:
+        return []
+    if request.mode == RebalanceMode.REMOVE_DISKS:
+        return sorted(d.broker for d in status.removed_log_dirs)
+    return sorted(set(alive)) if request.rebalance_disk else []

@@ -20,13 +20,14 @@ from events import (
     RebalanceStatus,
 )
 from events.envelope import utcnow
-from services.common.admin import AdminError, ClusterAdmin
+from services.common.admin import AdminError, ClusterAdmin, Unsupported
 from services.common.bus import DeadLetters
 from services.common.cruise_control import CruiseControlClient, CruiseControlError
 from services.common.cruise_control.client import OptimizationOptions, Submission
 from services.common.logging import correlation, get_logger
 from services.common.outbox import Outbox, send
 from services.common.settings import RebalancerSettings
+from services.placement.disk_balance import Directory, NoDirectory, choose_dir
 from services.rebalancer import logic
 from services.rebalancer.logic import Step
 
@@ -41,6 +42,7 @@ def options_of(request: RebalanceRequest, *, dryrun: bool, reason: str | None = 
         concurrent_partition_movements_per_broker=request.concurrent_partition_movements_per_broker,
         concurrent_leader_movements=request.concurrent_leader_movements,
         replication_throttle=request.replication_throttle, rebalance_disk=request.rebalance_disk,
+        concurrent_intra_broker_partition_movements=request.concurrent_intra_broker_partition_movements,
         # The dry run asks for the load before the proposal too (per-broker load before / after in the status).
         verbose=dryrun, reason=reason)
 
@@ -159,6 +161,9 @@ class Rebalances:
                         log.exception("rebalance step failed unexpectedly; retried at the next tick")
 
     async def _step(self, status: RebalanceStatus) -> None:
+        if status.state in logic.TERMINAL and status.intra_throttled_brokers:
+            await self._clear_intra_throttle(status)
+            return
         move = logic.next_move(status, [s for s in self.statuses.values() if s.name != status.name], utcnow())
         if move.step is None:
             await self._publish(move.status)
@@ -182,12 +187,20 @@ class Rebalances:
         chosen = brokers if brokers is not None else request.brokers
         if request.mode == RebalanceMode.ADD_BROKERS:
             return await self.cc.add_broker(chosen, options, dryrun=dryrun, task_id=task_id)
+        if request.mode == RebalanceMode.REMOVE_DISKS:
+            return await self.cc.remove_disks({d.broker: d.log_dirs for d in status.removed_log_dirs},
+                                              dryrun=dryrun, reason=reason, task_id=task_id)
         return await self.cc.remove_broker(chosen, options, dryrun=dryrun, task_id=task_id)
 
     async def _propose(self, status: RebalanceStatus) -> None:
         begun = logic.begin_proposal(status, utcnow())
         await self._publish(begun)
         status = begun or status
+        if status.request.mode == RebalanceMode.REMOVE_DISKS and not status.removed_log_dirs:
+            resolved = await self._resolve_disks(status)
+            if resolved is None:
+                return
+            status = resolved
         try:
             submission = await self._submit(status, dryrun=True)
         except CruiseControlError as exc:
@@ -195,7 +208,56 @@ class Rebalances:
             return
         await self._publish(logic.on_proposal(status, submission.task_id, submission.result, utcnow()))
 
+    async def _resolve_disks(self, status: RebalanceStatus) -> RebalanceStatus | None:
+        """The directories a remove-disks request names, from the brokers' own list; None when refused."""
+        brokers = [d.broker_id for d in status.request.move_replicas_off_volumes]
+        described = await self.admin.describe_log_dirs(brokers)
+        dirs: dict[int, list[str]] = {}
+        for d in described:
+            dirs.setdefault(d.broker, []).append(d.path)
+        try:
+            removed = logic.resolve_disk_removal(status.request, dirs)
+        except ValueError as exc:
+            await self._publish(logic.refused(status, str(exc), utcnow()))
+            return None
+        resolved = status.model_copy(update={"removed_log_dirs": removed, "updated_at": utcnow()})
+        await self._publish(resolved)
+        return resolved
+
+    async def _set_intra_throttle(self, status: RebalanceStatus) -> RebalanceStatus:
+        alive = [b.id for b in await self.admin.brokers() if b.alive]
+        brokers = logic.intra_throttle_brokers(status, alive)
+        if not brokers:
+            return status
+        # Recorded before it is set: a crash in between still takes it off afterwards.
+        if set(brokers) - set(status.intra_throttled_brokers):
+            status = status.model_copy(update={
+                "intra_throttled_brokers": sorted(set(brokers) | set(status.intra_throttled_brokers)),
+                "updated_at": utcnow()})
+            await self._publish(status)
+        rate = str(status.request.intra_broker_throttle)
+        try:
+            for broker in brokers:
+                await self.admin.alter_broker_configs(broker, {logic.INTRA_BROKER_THROTTLE: rate})
+        except Unsupported as exc:  # the simulator's cluster: nothing to throttle, moves take simulated time
+            log.info("intra-broker throttle not supported by this cluster", reason=str(exc))
+            return status
+        log.info("intra-broker throttle set", brokers=brokers, bytes_per_s=rate)
+        return status
+
+    async def _clear_intra_throttle(self, status: RebalanceStatus) -> None:
+        alive = {b.id for b in await self.admin.brokers() if b.alive}
+        for broker in status.intra_throttled_brokers:
+            if broker in alive:  # a broker gone took its dynamic config with it
+                try:
+                    await self.admin.alter_broker_configs(broker, {logic.INTRA_BROKER_THROTTLE: None})
+                except Unsupported:
+                    break
+        log.info("intra-broker throttle removed", brokers=status.intra_throttled_brokers)
+        await self._publish(status.model_copy(update={"intra_throttled_brokers": [], "updated_at": utcnow()}))
+
     async def _execute(self, status: RebalanceStatus) -> None:
+        status = await self._set_intra_throttle(status)
         # A request that carried this reason may have reached Cruise Control before a crash or a timeout.
         try:
             tasks = await self.cc.user_tasks()
@@ -206,7 +268,7 @@ class Rebalances:
             await self._publish(logic.on_execution_started(status, task.user_task_id, utcnow()))
             return
         brokers = None
-        if status.request.mode != RebalanceMode.FULL:
+        if status.request.mode in (RebalanceMode.ADD_BROKERS, RebalanceMode.REMOVE_BROKERS):
             existing = [b.id for b in await self.admin.brokers()]
             brokers = logic.execution_brokers(status, existing)
             if not brokers:
@@ -274,6 +336,51 @@ class Rebalances:
         hosted = logic.hosted_replicas({name: [p.replicas for p in t.partitions] for name, t in topics.items()})
         for status in removals:
             await self._change(status.name, lambda s: logic.removal_check(s, hosted, utcnow()))
+        await self._keep_drained_empty()
+
+    async def _keep_drained_empty(self) -> None:
+        """Kafka puts a new replica in the directory with the fewest partitions, which a drained one is: whatever
+        lands in a directory a Ready remove-disks rebalance emptied moves to the broker's best other directory."""
+        done = [s for s in self.statuses.values() if s.state == logic.S.READY]
+        drained = logic.drained_log_dirs(done)
+        if not drained:
+            return
+        try:
+            described = await self.admin.describe_log_dirs(sorted(drained))
+        except AdminError as exc:
+            log.warning("cannot describe the drained directories", error=str(exc))
+            return
+        hosted: dict[tuple[int, str], int] = {}
+        moves: dict[str, dict[tuple[int, int], str]] = {}
+        for broker, paths in drained.items():
+            dirs = [d for d in described if d.broker == broker]
+            moving = {(r.topic, r.partition) for d in dirs for r in d.replicas if r.is_future}
+            planned: dict[str, float] = {}
+            directories = [Directory(d.path, capacity_mb=(d.total_bytes or 1e12) / 1e6, used_mb=d.size_bytes / 1e6,
+                                     online=d.online, draining=d.path in paths) for d in dirs]
+            for d in dirs:
+                if d.path not in paths:
+                    continue
+                landed = [r for r in d.replicas if not r.is_future]
+                hosted[(broker, d.path)] = len(landed)
+                for replica in landed:
+                    if (replica.topic, replica.partition) in moving:
+                        continue  # already on its way out
+                    try:
+                        destination = choose_dir(directories, planned_mb=planned)
+                    except NoDirectory:
+                        log.warning("no directory can take a replica off a drained one", broker=broker, dir=d.path)
+                        break
+                    planned[destination] = planned.get(destination, 0.0) + replica.size_bytes / 1e6
+                    moves.setdefault(replica.topic, {})[(replica.partition, broker)] = destination
+        for topic, chosen in moves.items():
+            try:
+                await self.admin.alter_replica_log_dirs(topic, chosen)
+                log.info("replicas moved off drained directories", topic=topic, replicas=len(chosen))
+            except AdminError as exc:
+                log.warning("cannot move replicas off a drained directory", topic=topic, error=str(exc))
+        for status in done:
+            await self._change(status.name, lambda s: logic.disks_check(s, hosted, utcnow()))
 
     async def _auto_scale_up(self, alive: list[int]) -> None:
         new, known = logic.joined(self.known_brokers, alive)

@@ -402,3 +402,53 @@ async def test_executions_copy_at_the_throttle_and_proposals_score_balance(sim: 
     await cc.stop_proposal_execution()
     await cc.aclose()
     await admin.aclose()
+
+
+async def test_rebalance_disk_and_remove_disks_move_replicas_between_a_brokers_directories(
+        sim: Simulator, openapi: OpenAPI) -> None:
+    admin = SimulatorClusterAdmin(f"http://127.0.0.1:{sim.settings.admin_port}")
+    data0, data1 = sim.cluster.brokers[1].log_dirs
+    await admin.create_topic("skew", 0, 0, assignment=[[1, 2]] * 8)
+    # Every replica of broker 1 in data-0: the skew a disk rebalance evens out.
+    await admin.alter_replica_log_dirs("skew", {(p, 1): data0 for p in range(8)})
+    await admin.alter_replica_log_dirs("skew", {(p, 2): (data0, data1)[p % 2] for p in range(8)})  # even already
+    for p in sim.cluster.topics["skew"].partitions:
+        p.size_mb = 1_000.0
+    recorder = Recorder(httpx.AsyncHTTPTransport())
+    cc = client_for(sim, recorder)
+    proposal = await cc.rebalance(OptimizationOptions(rebalance_disk=True))
+    summary = proposal.result.summary
+    assert summary.num_replica_movements == 0 and summary.num_intra_broker_replica_movements == 4
+    assert summary.intra_broker_data_to_move_mb == 4_000
+    assert {g["goal"] for g in proposal.result.goal_summary} == {"IntraBrokerDiskCapacityGoal",
+                                                                  "IntraBrokerDiskUsageDistributionGoal"}
+    run = await cc.rebalance(OptimizationOptions(rebalance_disk=True), dryrun=False)
+    seen_intra = False
+    for _ in range(200):
+        executor = (await cc.state()).executor
+        if executor is not None and executor.state == "INTRA_BROKER_REPLICA_MOVEMENT_TASK_IN_PROGRESS":
+            seen_intra = executor.num_total_intra_broker_partition_movements == 4
+        if executor is None or executor.state == "NO_TASK_IN_PROGRESS":
+            break
+        await asyncio.sleep(0.02)
+    await wait_status(cc, run.task_id, "Completed")
+    assert seen_intra
+    dirs = [p.log_dirs[1] for p in sim.cluster.topics["skew"].partitions]
+    assert dirs.count(data0) == dirs.count(data1) == 4
+    assert all(p.replicas == [1, 2] for p in sim.cluster.topics["skew"].partitions)
+
+    # remove_disks empties data-1 of broker 1 into data-0; refusals in Cruise Control's words.
+    drained = await cc.remove_disks({1: [data1]}, dryrun=False)
+    assert drained.result.summary.num_intra_broker_replica_movements == 4
+    await wait_status(cc, drained.task_id, "Completed")
+    assert {p.log_dirs[1] for p in sim.cluster.topics["skew"].partitions} == {data0}
+    for bad, message in (({1: ["/nope"]}, "Invalid log dirs provided for broker 1."),
+                         ({1: [data0, data1]}, "No log dir remaining to move replicas to for broker 1."),
+                         ({42: [data0]}, "Broker [42] does not exist.")):
+        with pytest.raises(RequestRejected, match=message.replace(".", r"\.").replace("[", r"\[")):
+            await cc.remove_disks(bad)
+    full = await cc.remove_disks({2: [data1]}, dryrun=True)
+    assert full.result.summary.num_intra_broker_replica_movements >= 0
+    assert validate_all(openapi, recorder) >= 6
+    await cc.aclose()
+    await admin.aclose()

@@ -302,3 +302,78 @@ def test_each_tick_moves_a_rebalance_by_a_request_or_only_a_status() -> None:
     assert held.step is None and "Waiting for the scale-down rebalance" in (held.status.message or "")  # type: ignore[union-attr]
     assert logic.next_move(status(S.NEW, up), [], now) == logic.Move(step=logic.Step.PROPOSE)
     assert logic.next_move(scale_down, [], now) == logic.Move(step=logic.Step.POLL)
+
+
+# -- disks ----------------------------------------------------------------------------------------------------------
+
+DRAIN = RebalanceRequest.model_validate({"name": "drain", "mode": "remove-disks",
+                                         "moveReplicasOffVolumes": [{"brokerId": 1, "volumeIds": [1]},
+                                                                    {"brokerId": 2, "logDirs": ["/k/data-0"]}]})
+DIRS = {1: ["/k/data-0", "/k/data-1"], 2: ["/k/data-0", "/k/data-1"]}
+
+
+def test_remove_disks_requests_are_checked_where_they_are_written() -> None:
+    for bad, why in (({"mode": "remove-disks"}, "needs moveReplicasOffVolumes"),
+                     ({"mode": "remove-disks", "moveReplicasOffVolumes": [{"brokerId": 1}]}, "name the volumes"),
+                     ({"moveReplicasOffVolumes": [{"brokerId": 1, "volumeIds": [0]}]}, "only for the remove-disks"),
+                     ({"mode": "remove-disks", "goals": ["RackAwareGoal"],
+                       "moveReplicasOffVolumes": [{"brokerId": 1, "volumeIds": [0]}]}, "takes no goals"),
+                     ({"intraBrokerThrottle": 10}, "intraBrokerThrottle is for moves between disks")):
+        with pytest.raises(ValidationError, match=why):
+            RebalanceRequest.model_validate({"name": "x", **bad})
+    assert RebalanceRequest.model_validate({"name": "x", "rebalanceDisk": True, "intraBrokerThrottle": 10})
+
+
+def test_volumes_resolve_to_the_brokers_directories_by_strimzis_layout() -> None:
+    resolved = logic.resolve_disk_removal(DRAIN, DIRS)
+    assert [(d.broker, d.log_dirs) for d in resolved] == [(1, ["/k/data-1"]), (2, ["/k/data-0"])]
+    for dirs, why in (({1: ["/k/data-0"], 2: DIRS[2]}, "volume 1 matches no log directories"),
+                      ({2: DIRS[2]}, "broker 1 is not in the cluster"),
+                      ({1: DIRS[1], 2: ["/k/data-0"]}, "broker 2 would have no log directory left")):
+        with pytest.raises(ValueError, match=why):
+            logic.resolve_disk_removal(DRAIN, dirs)
+
+
+def test_drained_directories_are_those_of_executing_or_ready_unreleased_remove_disks_rebalances() -> None:
+    removed = logic.resolve_disk_removal(DRAIN, DIRS)
+    ready = status(S.READY, DRAIN, removed_log_dirs=removed)
+    assert logic.drained_log_dirs([ready]) == {1: {"/k/data-1"}, 2: {"/k/data-0"}}
+    assert logic.drained_log_dirs([status(S.PROPOSAL_READY, DRAIN, removed_log_dirs=removed)]) == {}
+    released = logic.on_action(ready, RebalanceAction(name="drain", action="release"), NOW)
+    assert released.released and "placement may use them again" in (released.message or "")
+    assert logic.drained_log_dirs([released]) == {}
+    # release on anything else is a warning, not a change
+    other = logic.on_action(status(S.READY), RebalanceAction(name="add", action="release"), NOW)
+    assert not other.released and other.condition(logic.INVALID_ACTION) is not None
+
+
+def test_disks_check_says_whether_the_removed_directories_are_empty() -> None:
+    ready = status(S.READY, DRAIN, removed_log_dirs=logic.resolve_disk_removal(DRAIN, DIRS))
+    busy = logic.disks_check(ready, {(1, "/k/data-1"): 2}, NOW)
+    assert busy is not None and busy.condition(logic.DISKS_EMPTY).status == "False"
+    empty = logic.disks_check(busy, {}, NOW)
+    assert empty is not None and empty.condition(logic.DISKS_EMPTY).status == "True"
+    assert logic.disks_check(empty, {}, NOW) is None
+
+
+def test_the_intra_broker_throttle_goes_on_the_brokers_whose_disks_move() -> None:
+    throttled = DRAIN.model_copy(update={"intra_broker_throttle": 1000})
+    removed = logic.resolve_disk_removal(DRAIN, DIRS)
+    assert logic.intra_throttle_brokers(status(S.REBALANCING, throttled, removed_log_dirs=removed), [1, 2, 3]) == [1, 2]
+    disk = RebalanceRequest(name="disk", rebalance_disk=True, intra_broker_throttle=1000)
+    assert logic.intra_throttle_brokers(status(S.REBALANCING, disk), [3, 1, 2]) == [1, 2, 3]
+    assert logic.intra_throttle_brokers(status(S.REBALANCING, DRAIN, removed_log_dirs=removed), [1, 2]) == []
+
+
+def test_progress_counts_moves_between_directories() -> None:
+    task = UserTask.model_validate({"UserTaskId": "t", "RequestURL": "POST /remove_disks", "ClientIdentity": "x",
+                                    "StartMs": str(int((NOW - timedelta(seconds=10)).timestamp() * 1000)),
+                                    "Status": "InExecution"})
+    executor = ExecutorState.model_validate({
+        "state": "INTRA_BROKER_REPLICA_MOVEMENT_TASK_IN_PROGRESS", "triggeredUserTaskId": "t",
+        "numTotalIntraBrokerPartitionMovements": 4, "numFinishedIntraBrokerPartitionMovements": 1,
+        "totalIntraBrokerDataToMove": 400, "finishedIntraBrokerDataMovement": 100})
+    progress = logic.progress_of(executor, task, NOW)
+    assert progress is not None
+    assert (progress.total_intra_broker_partition_movements, progress.finished_intra_broker_partition_movements) == (4, 1)
+    assert progress.percent_data_moved == 25.0 and progress.estimated_seconds_to_completion == 30.0

@@ -68,3 +68,47 @@ async def test_an_action_on_an_unknown_rebalance_is_a_dead_letter(service) -> No
                                               RebalanceAction(name="nope", action="approve"), 0)])
     (letter,) = outbox.on(TOPICS.dead_letters)
     assert "no rebalance named 'nope'" in letter.reason
+
+
+async def test_remove_disks_empties_a_volume_keeps_it_empty_and_releases_it(service) -> None:
+    rebalancer, outbox = service
+    admin = rebalancer.admin
+    data0, data1 = "/var/kafka/data-0", "/var/kafka/data-1"
+    request = RebalanceRequest.model_validate({
+        "name": "drain-1", "mode": "remove-disks", "autoApprove": True, "intraBrokerThrottle": 1_000_000,
+        "moveReplicasOffVolumes": [{"brokerId": 1, "volumeIds": [1]}]})
+    await rebalancer.on_request_events([record(TOPICS.rebalance_requests, request, 0)])
+    ready = await until(rebalancer, outbox, RebalanceState.READY)
+    assert [(d.broker, d.log_dirs) for d in ready.removed_log_dirs] == [(1, [data1])]
+    assert ready.summary is not None and ready.summary.num_intra_broker_replica_movements > 0
+    assert ready.summary.num_replica_movements == 0
+
+    async def dirs_of_broker_1() -> list[str]:
+        described = (await admin.describe_topics(["a"]))["a"]
+        return [dict(p.log_dirs)[1] for p in described.partitions]
+
+    assert set(await dirs_of_broker_1()) == {data0}
+    # A replica put there behind Ballast's back is moved off at the next look.
+    await admin.alter_replica_log_dirs("a", {(0, 1): data1})
+    assert data1 in await dirs_of_broker_1()
+    await rebalancer.observe()
+    assert set(await dirs_of_broker_1()) == {data0}
+    await rebalancer.observe()
+    kept = rebalancer.statuses["drain-1"].condition("DisksEmpty")
+    assert kept is not None and kept.status == "True"
+    # Released: placement may use it again, and nothing moves it off any more.
+    await rebalancer.on_action_events([record(TOPICS.rebalance_actions,
+                                              RebalanceAction(name="drain-1", action="release"), 0)])
+    assert rebalancer.statuses["drain-1"].released
+    await admin.alter_replica_log_dirs("a", {(0, 1): data1})
+    await rebalancer.observe()
+    assert data1 in await dirs_of_broker_1()
+
+
+async def test_remove_disks_naming_a_volume_the_broker_lacks_is_not_ready_with_the_reason(service) -> None:
+    rebalancer, outbox = service
+    request = RebalanceRequest.model_validate({
+        "name": "drain-9", "mode": "remove-disks", "moveReplicasOffVolumes": [{"brokerId": 1, "volumeIds": [9]}]})
+    await rebalancer.on_request_events([record(TOPICS.rebalance_requests, request, 0)])
+    refused = await until(rebalancer, outbox, RebalanceState.NOT_READY)
+    assert "volume 9 matches no log directories" in (refused.message or "")

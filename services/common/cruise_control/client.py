@@ -125,6 +125,19 @@ class CruiseControlClient:
         """Move every replica off ``brokers`` (to be removed)."""
         return await self._optimize("remove_broker", options or OptimizationOptions(), dryrun, task_id, brokers)
 
+    async def remove_disks(self, log_dirs: Mapping[int, Iterable[str]], *, dryrun: bool = True,
+                           reason: str | None = None, task_id: str | None = None) -> Submission:
+        """Move every replica off these log directories onto the other disks of the same broker
+        (``brokerid_and_logdirs``; the endpoint takes no goals, throttle or concurrency)."""
+        pairs = [f"{broker}-{log_dir}" for broker in sorted(log_dirs) for log_dir in sorted(set(log_dirs[broker]))]
+        if not pairs:
+            raise ValueError("remove_disks needs at least one broker and log directory")
+        params: dict[str, Any] = {"brokerid_and_logdirs": ",".join(pairs), "dryrun": _flag(dryrun), "json": "true"}
+        if reason:
+            params["reason"] = reason
+        headers = {USER_TASK_ID: task_id} if task_id else None
+        return _submission(await self._send("POST", "remove_disks", params=params, headers=headers))
+
     async def stop_proposal_execution(self) -> str:
         response = await self._send("POST", "stop_proposal_execution", params={"json": "true"})
         try:
@@ -226,6 +239,7 @@ class OptimizationOptions:
     concurrent_leader_movements: int | None = None
     replication_throttle: int | None = None  # bytes per second
     rebalance_disk: bool = False  # rebalance only: between the disks of each broker
+    concurrent_intra_broker_partition_movements: int | None = None  # rebalance only
     verbose: bool = False
     reason: str | None = None
 
@@ -249,6 +263,8 @@ class OptimizationOptions:
             params["replication_throttle"] = self.replication_throttle
         if self.rebalance_disk and endpoint == "rebalance":
             params["rebalance_disk"] = "true"
+        if self.concurrent_intra_broker_partition_movements and endpoint == "rebalance":
+            params["concurrent_intra_broker_partition_movements"] = self.concurrent_intra_broker_partition_movements
         if self.verbose:
             params["verbose"] = "true"
         if self.reason:

@@ -116,6 +116,12 @@ class ExecutorState(_CCModel):
     num_finished_partition_movements: int | None = Field(default=None, alias="numFinishedPartitionMovements")
     total_data_to_move: float | None = Field(default=None, alias="totalDataToMove")
     finished_data_movement: float | None = Field(default=None, alias="finishedDataMovement")
+    num_total_intra_broker_partition_movements: int | None = Field(
+        default=None, alias="numTotalIntraBrokerPartitionMovements")
+    num_finished_intra_broker_partition_movements: int | None = Field(
+        default=None, alias="numFinishedIntraBrokerPartitionMovements")
+    total_intra_broker_data_to_move: float | None = Field(default=None, alias="totalIntraBrokerDataToMove")
+    finished_intra_broker_data_movement: float | None = Field(default=None, alias="finishedIntraBrokerDataMovement")
 
 
 class MonitorState(_CCModel):
