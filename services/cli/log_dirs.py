@@ -19,7 +19,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from services.common.admin import AdminError
+from services.common.admin import INTRA_BROKER_THROTTLE, AdminError
 from services.common.admin.factory import make_cluster_admin
 from services.common.admin.port import ClusterAdmin, LogDirInfo, Unsupported
 from services.common.settings import get_settings
@@ -32,7 +32,6 @@ err = Console(stderr=True)
 
 # The broker's intra-broker throttle (bytes/s for moves between its log directories, KIP-113's
 # intra.broker.throttled.rate as Kafka named it).
-INTRA_BROKER_THROTTLE = "replica.alter.log.dirs.io.max.bytes.per.second"
 
 
 def _admin(timeout_s: float | None = None) -> ClusterAdmin:
@@ -336,3 +335,29 @@ async def _wait_moves(admin: ClusterAdmin, wanted: list[Wanted], timeout_s: floa
             err.print(f"[red]not done within {timeout_s:.0f} s[/red]")
             return 1
         await asyncio.sleep(0.5)
+
+
+@log_dirs_app.command()
+def release(
+    name: Annotated[Optional[str], typer.Argument(help="the remove-disks rebalance that drained them")] = None,
+    broker: Annotated[Optional[int], typer.Option("--broker", help="or: the broker of a drained directory")] = None,
+    log_dir: Annotated[Optional[str], typer.Option("--log-dir", help="and that directory")] = None,
+) -> None:
+    """Let placement use drained directories again. Ballast keeps a directory a remove-disks rebalance emptied
+    empty until it is released here (by the rebalance's name, or by broker and directory)."""
+    from services.cli.rebalance import _act, latest_rebalances
+    from services.rebalancer.logic import drained_log_dirs
+
+    if name is None and (broker is None or log_dir is None):
+        raise _fail("name the remove-disks rebalance, or give --broker and --log-dir")
+    statuses = latest_rebalances()
+    if name is not None:
+        if name not in statuses or statuses[name].request.mode != "remove-disks":
+            raise _fail(f"no remove-disks rebalance named {name!r}")
+        names = [name]
+    else:
+        names = [n for n, s in statuses.items() if log_dir in drained_log_dirs([s]).get(broker or 0, set())]
+        if not names:
+            raise _fail(f"no remove-disks rebalance keeps {log_dir} of broker {broker} empty")
+    for each in names:
+        _act(each, "release")

@@ -12,7 +12,7 @@ from services.common import busio
 from services.cli.views import rebalance_details, rebalance_line, rebalance_table
 from services.common.settings import get_settings
 
-rebalance_app = typer.Typer(help="Rebalances: approve, refresh or stop one; show their status. Create one with "
+rebalance_app = typer.Typer(help="Rebalances: approve, refresh, stop or release one; show their status. Create one with "
                                  "`ballast apply -f` (KafkaRebalance YAML or kind: Rebalance).", no_args_is_help=True)
 console = Console()
 err = Console(stderr=True)
@@ -40,6 +40,12 @@ def refresh(name: Annotated[str, typer.Argument(help="rebalance name")]) -> None
 def stop(name: Annotated[str, typer.Argument(help="rebalance name")]) -> None:
     """Stop computing the proposal, or stop the execution (movements already made stay)."""
     _act(name, "stop")
+
+
+@rebalance_app.command()
+def release(name: Annotated[str, typer.Argument(help="rebalance name")]) -> None:
+    """Let placement use a remove-disks rebalance's directories again (Ballast keeps them empty until then)."""
+    _act(name, "release")
 
 
 def latest_rebalances() -> dict[str, RebalanceStatus]:

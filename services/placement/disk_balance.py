@@ -151,14 +151,16 @@ def plan_moves(dirs: Sequence[Directory], replicas: Sequence[Replica], *, tolera
         if not s.spec.online:
             return 0.0
         over = s.used - upper(s) if s.replicas else 0.0
-        return max(over, lower(s) - s.used, 0.0) if s.spec.accepts else max(over, 0.0)
+        if not s.spec.accepts:  # draining: every replica leaves, empty ones (no bytes yet) too
+            return max(over, 0.0) + (1.0 if s.replicas else 0.0)
+        return max(over, lower(s) - s.used, 0.0)
 
     while max_moves is None or len(moves) < max_moves:
         worst = [s for s in state.values() if violation(s) > 1e-9 and s.spec.path not in stuck]
         if not worst:
             break
         target = max(worst, key=lambda s: (not s.spec.accepts, violation(s), s.spec.path))
-        if target.used > upper(target):
+        if target.used > upper(target) or not target.spec.accepts:
             giver = target
             others = [s for s in receivers if s is not giver]
             if not others:

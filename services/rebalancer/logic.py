@@ -441,9 +441,6 @@ def scaling_request(direction: str, brokers: list[int], template: Mapping[str, o
 
 # -- disks ----------------------------------------------------------------------------------------------------------
 
-INTRA_BROKER_THROTTLE = "replica.alter.log.dirs.io.max.bytes.per.second"
-
-
 def resolve_disk_removal(request: RebalanceRequest, dirs: Mapping[int, Iterable[str]]) -> list[BrokerLogDirs]:
     """The log directories a remove-disks request names, checked against each broker's directories (``dirs``).
     A volume id ``N`` is the directory with a path component ``data-N`` (Strimzi's JBOD layout). Raises

@@ -20,7 +20,7 @@ from events import (
     RebalanceStatus,
 )
 from events.envelope import utcnow
-from services.common.admin import AdminError, ClusterAdmin, Unsupported
+from services.common.admin import INTRA_BROKER_THROTTLE, AdminError, ClusterAdmin, Unsupported
 from services.common.bus import DeadLetters
 from services.common.cruise_control import CruiseControlClient, CruiseControlError
 from services.common.cruise_control.client import OptimizationOptions, Submission
@@ -238,7 +238,7 @@ class Rebalances:
         rate = str(status.request.intra_broker_throttle)
         try:
             for broker in brokers:
-                await self.admin.alter_broker_configs(broker, {logic.INTRA_BROKER_THROTTLE: rate})
+                await self.admin.alter_broker_configs(broker, {INTRA_BROKER_THROTTLE: rate})
         except Unsupported as exc:  # the simulator's cluster: nothing to throttle, moves take simulated time
             log.info("intra-broker throttle not supported by this cluster", reason=str(exc))
             return status
@@ -250,7 +250,7 @@ class Rebalances:
         for broker in status.intra_throttled_brokers:
             if broker in alive:  # a broker gone took its dynamic config with it
                 try:
-                    await self.admin.alter_broker_configs(broker, {logic.INTRA_BROKER_THROTTLE: None})
+                    await self.admin.alter_broker_configs(broker, {INTRA_BROKER_THROTTLE: None})
                 except Unsupported:
                     break
         log.info("intra-broker throttle removed", brokers=status.intra_throttled_brokers)

@@ -12,7 +12,7 @@ import threading
 import time
 from pathlib import Path
 
-from services.cli.log_dirs import INTRA_BROKER_THROTTLE
+from services.common.admin import INTRA_BROKER_THROTTLE
 from services.common.admin.kafka import KafkaClusterAdmin
 from services.local.kafka_cluster import LocalKafka
 from services.local.stack import LocalStack

@@ -75,7 +75,7 @@ def test_an_offline_directory_keeps_its_replicas_and_takes_none() -> None:
 def brokers(draw: st.DrawFn) -> tuple[list[Directory], list[Replica]]:
     count = draw(st.integers(2, 4))
     capacities = [draw(st.sampled_from([1000.0, 2000.0, 4000.0])) for _ in range(count)]
-    sizes = draw(st.lists(st.floats(1.0, 60.0), min_size=1, max_size=60))
+    sizes = draw(st.lists(st.one_of(st.just(0.0), st.floats(1.0, 60.0)), min_size=1, max_size=60))
     homes = [draw(st.integers(0, count - 1)) for _ in sizes]
     draining = draw(st.sets(st.integers(0, count - 1), max_size=count - 1))
     paths = [f"/data-{i}" for i in range(count)]
@@ -94,9 +94,11 @@ def test_every_plan_drains_what_drains_never_overfills_and_respects_the_lower_bo
     goal = targets(dirs)
     moved = sum(m.size_mb for m in moves)
     assert moved >= bytes_lower_bound(dirs, 0.05) - 1e-6
+    left = {r.log_dir for r in replicas} - {m.source for m in moves}
     for d in done:
         if d.draining:
             assert d.used_mb == pytest.approx(0.0, abs=1e-6)
+            assert d.path not in left or not any(r.log_dir == d.path for r in replicas)
     largest = max(r.size_mb for r in replicas)
     for before, d in zip(dirs, done):
         if not d.draining and d.used_mb > before.used_mb + 1e-9:

@@ -1,6 +1,7 @@
 """Cluster-admin port: topics, partitions, configs and brokers of the managed cluster."""
 
 from services.common.admin.port import (
+    INTRA_BROKER_THROTTLE,
     AdminError,
     Assignment,
     BrokerInfo,
@@ -20,6 +21,7 @@ from services.common.admin.port import (
 from services.common.admin.factory import make_cluster_admin
 
 __all__ = [
+    "INTRA_BROKER_THROTTLE",
     "AdminError",
     "Assignment",
     "BrokerInfo",

@@ -10,6 +10,10 @@ from typing import Protocol
 Assignment = Sequence[Sequence[int]]
 
 
+# The intra-broker throttle: bytes per second a broker copies between its log directories (KIP-113).
+INTRA_BROKER_THROTTLE = "replica.alter.log.dirs.io.max.bytes.per.second"
+
+
 class AdminError(Exception):
     """The managed cluster refused or failed an admin operation."""
 
