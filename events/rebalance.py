@@ -36,11 +36,13 @@ class RebalanceMode(StrEnum):
     ADD_BROKERS = "add-brokers"  # /add_broker: replicas move only onto ``brokers``
     REMOVE_BROKERS = "remove-brokers"  # /remove_broker: every replica moves off ``brokers``
     REMOVE_DISKS = "remove-disks"  # /remove_disks: every replica moves off the named log directories
+    # /fix_offline_replicas: replicas on dead brokers and failed disks move to healthy ones (Ballast's remediation)
+    FIX_OFFLINE_REPLICAS = "fix-offline-replicas"
 
     @property
     def endpoint(self) -> str:
         return {"full": "rebalance", "add-brokers": "add_broker", "remove-brokers": "remove_broker",
-                "remove-disks": "remove_disks"}[self.value]
+                "remove-disks": "remove_disks", "fix-offline-replicas": "fix_offline_replicas"}[self.value]
 
 
 class _Block(BaseModel):
@@ -118,7 +120,7 @@ class RebalanceRequest(Event):
         disks = self.mode == RebalanceMode.REMOVE_DISKS
         if self.mode in (RebalanceMode.ADD_BROKERS, RebalanceMode.REMOVE_BROKERS) and not self.brokers:
             raise ValueError(f"mode {self.mode} needs the list of brokers (brokers: [...])")
-        if self.mode in (RebalanceMode.FULL, RebalanceMode.REMOVE_DISKS) and self.brokers:
+        if self.mode not in (RebalanceMode.ADD_BROKERS, RebalanceMode.REMOVE_BROKERS) and self.brokers:
             raise ValueError("brokers is only for the add-brokers and remove-brokers modes")
         if disks and not self.move_replicas_off_volumes:
             raise ValueError("mode remove-disks needs moveReplicasOffVolumes: [{brokerId: ..., volumeIds: [...]}] "
@@ -277,10 +279,37 @@ class KnownBrokers(Event):
         return "known-brokers"
 
 
+class LogDirState(_Block):
+    path: str
+    online: bool = True
+    error: str | None = None  # why it is offline, as the broker says (KAFKA_STORAGE_ERROR, ...)
+    drained_by: str | None = None  # the remove-disks rebalance that keeps it empty
+
+
+class BrokerStatus(Event):
+    """What the rebalancer sees of one broker, published when it changes: its log directories (online or failed,
+    drained) and conditions (``LogDirsOffline``)."""
+
+    SCHEMA: ClassVar[str] = "ballast.BrokerStatus"
+
+    broker: StrictInt
+    log_dirs: list[LogDirState] = Field(default_factory=list)
+    conditions: list[Condition] = Field(default_factory=list)
+    updated_at: datetime = Field(default_factory=utcnow)
+
+    @property
+    def key(self) -> str:
+        return str(self.broker)
+
+    def condition(self, type_: str) -> Condition | None:
+        return next((c for c in self.conditions if c.type == type_), None)
+
+
 REBALANCE_EVENT_TYPES: tuple[type[Event], ...] = (
     RebalanceRequest,
     RebalanceAction,
     RebalanceStatus,
     BrokerRemovalRequested,
     KnownBrokers,
+    BrokerStatus,
 )

@@ -26,7 +26,14 @@ from events.models import (
     TopicSpecDeleted,
     TopicStatus,
 )
-from events.rebalance import BrokerRemovalRequested, KnownBrokers, RebalanceAction, RebalanceRequest, RebalanceStatus
+from events.rebalance import (
+    BrokerRemovalRequested,
+    BrokerStatus,
+    KnownBrokers,
+    RebalanceAction,
+    RebalanceRequest,
+    RebalanceStatus,
+)
 
 E = TypeVar("E", bound=Event, covariant=True)
 
@@ -121,6 +128,12 @@ class Topics:
         (BrokerRemovalRequested, KnownBrokers),
     )
 
+    # Each broker's log directories (online, failed, drained) and conditions, written by the rebalancer.
+    broker_status: BusTopic[BrokerStatus] = BusTopic(
+        "ballast.brokers.status", True, "per-broker status: log directories and failed disks",
+        (BrokerStatus,),
+    )
+
     # Load (issue 5): samples from Cruise Control, keyed by entity; rolling aggregates keyed by (window, entity).
     load_samples: BusTopic[BrokerLoadSample | LogDirLoadSample | PartitionLoadSample] = BusTopic(
         "ballast.load.samples", False,
@@ -144,7 +157,7 @@ class Topics:
                 self.replicas_batches, self.dead_letters,
                 self.observed_brokers, self.placeholders, self.placement_requests, self.placement_responses,
                 self.placements, self.rebalance_requests, self.rebalance_actions, self.rebalance_status, self.scaling,
-                self.load_samples, self.load_aggregates]
+                self.broker_status, self.load_samples, self.load_aggregates]
 
 
     def named(self, name: str) -> BusTopic[Event] | None:

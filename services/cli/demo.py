@@ -14,6 +14,7 @@ from rich.console import Console
 
 from events import TOPICS, InvalidEvent, TopicSpec, TopicStatus, decode, encode
 from services.common import busio
+from services.cli.demo_disks import disks_step
 from services.cli.demo_load import load_step
 from services.cli.demo_scaling import scale_up_and_down
 from services.cli.manifests import load_specs
@@ -27,7 +28,9 @@ DEMO_ENV = {"BALLAST_SIMULATOR__MIN_EXECUTION_S": "2.0", "BALLAST_SIMULATOR__TIM
             "BALLAST_PLACEMENT__UNDER_REPLICATED": "enabled_prefer_observed",
             "BALLAST_PLACEMENT__OBSERVE_INTERVAL_S": "1",
             # Step 6: load sampled every 2 s, aggregated by Spark every 2 s.
-            "BALLAST_LOAD_COLLECTOR__INTERVAL_S": "2", "BALLAST_SPARK__TRIGGER_S": "2"}
+            "BALLAST_LOAD_COLLECTOR__INTERVAL_S": "2", "BALLAST_SPARK__TRIGGER_S": "2",
+            # Step 7: drained directories reported (and kept empty) within a second.
+            "BALLAST_REBALANCER__OBSERVE_INTERVAL_S": "1"}
 DOWN_DC = (5, 6)  # the simulator's /dc3 brokers
 
 
@@ -123,6 +126,8 @@ def run_demo(console: Console, *, timeout_s: float) -> int:
         if not scale_up_and_down(console, stack, bus, deadline):
             return 1
         if not load_step(console, stack, bus, deadline):
+            return 1
+        if not disks_step(console, stack, bus, deadline, number=7, skewed=1, drained=2):
             return 1
 
         console.rule("final state")

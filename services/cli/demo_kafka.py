@@ -31,6 +31,7 @@ from events import (
     encode,
 )
 from services.cli.demo import _apply, _follow, _scenario, _Seen, _under_replicated
+from services.cli.demo_disks import disks_step
 from services.cli.demo_scaling import RebalanceFollower
 from services.cli.views import broker_load_table, latest_windows, load_table, status_table
 from services.common import busio
@@ -197,6 +198,8 @@ def _steps(console: Console, stack: LocalStack, bus: BusSettings, cluster: Kafka
         if not _scale_up_and_down(console, stack, bus, cluster, deadline):
             return False
         if not _load(console, stack, bus, cluster, deadline):
+            return False
+        if not disks_step(console, stack, bus, deadline, number=7, skewed=1, drained=2):
             return False
     console.rule("final state")
     console.print(status_table(list(latest.values()), title="Topic status (from the status topic)"))

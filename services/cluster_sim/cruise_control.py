@@ -39,7 +39,8 @@ KNOWN_GOALS = {*HARD_GOALS, "RackAwareDistributionGoal", "ReplicaDistributionGoa
 DEFAULT_GOALS = ["RackAwareGoal", "ReplicaCapacityGoal", "DiskCapacityGoal", "ReplicaDistributionGoal",
                  "LeaderReplicaDistributionGoal", "TopicReplicaDistributionGoal"]
 OPERATIONS = {"topic_configuration": "Topic configuration", "rebalance": "Rebalance", "add_broker": "Add brokers",
-              "remove_broker": "Remove brokers", "remove_disks": "Remove disks"}
+              "remove_broker": "Remove brokers", "remove_disks": "Remove disks",
+              "fix_offline_replicas": "Fix offline replicas"}
 KCC = "com.linkedin.kafka.cruisecontrol.exception.KafkaCruiseControlException"
 
 
@@ -287,6 +288,8 @@ class SimCruiseControl:
         def proposal() -> Proposal:
             if disk:
                 return Proposal(intra=optimizer.propose_disk_balance(self.cluster, self.load))
+            if endpoint == "fix_offline_replicas":
+                return Proposal(self._propose_fix_offline())
             try:
                 return Proposal(optimizer.propose(self.cluster, endpoint, brokers, excluded))
             except (PlacementError, re.error) as exc:
@@ -327,7 +330,7 @@ class SimCruiseControl:
         return await self._answer(task, "remove_disks")
 
     def _parse_brokers(self, endpoint: str, params: Params) -> list[int]:
-        if endpoint == "rebalance":
+        if endpoint in ("rebalance", "fix_offline_replicas"):
             return []
         brokers = sorted(set(params.integers("brokerid")))
         if not brokers:
@@ -502,6 +505,21 @@ class SimCruiseControl:
                 moves.extend(self.cluster.plan_replication_factor(topics, rf))
             except ClusterError as exc:
                 raise self._rf_failure(str(exc), "java.lang.IllegalStateException") from None
+        return moves
+
+    def _propose_fix_offline(self) -> list[ReplicaMove]:
+        """FixOfflineReplicasRunnable: refused when nothing is offline (``sanityCheckOfflineReplicaPresence``) or
+        every broker is dead; otherwise each offline replica moves to an alive broker."""
+        if not self.cluster.alive_ids:
+            raise CruiseControlFailure(500, responses.error_body(
+                "POST", "fix_offline_replicas", "All brokers are dead in the cluster.",
+                f"{KCC}: java.lang.IllegalArgumentException"))
+        moves = self.cluster.plan_fix_offline()
+        if not moves:
+            brokers = ", ".join(str(b) for b in sorted(self.cluster.brokers))
+            raise CruiseControlFailure(500, responses.error_body(
+                "POST", "fix_offline_replicas", f"Cluster has no offline replica on brokers [{brokers}] to fix.",
+                f"{KCC}: java.lang.IllegalStateException"))
         return moves
 
     @staticmethod

@@ -22,6 +22,7 @@ def _topic_json(topic: Topic, alive: set[int], log_dir: Callable[[str, Partition
         "config": topic.config,
         "partitions": [
             {"partition": p.index, "replicas": p.replicas, "leader": p.leader, "isr": p.isr(alive),
+             "offline": p.offline(alive),
              "sizeMB": p.size_mb, "logDirs": {str(b): log_dir(topic.name, p, b) for b in p.replicas}}
             for p in topic.partitions
         ],
@@ -70,7 +71,8 @@ def build_admin_app(sim: Simulator) -> web.Application:
 
     async def brokers(_: web.Request) -> web.Response:
         return web.json_response({"brokers": [
-            {"id": b.id, "rack": b.rack, "alive": b.alive, "logDirs": list(b.log_dirs)}
+            {"id": b.id, "rack": b.rack, "alive": b.alive, "logDirs": list(b.log_dirs),
+             "offlineLogDirs": list(b.offline_log_dirs)}
             for b in sorted(cluster.brokers.values(), key=lambda b: b.id)
         ]})
 
@@ -136,6 +138,15 @@ def build_admin_app(sim: Simulator) -> web.Application:
         return web.Response(status=204)
 
     # -- faults ------------------------------------------------------------------------------------------------
+
+    async def fail_log_dir(request: web.Request) -> web.Response:
+        """A disk of a running broker fails (the fault API's equivalent of LocalKafka.fail_log_dir)."""
+        broker = int(request.match_info["id"])
+        path = (await request.json())["path"]
+        there = [(t.name, p.index) for t in cluster.topics.values() for p in t.partitions
+                 if broker in p.replicas and log_dir(t.name, p, broker) == path]
+        cluster.fail_log_dir(broker, path, there)
+        return web.json_response({"broker": broker, "path": path, "offlineReplicas": len(there)})
 
     async def cc_restart(request: web.Request) -> web.Response:
         body = await request.json() if request.can_read_body else {}
@@ -212,6 +223,7 @@ def build_admin_app(sim: Simulator) -> web.Application:
     r.add_post("/admin/topics/{name}/reassign", reassign)
     r.add_post("/admin/topics/{name}/log-dirs", log_dirs)
     r.add_patch("/admin/topics/{name}/config", config)
+    r.add_post("/faults/brokers/{id}/log-dirs/fail", fail_log_dir)
     r.add_post("/faults/cruise-control/restart", cc_restart)
     r.add_post("/faults/cruise-control/stop", cc_stop)
     r.add_post("/faults/cruise-control/start", cc_start)

@@ -124,7 +124,7 @@ def build_cruise_control_app(cc: SimCruiseControl, faults: FaultPlan) -> web.App
         return _json(200, responses.kafka_cluster_state(cc.cluster))
 
     app.router.add_post(f"{PREFIX}/topic_configuration", topic_configuration)
-    for endpoint in ("rebalance", "add_broker", "remove_broker"):
+    for endpoint in ("rebalance", "add_broker", "remove_broker", "fix_offline_replicas"):
         app.router.add_post(f"{PREFIX}/{endpoint}", optimization(endpoint))
     app.router.add_post(f"{PREFIX}/remove_disks", remove_disks)
     app.router.add_post(f"{PREFIX}/stop_proposal_execution", stop_proposal_execution)

@@ -66,7 +66,7 @@ def snapshot(cluster: Cluster, brokers: Iterable[BrokerInfo], topics: Mapping[st
             sizes[(name, p.id)] = size_mb
             partitions.append(Partition(index=p.id, replicas=list(p.replicas), leader=p.leader, size_mb=size_mb,
                                         log_dirs={r.broker: r.log_dir for r in p.replica_info if r.log_dir},
-                                        in_sync=list(p.isr)))
+                                        in_sync=list(p.isr), failed=set(p.offline)))
         cluster.topics[name] = Topic(name=name, partitions=partitions, config=dict(described.config))
     return sizes
 

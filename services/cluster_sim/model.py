@@ -50,16 +50,23 @@ class Partition:
     log_dirs: dict[int, str] = field(default_factory=dict)
     # The in-sync replicas a real cluster reported; None where the model derives them (every alive replica).
     in_sync: list[int] | None = None
+    # Replicas lost with a failed log directory (KIP-112): their broker is alive, they are offline.
+    failed: set[int] = field(default_factory=set)
 
     def isr(self, alive: set[int]) -> list[int]:
         if self.in_sync is not None:
             return list(self.in_sync)
-        return [b for b in self.replicas if b in alive]
+        return [b for b in self.replicas if b in alive and b not in self.failed]
+
+    def offline(self, alive: set[int]) -> list[int]:
+        """Replicas on a dead broker or a failed directory."""
+        return [b for b in self.replicas if b not in alive or b in self.failed]
 
     def set_replicas(self, replicas: list[int] | tuple[int, ...]) -> None:
         self.replicas = list(replicas)
         # A replica that left its broker leaves its directory too: if it comes back, the broker chooses again.
         self.log_dirs = {b: d for b, d in self.log_dirs.items() if b in self.replicas}
+        self.failed &= set(self.replicas)
 
 
 @dataclass
@@ -323,6 +330,42 @@ class Cluster:
                     drop = max(followers, key=lambda b: (load[b], b))
                     replicas.remove(drop)
                     load[drop] -= 1
+                if replicas != p.replicas:
+                    moves.append(ReplicaMove(name, p.index, tuple(p.replicas), tuple(replicas), p.size_mb))
+        return moves
+
+    def fail_log_dir(self, broker_id: int, path: str, replicas_there: list[tuple[str, int]]) -> None:
+        """A disk fails (KIP-112): the directory goes offline, its replicas (``replicas_there``: topic, partition)
+        go offline with it, leadership moves to another in-sync replica; the broker serves the rest."""
+        broker = self.brokers.get(broker_id)
+        if broker is None or path not in broker.log_dirs:
+            raise ClusterError(f"Broker {broker_id} has no log directory {path}")
+        broker.offline_log_dirs = tuple(sorted({*broker.offline_log_dirs, path}))
+        alive = self.alive_ids
+        for name, index in replicas_there:
+            partition = self.topics[name].partitions[index]
+            partition.failed.add(broker_id)
+            if partition.leader == broker_id:
+                partition.leader = next((b for b in partition.isr(alive)), None)
+
+    def plan_fix_offline(self) -> list[ReplicaMove]:
+        """fix_offline_replicas: each offline replica (dead broker, failed disk) moves to the least-loaded alive
+        broker the partition does not use, keeping its position in the replica list."""
+        alive = self.alive_ids
+        load = self.replica_counts()
+        moves = []
+        for name, topic in sorted(self.topics.items()):
+            for p in topic.partitions:
+                offline = p.offline(alive)
+                if not offline:
+                    continue
+                replicas = list(p.replicas)
+                for broker in offline:
+                    target = self._pick(replicas, load)
+                    if target is None:
+                        break
+                    replicas[replicas.index(broker)] = target
+                    load[target] += 1
                 if replicas != p.replicas:
                     moves.append(ReplicaMove(name, p.index, tuple(p.replicas), tuple(replicas), p.size_mb))
         return moves

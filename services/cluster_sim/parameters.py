@@ -42,6 +42,14 @@ VALID_PARAMETERS: dict[str, frozenset[str]] = {
         "replication_throttle", "review_id", "skip_hard_goal_check", "stop_ongoing_execution",
         "throttle_removed_broker", "use_ready_default_goals", "verbose",
     }),
+    "fix_offline_replicas": frozenset({
+        "allow_capacity_estimation", "broker_concurrent_leader_movements", "concurrent_leader_movements",
+        "concurrent_partition_movements_per_broker", "data_from", "doAs", "dryrun",
+        "exclude_recently_demoted_brokers", "exclude_recently_removed_brokers", "excluded_topics",
+        "execution_progress_check_interval_ms", "fast_mode", "get_response_schema", "goals", "json",
+        "max_partition_movements_in_cluster", "reason", "replica_movement_strategies", "replication_throttle",
+        "review_id", "skip_hard_goal_check", "stop_ongoing_execution", "use_ready_default_goals", "verbose",
+    }),
     "remove_disks": frozenset({
         "brokerid_and_logdirs", "dryrun", "json", "reason", "stop_ongoing_execution",
     }),

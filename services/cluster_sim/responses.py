@@ -226,7 +226,7 @@ def kafka_cluster_state(cluster: Cluster) -> dict[str, Any]:
         min_isr = int(topic.config.get("min.insync.replicas", "1"))
         for p in topic.partitions:
             isr = p.isr(alive)
-            offline = [b for b in p.replicas if b not in alive]
+            offline = p.offline(alive)
             lagging = [b for b in p.replicas if b not in isr]
             for b in lagging:
                 out_of_sync[b] += 1

@@ -120,8 +120,28 @@ class AutoRebalanceSettings(BaseModel):
     # BALLAST_REBALANCER__AUTO__ADD_BROKERS / __REMOVE_BROKERS.
     add_brokers: dict[str, Any] = Field(default_factory=dict)
     remove_brokers: dict[str, Any] = Field(default_factory=dict)
+    fix_offline_replicas: dict[str, Any] = Field(default_factory=dict)  # the remediation of failed disks
+    # Automatic disk rebalance: when a broker's directories drift apart by more than this share of their mean usage
+    # (max - min, from the Spark log-dir aggregates) and by at least disk_drift_min_mb, a rebalanceDisk request from
+    # the rebalance_disk template (options, autoApprove allowed) goes out; never while another rebalance runs, and
+    # not again within disk_cooldown_s of the last one. None: off.
+    disk_drift: float | None = Field(default=None, gt=0)
+    disk_drift_min_mb: float = Field(default=1024.0, ge=0)
+    disk_cooldown_s: float = Field(default=600.0, ge=0)
+    rebalance_disk: dict[str, Any] = Field(default_factory=dict)
 
-    @field_validator("add_brokers", "remove_brokers")
+    @field_validator("rebalance_disk")
+    @classmethod
+    def _check_disk_template(cls, template: dict[str, Any]) -> dict[str, Any]:
+        reserved = {"name", "mode", "brokers", "rebalanceDisk", "rebalance_disk", "goals", "scaling"} & set(template)
+        if reserved:
+            raise ValueError(f"the disk rebalance template sets only options; Ballast fills in {sorted(reserved)}")
+        from events.rebalance import RebalanceRequest
+
+        RebalanceRequest.model_validate({**template, "name": "template", "rebalanceDisk": True})
+        return template
+
+    @field_validator("add_brokers", "remove_brokers", "fix_offline_replicas")
     @classmethod
     def _check_template(cls, template: dict[str, Any]) -> dict[str, Any]:
         reserved = {"name", "mode", "brokers", "autoApprove", "auto_approve", "scaling"} & set(template)
@@ -142,6 +162,9 @@ class RebalancerSettings(BaseModel):
     # finished remove-brokers rebalance are still empty (safe scale-down).
     observe_interval_s: float = Field(default=5.0, gt=0)
     auto: AutoRebalanceSettings = AutoRebalanceSettings()
+    # A failed disk (an offline log directory) is reported at once in the broker's status; with this on, its
+    # offline replicas are also moved to healthy brokers (a fix-offline-replicas rebalance, auto-approved).
+    remediate_failed_disks: bool = False
 
 
 class LoadCollectorSettings(BaseModel):

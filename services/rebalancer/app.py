@@ -57,6 +57,9 @@ class RebalancerService:
         self.supervisor.agent(raw_topic(app, TOPICS.rebalance_actions, bus),
                               when_ready("actions", rebalances.on_action_events))
         self.supervisor.agent(raw_topic(app, TOPICS.scaling, bus), when_ready("scaling", rebalances.on_scaling_events))
+        if tuning.auto.disk_drift is not None:  # the log-dir aggregates matter only to the automatic disk rebalance
+            self.supervisor.agent(raw_topic(app, TOPICS.load_aggregates, bus),
+                                  when_ready("load", rebalances.on_load_events))
         self.supervisor.timer(tuning.poll_interval_s)(rebalances.tick_when_ready)
         self.supervisor.timer(tuning.observe_interval_s)(rebalances.observe_when_ready)
 

@@ -16,6 +16,7 @@ What Strimzi's users asked for (reference/strimzi.md), and this logic does:
 from __future__ import annotations
 
 import uuid
+import zlib
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 from collections.abc import Iterable, Mapping
@@ -25,6 +26,8 @@ from enum import StrEnum
 from events import (
     BrokerLoadChange,
     BrokerLogDirs,
+    BrokerStatus,
+    LogDirState,
     Condition,
     ProposalSummary,
     RebalanceAction,
@@ -509,3 +512,81 @@ def intra_throttle_brokers(status: RebalanceStatus, alive: Iterable[int]) -> lis
     if request.mode == RebalanceMode.REMOVE_DISKS:
         return sorted(d.broker for d in status.removed_log_dirs)
     return sorted(set(alive)) if request.rebalance_disk else []
+
+
+# -- failed disks (KIP-112) ------------------------------------------------------------------------------------------
+
+LOG_DIRS_OFFLINE = "LogDirsOffline"
+
+
+def broker_status(broker: int, dirs: Iterable[tuple[str, str | None]], drained_by: Mapping[str, str],
+                  previous: BrokerStatus | None, now: datetime) -> BrokerStatus | None:
+    """A broker's status from its log directories (path, error or None when online) and the directories drained
+    by remove-disks rebalances (path -> rebalance); None when nothing changed since ``previous``."""
+    states = [LogDirState(path=path, online=error is None, error=error, drained_by=drained_by.get(path))
+              for path, error in sorted(dirs)]
+    offline = [d for d in states if not d.online]
+    if offline:
+        names = ", ".join(f"{d.path} ({d.error})" for d in offline)
+        condition = Condition(type=LOG_DIRS_OFFLINE, status="True", reason="LogDirFailure", last_transition_time=now,
+                              message=f"{len(offline)} of {len(states)} log directories offline: {names}. The "
+                                      "broker serves the replicas on the others; those in the failed directories are "
+                                      "offline until moved (fix-offline-replicas) or the disk is replaced.")
+    else:
+        condition = Condition(type=LOG_DIRS_OFFLINE, status="False", reason="AllOnline", last_transition_time=now,
+                              message=f"all {len(states)} log directories online")
+    if previous is not None and previous.log_dirs == states:
+        old = previous.condition(LOG_DIRS_OFFLINE)
+        if old is not None and (old.status, old.message) == (condition.status, condition.message):
+            return None
+    return BrokerStatus(broker=broker, log_dirs=states, conditions=[condition], updated_at=now)
+
+
+def fix_offline_request(statuses: Iterable[BrokerStatus], template: Mapping[str, object]) -> RebalanceRequest | None:
+    """The remediation for failed disks: a fix-offline-replicas rebalance, auto-approved, named after the failed
+    directories (a disk failing later gets a rebalance of its own); None when every directory is online."""
+    failed = sorted(f"{s.broker}:{d.path}" for s in statuses for d in s.log_dirs if not d.online)
+    if not failed:
+        return None
+    suffix = f"{zlib.crc32(','.join(failed).encode()):08x}"
+    return RebalanceRequest.model_validate({**template, "name": f"auto-fix-offline-replicas-{suffix}",
+                                            "mode": RebalanceMode.FIX_OFFLINE_REPLICAS, "auto_approve": True})
+
+
+# -- automatic disk rebalance ---------------------------------------------------------------------------------------
+
+AUTO_DISK_PREFIX = "auto-rebalance-disk-"
+
+
+def disk_drift(usage: Mapping[int, Mapping[str, float]], excluded: Mapping[int, set[str]]
+               ) -> dict[int, tuple[float, float]]:
+    """Per broker with two or more directories that take replicas: (max - min MB, that as a share of the mean)."""
+    drift = {}
+    for broker, dirs in usage.items():
+        values = [mb for path, mb in dirs.items() if path not in excluded.get(broker, set())]
+        if len(values) < 2:
+            continue
+        spread_mb, mean = max(values) - min(values), sum(values) / len(values)
+        drift[broker] = (spread_mb, spread_mb / mean if mean > 0 else 0.0)
+    return drift
+
+
+def disk_rebalance_request(drift: Mapping[int, tuple[float, float]], others: Iterable[RebalanceStatus], *,
+                           threshold: float, min_mb: float, cooldown_s: float, template: Mapping[str, object],
+                           now: datetime) -> RebalanceRequest | None:
+    """A disk rebalance when some broker's directories drifted past both thresholds, no rebalance is under way and
+    the last automatic one ended ``cooldown_s`` ago or more."""
+    drifted = sorted(b for b, (mb, share) in drift.items() if share > threshold and mb >= min_mb)
+    if not drifted:
+        return None
+    for other in others:
+        if other.deleted:
+            continue
+        if other.state not in TERMINAL:
+            return None
+        if other.name.startswith(AUTO_DISK_PREFIX) and (now - other.updated_at).total_seconds() < cooldown_s:
+            return None
+    options = {k: v for k, v in template.items() if k not in ("autoApprove", "auto_approve")}
+    approve = bool(template.get("autoApprove", template.get("auto_approve", False)))
+    return RebalanceRequest.model_validate({**options, "name": f"{AUTO_DISK_PREFIX}{now:%Y%m%dt%H%M%S}",
+                                            "rebalance_disk": True, "auto_approve": approve})

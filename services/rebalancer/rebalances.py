@@ -7,12 +7,14 @@ from __future__ import annotations
 
 import asyncio
 from collections import defaultdict
+from datetime import timedelta
 from collections.abc import Callable, Sequence
 from typing import Any
 
 from events import (
     TOPICS,
     BrokerRemovalRequested,
+    BrokerStatus,
     KnownBrokers,
     RebalanceAction,
     RebalanceMode,
@@ -26,6 +28,7 @@ from services.common.cruise_control import CruiseControlClient, CruiseControlErr
 from services.common.cruise_control.client import OptimizationOptions, Submission
 from services.common.logging import correlation, get_logger
 from services.common.outbox import Outbox, send
+from services.common.recent_load import RecentLoad
 from services.common.settings import RebalancerSettings
 from services.placement.disk_balance import Directory, NoDirectory, choose_dir
 from services.rebalancer import logic
@@ -58,6 +61,8 @@ class Rebalances:
         self.statuses: dict[str, RebalanceStatus] = {}
         self.correlations: dict[str, str] = {}
         self.known_brokers: list[int] | None = None
+        self.broker_statuses: dict[int, BrokerStatus] = {}
+        self.recent_load = RecentLoad(timedelta(minutes=5))
         self.ready = asyncio.Event()
         # One lock per rebalance: an action never interleaves with a step on the same rebalance.
         self._locks: defaultdict[str, asyncio.Lock] = defaultdict(asyncio.Lock)
@@ -105,6 +110,9 @@ class Rebalances:
             self.statuses[name] = item.decoded.event
             self.correlations[name] = item.decoded.envelope.correlation_id
         scaling = await self.outbox.read_compacted(TOPICS.scaling)
+        for item in (await self.outbox.read_compacted(TOPICS.broker_status)).values():
+            if isinstance(item.decoded.event, BrokerStatus):
+                self.broker_statuses[item.decoded.event.broker] = item.decoded.event
         known = scaling.get(KnownBrokers().key)
         if known is not None and isinstance(known.decoded.event, KnownBrokers):
             self.known_brokers = known.decoded.event.brokers
@@ -187,6 +195,8 @@ class Rebalances:
         chosen = brokers if brokers is not None else request.brokers
         if request.mode == RebalanceMode.ADD_BROKERS:
             return await self.cc.add_broker(chosen, options, dryrun=dryrun, task_id=task_id)
+        if request.mode == RebalanceMode.FIX_OFFLINE_REPLICAS:
+            return await self.cc.fix_offline_replicas(options, dryrun=dryrun, task_id=task_id)
         if request.mode == RebalanceMode.REMOVE_DISKS:
             return await self.cc.remove_disks({d.broker: d.log_dirs for d in status.removed_log_dirs},
                                               dryrun=dryrun, reason=reason, task_id=task_id)
@@ -336,7 +346,69 @@ class Rebalances:
         hosted = logic.hosted_replicas({name: [p.replicas for p in t.partitions] for name, t in topics.items()})
         for status in removals:
             await self._change(status.name, lambda s: logic.removal_check(s, hosted, utcnow()))
+        await self._report_brokers([b.id for b in brokers if b.alive])
         await self._keep_drained_empty()
+        await self._auto_rebalance_disks()
+
+    async def on_load_events(self, events: Sequence[Any]) -> None:
+        """The Spark job's log-directory aggregates: how far each broker's disks drift apart."""
+        for event in events:
+            decoded = await self.dead_letters.decode_or_reject(event, TOPICS.load_aggregates)
+            if decoded is not None and decoded.event.entity_kind == "log-dir":
+                self.recent_load.take(decoded.event)
+
+    async def _auto_rebalance_disks(self) -> None:
+        auto = self.tuning.auto
+        if auto.disk_drift is None:
+            return
+        now = utcnow()
+        usage = {b: {d: u.disk_mb for d, u in dirs.items()} for b, dirs in self.recent_load.log_dirs(now).items()}
+        excluded = logic.drained_log_dirs(self.statuses.values())
+        for broker, status in self.broker_statuses.items():
+            excluded.setdefault(broker, set()).update(d.path for d in status.log_dirs if not d.online)
+        drift = logic.disk_drift(usage, excluded)
+        request = logic.disk_rebalance_request(drift, self.statuses.values(), threshold=auto.disk_drift,
+                                               min_mb=auto.disk_drift_min_mb, cooldown_s=auto.disk_cooldown_s,
+                                               template=auto.rebalance_disk, now=now)
+        if request is not None and request.name not in self.statuses:
+            log.info("disks drifted apart; requesting a disk rebalance", rebalance=request.name,
+                     drift={b: round(share, 3) for b, (_, share) in drift.items()})
+            # Its status first: the next look must not ask again before the request comes back from the bus.
+            async with self._locks[request.name]:
+                await self._publish(logic.on_request(None, request, now))
+            await send(self.outbox, TOPICS.rebalance_requests, request)
+
+    async def _report_brokers(self, alive: list[int]) -> None:
+        """Each alive broker's log directories as a BrokerStatus when they change (a failed disk is seen within one
+        look); with remediation on, a failed disk's offline replicas are moved off (fix-offline-replicas)."""
+        if not alive:
+            return
+        try:
+            described = await self.admin.describe_log_dirs(alive)
+        except AdminError as exc:
+            log.info("log directories not described", error=str(exc))
+            return
+        drained_by: dict[tuple[int, str], str] = {}
+        for status in self.statuses.values():
+            for broker, paths in logic.drained_log_dirs([status]).items():
+                drained_by.update({(broker, path): status.name for path in paths})
+        for broker in alive:
+            dirs = [(d.path, d.error) for d in described if d.broker == broker]
+            if not dirs:
+                continue
+            own = {path: name for (b, path), name in drained_by.items() if b == broker}
+            status = logic.broker_status(broker, dirs, own, self.broker_statuses.get(broker), utcnow())
+            if status is None:
+                continue
+            self.broker_statuses[broker] = status
+            await send(self.outbox, TOPICS.broker_status, status)
+            log.info("broker status", broker=broker, offline=[d.path for d in status.log_dirs if not d.online])
+        if self.tuning.remediate_failed_disks:
+            request = logic.fix_offline_request([self.broker_statuses[b] for b in alive if b in self.broker_statuses],
+                                                self.tuning.auto.fix_offline_replicas)
+            if request is not None and request.name not in self.statuses:
+                log.warning("failed disks: moving their offline replicas", rebalance=request.name)
+                await send(self.outbox, TOPICS.rebalance_requests, request)
 
     async def _keep_drained_empty(self) -> None:
         """Kafka puts a new replica in the directory with the fewest partitions, which a drained one is: whatever

@@ -1,5 +1,5 @@
-"""Wiring of the topic reconciler: agents for specs, replicas-change records, observed brokers, load aggregates and
-placement requests; timers for the resync and the brokers' observation; a start that takes the instance's shards.
+"""Wiring of the topic reconciler: agents for specs, replicas-change records, observed brokers, load aggregates,
+brokers' status and placement requests; timers for the resync and the brokers' observation; a start that takes the instance's shards.
 
 What the records mean is ``intake``'s business, the work on the cluster ``reconciler``'s, decisions ``logic``'s.
 """
@@ -91,6 +91,9 @@ class TopicReconciler:
         # Entries this service wrote, and operators' BrokerForgotten (``ballast brokers forget``).
         supervisor.agent(raw_topic(app, TOPICS.observed_brokers, bus), handled_when_ready("observed", intake.on_observed_events))
         supervisor.agent(raw_topic(app, TOPICS.load_aggregates, bus), load)
+        # The rebalancer's view of each broker's log directories: drained and failed ones take no new replica.
+        supervisor.agent(raw_topic(app, TOPICS.broker_status, bus),
+                         handled_when_ready("broker_status", intake.on_broker_status_events))
         supervisor.agent(raw_topic(app, TOPICS.placement_requests, bus),
                          handled_when_ready("placement_requests", intake.on_placement_requests))
         supervisor.timer(self.settings.reconciler.resync_interval_s)(intake.resync)

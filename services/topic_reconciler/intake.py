@@ -105,6 +105,12 @@ class Intake:
             if decoded is not None:
                 self.reconciler.placing.recent_load.take(decoded.event)
 
+    async def on_broker_status_events(self, events: Sequence[Any]) -> None:
+        for event in events:
+            decoded = await self.dead_letters.decode_or_reject(event, TOPICS.broker_status)
+            if decoded is not None:
+                self.reconciler.placing.ledger.take_broker_status(decoded.event)
+
     async def on_placement_requests(self, events: Sequence[Any]) -> None:
         oldest = time.time() - PLACEMENT_REQUEST_MAX_AGE_S
         for event in events:
@@ -156,6 +162,8 @@ class Intake:
         observed = await self.reconciler.outbox.read_compacted(TOPICS.observed_brokers)
         for item in observed.values():
             self.reconciler.placing.observed.apply(item.decoded.event)
+        for item in (await self.reconciler.outbox.read_compacted(TOPICS.broker_status)).values():
+            self.reconciler.placing.ledger.take_broker_status(item.decoded.event)
         self.handover = Handover(asyncio.get_running_loop(), pause=self.pause, take=self.take)
         every = frozenset(range(self.shards))
         self.handover.take(self.lease.attach(self.handover) if self.lease is not None else every)

@@ -5,7 +5,8 @@ job counts per broker, log directory and domain.
 The figures come from the Spark job's log-directory aggregates where they name the broker's real directories, and
 from the cluster's own description of its log directories (DescribeLogDirs: bytes and replicas per directory)
 where they do not, say a real cluster whose load comes from a Cruise Control that knows other directories. Offline
-directories (a failed disk) are never chosen."""
+directories (a failed disk) and those a remove-disks rebalance keeps empty (the brokers' status events) are never
+chosen."""
 
 from __future__ import annotations
 
@@ -13,11 +14,11 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
-from events import PlacedReplica, PlacementReason, ReplicasPlaced
+from events import BrokerStatus, PlacedReplica, PlacementReason, ReplicasPlaced
 from services.common.admin import AdminError, ClusterAdmin, LogDirsUnsupported
 from services.common.logging import get_logger
 from services.placement.log_dirs import LogDirUsage, choose_log_dirs
-from services.topic_reconciler.recent_load import RecentLoad
+from services.common.recent_load import RecentLoad
 from events import placeholders as placeholder
 
 log = get_logger(__name__)
@@ -36,6 +37,13 @@ class PlacementLedger:
         self._dirs_max_age = dirs_max_age
         self._cluster_dirs: dict[int, dict[str, LogDirUsage | None]] = {}  # None: offline
         self._cluster_dirs_at: datetime | None = None
+        # Directories a remove-disks rebalance keeps empty, and failed ones, from the brokers' status events.
+        self._drained: dict[int, set[str]] = {}
+        self._failed: dict[int, set[str]] = {}
+
+    def take_broker_status(self, status: BrokerStatus) -> None:
+        self._drained[status.broker] = {d.path for d in status.log_dirs if d.drained_by}
+        self._failed[status.broker] = {d.path for d in status.log_dirs if not d.online}
 
     async def placed(self, topic: str, reason: PlacementReason, new_replicas: Mapping[int, Sequence[int]], *,
                      load_aware: bool) -> ReplicasPlaced:
@@ -84,6 +92,8 @@ class PlacementLedger:
                 usage[broker] = {d: u for d, u in known.items() if real[d] is not None}
             else:
                 usage[broker] = {d: u for d, u in real.items() if u is not None}
+            failed, drained = self._failed.get(broker, set()), self._drained.get(broker, set())
+            usage[broker] = {d: replace(u, draining=d in drained) for d, u in usage[broker].items() if d not in failed}
         return usage
 
     async def _cluster_log_dirs(self, now: datetime) -> dict[int, dict[str, LogDirUsage | None]]:

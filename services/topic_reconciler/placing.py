@@ -22,7 +22,7 @@ from services.placement.under_replicated import Placed, fill_placeholders, place
 from services.topic_reconciler.cluster_view import ClusterViewCache
 from services.topic_reconciler.observed import ObservedBrokers
 from services.topic_reconciler.placements import PlacementLedger
-from services.topic_reconciler.recent_load import RecentLoad
+from services.common.recent_load import RecentLoad
 
 log = get_logger(__name__)
 

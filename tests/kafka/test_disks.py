@@ -1,5 +1,6 @@
 """JBOD on the real cluster through the bus: a remove-disks rebalance (Strimzi's moveReplicasOffVolumes) empties a
-directory of a real broker under Ballast's intra-broker throttle, and the directory stays empty until released."""
+directory of a real broker under Ballast's intra-broker throttle, and the directory stays empty until released; a
+disk that fails on a running broker is reported in its status, and its offline replicas are moved off."""
 
 from __future__ import annotations
 
@@ -9,11 +10,13 @@ from collections.abc import Iterator
 
 import pytest
 
+from events import TOPICS, BrokerStatus, Decoded
 from events import RebalanceState as S
 from services.common.admin import INTRA_BROKER_THROTTLE
 from services.common.admin.kafka import KafkaClusterAdmin
 from services.local.kafka_cluster import LocalKafka
 from services.local.stack import LocalStack
+from tests.integration.harness import Follower
 from tests.integration.rebalancing import Rebalancing
 from tests.kafka.conftest import eventually, fill
 
@@ -100,3 +103,76 @@ async def _in(admin: KafkaClusterAdmin, topic: str, partition: int, log_dir: str
 
 async def _throttle_cleared(admin: KafkaClusterAdmin) -> bool:
     return INTRA_BROKER_THROTTLE not in await admin.broker_configs(BROKER)
+
+
+class BrokerWatcher(Follower):
+    def __init__(self, stack: LocalStack) -> None:
+        self.latest: dict[int, BrokerStatus] = {}
+        super().__init__(stack.settings(), [TOPICS.broker_status.name])
+
+    def take(self, decoded: Decoded) -> None:
+        if isinstance(decoded.event, BrokerStatus):
+            self.latest[decoded.event.broker] = decoded.event
+
+
+async def test_a_failed_disk_is_reported_the_broker_serves_the_other_and_its_replicas_are_moved_off(
+        rb: Rebalancing, kafka_stack: LocalStack, kafka: LocalKafka, admin: KafkaClusterAdmin, name: str) -> None:
+    watcher = BrokerWatcher(kafka_stack)
+    new = kafka.add_broker("/dc2/r3")
+    try:
+        data0, data1 = (str(d) for d in kafka.log_dirs(new))
+        await admin.create_topic(name, 4, 2, assignment=[[new, 1], [1, new], [new, 2], [2, new]])
+        await admin.alter_replica_log_dirs(name, {(0, new): data0, (1, new): data0, (2, new): data1,
+                                                 (3, new): data1})
+
+        async def placed() -> bool:
+            described = (await admin.describe_topics([name]))[name]
+            return described is not None and [dict(p.log_dirs).get(new) for p in described.partitions] == \
+                [data0, data0, data1, data1]
+
+        await eventually(placed, "the new broker's replicas in data-0 (partitions 0, 1) and data-1 (2, 3)")
+        fill(kafka.bootstrap_servers, name, 4, 0.5)
+        watcher.wait("the new broker's status, all online", lambda: new in watcher.latest and
+                     watcher.latest[new].condition("LogDirsOffline").status == "False", timeout=30)
+
+        kafka.fail_log_dir(new, 0)  # returns once the broker itself reports data-0 offline
+        watcher.wait("LogDirsOffline on the broker's status", lambda: watcher.latest[new].condition(
+            "LogDirsOffline").status == "True", timeout=30)
+        status = watcher.latest[new]
+        assert [(d.path, d.online) for d in status.log_dirs] == [(data0, False), (data1, True)]
+        assert data0 in status.condition("LogDirsOffline").message
+
+        # The broker keeps serving the partitions on its healthy disk.
+        described = (await admin.describe_topics([name]))[name]
+        assert described is not None
+        by_id = {p.id: p for p in described.partitions}
+        assert all(new in by_id[i].isr for i in (2, 3)), described
+        assert all(new not in by_id[i].isr for i in (0, 1)), described
+
+        # Remediation: a fix-offline-replicas rebalance moves the offline replicas to healthy brokers.
+        fix = None
+        deadline = time.monotonic() + 30
+        while fix is None and time.monotonic() < deadline:
+            names = sorted(n for n in rb.latest if n.startswith("auto-fix-offline-replicas-"))
+            fix = rb.latest[names[0]] if names else None
+            await asyncio.sleep(0.5)
+        assert fix is not None, "no fix-offline-replicas rebalance was requested"
+        done = rb.wait_state(fix.name, S.READY, timeout=120)
+        assert done.summary is not None and done.summary.num_replica_movements == 2, done.summary
+
+        async def healed() -> bool:
+            described = (await admin.describe_topics([name]))[name]
+            return described is not None and all(
+                len(p.replicas) == 2 and set(p.isr) == set(p.replicas) and not p.offline
+                and (p.id >= 2 or new not in p.replicas) for p in described.partitions)
+
+        await eventually(healed, "partitions 0 and 1 re-replicated off the failed disk, everything in sync", 60)
+    finally:
+        watcher.stop()
+        await admin.delete_topic(name)
+        await eventually(lambda: _gone(admin, name), f"{name} deleted")
+        kafka.decommission_broker(new)
+
+
+async def _gone(admin: KafkaClusterAdmin, topic: str) -> bool:
+    return (await admin.describe_topics([topic]))[topic] is None

@@ -99,7 +99,8 @@ def test_the_simulator_knows_each_endpoints_parameters_as_cruise_controls_descri
 
     described = Path(__file__).resolve().parents[3] / "shared" / "reference" / "cruise-control-openapi" / "endpoints"
     files = {"topic_configuration": "topicConfiguration", "rebalance": "rebalance", "add_broker": "addBroker",
-             "remove_broker": "removeBroker", "remove_disks": "removeDisks", "stop_proposal_execution": "stopProposalExecution", "state": "state",
+             "remove_broker": "removeBroker", "remove_disks": "removeDisks",
+             "fix_offline_replicas": "fixOfflineReplicas", "stop_proposal_execution": "stopProposalExecution", "state": "state",
              "kafka_cluster_state": "kafkaClusterState", "load": "load", "partition_load": "partitionLoad",
              "user_tasks": "userTasks"}
     assert set(files) == set(VALID_PARAMETERS)

@@ -45,7 +45,7 @@ def test_recent_load_takes_each_brokers_latest_ended_window_and_drops_stale_ones
     from datetime import UTC, datetime, timedelta
 
     from events import LoadAggregate
-    from services.topic_reconciler.recent_load import RecentLoad
+    from services.common.recent_load import RecentLoad
 
     t = datetime(2026, 11, 23, 12, 0, tzinfo=UTC)
 

@@ -1,11 +1,11 @@
 """Choosing the log directory of new replicas (services.placement.log_dirs) and the figures behind the choice
-(services.topic_reconciler.recent_load)."""
+(services.common.recent_load)."""
 
 from datetime import UTC, datetime, timedelta
 
 from events import LoadAggregate
 from services.placement.log_dirs import LogDirUsage, choose_log_dirs
-from services.topic_reconciler.recent_load import RecentLoad
+from services.common.recent_load import RecentLoad
 
 A, B = "/data-a", "/data-b"
 T0 = datetime(2026, 11, 23, 12, 0, tzinfo=UTC)

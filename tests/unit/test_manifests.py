@@ -118,3 +118,24 @@ def test_load_aware_placement_can_be_turned_off_per_topic() -> None:
     annotated = KAFKA_TOPIC.replace("  labels:", "  annotations: {ballast.io/load-aware: \"false\"}\n  labels:")
     assert not load_specs(annotated)[0].load_aware
     assert not load_specs("{name: a, partitions: 1, replicas: 1, loadAware: false}")[0].load_aware
+
+
+def test_a_strimzi_remove_disks_rebalance_reads_unchanged() -> None:
+    from events import RebalanceRequest
+    from services.cli.manifests import load_manifests
+
+    (request,) = load_manifests("""
+apiVersion: kafka.strimzi.io/v1beta2
+kind: KafkaRebalance
+metadata:
+  name: drain
+spec:
+  mode: remove-disks
+  moveReplicasOffVolumes:
+    - brokerId: 3
+      volumeIds: [1, 2]
+  intraBrokerThrottle: 10000000
+""")
+    assert isinstance(request, RebalanceRequest) and request.mode == "remove-disks"
+    assert [(v.broker_id, v.volume_ids) for v in request.move_replicas_off_volumes] == [(3, [1, 2])]
+    assert request.intra_broker_throttle == 10_000_000

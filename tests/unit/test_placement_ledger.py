@@ -9,7 +9,7 @@ from datetime import UTC, datetime, timedelta
 from events import LoadAggregate
 from services.common.admin import AdminError, LogDirInfo, LogDirReplica, LogDirsUnsupported, Unsupported
 from services.topic_reconciler.placements import PlacementLedger
-from services.topic_reconciler.recent_load import RecentLoad
+from services.common.recent_load import RecentLoad
 
 NOW = datetime(2026, 11, 23, 12, 5, tzinfo=UTC)
 RACKS = {1: "/dc1/r1", 2: "/dc2/r1"}
@@ -111,3 +111,17 @@ async def test_an_offline_directory_is_never_chosen() -> None:
     await ledger(admin).placed("orders", "create", {0: [1, 2]}, load_aware=True)
     # Broker 1 has one directory left, so the broker chooses (it can only take /d0); broker 2 keeps the aggregates.
     assert admin.calls == [("orders", {(0, 2): "/d0"})]
+
+
+async def test_drained_and_failed_directories_from_the_brokers_status_take_no_new_replica() -> None:
+    from events import BrokerStatus, LogDirState
+
+    admin = Admin()
+    placements = ledger(admin)
+    # Without the status, broker 1's emptier /d1 and broker 2's /d0 would be chosen (the test above).
+    placements.take_broker_status(BrokerStatus(broker=1, log_dirs=[LogDirState(path="/d0"),
+                                                                   LogDirState(path="/d1", drained_by="drain")]))
+    placements.take_broker_status(BrokerStatus(broker=2, log_dirs=[LogDirState(path="/d0", online=False),
+                                                                   LogDirState(path="/d1")]))
+    await placements.placed("orders", "create", {0: [1, 2]}, load_aware=True)
+    assert admin.calls == [("orders", {(0, 1): "/d0"})]  # broker 2 has one directory left: its own choice

@@ -377,3 +377,45 @@ def test_progress_counts_moves_between_directories() -> None:
     assert progress is not None
     assert (progress.total_intra_broker_partition_movements, progress.finished_intra_broker_partition_movements) == (4, 1)
     assert progress.percent_data_moved == 25.0 and progress.estimated_seconds_to_completion == 30.0
+
+
+def test_a_brokers_status_changes_only_when_its_directories_do() -> None:
+    online = logic.broker_status(1, [("/d1", None), ("/d0", None)], {}, None, NOW)
+    assert online is not None and [d.path for d in online.log_dirs] == ["/d0", "/d1"]
+    assert online.condition(logic.LOG_DIRS_OFFLINE).status == "False"
+    assert logic.broker_status(1, [("/d0", None), ("/d1", None)], {}, online, NOW) is None
+    failed = logic.broker_status(1, [("/d0", None), ("/d1", "KAFKA_STORAGE_ERROR")], {"/d0": "drain"}, online, NOW)
+    assert failed is not None and failed.condition(logic.LOG_DIRS_OFFLINE).status == "True"
+    assert "/d1 (KAFKA_STORAGE_ERROR)" in failed.condition(logic.LOG_DIRS_OFFLINE).message
+    assert failed.log_dirs[0].drained_by == "drain"
+
+
+def test_the_remediation_is_one_auto_approved_fix_per_set_of_failed_disks() -> None:
+    healthy = logic.broker_status(1, [("/d0", None), ("/d1", None)], {}, None, NOW)
+    assert logic.fix_offline_request([healthy], {}) is None
+    one = logic.broker_status(1, [("/d0", None), ("/d1", "KAFKA_STORAGE_ERROR")], {}, None, NOW)
+    two = logic.broker_status(2, [("/d0", "KAFKA_STORAGE_ERROR"), ("/d1", None)], {}, None, NOW)
+    first = logic.fix_offline_request([one], {"replicationThrottle": 1000})
+    assert first.mode == "fix-offline-replicas" and first.auto_approve and first.replication_throttle == 1000
+    assert logic.fix_offline_request([one], {}).name == first.name
+    assert logic.fix_offline_request([one, two], {}).name != first.name
+
+
+def test_disk_drift_leaves_out_drained_and_failed_directories() -> None:
+    usage = {1: {"/d0": 900.0, "/d1": 100.0, "/d2": 500.0}, 2: {"/d0": 10.0}}
+    assert logic.disk_drift(usage, {}) == {1: (800.0, 1.6)}
+    assert logic.disk_drift(usage, {1: {"/d1"}}) == {1: (400.0, 400.0 / 700.0)}
+
+
+def test_an_automatic_disk_rebalance_waits_for_others_and_the_cooldown() -> None:
+    drift = {1: (800.0, 1.6)}
+    ask = dict(threshold=0.5, min_mb=100.0, cooldown_s=600.0, template={"intraBrokerThrottle": 5}, now=NOW)
+    request = logic.disk_rebalance_request(drift, [], **ask)
+    assert request is not None and request.rebalance_disk and not request.auto_approve
+    assert request.intra_broker_throttle == 5
+    assert logic.disk_rebalance_request({1: (50.0, 1.6)}, [], **ask) is None  # too few bytes to matter
+    assert logic.disk_rebalance_request(drift, [status(S.REBALANCING)], **ask) is None
+    recent = status(S.READY, request).model_copy(update={"updated_at": NOW - timedelta(seconds=60)})
+    assert logic.disk_rebalance_request(drift, [recent], **ask) is None
+    old = recent.model_copy(update={"updated_at": NOW - timedelta(hours=1)})
+    assert logic.disk_rebalance_request(drift, [old], **ask) is not None

@@ -22,7 +22,13 @@ from tests.unit.records import record
 
 
 @pytest.fixture
-async def service(tmp_path: Path) -> AsyncIterator[tuple[Rebalances, MemoryOutbox]]:
+async def service(stack) -> AsyncIterator[tuple[Rebalances, MemoryOutbox]]:
+    rebalancer, outbox, _ = stack
+    yield rebalancer, outbox
+
+
+@pytest.fixture
+async def stack(tmp_path: Path) -> AsyncIterator[tuple[Rebalances, MemoryOutbox, Simulator]]:
     simulator = Simulator(SimulatorSettings(cruise_control_port=free_port(), admin_port=free_port(),
                                             min_execution_s=0.1, proposal_s=0.01,
                                             brokers=["1:/dc1/r1", "2:/dc1/r2", "3:/dc2/r1", "4:/dc2/r2"]))
@@ -35,7 +41,7 @@ async def service(tmp_path: Path) -> AsyncIterator[tuple[Rebalances, MemoryOutbo
                                    outbox=outbox).rebalances
     await rebalancer.rebuild()
     try:
-        yield rebalancer, outbox
+        yield rebalancer, outbox, simulator
     finally:
         await cc.aclose()
         await admin.aclose()
@@ -112,3 +118,69 @@ async def test_remove_disks_naming_a_volume_the_broker_lacks_is_not_ready_with_t
     await rebalancer.on_request_events([record(TOPICS.rebalance_requests, request, 0)])
     refused = await until(rebalancer, outbox, RebalanceState.NOT_READY)
     assert "volume 9 matches no log directories" in (refused.message or "")
+
+
+async def test_a_failed_disk_is_reported_at_the_next_look_and_remediated_when_allowed(stack) -> None:
+    import httpx
+
+    from events import BrokerStatus
+
+    rebalancer, outbox, simulator = stack
+    rebalancer.tuning = rebalancer.tuning.model_copy(update={"remediate_failed_disks": True})
+    data0, data1 = "/var/kafka/data-0", "/var/kafka/data-1"
+    await rebalancer.admin.alter_replica_log_dirs("a", {(p, 1): (data0, data1)[p % 2] for p in range(8)})
+    await rebalancer.observe()
+    first = {s.broker: s for s in outbox.on(TOPICS.broker_status)}
+    assert set(first) == {1, 2, 3, 4} and first[1].condition("LogDirsOffline").status == "False"
+    async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{simulator.settings.admin_port}") as sim:
+        failed = (await sim.post("/faults/brokers/1/log-dirs/fail", json={"path": data1})).json()
+    assert failed["offlineReplicas"] == 4
+    await rebalancer.observe()
+    latest: BrokerStatus = outbox.on(TOPICS.broker_status)[-1]
+    assert latest.broker == 1 and [(d.path, d.online) for d in latest.log_dirs] == [(data0, True), (data1, False)]
+    condition = latest.condition("LogDirsOffline")
+    assert condition.status == "True" and data1 in condition.message
+    # Remediation: a fix-offline-replicas rebalance, auto-approved, moves the four offline replicas off broker 1.
+    (request,) = outbox.on(TOPICS.rebalance_requests)
+    assert request.mode == "fix-offline-replicas" and request.auto_approve
+    await rebalancer.on_request_events([record(TOPICS.rebalance_requests, request, 0)])
+    ready = await until(rebalancer, outbox, RebalanceState.READY)
+    assert ready.summary.num_replica_movements == 4
+    described = (await rebalancer.admin.describe_topics(["a"]))["a"]
+    assert [p.offline for p in described.partitions] == [()] * 8
+    assert sum(1 for p in described.partitions if 1 in p.replicas) == 4  # those on the healthy disk stay
+    await rebalancer.observe()  # the same failure does not ask again
+    assert len(outbox.on(TOPICS.rebalance_requests)) == 1
+
+
+async def test_disks_drifting_apart_request_a_disk_rebalance_once_and_not_while_another_runs(stack) -> None:
+    from datetime import timedelta
+
+    from events import LoadAggregate
+    from events.envelope import utcnow
+
+    rebalancer, outbox, _ = stack
+    auto = rebalancer.tuning.auto.model_copy(update={"disk_drift": 0.5, "disk_drift_min_mb": 100.0,
+                                                     "rebalance_disk": {"autoApprove": True}})
+    rebalancer.tuning = rebalancer.tuning.model_copy(update={"auto": auto})
+    now = utcnow()
+
+    def window(broker: int, log_dir: str, mb: float) -> LoadAggregate:
+        return LoadAggregate(window_start=now - timedelta(seconds=70), window_end=now - timedelta(seconds=10),
+                             entity_kind="log-dir", entity=f"{broker}:{log_dir}", disk_mb=mb, replicas=4)
+
+    rebalancer.recent_load.take(window(1, "/var/kafka/data-0", 900.0))
+    rebalancer.recent_load.take(window(1, "/var/kafka/data-1", 700.0))  # within 50 % of the mean: nothing
+    await rebalancer.observe()
+    assert outbox.on(TOPICS.rebalance_requests) == []
+    rebalancer.recent_load.take(window(2, "/var/kafka/data-0", 900.0))
+    rebalancer.recent_load.take(window(2, "/var/kafka/data-1", 100.0))  # 800 MB apart: 160 % of the mean
+    await rebalancer.observe()
+    (request,) = outbox.on(TOPICS.rebalance_requests)
+    assert request.rebalance_disk and request.auto_approve and request.name.startswith("auto-rebalance-disk-")
+    await rebalancer.observe()  # asked already: its status is there, not finished
+    assert len(outbox.on(TOPICS.rebalance_requests)) == 1
+    await rebalancer.on_request_events([record(TOPICS.rebalance_requests, request, 0)])
+    await until(rebalancer, outbox, RebalanceState.READY)
+    await rebalancer.observe()  # finished, but within the cooldown
+    assert len(outbox.on(TOPICS.rebalance_requests)) == 1

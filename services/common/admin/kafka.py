@@ -166,7 +166,8 @@ class KafkaClusterAdmin:
                              for b in replicas)
                 leader = p["leader_id"] if p["leader_id"] >= 0 else None
                 partitions.append(PartitionInfo(id=p["partition_index"], replicas=replicas, leader=leader,
-                                                isr=tuple(p["isr_nodes"]), replica_info=info))
+                                                isr=tuple(p["isr_nodes"]), replica_info=info,
+                                                offline=tuple(p.get("offline_replicas") or ())))
             result[name] = TopicDescription(name=name, partitions=tuple(partitions), config=configs.get(name, {}))
         return result
 

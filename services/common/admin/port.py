@@ -63,6 +63,7 @@ class PartitionInfo:
     leader: int | None = None
     isr: tuple[int, ...] = ()
     replica_info: tuple[ReplicaInfo, ...] = ()  # per replica, in ``replicas`` order, where the adapter can tell
+    offline: tuple[int, ...] = ()  # replicas on a dead broker or a failed log directory (KIP-112), where known
 
     @property
     def log_dirs(self) -> tuple[tuple[int, str], ...]:

@@ -38,7 +38,7 @@ def _topic(document: dict[str, Any], racks: Mapping[int, str | None] | None = No
         name=document["name"],
         partitions=tuple(
             PartitionInfo(id=p["partition"], replicas=tuple(p["replicas"]), leader=p.get("leader"), isr=tuple(p["isr"]),
-                          replica_info=info(p))
+                          replica_info=info(p), offline=tuple(p.get("offline", ())))
             for p in document["partitions"]
         ),
         config=dict(document.get("config", {})),
@@ -144,8 +144,13 @@ class SimulatorClusterAdmin:
                 for broker, path in p.get("logDirs", {}).items():
                     replicas.setdefault((int(broker), path), []).append(LogDirReplica(
                         topic=topic["name"], partition=p["partition"], size_bytes=int(p.get("sizeMB", 0) * MB)))
-        return [LogDirInfo(broker=b["id"], path=path, error=None if b["alive"] else "BrokerNotAvailableError",
-                           replicas=tuple(replicas.get((b["id"], path), ())))
+        def error(broker: dict[str, Any], path: str) -> str | None:
+            if not broker["alive"]:
+                return "BrokerNotAvailableError"
+            return "KafkaStorageException" if path in broker.get("offlineLogDirs", ()) else None
+
+        return [LogDirInfo(broker=b["id"], path=path, error=error(b, path),
+                           replicas=() if error(b, path) else tuple(replicas.get((b["id"], path), ())))
                 for b in data["brokers"] if wanted is None or b["id"] in wanted for path in b.get("logDirs", ())]
 
     async def broker_configs(self, broker: int) -> dict[str, str]:

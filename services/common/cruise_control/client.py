@@ -125,6 +125,11 @@ class CruiseControlClient:
         """Move every replica off ``brokers`` (to be removed)."""
         return await self._optimize("remove_broker", options or OptimizationOptions(), dryrun, task_id, brokers)
 
+    async def fix_offline_replicas(self, options: OptimizationOptions | None = None, *, dryrun: bool = True,
+                                   task_id: str | None = None) -> Submission:
+        """Move the replicas on dead brokers and failed disks to healthy ones."""
+        return await self._optimize("fix_offline_replicas", options or OptimizationOptions(), dryrun, task_id)
+
     async def remove_disks(self, log_dirs: Mapping[int, Iterable[str]], *, dryrun: bool = True,
                            reason: str | None = None, task_id: str | None = None) -> Submission:
         """Move every replica off these log directories onto the other disks of the same broker

@@ -19,6 +19,7 @@ class _DirFigures:
     disk_mb: float
     replicas: int
     taken_at: datetime  # the newest sample behind the figures: replicas placed later are not in them
+    growth_mb_per_day: float = 0.0
 
 
 class RecentLoad:
@@ -40,8 +41,10 @@ class RecentLoad:
         elif aggregate.entity_kind == "log-dir":
             broker, _, log_dir = aggregate.entity.partition(":")
             if broker.isdigit() and log_dir:
+                window_s = (aggregate.window_end - aggregate.window_start).total_seconds()
+                growth = aggregate.disk_growth_mb * 86_400 / window_s if window_s > 0 else 0.0
                 figures = _DirFigures(aggregate.disk_mb, aggregate.replicas,
-                                      aggregate.last_sample_at or aggregate.window_end)
+                                      aggregate.last_sample_at or aggregate.window_end, max(0.0, growth))
                 self._keep(self._dirs.setdefault((int(broker), log_dir), {}), aggregate.window_end, figures)
 
     @staticmethod
@@ -75,5 +78,6 @@ class RecentLoad:
                 continue
             times = self._placed.get((broker, log_dir), [])
             since = len(times) - bisect.bisect_right(times, figures.taken_at)
-            usage.setdefault(broker, {})[log_dir] = LogDirUsage(figures.disk_mb, figures.replicas, since)
+            usage.setdefault(broker, {})[log_dir] = LogDirUsage(figures.disk_mb, figures.replicas, since,
+                                                                growth_mb_per_day=figures.growth_mb_per_day)
         return usage
