@@ -21,7 +21,8 @@ from services.local.stack import LocalStack
 def _dirs_table(dirs: list[LogDirInfo], title: str) -> Table:
     table = Table(title=title, title_justify="left")
     for column in ("broker", "log dir", "state", "replicas", "MB"):
-        table.add_column(column, justify="right" if column in ("broker", "replicas", "MB") else "left")
+        table.add_column(column, justify="right" if column in ("broker", "replicas", "MB") else "left",
+                         overflow="fold")
     for d in sorted(dirs, key=lambda d: (d.broker, d.path)):
         replicas = [r for r in d.replicas if not r.is_future]
         table.add_row(str(d.broker), d.path, "online" if d.online else f"offline ({d.error})", str(len(replicas)),
@@ -60,7 +61,7 @@ def disks_step(console: Console, stack: LocalStack, bus: BusSettings, deadline: 
 async def _disks(console: Console, stack: LocalStack, bus: BusSettings, deadline: float, number: int, skewed: int,
                  drained: int) -> bool:
     admin = make_cluster_admin(stack.settings().cluster_admin)
-    follow = RebalanceFollower(console, bus)
+    follow = RebalanceFollower(console, bus, only={"demo-disk-balance", "demo-drain"})
     try:
         console.rule(f"{number}. disks (JBOD): broker {skewed}'s replicas crowded into one directory, evened out by a "
                      f"disk rebalance; a directory of broker {drained} drained and kept empty")

@@ -35,8 +35,9 @@ LEAVING = 9
 class RebalanceFollower:
     """Prints each rebalance's transitions (progress at most once a second) until a condition holds."""
 
-    def __init__(self, console: Console, bus: BusSettings) -> None:
+    def __init__(self, console: Console, bus: BusSettings, only: set[str] | None = None) -> None:
         self.console, self.bus = console, bus
+        self.only = only  # print only these rebalances' transitions (None: every one)
         self.offset = -1
         self.latest: dict[str, RebalanceStatus] = {}
         self._printed_at = 0.0
@@ -56,7 +57,7 @@ class RebalanceFollower:
             if status.name == name and done(status):
                 self._print(status)
                 return status
-            if self._worth_printing(status, previous):
+            if (self.only is None or status.name in self.only) and self._worth_printing(status, previous):
                 self._print(status)
         return None
 

@@ -6,7 +6,7 @@ from rich import box
 from rich.console import RenderableType
 from rich.table import Table
 
-from events import LoadAggregate, RebalanceState, RebalanceStatus, TopicStatus
+from events import LoadAggregate, RebalanceRequest, RebalanceState, RebalanceStatus, TopicStatus
 
 
 def change_text(status: TopicStatus) -> str:
@@ -64,6 +64,10 @@ def _summary_text(status: RebalanceStatus) -> str:
         return "-"
     text = (f"{s.num_replica_movements} replica / {s.num_leader_movements} leader movements, "
             f"{s.data_to_move_mb:,.0f} MB")
+    if s.num_intra_broker_replica_movements or status.request.rebalance_disk \
+            or status.request.mode == "remove-disks":
+        text += (f", {s.num_intra_broker_replica_movements} between directories "
+                 f"({s.intra_broker_data_to_move_mb:,.0f} MB)")
     if s.on_demand_balancedness_score_before is not None and s.on_demand_balancedness_score_after is not None:
         text += (f", balancedness {s.on_demand_balancedness_score_before:.1f} -> "
                  f"{s.on_demand_balancedness_score_after:.1f}")
@@ -76,13 +80,23 @@ def _progress_text(status: RebalanceStatus) -> str:
         return ""
     eta = f", about {p.estimated_seconds_to_completion:.0f} s left" if p.estimated_seconds_to_completion is not None \
         else ""
-    return (f"{p.percent_data_moved:.0f}% of {p.total_data_mb:,.0f} MB moved "
-            f"({p.finished_partition_movements}/{p.total_partition_movements} partitions){eta}")
+    moves = []
+    if p.total_partition_movements or not p.total_intra_broker_partition_movements:
+        moves.append(f"{p.finished_partition_movements}/{p.total_partition_movements} partitions")
+    if p.total_intra_broker_partition_movements:
+        moves.append(f"{p.finished_intra_broker_partition_movements}/{p.total_intra_broker_partition_movements} "
+                     "between directories")
+    return (f"{p.percent_data_moved:.0f}% of {p.total_data_mb + p.total_intra_broker_data_mb:,.0f} MB moved "
+            f"({', '.join(moves)}){eta}")
+
+
+def _mode(request: RebalanceRequest) -> str:
+    return "full (disks)" if request.rebalance_disk else str(request.mode)
 
 
 def rebalance_line(status: RebalanceStatus) -> str:
     request = status.request
-    parts = [f"{status.name:<28}", f"{status.state.value:<15}", str(request.mode)]
+    parts = [f"{status.name:<28}", f"{status.state.value:<15}", _mode(request)]
     if request.brokers:
         parts.append(f"brokers {','.join(map(str, request.brokers))}")
     if status.state == RebalanceState.PROPOSAL_READY and status.summary:
@@ -103,7 +117,7 @@ def rebalance_table(statuses: list[RebalanceStatus], title: str = "Rebalances") 
     for s in sorted(statuses, key=lambda s: s.name):
         notes = [n for n in (_progress_text(s), s.message) if n]
         notes += [c.message or c.type for c in s.conditions]
-        table.add_row(s.name, s.state.value, str(s.request.mode), ",".join(map(str, s.request.brokers)) or "-",
+        table.add_row(s.name, s.state.value, _mode(s.request), ",".join(map(str, s.request.brokers)) or "-",
                       _summary_text(s), "; ".join(notes))
     return table
 

@@ -276,6 +276,10 @@ class SimCruiseControl:
         await self.refresh_model(0.5)  # a broker that has just joined must be known
         brokers = self._parse_brokers(endpoint, query)
         disk = endpoint == "rebalance" and query.boolean("rebalance_disk", False)
+        if disk and query.strings("goals"):  # ParameterUtils.getGoals
+            raise UserRequestError("Rebalance disk mode does not support explicitly specifying goals in request.")
+        if disk and query.boolean("kafka_assigner", False):
+            raise UserRequestError("Kafka assigner mode and rebalance disk mode cannot be set the at the same time.")
         # With rebalance_disk, Cruise Control optimizes with the intra-broker goals only.
         goals = optimizer.INTRA_BROKER_GOALS if disk else self._parse_goals(endpoint, query)
         throttle = _throttle(query)

@@ -447,6 +447,11 @@ async def test_rebalance_disk_and_remove_disks_move_replicas_between_a_brokers_d
                          ({42: [data0]}, "Broker [42] does not exist.")):
         with pytest.raises(RequestRejected, match=message.replace(".", r"\.").replace("[", r"\[")):
             await cc.remove_disks(bad)
+    async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{sim.settings.cruise_control_port}") as raw:
+        refused = await raw.post("/kafkacruisecontrol/rebalance", params={
+            "rebalance_disk": "true", "goals": "RackAwareGoal", "json": "true"})
+        assert refused.status_code == 400
+        assert "Rebalance disk mode does not support explicitly specifying goals" in refused.json()["errorMessage"]
     full = await cc.remove_disks({2: [data1]}, dryrun=True)
     assert full.result.summary.num_intra_broker_replica_movements >= 0
     assert validate_all(openapi, recorder) >= 6
