@@ -8,12 +8,16 @@ STAMP  := $(VENV)/.installed
 # Apache Kafka's jars for the real local cluster, copied from Maven Central as jvm/kafka-runtime/pom.xml pins them.
 KAFKA_LIB   := .kafka/lib
 KAFKA_STAMP := $(KAFKA_LIB)/.installed
+# Ballast's nearest-replica selector, a broker plugin the local cluster loads (jvm/replica-selector, JUnit-tested
+# by the build).
+SELECTOR_JAR := .kafka/plugins/ballast-replica-selector.jar
+SELECTOR_SRC := jvm/replica-selector/pom.xml $(shell find jvm/replica-selector/src -name '*.java' 2>/dev/null)
 # Spark's JVM Kafka source (spark-sql-kafka at PySpark's version) and the jars it needs that PySpark lacks.
 SPARK_JARS        := .spark/jars
 SPARK_JARS_STAMP  := $(SPARK_JARS)/.installed
 SPARK_KAFKA_ONLY  := spark-sql-kafka-0-10_2.13,spark-token-provider-kafka-0-10_2.13,kafka-clients,commons-pool2
 
-.PHONY: install kafka spark-kafka demo demo-kafka up up-kafka down status test test-unit bench schema clean
+.PHONY: install kafka selector spark-kafka demo demo-kafka up up-kafka down status test test-unit bench schema clean
 
 $(STAMP): pyproject.toml constraints.txt
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -26,27 +30,34 @@ $(KAFKA_STAMP): jvm/kafka-runtime/pom.xml
 	mvn -q -B -Dstyle.color=never -f jvm/kafka-runtime/pom.xml dependency:copy-dependencies -DoutputDirectory=$(CURDIR)/$(KAFKA_LIB)
 	@touch $(KAFKA_STAMP)
 
+$(SELECTOR_JAR): $(SELECTOR_SRC)
+	mvn -q -B -Dstyle.color=never -f jvm/replica-selector/pom.xml package
+	@mkdir -p $(dir $(SELECTOR_JAR))
+	cp jvm/replica-selector/target/ballast-replica-selector-0.1.0.jar $(SELECTOR_JAR)
+
 $(SPARK_JARS_STAMP): jvm/spark-kafka/pom.xml
 	@rm -rf $(SPARK_JARS)
 	mvn -q -B -Dstyle.color=never -f jvm/spark-kafka/pom.xml dependency:copy-dependencies -DincludeScope=runtime -DincludeArtifactIds=$(SPARK_KAFKA_ONLY) -DoutputDirectory=$(CURDIR)/$(SPARK_JARS)
 	@touch $(SPARK_JARS_STAMP)
 
-install: $(STAMP) $(KAFKA_STAMP) $(SPARK_JARS_STAMP)
+install: $(STAMP) $(KAFKA_STAMP) $(SELECTOR_JAR) $(SPARK_JARS_STAMP)
 
-kafka: $(KAFKA_STAMP)
+kafka: $(KAFKA_STAMP) $(SELECTOR_JAR)
+
+selector: $(SELECTOR_JAR)
 
 spark-kafka: $(SPARK_JARS_STAMP)
 
 demo: $(STAMP)
 	$(BIN)/ballast demo
 
-demo-kafka: $(STAMP) $(KAFKA_STAMP)
+demo-kafka: $(STAMP) $(KAFKA_STAMP) $(SELECTOR_JAR)
 	$(BIN)/ballast demo --kafka
 
 up: $(STAMP)
 	$(BIN)/ballast up
 
-up-kafka: $(STAMP) $(KAFKA_STAMP)
+up-kafka: $(STAMP) $(KAFKA_STAMP) $(SELECTOR_JAR)
 	$(BIN)/ballast up --kafka
 
 down: $(STAMP)
@@ -55,13 +66,13 @@ down: $(STAMP)
 status: $(STAMP)
 	$(BIN)/ballast status
 
-test: $(STAMP) $(KAFKA_STAMP) $(SPARK_JARS_STAMP)
+test: $(STAMP) $(KAFKA_STAMP) $(SELECTOR_JAR) $(SPARK_JARS_STAMP)
 	$(BIN)/pytest -q
 
 test-unit: $(STAMP)
 	$(BIN)/pytest -q -m 'not integration and not kafka'
 
-bench: $(STAMP) $(KAFKA_STAMP) $(SPARK_JARS_STAMP)
+bench: $(STAMP) $(KAFKA_STAMP) $(SELECTOR_JAR) $(SPARK_JARS_STAMP)
 	$(BIN)/python -m bench.placement --write BENCHMARKS.md
 	$(BIN)/python -m bench.disk_balance --write BENCHMARKS.md
 	$(BIN)/python -m bench.replicas_change --write BENCHMARKS.md
@@ -76,4 +87,4 @@ schema: $(STAMP)
 	$(BIN)/ballast schema --out docs/schemas
 
 clean:
-	rm -rf $(VENV) .ballast .pytest_cache .kafka .spark
+	rm -rf $(VENV) .ballast .pytest_cache .kafka .spark jvm/replica-selector/target

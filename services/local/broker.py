@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ctypes
 import functools
+import random
 import ctypes.util
 import signal
 import socket
@@ -16,8 +17,35 @@ from typing import Any
 from confluent_kafka.admin import AdminClient
 
 
+_HANDED_OUT: set[int] = set()
+
+
+def _ephemeral_low() -> int:
+    try:
+        return int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return 32768
+
+
 def free_port() -> int:
-    with socket.socket() as s:
+    """A port free on 127.0.0.1 now, taken below the kernel's ephemeral range: a port from that range (what binding
+    port 0 gives) can be taken by any outgoing connection between this call and the moment a server binds it, and a
+    stack of a dozen processes connecting to each other makes that happen. Never the same port twice in a process."""
+    high = _ephemeral_low()
+    low = max(1024, high - 12_000)
+    chooser = random.SystemRandom()
+    for _ in range(500):
+        port = chooser.randrange(low, high)
+        if port in _HANDED_OUT:
+            continue
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+        _HANDED_OUT.add(port)
+        return port
+    with socket.socket() as s:  # a crowded range: whatever the kernel gives
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
 

@@ -57,6 +57,19 @@ def kafka_lib_dir() -> Path:
     return lib
 
 
+SELECTOR_CLASS = "io.ballast.kafka.NearestReplicaSelector"
+
+
+def selector_jar() -> Path:
+    """Ballast's nearest-replica selector (jvm/replica-selector), which every broker of the local cluster loads:
+    ``BALLAST_KAFKA_PLUGINS``, or ``.kafka/plugins`` in the repository."""
+    jar = Path(os.environ.get("BALLAST_KAFKA_PLUGINS") or REPO_ROOT / ".kafka" / "plugins") \
+        / "ballast-replica-selector.jar"
+    if not jar.is_file():
+        raise FileNotFoundError(f"no {jar}: run `make selector` (Maven builds and tests jvm/replica-selector)")
+    return jar
+
+
 def kafka_version(lib: Path | None = None) -> str:
     jar = next((lib or kafka_lib_dir()).glob("kafka_2.13-*.jar"))
     return jar.name.removeprefix("kafka_2.13-").removesuffix(".jar")
@@ -96,6 +109,7 @@ class LocalKafka:
         self.overrides = dict(overrides or {})
         self.detached = detached
         self.lib = kafka_lib_dir()
+        self.selector = selector_jar()
         self.cluster_id = ""
         self.controller = KafkaNode(id=CONTROLLER_ID, port=free_port(), home=self.run_dir / "controller")
         self.brokers: dict[int, KafkaNode] = {}
@@ -291,6 +305,8 @@ class LocalKafka:
             "advertised.listeners": f"PLAINTEXT://127.0.0.1:{node.port}",
             "inter.broker.listener.name": "PLAINTEXT",
             "broker.rack": node.rack or "",
+            # Follower fetching on the rack tree: a consumer with client.rack reads from its nearest replica.
+            "replica.selector.class": SELECTOR_CLASS,
             "log.dirs": ",".join(str(d) for d in node.log_dirs),
             "offsets.topic.replication.factor": replication,
             "offsets.topic.num.partitions": "10",
@@ -336,7 +352,7 @@ class LocalKafka:
         return [
             "java", f"-Xmx{heap_mb}m", "-Xms32m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-XX:-UsePerfData",
             "-Djava.awt.headless=true", "-Djava.net.preferIPv4Stack=true", *logging,
-            "-cp", f"{self.lib}/*", main, *args,
+            "-cp", f"{self.lib}/*:{self.selector}", main, *args,
         ]
 
     def tool_output(self, main: str, *args: str) -> str:

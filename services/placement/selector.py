@@ -1,4 +1,5 @@
-"""Nearest-replica selection for follower fetching on multi-level racks (KIP-879's replica selector).
+"""Nearest-replica selection for follower fetching on multi-level racks (KIP-879's replica selector), as Ballast's
+own tools reason about it; the brokers run the same rule as a real plugin, ``jvm/replica-selector``.
 
 A consumer in rack ``/dc1/r2`` should fetch from a replica in ``/dc1/r2`` if there is one, else anywhere in ``/dc1``,
 else anywhere. Among equally near replicas the choice is spread evenly by a stable hash of the client id, so many
