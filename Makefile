@@ -12,12 +12,15 @@ KAFKA_STAMP := $(KAFKA_LIB)/.installed
 # by the build).
 SELECTOR_JAR := .kafka/plugins/ballast-replica-selector.jar
 SELECTOR_SRC := jvm/replica-selector/pom.xml $(shell find jvm/replica-selector/src -name '*.java' 2>/dev/null)
+# Kafka's own StripedReplicaPlacer as a filter, for the test that compares Ballast's striped placer with it.
+HARNESS_JAR := .kafka/harness/ballast-placer-harness.jar
+HARNESS_SRC := jvm/placer-harness/pom.xml $(shell find jvm/placer-harness/src -name '*.java' 2>/dev/null)
 # Spark's JVM Kafka source (spark-sql-kafka at PySpark's version) and the jars it needs that PySpark lacks.
 SPARK_JARS        := .spark/jars
 SPARK_JARS_STAMP  := $(SPARK_JARS)/.installed
 SPARK_KAFKA_ONLY  := spark-sql-kafka-0-10_2.13,spark-token-provider-kafka-0-10_2.13,kafka-clients,commons-pool2
 
-.PHONY: install kafka selector spark-kafka demo demo-kafka up up-kafka down status test test-unit bench schema clean
+.PHONY: install kafka selector placer-harness spark-kafka demo demo-kafka up up-kafka down status test test-unit bench schema clean
 
 $(STAMP): pyproject.toml constraints.txt
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -35,6 +38,11 @@ $(SELECTOR_JAR): $(SELECTOR_SRC)
 	@mkdir -p $(dir $(SELECTOR_JAR))
 	cp jvm/replica-selector/target/ballast-replica-selector-0.1.0.jar $(SELECTOR_JAR)
 
+$(HARNESS_JAR): $(HARNESS_SRC)
+	mvn -q -B -Dstyle.color=never -f jvm/placer-harness/pom.xml package
+	@mkdir -p $(dir $(HARNESS_JAR))
+	cp jvm/placer-harness/target/ballast-placer-harness-0.1.0.jar $(HARNESS_JAR)
+
 $(SPARK_JARS_STAMP): jvm/spark-kafka/pom.xml
 	@rm -rf $(SPARK_JARS)
 	mvn -q -B -Dstyle.color=never -f jvm/spark-kafka/pom.xml dependency:copy-dependencies -DincludeScope=runtime -DincludeArtifactIds=$(SPARK_KAFKA_ONLY) -DoutputDirectory=$(CURDIR)/$(SPARK_JARS)
@@ -45,6 +53,8 @@ install: $(STAMP) $(KAFKA_STAMP) $(SELECTOR_JAR) $(SPARK_JARS_STAMP)
 kafka: $(KAFKA_STAMP) $(SELECTOR_JAR)
 
 selector: $(SELECTOR_JAR)
+
+placer-harness: $(HARNESS_JAR)
 
 spark-kafka: $(SPARK_JARS_STAMP)
 
@@ -66,7 +76,7 @@ down: $(STAMP)
 status: $(STAMP)
 	$(BIN)/ballast status
 
-test: $(STAMP) $(KAFKA_STAMP) $(SELECTOR_JAR) $(SPARK_JARS_STAMP)
+test: $(STAMP) $(KAFKA_STAMP) $(SELECTOR_JAR) $(HARNESS_JAR) $(SPARK_JARS_STAMP)
 	$(BIN)/pytest -q
 
 test-unit: $(STAMP)
@@ -87,4 +97,4 @@ schema: $(STAMP)
 	$(BIN)/ballast schema --out docs/schemas
 
 clean:
-	rm -rf $(VENV) .ballast .pytest_cache .kafka .spark jvm/replica-selector/target
+	rm -rf $(VENV) .ballast .pytest_cache .kafka .spark jvm/replica-selector/target jvm/placer-harness/target

@@ -4,14 +4,17 @@ Brokers are grouped by rack. Each partition takes its leader from the next rack 
 unfenced broker this round, and its followers from the racks after it, one per rack; fenced brokers are used only
 when a rack's unfenced brokers run out. After as many partitions as there are unfenced brokers the rack and broker
 orders are reshuffled so the same sets do not repeat. Adding partitions to a topic continues after the rack of the
-last partition's leader. Validation errors carry Kafka's own wording.
+last partition's leader. Validation errors carry Kafka's own wording. Random numbers come from a Python
+``java.util.Random`` drawn in Kafka's order, so a seed gives Kafka's own placement (tests/kafka/test_striped_vs_kafka.py
+runs Kafka's class on the same inputs).
 """
 
 from __future__ import annotations
 
-import random
+import zlib
 from collections.abc import Iterable
 
+from services.placement.java_random import JavaRandom, hashmap_order
 from services.placement.model import (
     Assignment,
     Broker,
@@ -63,7 +66,11 @@ class _Rack:
 
 
 class _RackRing:
-    def __init__(self, rng: random.Random, brokers: Iterable[Broker], existing: list[list[int]]) -> None:
+    """Racks in Kafka's order, drawing random numbers in Kafka's order: each rack initialised in the iteration order
+    of Kafka's ``HashMap<Optional<String>, Rack>`` (fenced list, then unfenced), then the starting rack; so the same
+    ``java.util.Random`` seed gives Kafka's placement (tests/kafka/test_striped_vs_kafka.py)."""
+
+    def __init__(self, rng: JavaRandom, brokers: Iterable[Broker], existing: list[list[int]]) -> None:
         self.rng = rng
         by_rack: dict[str | None, tuple[list[int], list[int]]] = {}
         rack_of: dict[int, str | None] = {}
@@ -72,18 +79,20 @@ class _RackRing:
             (unfenced if broker.alive else fenced).append(broker.id)
             rack_of[broker.id] = broker.rack
         self.racks = {name: _Rack(*lists) for name, lists in by_rack.items()}
+        self.hash_order = hashmap_order(list(self.racks))
         # Racks sorted by name, the rack-less group (None) first, as Kafka sorts Optional<String>.
         self.names = sorted(self.racks, key=lambda n: (n is not None, n or ""))
         self.total = len(rack_of)
         self.unfenced = sum(len(u) for u, _ in by_rack.values())
         self.round = 0
-        for name, rack in self.racks.items():
+        for name in self.hash_order:
+            rack = self.racks[name]
+            rack.fenced.start_at(rng.randrange(len(rack.fenced.brokers)) if rack.fenced.brokers else 0)
             previous = _last_broker_in_rack(existing, rack_of, name)
             if previous is not None and previous in rack.unfenced.brokers:
                 rack.unfenced.start_at(rack.unfenced.brokers.index(previous) + 1)
             else:
                 rack.unfenced.start_at(rng.randrange(len(rack.unfenced.brokers)) if rack.unfenced.brokers else 0)
-            rack.fenced.start_at(rng.randrange(len(rack.fenced.brokers)) if rack.fenced.brokers else 0)
         last_leader_rack = _last_leader_rack(existing, rack_of)
         if last_leader_rack is not _MISSING and last_leader_rack in self.racks:
             self.offset = (self.names.index(last_leader_rack) + 1) % len(self.names)
@@ -120,9 +129,9 @@ class _RackRing:
 
     def _shuffle(self) -> None:
         self.rng.shuffle(self.names)
-        for rack in self.racks.values():
-            self.rng.shuffle(rack.unfenced.brokers)
-            self.rng.shuffle(rack.fenced.brokers)
+        for name in self.hash_order:
+            self.rng.shuffle(self.racks[name].fenced.brokers)
+            self.rng.shuffle(self.racks[name].unfenced.brokers)
 
 
 _MISSING = object()
@@ -152,13 +161,22 @@ class StripedPlacer:
               ) -> Assignment:
         brokers = [b for b in usable_brokers(cluster, broker_ids) if b.state != "offline"]
         existing = [list(r) for r in cluster.assignments.get(spec.topic, [])][: spec.first_partition]
-        rng = random.Random(f"{self.seed}:{spec.topic}")
-        ring = _RackRing(rng, brokers, existing)
-        check_replication_factor(spec.replication_factor)
-        if ring.unfenced == 0:
-            raise InvalidReplicationFactor("All brokers are currently fenced.")
-        if spec.replication_factor > ring.total:
-            raise InvalidReplicationFactor(
-                f"The target replication factor of {spec.replication_factor} cannot be reached because only "
-                f"{ring.total} broker(s) are registered.")
-        return [ring.place(spec.replication_factor) for _ in range(spec.partitions)]
+        # One java.util.Random per topic, seeded from the placer's seed and the topic's name.
+        rng = JavaRandom(zlib.crc32(f"{self.seed}:{spec.topic}".encode()))
+        return place_striped(rng, brokers, spec.replication_factor, spec.partitions, existing)
+
+
+def place_striped(rng: JavaRandom, brokers: Iterable[Broker], replication_factor: int, partitions: int,
+                  existing: list[list[int]] | None = None) -> Assignment:
+    """Kafka's ``StripedReplicaPlacer(random).place(...)``: the racks built (drawing from ``rng``), then validated
+    with Kafka's messages, then ``partitions`` placed; ``existing`` partitions are continued after as newer Kafka
+    does (4.3's placer starts afresh)."""
+    ring = _RackRing(rng, brokers, existing or [])
+    check_replication_factor(replication_factor)
+    if ring.unfenced == 0:
+        raise InvalidReplicationFactor("All brokers are currently fenced, or have all their log directories cordoned.")
+    if replication_factor > ring.total:
+        raise InvalidReplicationFactor(
+            f"The target replication factor of {replication_factor} cannot be reached because only "
+            f"{ring.total} broker(s) are registered or some brokers have all their log directories cordoned.")
+    return [ring.place(replication_factor) for _ in range(partitions)]

@@ -1,0 +1,33 @@
+package io.ballast.kafka;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.Optional;
+
+import org.junit.jupiter.api.Test;
+
+class StripedPlacerHarnessTest {
+
+    @Test
+    void brokersAreReadWithTheirRacksAndFencing() {
+        var brokers = StripedPlacerHarness.brokers("1|/dc1/r1|false,2|-|true");
+        assertEquals(2, brokers.size());
+        assertEquals(Optional.of("/dc1/r1"), brokers.get(0).rack());
+        assertEquals(Optional.empty(), brokers.get(1).rack());
+        assertTrue(brokers.get(1).fenced());
+    }
+
+    @Test
+    void anAnswerNamesEveryPartitionsReplicasOrKafkasError() {
+        String placed = StripedPlacerHarness.answer("7\t2\t3\t1|a|false,2|b|false,3|c|false");
+        assertTrue(placed.startsWith("ok\t"), placed);
+        assertEquals(3, placed.substring(3).split(";").length);
+        assertEquals("error\tInvalidReplicationFactorException\tThe target replication factor of 4 cannot be reached "
+                + "because only 3 broker(s) are registered or some brokers have all their log directories cordoned.",
+                StripedPlacerHarness.answer("7\t4\t1\t1|a|false,2|b|false,3|c|false"));
+        assertEquals("error\tInvalidReplicationFactorException\tAll brokers are currently fenced, or have all their "
+                + "log directories cordoned.",
+                StripedPlacerHarness.answer("7\t1\t1\t1|a|true"));
+    }
+}
