@@ -89,6 +89,7 @@ bench: $(STAMP) $(KAFKA_STAMP) $(SELECTOR_JAR) $(SPARK_JARS_STAMP)
 	$(BIN)/python -m bench.rebalance --write BENCHMARKS.md
 	$(BIN)/python -m bench.spark_aggregates --write BENCHMARKS.md
 	$(BIN)/python -m bench.kafka_cluster --write BENCHMARKS.md
+	$(BIN)/python -m bench.follower_fetching --write BENCHMARKS.md
 	$(BIN)/python -m bench.replicas_change --kafka --write BENCHMARKS.md
 	$(BIN)/python -m bench.rebalance --kafka --write BENCHMARKS.md
 	$(BIN)/python -m bench.spark_aggregates --sources --write BENCHMARKS.md

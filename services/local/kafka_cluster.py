@@ -103,13 +103,16 @@ class LocalKafka:
 
     def __init__(self, run_dir: Path, *, racks: Sequence[str] = DEFAULT_RACKS, heap_mb: int = 256,
                  overrides: Mapping[str, str] | None = None, detached: bool = False,
-                 first_broker_id: int = 1) -> None:
+                 first_broker_id: int = 1, replica_selector: str | None = SELECTOR_CLASS) -> None:
+        """``replica_selector``: the brokers' ``replica.selector.class`` (Ballast's by default; None: Kafka's
+        default, no follower fetching)."""
         self.run_dir = run_dir / "kafka"
         self.heap_mb = heap_mb
         self.overrides = dict(overrides or {})
         self.detached = detached
         self.lib = kafka_lib_dir()
         self.selector = selector_jar()
+        self.replica_selector = replica_selector
         self.cluster_id = ""
         self.controller = KafkaNode(id=CONTROLLER_ID, port=free_port(), home=self.run_dir / "controller")
         self.brokers: dict[int, KafkaNode] = {}
@@ -306,7 +309,7 @@ class LocalKafka:
             "inter.broker.listener.name": "PLAINTEXT",
             "broker.rack": node.rack or "",
             # Follower fetching on the rack tree: a consumer with client.rack reads from its nearest replica.
-            "replica.selector.class": SELECTOR_CLASS,
+            **({"replica.selector.class": self.replica_selector} if self.replica_selector else {}),
             "log.dirs": ",".join(str(d) for d in node.log_dirs),
             "offsets.topic.replication.factor": replication,
             "offsets.topic.num.partitions": "10",

@@ -10,15 +10,19 @@ from collections.abc import Iterator
 
 import pytest
 
-from events import TOPICS, BrokerStatus, Decoded
+from events import TOPICS, BrokerStatus, Decoded, RebalanceStatus
 from events import RebalanceState as S
 from services.common.admin import INTRA_BROKER_THROTTLE
 from services.common.admin.kafka import KafkaClusterAdmin
+from services.common.cruise_control import CruiseControlClient
+from services.common.outbox import MemoryOutbox
 from services.local.kafka_cluster import LocalKafka
 from services.local.stack import LocalStack
 from tests.integration.harness import Follower
 from tests.integration.rebalancing import Rebalancing
+from services.rebalancer.app import RebalancerService
 from tests.kafka.conftest import eventually, fill
+from tests.unit.records import record
 
 BROKER = 3
 
@@ -149,15 +153,9 @@ async def test_a_failed_disk_is_reported_the_broker_serves_the_other_and_its_rep
         assert all(new in by_id[i].isr for i in (2, 3)), described
         assert all(new not in by_id[i].isr for i in (0, 1)), described
 
-        # Remediation: a fix-offline-replicas rebalance moves the offline replicas to healthy brokers.
-        fix = None
-        deadline = time.monotonic() + 30
-        while fix is None and time.monotonic() < deadline:
-            names = sorted(n for n in rb.latest if n.startswith("auto-fix-offline-replicas-"))
-            fix = rb.latest[names[0]] if names else None
-            await asyncio.sleep(0.5)
-        assert fix is not None, "no fix-offline-replicas rebalance was requested"
-        done = rb.wait_state(fix.name, S.READY, timeout=120)
+        # Remediation, by a rebalancer of the test's own with it on (the stack's is off, so that other tests'
+        # failed disks are left alone): a fix-offline-replicas rebalance moves the offline replicas elsewhere.
+        done = await _remediate(kafka_stack, admin)
         assert done.summary is not None and done.summary.num_replica_movements == 2, done.summary
 
         async def healed() -> bool:
@@ -172,6 +170,32 @@ async def test_a_failed_disk_is_reported_the_broker_serves_the_other_and_its_rep
         await admin.delete_topic(name)
         await eventually(lambda: _gone(admin, name), f"{name} deleted")
         kafka.decommission_broker(new)
+
+
+async def _remediate(stack: LocalStack, admin: KafkaClusterAdmin) -> RebalanceStatus:
+    settings = stack.settings()
+    settings = settings.model_copy(update={
+        "rebalancer": settings.rebalancer.model_copy(update={"remediate_failed_disks": True})})
+    cc = CruiseControlClient(settings.cruise_control)
+    outbox = MemoryOutbox()
+    rebalancer = RebalancerService(settings, admin=admin, cruise_control=cc, outbox=outbox).rebalances
+    try:
+        await rebalancer.rebuild()  # its first look at the brokers: the failed disk, and the request to fix it
+        requests = [r for r in outbox.on(TOPICS.rebalance_requests) if r.mode == "fix-offline-replicas"]
+        assert len(requests) == 1, outbox.on(TOPICS.rebalance_requests)
+        assert requests[0].auto_approve
+        await rebalancer.on_request_events([record(TOPICS.rebalance_requests, requests[0], 0)])
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            await rebalancer.tick()
+            status = rebalancer.statuses[requests[0].name]
+            if status.state in (S.READY, S.NOT_READY):
+                break
+            await asyncio.sleep(0.5)
+        assert status.state == S.READY, status
+        return status
+    finally:
+        await cc.aclose()
 
 
 async def _gone(admin: KafkaClusterAdmin, topic: str) -> bool:
