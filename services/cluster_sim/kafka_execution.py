@@ -294,7 +294,7 @@ class KafkaExecution(Execution):
             for broker in (*move.old_replicas, *(b for b in move.new_replicas if b not in move.old_replicas)):
                 added[move.topic].add(f"{move.partition}:{broker}")
         for topic, entries in added.items():
-            current = self._topic_throttles(topic)
+            current = await self._topic_throttles(topic)
             if current is None:
                 continue
             self._throttled_replicas[topic] |= entries
@@ -304,10 +304,18 @@ class KafkaExecution(Execution):
             except UnknownTopic:
                 continue
 
-    def _topic_throttles(self, topic: str) -> set[str] | None:
-        """The topic's throttled replicas now (the model's config plus what this execution set since it was last
-        read); None when every replica is throttled already (``*``)."""
-        config = self._b.cluster.topics[topic].config if topic in self._b.cluster.topics else {}
+    async def _topic_throttles(self, topic: str) -> set[str] | None:
+        """The topic's throttled replicas now, read from Kafka (as ReplicationThrottleHelper does: the model's copy
+        of the config can be a refresh old, and writing it back would resurrect entries another execution has
+        removed since), plus what this execution set; None when every replica is throttled already (``*``)."""
+        try:
+            described = (await self._b.admin.describe_topics([topic])).get(topic)
+        except AdminError:
+            described = None
+        if described is not None:
+            config = described.config
+        else:
+            config = self._b.cluster.topics[topic].config if topic in self._b.cluster.topics else {}
         value = config.get(LEADER_REPLICAS, "").strip()
         if value == "*":
             return None
@@ -329,7 +337,7 @@ class KafkaExecution(Execution):
             removed = (ours & done) - still_moving
             if not removed:
                 continue
-            current = self._topic_throttles(topic)
+            current = await self._topic_throttles(topic)
             self._throttled_replicas[topic] = ours - removed
             if current is None:
                 continue
