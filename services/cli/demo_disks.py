@@ -45,9 +45,9 @@ async def _crowd(admin: ClusterAdmin, broker: int, log_dir: str) -> int:
 
 async def _settled(admin: ClusterAdmin, broker: int, path: str, replicas: int, deadline: float) -> bool:
     while time.monotonic() < deadline:
-        dirs = [d for d in await admin.describe_log_dirs([broker]) if d.path == path]
-        if dirs and sum(1 for r in dirs[0].replicas if not r.is_future) >= replicas \
-                and not any(r.is_future for d in await admin.describe_log_dirs([broker]) for r in d.replicas):
+        dirs = await admin.describe_log_dirs([broker])
+        there = sum(1 for d in dirs if d.path == path for r in d.replicas if not r.is_future)
+        if there >= replicas and not any(r.is_future for d in dirs for r in d.replicas):
             return True
         await asyncio.sleep(0.5)
     return False

@@ -76,19 +76,14 @@ def _throttle(params: Params) -> int | None:
     return value or None
 
 
-def _concurrency(params: Params) -> int | None:
-    """``concurrent_partition_movements_per_broker``: the executor's cap for this execution (positive)."""
-    value = params.integer("concurrent_partition_movements_per_broker")
+def _concurrency(params: Params, kind: str = "inter") -> int | None:
+    """``concurrent_partition_movements_per_broker`` (``kind`` inter) or ``concurrent_intra_broker_partition_movements``
+    (intra): the executor's cap for this execution, positive."""
+    name = ("concurrent_partition_movements_per_broker" if kind == "inter"
+            else "concurrent_intra_broker_partition_movements")
+    value = params.integer(name)
     if value is not None and value <= 0:
-        raise UserRequestError(f"The requested inter-broker partition movement concurrency must be positive "
-                               f"(Requested: {value}).")
-    return value
-
-
-def _intra_concurrency(params: Params) -> int | None:
-    value = params.integer("concurrent_intra_broker_partition_movements")
-    if value is not None and value <= 0:
-        raise UserRequestError(f"The requested intra-broker partition movement concurrency must be positive "
+        raise UserRequestError(f"The requested {kind}-broker partition movement concurrency must be positive "
                                f"(Requested: {value}).")
     return value
 
@@ -284,7 +279,7 @@ class SimCruiseControl:
         goals = optimizer.INTRA_BROKER_GOALS if disk else self._parse_goals(endpoint, query)
         throttle = _throttle(query)
         concurrency = _concurrency(query)
-        intra_concurrency = _intra_concurrency(query)
+        intra_concurrency = _concurrency(query, "intra")
         self._check_capacity("POST", endpoint)
         task = self._new_task(endpoint, request_url, client)
         excluded = query.get("excluded_topics") or None

@@ -22,7 +22,7 @@ from events import (
     RebalanceStatus,
 )
 from events.envelope import utcnow
-from services.common.admin import INTRA_BROKER_THROTTLE, AdminError, ClusterAdmin, Unsupported
+from services.common.admin import INTRA_BROKER_THROTTLE, AdminError, ClusterAdmin, LogDirInfo, Unsupported
 from services.common.bus import DeadLetters
 from services.common.cruise_control import CruiseControlClient, CruiseControlError
 from services.common.cruise_control.client import OptimizationOptions, Submission
@@ -346,8 +346,14 @@ class Rebalances:
         hosted = logic.hosted_replicas({name: [p.replicas for p in t.partitions] for name, t in topics.items()})
         for status in removals:
             await self._change(status.name, lambda s: logic.removal_check(s, hosted, utcnow()))
-        await self._report_brokers([b.id for b in brokers if b.alive])
-        await self._keep_drained_empty()
+        alive = [b.id for b in brokers if b.alive]
+        try:  # one DescribeLogDirs per look: the brokers' status and the drained directories read the same answer
+            described = await self.admin.describe_log_dirs(alive) if alive else []
+        except AdminError as exc:
+            log.info("log directories not described", error=str(exc))
+        else:
+            await self._report_brokers(alive, described)
+            await self._keep_drained_empty(described)
         await self._auto_rebalance_disks()
 
     async def on_load_events(self, events: Sequence[Any]) -> None:
@@ -378,16 +384,9 @@ class Rebalances:
                 await self._publish(logic.on_request(None, request, now))
             await send(self.outbox, TOPICS.rebalance_requests, request)
 
-    async def _report_brokers(self, alive: list[int]) -> None:
+    async def _report_brokers(self, alive: list[int], described: list[LogDirInfo]) -> None:
         """Each alive broker's log directories as a BrokerStatus when they change (a failed disk is seen within one
         look); with remediation on, a failed disk's offline replicas are moved off (fix-offline-replicas)."""
-        if not alive:
-            return
-        try:
-            described = await self.admin.describe_log_dirs(alive)
-        except AdminError as exc:
-            log.info("log directories not described", error=str(exc))
-            return
         drained_by: dict[tuple[int, str], str] = {}
         for status in self.statuses.values():
             for broker, paths in logic.drained_log_dirs([status]).items():
@@ -410,17 +409,12 @@ class Rebalances:
                 log.warning("failed disks: moving their offline replicas", rebalance=request.name)
                 await send(self.outbox, TOPICS.rebalance_requests, request)
 
-    async def _keep_drained_empty(self) -> None:
+    async def _keep_drained_empty(self, described: list[LogDirInfo]) -> None:
         """Kafka puts a new replica in the directory with the fewest partitions, which a drained one is: whatever
         lands in a directory a Ready remove-disks rebalance emptied moves to the broker's best other directory."""
         done = [s for s in self.statuses.values() if s.state == logic.S.READY]
         drained = logic.drained_log_dirs(done)
         if not drained:
-            return
-        try:
-            described = await self.admin.describe_log_dirs(sorted(drained))
-        except AdminError as exc:
-            log.warning("cannot describe the drained directories", error=str(exc))
             return
         hosted: dict[tuple[int, str], int] = {}
         moves: dict[str, dict[tuple[int, int], str]] = {}

@@ -20,6 +20,7 @@ from services.local.kafka_cluster import LocalKafka
 from services.local.stack import LocalStack
 from tests.integration.conftest import TEST_ENV
 from tests.integration.harness import Ballast
+from tests.integration.rebalancing import Rebalancing
 
 T = TypeVar("T")
 
@@ -82,6 +83,15 @@ def brokers_back(request: pytest.FixtureRequest) -> Iterator[None]:
         for broker, node in list(cluster.brokers.items()):
             if not node.running:
                 cluster.start_broker(broker)
+
+
+@pytest.fixture(scope="module")
+def rb(kafka_stack: LocalStack) -> Iterator[Rebalancing]:
+    """Rebalance requests and actions on the bus, and the statuses that come back."""
+    client = Rebalancing(kafka_stack)
+    client.wait_brokers_known()
+    yield client
+    client.close()
 
 
 @pytest.fixture

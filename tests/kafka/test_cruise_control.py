@@ -9,10 +9,9 @@ import re
 import signal
 import time
 from collections import Counter
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 
 import httpx
-import pytest
 
 from events import RebalanceState as S
 from services.common.admin import AdminError
@@ -143,14 +142,6 @@ async def test_kill_9_of_replicas_change_while_kafka_moves_resumes_the_task(
 
 THROTTLE_CONFIGS = ("leader.replication.throttled.rate", "follower.replication.throttled.rate")
 THROTTLED_REPLICAS = ("leader.replication.throttled.replicas", "follower.replication.throttled.replicas")
-
-
-@pytest.fixture(scope="module")
-def rb(kafka_stack: LocalStack) -> Iterator[Rebalancing]:
-    client = Rebalancing(kafka_stack)
-    client.wait_brokers_known()
-    yield client
-    client.close()
 
 
 def only(topic: str) -> str:

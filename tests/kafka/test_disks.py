@@ -6,9 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Iterator
 
-import pytest
 
 from events import TOPICS, BrokerStatus, Decoded, RebalanceStatus
 from events import RebalanceState as S
@@ -25,14 +23,6 @@ from tests.kafka.conftest import eventually, fill
 from tests.unit.records import record
 
 BROKER = 3
-
-
-@pytest.fixture(scope="module")
-def rb(kafka_stack: LocalStack) -> Iterator[Rebalancing]:
-    client = Rebalancing(kafka_stack)
-    client.wait_brokers_known()
-    yield client
-    client.close()
 
 
 async def _dirs(admin: KafkaClusterAdmin, topic: str) -> dict[int, str]:

@@ -93,7 +93,8 @@ def test_ballasts_striped_is_kafkas_striped_replica_placer_replica_for_replica()
     rng = random.Random(20261124)
     cases = EDGE_CASES + [_random_case(rng) for _ in range(1500)]
     kafka = _kafka_answers(cases)
-    mismatches = [(case, theirs, case.ballast()) for case, theirs in zip(cases, kafka) if case.ballast() != theirs]
+    ours = [case.ballast() for case in cases]
+    mismatches = [(c, theirs, mine) for c, theirs, mine in zip(cases, kafka, ours) if mine != theirs]
     assert not mismatches, "\n".join(f"{c.line()}\n  kafka:   {k}\n  ballast: {b}" for c, k, b in mismatches[:5])
     placed = sum(1 for answer in kafka if answer.startswith("ok"))
     refusals = {kind for answer in kafka if answer.startswith("error")
