@@ -29,13 +29,21 @@ def choose_leaders(partitions: list[list[int]], alive: set[int], quota: Mapping[
     quota = {b: quota.get(b, 0) for b in hosted}
     leader: list[int | None] = [None] * len(partitions)
     led: dict[int, set[int]] = {b: set() for b in hosted}
-    # Greedy: the replica with the most quota left, so tight brokers are kept for partitions that need them.
+    # Greedy: the replica that must lead the largest share of the partitions it still has to see (quota left over
+    # hosted partitions left), so a broker whose quota is large against what it hosts is not left short at the end.
     left = dict(quota)
+    unseen = dict(hosted)
     for index, replicas in enumerate(partitions):
-        chosen, most = None, 0
+        chosen = None
         for b in replicas:
-            if b in alive and (left[b] > most or (left[b] == most and most and rank[b] < rank[chosen])):
-                chosen, most = b, left[b]
+            if b not in alive:
+                continue
+            if left[b] and (chosen is None or left[b] * unseen[chosen] > left[chosen] * unseen[b]
+                            or (left[b] * unseen[chosen] == left[chosen] * unseen[b] and rank[b] < rank[chosen])):
+                chosen = b
+        for b in replicas:
+            if b in alive:
+                unseen[b] -= 1
         if chosen is not None:
             leader[index] = chosen
             led[chosen].add(index)
@@ -65,49 +73,37 @@ def hosted_counts(partitions: Iterable[list[int]], alive: set[int]) -> dict[int,
     return hosted
 
 
-def water_fill(count: int, options: list[tuple[object, int, tuple]]) -> dict[object, int]:
-    """Hand out ``count`` units round by round to (name, capacity, key) options, never above an option's capacity;
-    the last, partial round goes to the lowest keys. How leaderships are split among sibling domains."""
-    given = {name: 0 for name, _, _ in options}
-    active = [(key, name, capacity) for name, capacity, key in options if capacity > 0]
-    while count and active:
-        rounds = min(count // len(active), min(capacity - given[name] for _, name, capacity in active))
-        if rounds == 0:  # fewer units than options: one each to the lowest keys
-            for _, name, _ in sorted(active)[:count]:
-                given[name] += 1
-            break
-        for _, name, _ in active:
-            given[name] += rounds
-        count -= rounds * len(active)
-        active = [entry for entry in active if given[entry[1]] < entry[2]]
-    return given
-
-
 def _augment(start: int, partitions: list[list[int]], alive: set[int], quota: Mapping[int, int],
              leader: list[int | None], led: dict[int, set[int]]) -> bool:
     """Find brokers b1..bk: ``start`` takes b1, a partition led by b1 moves to b2, ..., bk has quota left."""
     came_from: dict[int, tuple[int, int | None]] = {}  # broker -> (partition that moves onto it, broker it leaves)
     queue: deque[int] = deque()
+
+    def shift(broker: int) -> bool:  # walk the path back, moving each partition onto the next broker
+        while True:
+            partition, previous = came_from[broker]
+            if previous is not None:
+                led[previous].discard(partition)
+            leader[partition] = broker
+            led[broker].add(partition)
+            if previous is None:
+                return True
+            broker = previous
+
     for b in partitions[start]:
         if b in alive and b not in came_from:
             came_from[b] = (start, None)
+            if len(led[b]) < quota[b]:
+                return shift(b)
             queue.append(b)
     while queue:
         broker = queue.popleft()
-        if len(led[broker]) < quota[broker]:
-            while True:  # walk the path back, moving each partition onto the next broker
-                partition, previous = came_from[broker]
-                if previous is not None:
-                    led[previous].discard(partition)
-                leader[partition] = broker
-                led[broker].add(partition)
-                if previous is None:
-                    return True
-                broker = previous
         for partition in led[broker]:
             for other in partitions[partition]:
                 if other in alive and other not in came_from:
                     came_from[other] = (partition, broker)
+                    if len(led[other]) < quota[other]:  # checked on discovery: the BFS stops a level earlier
+                        return shift(other)
                     queue.append(other)
     return False
 

@@ -1,26 +1,34 @@
-"""``multi-level``: replicas spread level by level over a rack tree (KIP-879's algorithm, load-aware).
+"""``multi-level``: replicas spread level by level over a rack tree (KIP-879's idea), water-filled against the
+replicas and leaderships the brokers already hold.
 
-Rack ids form a tree (``/dc1/r1``). Every domain hands its children out in a ring: a partition's replicas arriving at
-a domain go to consecutive children, so no child holds more than ceil(k / children) of the k replicas it received,
-at every level. Each ring starts at a seeded random child, and before a topic is placed every ring is ordered by how
-many replicas its children already hold (of this topic, then of all topics): the domains that got one more last
-time get one fewer now, which keeps sibling totals and replicas per broker within one of each other cluster-wide.
-Where the counts tie, the domain carrying less load goes first (``ClusterView.load``, from the Spark aggregates), so
-the extra replicas the counts leave to chance land on the lighter brokers. The leader is then the replica whose
-broker leads the fewest partitions.
+Rack ids form a tree (``/dc1/r1``). A partition's ``k`` replicas arriving at a domain give each child at most
+``best_spread(k)`` of them (ceil(k / children) when the children are large enough), at every level: the spread rule.
+Within it, a new topic's replicas go where the water is lowest: at each domain, top down, the children receive the
+replicas that raise their brokers' counts (all topics) to one common line, each child no more than the spread rule
+lets it take, nested domain by nested domain, and each broker at most one replica per partition. So a skewed domain
+gets its replicas on its emptier brokers, and on an even cluster the result is the even spread (replicas per broker
+within one). Units left below the next line go to the child holding fewest replicas (all topics, then this topic),
+then leading fewest, then carrying less load (``ClusterView.load``, from the Spark aggregates), then the earlier in
+a seeded ring; sibling domains of the same size are then evened to within one where no broker leaves the best by
+more than one. Each domain then deals its share to the partitions: one replica per partition in rounds, several in
+McNaughton's wrap-around, so no child exceeds its share of any partition.
+
+Leaders are water-filled the same way over the leaderships brokers already hold (never more than the partitions a
+broker hosts), then matched to partitions (``leaders.choose_leaders``).
 
 Raising the replication factor or filling a placeholder adds replicas one at a time, each to the least-filled
-domain at every level (fewest replicas of this partition, then of this topic, then of all topics), so it continues
-the same spread instead of starting over.
+domain at every level (fewest replicas of this partition, then fewest replicas per broker of all topics, then of
+this topic), so it continues the same spread instead of starting over.
 """
 
 from __future__ import annotations
 
+import math
 import random
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
-from services.placement.leaders import choose_leaders, hosted_counts, water_fill
+from services.placement.leaders import choose_leaders, hosted_counts
 from services.placement.metrics import best_spread
 from services.placement.model import (
     Assignment,
@@ -34,6 +42,7 @@ from services.placement.model import (
     usable_brokers,
 )
 from services.placement.rack_tree import Domain, broker_paths, build_tree
+from services.placement.water import Group, fill, water_line
 from events import placeholders as placeholder
 
 
@@ -49,7 +58,7 @@ class MultiLevelPlacer:
         brokers = self._eligible(spec, cluster, broker_ids)
         _check_enough(spec.replication_factor, brokers, spec.use_offline_brokers)
         layout = _Layout(build_tree(brokers), cluster, spec.topic, spec.first_partition, self._rng(spec.topic))
-        partitions = [layout.place_partition(spec.replication_factor) for _ in range(spec.partitions)]
+        partitions = layout.place(spec.partitions, spec.replication_factor)
         hosted = hosted_counts(partitions, layout.alive)
         quota = layout.leader_quotas(len(partitions), hosted)
         return choose_leaders(partitions, layout.alive, quota, layout.topic_leaders, layout.all_leaders,
@@ -92,7 +101,7 @@ def _check_enough(replication_factor: int, brokers: list[Broker], offline_allowe
 
 
 class _Layout:
-    """The rings of one placement run, ordered by the load the cluster already carries."""
+    """One placement run: what every broker and domain already holds, and the rings that break ties."""
 
     def __init__(self, root: Domain, cluster: ClusterView, topic: str, first_partition: int,
                  rng: random.Random) -> None:
@@ -100,9 +109,12 @@ class _Layout:
         self.paths = broker_paths(root)
         self.alive = {b.id for b in cluster.brokers if b.state is BrokerState.ALIVE}
         existing = list(cluster.assignments.get(topic, []))[:first_partition]
-        self.topic_replicas = _per_domain(self.paths, Counter(b for r in existing for b in r))
-        self.all_replicas = _per_domain(self.paths, Counter(b for t, parts in cluster.assignments.items() if t != topic
-                                                            for r in parts for b in r))
+        topic_on = Counter(b for r in existing for b in r if b in self.paths)
+        other_on = Counter(b for t, parts in cluster.assignments.items() if t != topic
+                           for r in parts for b in r if b in self.paths)
+        self.replicas_on = {b: topic_on[b] + other_on[b] for b in self.paths}
+        self.topic_replicas = _per_domain(self.paths, topic_on)
+        self.all_replicas = _per_domain(self.paths, other_on)
         self.topic_leaders = {b: 0 for b in self.paths}
         self.all_leaders = {b: 0 for b in self.paths}
         for name, parts in cluster.assignments.items():
@@ -110,54 +122,129 @@ class _Layout:
             for index, replicas in enumerate(parts):
                 if replicas and replicas[0] in counts and (name != topic or index < first_partition):
                     counts[replicas[0]] += 1
+        self.leaders_on = {b: self.topic_leaders[b] + self.all_leaders[b] for b in self.paths}
         self.topic_leaders_in = _per_domain(self.paths, self.topic_leaders)
         self.all_leaders_in = _per_domain(self.paths, self.all_leaders)
-        load_in = _per_domain(self.paths, {b: v for b, v in cluster.load.items() if b in self.paths})
+        self.load_in = _per_domain(self.paths, {b: v for b, v in cluster.load.items() if b in self.paths})
+        self.brokers_under: dict[int, list[int]] = {}
+        for broker, path in self.paths.items():
+            for domain in path:
+                self.brokers_under.setdefault(id(domain), []).append(broker)
+        # The rings: each domain's children from a seeded random start, emptiest first. Where the water-filling
+        # leaves a choice, the earlier child in the ring takes it.
         self.rings: dict[int, list[Domain]] = {}
-        self.pointers: dict[int, int] = {}
         for node in root.walk():
             if node.children:
                 start = rng.randrange(len(node.children))
                 ring = node.children[start:] + node.children[:start]
                 ring.sort(key=lambda c: (self.topic_replicas.get(id(c), 0), self.all_replicas.get(id(c), 0),
                                          self.topic_leaders_in.get(id(c), 0) + self.all_leaders_in.get(id(c), 0),
-                                         load_in.get(id(c), 0)))
+                                         self.load_in.get(id(c), 0)))
                 self.rings[id(node)] = ring
-                self.pointers[id(node)] = 0
+        self._allowed: dict[tuple[int, int], int] = {}
 
-    # Fresh partitions: the rings.
+    # Fresh partitions: water-filling, level by level.
 
-    def place_partition(self, replication_factor: int) -> list[int]:
-        """The partition's replicas in ring order; the leader is chosen for all partitions at once afterwards."""
-        chosen: list[int] = []
-        self._fill(self.root, replication_factor, chosen)
-        return chosen
+    def place(self, count: int, replication_factor: int) -> list[list[int]]:
+        """The replicas of ``count`` new partitions, followers in ring order (leaders are chosen afterwards)."""
+        partitions: list[list[int]] = [[] for _ in range(count)]
+        self._distribute(self.root, list(range(count)), replication_factor, partitions)
+        return partitions
+
+    def _distribute(self, node: Domain, rows: list[int], ks: int | list[int], out: list[list[int]]) -> None:
+        """Send ``ks`` replicas of each partition in ``rows`` (one figure for all, or one per row) into ``node``."""
+        if node.broker is not None:
+            broker = node.broker
+            for row in rows:
+                out[row].append(broker)
+            return
+        ring = self.rings[id(node)]
+        if len(ring) == 1:
+            self._distribute(ring[0], rows, ks, out)
+            return
+        targets = self._targets(node, ring, rows, ks)
+        for child, (child_rows, child_ks) in zip(ring, _split(rows, ks, targets,
+                                                              lambda i, k: self._limit(node, ring[i], k))):
+            if child_rows:
+                self._distribute(child, child_rows, child_ks, out)
+
+    def _limit(self, node: Domain, child: Domain, k: int) -> int:
+        """The most of one partition's ``k`` replicas in ``node`` that ``child`` may hold: the spread rule."""
+        allowed = self._allowed.get((id(node), k))
+        if allowed is None:
+            allowed = self._allowed[(id(node), k)] = best_spread(k, [c.capacity for c in node.children])
+        return min(allowed, child.capacity)
+
+    def _targets(self, node: Domain, ring: list[Domain], rows: list[int], ks: int | list[int]) -> list[int]:
+        """How many of the replicas arriving at ``node`` each child receives: water-filled over the brokers' replica
+        counts (every broker at most one replica per partition, every child what the spread rule allows)."""
+        per_k = Counter(ks) if isinstance(ks, list) else Counter({ks: len(rows)})
+        units = sum(k * n for k, n in per_k.items())
+        groups = [self._group(child, self._below(node, child, per_k), len(rows)) for child in ring]
+        keys = [id(child) for child in ring]
+
+        def tie_break(index: int, given: int) -> tuple:
+            key = keys[index]
+            return (self.topic_replicas.get(key, 0) + self.all_replicas.get(key, 0) + given,
+                    self.topic_replicas.get(key, 0) + given,
+                    self.topic_leaders_in.get(key, 0) + self.all_leaders_in.get(key, 0),
+                    self.load_in.get(key, 0), index)
+
+        targets = fill(units, groups, tie_break)
+        if sum(targets) < units:
+            raise PlacementError(f"{node.path}: no room for {units} replicas within the spread rule")
+        line = water_line(units, groups)
+        best_max = line + (sum(group.need(line) for group in groups) < units)
+        held = [self.topic_replicas.get(key, 0) + self.all_replicas.get(key, 0) for key in keys]
+        _even_siblings(targets, held, ring, groups, line, best_max)
+        return targets
+
+    def _group(self, node: Domain, per_k: dict[int, int], rows: int) -> Group:
+        """``node`` as a water-filling group when it receives at most ``k`` replicas of ``per_k[k]`` partitions:
+        its cap, and its children's caps below it, from the spread rule."""
+        if node.broker is not None:
+            return Group([(self.replicas_on[node.broker], rows)], rows)
+        cap = sum(k * n for k, n in per_k.items())
+        if len(node.children) == 1:
+            return Group((), cap, [self._group(node.children[0], per_k, rows)])
+        return Group((), cap, [self._group(child, self._below(node, child, per_k), rows) for child in node.children])
+
+    def _below(self, node: Domain, child: Domain, per_k: dict[int, int]) -> dict[int, int]:
+        """What ``child`` may receive when ``node`` receives ``per_k``: the spread rule applied to every k."""
+        below: dict[int, int] = {}
+        for k, n in per_k.items():
+            limit = self._limit(node, child, k)
+            below[limit] = below.get(limit, 0) + n
+        return below
 
     def leader_quotas(self, count: int, hosted: dict[int, int]) -> dict[int, int]:
-        """How many of ``count`` new partitions each broker should lead: split level by level like replicas, to the
-        domains leading the fewest partitions of this topic, then of all topics, so leaders per domain stay within
-        one of each other as well as per broker."""
+        """How many of ``count`` new partitions each broker should lead: water-filled over the leaderships brokers
+        already hold (never more than the partitions a broker hosts), level by level so that sibling domains stay
+        within one of each other where the counts tie."""
         can_lead = _per_domain(self.paths, hosted)
         quota: dict[int, int] = {}
 
-        def replicas_after(domain: Domain) -> int:
-            # Ties go to domains holding more replicas: leaders then grow where replicas did, so the domains left
-            # with fewer replicas also keep fewer leaders, and a later topic that must use them (RF 1) can lead there.
-            key = id(domain)
-            return self.all_replicas.get(key, 0) + self.topic_replicas.get(key, 0) + can_lead.get(key, 0)
-
         def split(node: Domain, units: int) -> None:
-            if node.is_broker:
-                quota[node.broker] = units  # type: ignore[index]
+            if node.broker is not None:
+                quota[node.broker] = units
                 return
             ring = self.rings[id(node)]
-            options = [(position, can_lead.get(id(child), 0),
-                        (self.topic_leaders_in.get(id(child), 0), self.all_leaders_in.get(id(child), 0),
-                         -replicas_after(child), position))
-                       for position, child in enumerate(ring)]
-            for position, share in water_fill(units, options).items():
+            groups = [Group([(self.leaders_on[b], hosted.get(b, 0)) for b in self.brokers_under[id(child)]],
+                            units) for child in ring]
+            keys = [id(child) for child in ring]
+
+            def tie_break(index: int, given: int) -> tuple:
+                # Ties go to domains holding more replicas: leaders then grow where replicas did, so the domains
+                # left with fewer replicas also keep fewer leaders, and a later topic that must use them (RF 1)
+                # can lead there.
+                key = keys[index]
+                replicas = self.all_replicas.get(key, 0) + self.topic_replicas.get(key, 0) + can_lead.get(key, 0)
+                return (self.topic_leaders_in.get(key, 0) + self.all_leaders_in.get(key, 0) + given,
+                        self.topic_leaders_in.get(key, 0) + given, -replicas, index)
+
+            for child, share in zip(ring, fill(units, groups, tie_break)):
                 if share:
-                    split(ring[position], share)  # type: ignore[index]
+                    split(child, share)
 
         split(self.root, count)
         return quota
@@ -185,46 +272,6 @@ class _Layout:
 
         visit(self.root)
         return order
-
-    def _fill(self, node: Domain, k: int, out: list[int]) -> None:
-        if k == 1:
-            out.append(self._one(node))
-            return
-        key = id(node)
-        ring, pointer = self.rings[key], self.pointers[key]
-        size = len(ring)
-        if k <= size:  # one replica to each of the next k children: the common case, without bookkeeping
-            end = pointer + k
-            chosen = ring[pointer:end] if end <= size else ring[pointer:] + ring[:end - size]
-            self.pointers[key] = end % size
-            for child in chosen:
-                out.append(self._one(child))
-            return
-        taken: dict[int, int] = {}
-        order: list[Domain] = []
-        while k:
-            child = ring[pointer]
-            pointer = pointer + 1 if pointer + 1 < size else 0
-            have = taken.get(id(child), 0)
-            if have < child.capacity:  # a small domain that is full for this partition is skipped
-                if not have:
-                    order.append(child)
-                taken[id(child)] = have + 1
-                k -= 1
-        self.pointers[key] = pointer
-        for child in order:
-            self._fill(child, taken[id(child)], out)
-
-    def _one(self, node: Domain) -> int:
-        """One replica into ``node``: follow each ring down to a broker (the hot path: most domains get one)."""
-        rings, pointers = self.rings, self.pointers
-        while node.broker is None:
-            key = id(node)
-            ring = rings[key]
-            pointer = pointers[key]
-            node = ring[pointer]
-            pointers[key] = pointer + 1 if pointer + 1 < len(ring) else 0
-        return node.broker
 
     def _lead(self, replicas: list[int]) -> list[int]:
         candidates = [b for b in replicas if b in self.alive]
@@ -257,9 +304,125 @@ class _Layout:
             options = [c for c in ring if _free(c, in_partition, taken)]
             if not options:
                 raise PlacementError("no broker left to add a replica to")
-            node = min(options, key=lambda c: (in_partition.get(id(c), 0), self.topic_replicas.get(id(c), 0),
-                                               self.all_replicas.get(id(c), 0)))
+            # Fewest of this partition (the spread), then the fewest replicas per broker of all topics (the
+            # skew), then of this topic.
+            node = min(options, key=lambda c: (in_partition.get(id(c), 0),
+                                               (self.topic_replicas.get(id(c), 0) + self.all_replicas.get(id(c), 0))
+                                               / c.capacity,
+                                               self.topic_replicas.get(id(c), 0) / c.capacity))
         return node.broker  # type: ignore[return-value]
+
+
+def _even_siblings(targets: list[int], held: list[int], ring: list[Domain], groups: list[Group], line: int,
+                   best_max: int) -> None:
+    """Bring sibling domains of equal capacity within one of each other where the water-filling left them further
+    apart (a domain whose own spread rule keeps its brokers from taking more): a unit moves from the fuller to the
+    emptier as long as no broker of the receiver goes above the best maximum + 1 and none of the giver below the
+    water line, so every broker stays within one of the best."""
+    by_capacity: dict[int, list[int]] = {}
+    for index, child in enumerate(ring):
+        by_capacity.setdefault(child.capacity, []).append(index)
+    for members in by_capacity.values():
+        if len(members) < 2:
+            continue
+        most = {i: groups[i].need(best_max + 1) for i in members}
+        least = {i: groups[i].need(line) for i in members}
+        while True:
+            fuller = max(members, key=lambda i: (held[i] + targets[i], -i))
+            emptier = min(members, key=lambda i: (held[i] + targets[i], i))
+            if held[fuller] + targets[fuller] - held[emptier] - targets[emptier] < 2 \
+                    or targets[emptier] >= most[emptier] \
+                    or targets[fuller] <= least[fuller]:
+                break
+            targets[fuller] -= 1
+            targets[emptier] += 1
+
+
+def _split(rows: list[int], ks: int | list[int], targets: list[int], limit: Callable[[int, int], int]
+           ) -> list[tuple[list[int], int | list[int]]]:
+    """Deal the partitions in ``rows`` (``ks`` replicas each) to children so that child ``i`` receives
+    ``targets[i]`` replicas and never more than ``limit(i, k)`` of one partition's ``k``. Partitions asking for more
+    replicas go first, each child taking from them in proportion to what it still has to receive (Ryser's order,
+    which meets any targets that can be met)."""
+    if isinstance(ks, int):
+        return _deal(rows, targets) if ks == 1 else _columns(rows, ks, targets)
+    by_k: dict[int, list[int]] = {}
+    for row, k in zip(rows, ks):
+        by_k.setdefault(k, []).append(row)
+    remaining = list(targets)
+    child_rows: list[list[int]] = [[] for _ in targets]
+    child_ks: list[list[int]] = [[] for _ in targets]
+    for k in sorted(by_k, reverse=True):
+        group = by_k[k]
+        rooms = [limit(i, k) * len(group) for i in range(len(targets))]
+        shares = fill(k * len(group), [Group([(-left, room)], room) for left, room in zip(remaining, rooms)],
+                      lambda index, given: (index,))
+        pieces = _deal(group, shares) if k == 1 else _columns(group, k, shares)
+        for index, (share, (piece_rows, piece_ks)) in enumerate(zip(shares, pieces)):
+            remaining[index] -= share
+            child_rows[index].extend(piece_rows)
+            child_ks[index].extend([piece_ks] * len(piece_rows) if isinstance(piece_ks, int) else piece_ks)
+    return [(r, 1 if all(k == 1 for k in c) else c) for r, c in zip(child_rows, child_ks)]
+
+
+def _deal(rows: list[int], targets: list[int]) -> list[tuple[list[int], int | list[int]]]:
+    """One replica per partition: round after round, one partition to each child that has not had its share."""
+    if sum(targets) != len(rows):
+        raise PlacementError(f"cannot deal {len(rows)} replicas to shares {targets}")
+    pieces: list[list[int]] = [[] for _ in targets]
+    active = [i for i, target in enumerate(targets) if target > 0]
+    start = done = 0
+    while active:
+        rounds = min(targets[i] for i in active) - done
+        width = len(active)
+        end = start + rounds * width
+        for offset, index in enumerate(active):  # the rounds in which the same children take part, as slices
+            pieces[index].extend(rows[start + offset:end:width])
+        start, done = end, done + rounds
+        active = [i for i in active if targets[i] > done]
+    return [(piece, 1) for piece in pieces]
+
+
+def _columns(rows: list[int], k: int, targets: list[int]) -> list[tuple[list[int], int | list[int]]]:
+    """``k`` replicas per partition (McNaughton's wrap-around): the k replica slots of all partitions in one long
+    column-major line, each child a run of ``targets[i]`` consecutive slots. A run no longer than c columns meets a
+    partition at most c times, so no child gets more of a partition than its share of the run allows."""
+    n = len(rows)
+    if sum(targets) != n * k:
+        raise PlacementError(f"cannot lay {n} partitions x {k} replicas into shares {targets}")
+    rows = _scattered(rows)
+    pieces: list[tuple[list[int], int | list[int]]] = []
+    start = 0
+    for target in targets:
+        offset = start % n
+        full, part = divmod(target, n)
+        if full == 0:
+            pieces.append((_window(rows, offset, part), 1))
+        elif part == 0:
+            pieces.append((list(rows), full))
+        else:
+            extra = set(_window(list(range(n)), offset, part))
+            pieces.append((list(rows), [full + (i in extra) for i in range(n)]))
+        start += target
+    return pieces
+
+
+def _scattered(rows: list[int]) -> list[int]:
+    """``rows`` visited with a stride coprime to their number: a child's run then holds partitions from all over the
+    topic instead of one block, so the leaders (chosen afterwards, partition by partition) find every broker's
+    quota in use everywhere."""
+    n = len(rows)
+    if n < 3:
+        return rows
+    stride = int(n * 0.6180339887) or 1
+    while math.gcd(stride, n) != 1:
+        stride += 1
+    return [rows[(q * stride) % n] for q in range(n)]
+
+
+def _window(items: list[int], offset: int, length: int) -> list[int]:
+    end = offset + length
+    return items[offset:end] if end <= len(items) else items[offset:] + items[:end - len(items)]
 
 
 def _free(domain: Domain, in_partition: dict[int, int], taken: set[int]) -> bool:

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+from collections import Counter
+
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from services.placement.metrics import evaluate, is_symmetric
 from services.placement.model import Broker, ClusterView, PlacementSpec
 from services.placement.multi_level import MultiLevelPlacer
-from services.placement.rack_tree import build_tree
+from services.placement.rack_tree import Domain, build_tree
 
 
 @st.composite
@@ -64,11 +66,35 @@ def test_every_partition_is_valid_and_spread_at_every_level(work) -> None:
 
 
 @SETTINGS
-@given(workloads())
+@given(workloads(symmetric=True))
 def test_sibling_domains_of_equal_capacity_hold_totals_within_one(work) -> None:
     brokers, topics, seed = work
     quality = evaluate(place_all(brokers, topics, seed))
     assert all(spread <= 1 for spread in quality.sibling_total_range.values()), quality.sibling_total_range
+
+
+@SETTINGS
+@given(workloads())
+def test_sibling_domains_of_the_same_shape_hold_totals_within_one(work) -> None:
+    # Equal capacity is not enough on uneven trees: five brokers as racks of 1 + 4 can hold one replica per partition
+    # in the 4-broker rack where 2 + 3 can hold two, so evening their totals would push the lone broker above the
+    # best any placer could reach; the brokers' balance (test_placement_skew) comes first. Same-shaped siblings
+    # can absorb the same, and stay within one.
+    brokers, topics, seed = work
+    cluster = place_all(brokers, topics, seed)
+    per_broker = Counter(b for parts in cluster.assignments.values() for replicas in parts for b in replicas)
+    for node in build_tree(brokers).walk():
+        by_shape: dict[tuple, list[int]] = {}
+        for child in node.children:
+            if child.broker is None:
+                by_shape.setdefault(_shape(child), []).append(sum(per_broker[b.broker] for b in child.walk()
+                                                                   if b.broker is not None))
+        for totals in by_shape.values():
+            assert max(totals) - min(totals) <= 1, (node.path, by_shape)
+
+
+def _shape(node: Domain) -> tuple:
+    return tuple(sorted(_shape(child) for child in node.children)) if node.broker is None else ()
 
 
 @SETTINGS
@@ -79,7 +105,9 @@ def test_replicas_per_broker_within_one_cluster_wide_and_per_topic(work) -> None
     quality = evaluate(place_all(brokers, topics, seed))
     assert quality.replicas_range <= 1, quality.replicas_per_broker
     assert quality.topic_replicas_range <= 1
-    assert quality.topic_leaders_range <= 1
+    # Leaders are water-filled over the cluster's leaderships (skew compensation), so about one run in 4,000 leaves
+    # a topic's own leaders two apart; never more.
+    assert quality.topic_leaders_range <= 2
     # Known limit: a sequence of small topics mixing RF 1 with larger RFs can leave no choice but a second
     # leadership on one broker (about 1 run in 60 of these); never more than that.
     assert quality.leaders_range <= 2, quality.leaders_per_broker
@@ -120,9 +148,10 @@ def test_adding_partitions_continues_the_spread(work, added: int) -> None:
     cluster = cluster.with_assignment("topic-0", [*cluster.assignments["topic-0"], *more])
     quality = evaluate(cluster)
     assert quality.invalid == [] and quality.spread_ok
-    # The topic's own spread continues exactly; cluster-wide, the topic's earlier +1s were chosen when other topics
-    # did not exist yet, so one added partition can leave a broker two above the least (never more).
-    assert quality.topic_replicas_range <= 1 and quality.replicas_range <= 2, quality
+    # The added replicas go to the emptiest brokers cluster-wide (skew compensation), so the cluster stays within
+    # one; the topic's own +1s were chosen when the other topics did not exist yet, so its spread may end two apart
+    # (never more).
+    assert quality.replicas_range <= 1 and quality.topic_replicas_range <= 2, quality
     # Known limit: one or a few added partitions pick replicas by replica counts first, so their leader may land
     # on a broker already leading one more than the least; bounded at two.
     assert quality.topic_leaders_range <= 2 and quality.leaders_range <= 2, quality
