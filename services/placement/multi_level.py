@@ -46,6 +46,10 @@ from services.placement.water import Group, fill, water_line
 from events import placeholders as placeholder
 
 
+# Added to the level of a broker that is not alive: above anything an alive broker can reach.
+_FILLED_LAST = 1 << 40
+
+
 class MultiLevelPlacer:
     name = "multi-level"
 
@@ -203,7 +207,10 @@ class _Layout:
         """``node`` as a water-filling group when it receives at most ``k`` replicas of ``per_k[k]`` partitions:
         its cap, and its children's caps below it, from the spread rule."""
         if node.broker is not None:
-            return Group([(self.replicas_on[node.broker], rows)], rows)
+            # A broker that is not alive (fenced, or offline and observed) is filled last, as KRaft uses fenced
+            # brokers only when the unfenced ones run out: only where the spread rule leaves no alive choice.
+            level = self.replicas_on[node.broker] + (0 if node.broker in self.alive else _FILLED_LAST)
+            return Group([(level, rows)], rows)
         cap = sum(k * n for k, n in per_k.items())
         if len(node.children) == 1:
             return Group((), cap, [self._group(node.children[0], per_k, rows)])

@@ -91,3 +91,15 @@ def test_a_placeholder_kept_for_an_observed_broker_waits_for_it_and_free_ones_ke
     # the DC the partition lacks: 6, not 2 or 4 which share a DC with its replicas.
     changes, _ = fill_placeholders([[1, 3, -1]], {}, cluster)
     assert changes == {0: [1, 3, 6]}
+
+
+def test_prefer_observed_does_not_wait_for_an_empty_offline_broker_when_its_dc_has_room() -> None:
+    # Broker 5 was in /dc2 and is gone, its replicas moved away: the emptiest broker of the cluster. The alive
+    # brokers of /dc2 can take the DC's replica of every partition, so none waits for broker 5 (fenced brokers come
+    # last, as in KRaft), even though water-filling favours empty brokers.
+    brokers = [Broker(1, "/dc1/r1"), Broker(2, "/dc1/r2"), Broker(3, "/dc2/r1"), Broker(4, "/dc2/r2"),
+               Broker(5, "/dc2/r3", OFF)]
+    cluster = ClusterView.of(brokers, {"old": [[1, 3], [2, 4], [3, 1], [4, 2]] * 5})
+    placed = place_topic(cluster, "t", 8, 2, placer="multi-level", seed=0, policy=Policy.PREFER_OBSERVED,
+                         required=1)
+    assert placed.placeholders == 0 and all(len(r) == 2 for r in placed.assignment), placed
