@@ -23,7 +23,7 @@ from events.limits import MAX_DEAD_LETTER_VALUE_CHARS, BoundedText, bounded, chu
 _TOPIC_NAME = re.compile(r"^[a-zA-Z0-9._-]{1,249}$")
 
 
-def _check_topic_name(name: str) -> str:
+def check_topic_name(name: str) -> str:
     if name in {".", ".."} or not _TOPIC_NAME.match(name):
         raise ValueError(
             f"invalid Kafka topic name {name!r}: use 1-249 characters from [a-zA-Z0-9._-], not '.' or '..'"
@@ -31,7 +31,7 @@ def _check_topic_name(name: str) -> str:
     return name
 
 
-TopicName = Annotated[str, AfterValidator(_check_topic_name)]
+TopicName = Annotated[str, AfterValidator(check_topic_name)]
 
 # Numbers and flags in what users write are taken as they are: ``true`` is not 1 and ``"3"`` is not 3 (a loose
 # ``"replicas": true`` once cut a topic to one replica).

@@ -211,10 +211,15 @@ def delete(
     """Withdraw topic specs. A topic Ballast created (or a spec adopted) is deleted; any other is left as it is.
 
     Names without a live spec are refused, and so are Kafka's internal topics and Ballast's own."""
+    from events.models import check_topic_name
     from events.topics import reserved_topic
 
     settings = get_settings()
     for name in topics:
+        try:
+            check_topic_name(name)
+        except ValueError as exc:  # refused before the bus is asked: no such topic can exist
+            raise _fail(str(exc)) from None
         if reason := reserved_topic(name):
             raise _fail(reason)
     try:
