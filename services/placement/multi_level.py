@@ -186,20 +186,19 @@ class _Layout:
         units = sum(k * n for k, n in per_k.items())
         groups = [self._group(child, self._below(node, child, per_k), len(rows)) for child in ring]
         keys = [id(child) for child in ring]
+        held = [self.topic_replicas.get(key, 0) + self.all_replicas.get(key, 0) for key in keys]
 
         def tie_break(index: int, given: int) -> tuple:
             key = keys[index]
-            return (self.topic_replicas.get(key, 0) + self.all_replicas.get(key, 0) + given,
-                    self.topic_replicas.get(key, 0) + given,
+            return (held[index] + given, self.topic_replicas.get(key, 0) + given,
                     self.topic_leaders_in.get(key, 0) + self.all_leaders_in.get(key, 0),
                     self.load_in.get(key, 0), index)
 
-        targets = fill(units, groups, tie_break)
+        line = water_line(units, groups)
+        targets = fill(units, groups, tie_break, line=line)
         if sum(targets) < units:
             raise PlacementError(f"{node.path}: no room for {units} replicas within the spread rule")
-        line = water_line(units, groups)
         best_max = line + (sum(group.need(line) for group in groups) < units)
-        held = [self.topic_replicas.get(key, 0) + self.all_replicas.get(key, 0) for key in keys]
         _even_siblings(targets, held, ring, groups, line, best_max)
         return targets
 

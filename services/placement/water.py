@@ -44,14 +44,16 @@ class Group:
             yield from part.spans()
 
 
-def fill(units: int, groups: Sequence[Group], key: Callable[[int, int], tuple]) -> list[int]:
+def fill(units: int, groups: Sequence[Group], key: Callable[[int, int], tuple], line: int | None = None
+         ) -> list[int]:
     """How many of ``units`` each group receives. ``key(group, given so far)`` orders the groups for the units
-    left below the next water line (lowest first). Gives less than ``units`` only when every group is full."""
+    left below the next water line (lowest first; pass ``line`` when the caller has it already). Gives less than
+    ``units`` only when every group is full."""
     if not groups:
         return []
     if units >= sum(group.room() for group in groups):
         return [group.room() for group in groups]
-    low = water_line(units, groups)
+    low = water_line(units, groups) if line is None else line
     given = [group.need(low) for group in groups]
     left = units - sum(given)
     slack = [group.need(low + 1) - base for group, base in zip(groups, given)]
