@@ -16,12 +16,12 @@ changes nothing, and the checkpoint holds the source offsets and the window stat
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable, Iterable
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from events import TOPICS, LoadAggregate, encode
+from services.common.logging import get_logger
 from services.common.settings import Settings, SparkSettings
 from spark.rollup import Member, member, rollup
 
@@ -194,7 +194,7 @@ def kafka_sink(settings: Settings) -> Callable[[Any, int], None]:
         # The batch is done only when the broker has every record: Spark then commits it, never before.
         if producer.flush(60) != 0:
             raise RuntimeError(f"batch {batch_id}: aggregates not delivered within 60 s")
-        print(f"batch {batch_id}: {len(aggregates)} aggregates", file=sys.stderr, flush=True)
+        get_logger("spark-aggregates").info("batch written", batch=batch_id, aggregates=len(aggregates))
 
     return write
 
@@ -208,17 +208,36 @@ def start(spark: Any, settings: Settings, sink: Callable[[Any, int], None] | Non
 
 
 def main() -> None:
+    import signal
+    import threading
+
     from services.common.settings import get_settings
     from spark.session import kafka_source_jars, local_session
 
+    # Ctrl-C (or a SIGTERM) asks for a stop that is then done between two waits: a KeyboardInterrupt raised inside a
+    # py4j call would leave the JVM half answered and print a few hundred lines of py4j traces instead. (PySpark's JVM
+    # itself ignores SIGINT.)
+    stopping = threading.Event()
+
+    def stop_on_signals() -> None:
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(sig, lambda *_: stopping.set())
+
+    stop_on_signals()
+    log = get_logger("spark-aggregates")
     settings = get_settings()
     jars = kafka_source_jars() if settings.spark.source == "kafka" else None
     spark = local_session("ballast-load-aggregates", master=settings.spark.master, jars=jars)
+    stop_on_signals()  # again: the SparkContext installs its own SIGINT handler, which raises KeyboardInterrupt
     query = start(spark, settings)
-    print(f"ballast-load-aggregates running: {TOPICS.load_samples.name}, {TOPICS.placements.name} -> "
-          f"{TOPICS.load_aggregates.name}, "
-          f"checkpoint {settings.spark.checkpoint_dir}", file=sys.stderr, flush=True)
-    query.awaitTermination()
+    log.info("running", reads=[TOPICS.load_samples.name, TOPICS.placements.name],
+             writes=TOPICS.load_aggregates.name, checkpoint=str(settings.spark.checkpoint_dir))
+    while not stopping.is_set() and query.isActive:
+        query.awaitTermination(1)
+    if query.isActive:
+        query.stop()
+    spark.stop()
+    log.info("stopped", reason="signal" if stopping.is_set() else "the query ended")
 
 
 if __name__ == "__main__":

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import os
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -14,6 +15,10 @@ settings.register_profile("explore", derandomize=False)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "repeatable"))
 
 REPO = Path(__file__).resolve().parents[1]
+
+# The CLI uses the stack `ballast up` started when nothing else says where the bus is: tests never see a developer's
+# stack (their own `ballast up` runs record theirs here, or in a directory of their own).
+os.environ["BALLAST_STATE_DIR"] = tempfile.mkdtemp(prefix="ballast-test-state-")
 SHARED = REPO.parent / "shared" / "reference"
 
 

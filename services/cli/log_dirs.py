@@ -8,17 +8,16 @@ from __future__ import annotations
 
 import asyncio
 import json
-import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, Optional
 
 import typer
-from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from services.cli.output import Output, OutputOption, chosen, console, emit, err
 from services.common.admin import INTRA_BROKER_THROTTLE, AdminError
 from services.common.admin.factory import make_cluster_admin
 from services.common.admin.port import ClusterAdmin, LogDirInfo, Unsupported
@@ -26,9 +25,6 @@ from services.common.settings import get_settings
 
 log_dirs_app = typer.Typer(help="Log directories (JBOD): describe them, move replicas between them.",
                            no_args_is_help=True)
-# Piped output is not cut to 80 columns: a grep for a partition must find it whole.
-console = Console(width=None if sys.stdout.isatty() else 240)
-err = Console(stderr=True)
 
 # The broker's intra-broker throttle (bytes/s for moves between its log directories, KIP-113's
 # intra.broker.throttled.rate as Kafka named it).
@@ -96,7 +92,9 @@ def replicas_table(dirs: list[LogDirInfo], topics: set[str]) -> Table:
 def describe(
     broker: Annotated[Optional[list[int]], typer.Option("--broker", "-b", help="only this broker (repeatable)")] = None,  # noqa: UP007
     topic: Annotated[Optional[list[str]], typer.Option("--topic", "-t", help="only this topic's replicas (repeatable)")] = None,  # noqa: UP007
-    as_json: Annotated[bool, typer.Option("--json", help="kafka-log-dirs.sh --describe's JSON document")] = False,
+    output: OutputOption = None,
+    as_json: Annotated[bool, typer.Option("--json", help="the same as --output json: kafka-log-dirs.sh --describe's "
+                                          "JSON document")] = False,
 ) -> None:
     """Each broker's log directories: online or offline, usable and total bytes, the replicas in each with size,
     offset lag and whether it is the future replica of a move in progress. Stopped brokers cannot answer."""
@@ -113,8 +111,9 @@ def describe(
         dirs = asyncio.run(run())
     except AdminError as exc:
         raise _fail(f"cannot describe log directories: {exc}") from None
-    if as_json:
-        print(json.dumps(kafka_log_dirs_document(dirs, topics)))
+    fmt = chosen(output, as_json)
+    if fmt is not Output.table:
+        emit([kafka_log_dirs_document(dirs, topics)], fmt, lambda: "")
         return
     console.print(log_dirs_table(dirs, topics))
     if topics:

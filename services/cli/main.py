@@ -7,36 +7,69 @@ import json
 import sys
 import time
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import TYPE_CHECKING, Annotated, Optional
 
 import typer
-from rich.console import Console
 from rich.markup import escape
 
 from events import TOPICS, InvalidEvent, TopicSpecDeleted, TopicStatus, decode, encode
+from events.models import Event
 from events.schema import json_schemas
+from events.topics import BusTopic
 from services.common import busio
-from services.common.busio import BusUnavailable
+from services.common.busio import BusUnavailable, NoSuchTopic
 from services.cli.manifests import ManifestError, load_file
 from services.cli.log_dirs import log_dirs_app
 from services.cli.rebalance import rebalance_app
+from services.cli.output import JsonFlag, Output, OutputOption, chosen, console, emit, emit_one, err
 from services.cli.views import status_table, transition_line
 from services.common.settings import get_settings
 
+if TYPE_CHECKING:
+    from services.placement.model import ClusterView
+
 app = typer.Typer(
     help="Ballast: declare how Kafka topics are replicated; Ballast makes the cluster match through Cruise Control.",
-    no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False)
-console = Console()
-err = Console(stderr=True)
+    no_args_is_help=True, pretty_exceptions_enable=False)
 
 SERVICES = ("topic-reconciler", "replicas-change", "rebalancer", "load-collector", "spark-aggregates", "cluster-sim")
-STATE_FILE = Path(".ballast/stack.json")
+BOOTSTRAP = "BALLAST_BUS__BOOTSTRAP_SERVERS"
+# Commands that start a stack (or run in one) and must not inherit a running stack's settings.
+_STARTS_ITS_OWN = {"demo", "up", "run"}
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        from importlib.metadata import version
+
+        print(f"ballast {version('ballast')}")
+        raise typer.Exit()
 
 
 @app.callback()
-def _settings_of_this_invocation() -> None:
+def _global_options(
+    ctx: typer.Context,
+    bootstrap_server: Annotated[Optional[str], typer.Option(  # noqa: UP007 -- typer
+        "--bootstrap-server", metavar="HOST:PORT[,...]",
+        help="the Kafka cluster carrying Ballast's events (the bus). Default: BALLAST_BUS__BOOTSTRAP_SERVERS, else "
+             "the stack `ballast up` started, else 127.0.0.1:9092")] = None,
+    version: Annotated[bool, typer.Option("--version", help="print the version and exit", is_eager=True,
+                                          callback=_print_version)] = False,
+) -> None:
     # Settings come from the environment of each invocation (one per process from a shell; several in tests, each
     # with its own stack's environment).
+    import os
+
+    from services.local.stack_state import client_env, running_stack
+
+    get_settings.cache_clear()
+    if bootstrap_server:
+        os.environ[BOOTSTRAP] = bootstrap_server
+    elif (BOOTSTRAP not in os.environ and ctx.invoked_subcommand not in _STARTS_ITS_OWN
+          and (stack := running_stack(get_settings().state_dir)) is not None):
+        # Nothing says where the bus is: the local stack, if one runs (settings set explicitly still win).
+        for key, value in client_env(stack).items():
+            os.environ.setdefault(key, value)
     get_settings.cache_clear()
 
 
@@ -67,7 +100,6 @@ def place(
 ) -> None:
     """Compute a replica placement (createReplicaPlacement) and print kafka-reassign-partitions JSON."""
     from services.placement.cluster_file import read_cluster, reassignment_json
-    from services.placement.metrics import evaluate
     from services.placement.model import PlacementError
     from services.placement.request import create_replica_placement
 
@@ -86,12 +118,22 @@ def place(
     chosen_dirs = _chosen_log_dirs(cluster, assignment) if log_dirs else None
     typer.echo(json.dumps(reassignment_json(topic, assignment, first, chosen_dirs)))
     if report:
-        q = evaluate(view.with_assignment(topic, [*view.assignments.get(topic, []), *assignment]))
-        err.print(f"placer {chosen}: {q.partitions} partitions, {q.replicas} replicas; replicas per broker "
-                  f"{q.replicas_per_broker[0]}-{q.replicas_per_broker[1]}, leaders per broker "
-                  f"{q.leaders_per_broker[0]}-{q.leaders_per_broker[1]}; spread violations by level "
-                  f"{q.spread_violations or 'none'}; partitions with two replicas in one top-level domain while "
-                  f"another has none: {q.top_level_doubled:.0%}")
+        err.print(placement_report(view, topic, assignment, chosen), soft_wrap=True, markup=False)
+
+
+def placement_report(view: ClusterView, topic: str, assignment: list[list[int]], placer: str) -> str:
+    """The new partitions judged on their own (spread), the brokers on everything they hold after it (balance)."""
+    from services.placement.metrics import evaluate
+
+    placed = evaluate(view.with_assignment(topic, assignment), topics=[topic])
+    after = evaluate(view.with_assignment(topic, [*view.assignments.get(topic, []), *assignment]))
+    existing = len(view.assignments.get(topic, []))
+    added = f"{placed.partitions} new partitions" + (f" (after its {existing} existing)" if existing else "")
+    return (f"placer {placer}: {added}, {placed.replicas} replicas; spread violations by level "
+            f"{placed.spread_violations or 'none'}; new partitions with two replicas in one top-level domain while "
+            f"another has none: {placed.top_level_doubled:.0%}. Every broker afterwards (all topics): replicas "
+            f"{after.replicas_per_broker[0]}-{after.replicas_per_broker[1]}, leaders "
+            f"{after.leaders_per_broker[0]}-{after.leaders_per_broker[1]}")
 
 
 def _chosen_log_dirs(cluster: Path, assignment: list[list[int]]) -> dict[tuple[int, int], str]:
@@ -132,7 +174,7 @@ def _chosen_log_dirs(cluster: Path, assignment: list[list[int]]) -> dict[tuple[i
 def run(service: Annotated[str, typer.Argument(help=f"one of: {', '.join(SERVICES)}")]) -> None:
     """Run one service in the foreground (settings from BALLAST_* environment variables)."""
     from services.common.garbage_collection import tune_garbage_collection
-    from services.common.logging import configure_logging
+    from services.common.logging import configure_logging, stdlib_logging_config
 
     settings = get_settings()
     configure_logging(service, level=settings.log_level, fmt=settings.log_format)
@@ -170,7 +212,9 @@ def run(service: Annotated[str, typer.Argument(help=f"one of: {', '.join(SERVICE
     lease.wait(host=settings.web_host, port=getattr(settings.ports, service.replace("-", "_")))
     lease.keep()
     created = create_service(settings, lease=lease) if sharded else create_service(settings)
-    worker = Worker(created.app, loglevel="warning", quiet=True, redirect_stdouts=False)
+    worker = Worker(created.app, loglevel="warning", quiet=True, redirect_stdouts=False,
+                    logging_config=stdlib_logging_config(settings.log_level, settings.log_format))
+    worker.spinner = None  # a terminal progress spinner: escape codes at the top of a log file
     code = 0
     try:
         worker.execute_from_commandline()
@@ -255,7 +299,7 @@ app.add_typer(brokers_app, name="brokers")
 
 
 @brokers_app.command("list")
-def brokers_list() -> None:
+def brokers_list(output: OutputOption = None) -> None:
     """Brokers placement keeps room for, alive or not, with their racks."""
     from rich.table import Table
 
@@ -268,12 +312,17 @@ def brokers_list() -> None:
         except InvalidEvent:
             continue
         registry[event.key] = event if isinstance(event, ObservedBroker) else None
-    table = Table(title="Observed brokers")
-    for column in ("id", "rack", "first seen"):
-        table.add_column(column)
-    for entry in sorted((e for e in registry.values() if e is not None), key=lambda e: e.id):
-        table.add_row(str(entry.id), entry.rack or "-", entry.first_seen.strftime("%Y-%m-%d %H:%M:%S"))
-    console.print(table)
+    entries = sorted((e for e in registry.values() if e is not None), key=lambda e: e.id)
+
+    def table() -> Table:
+        shown = Table(title="Observed brokers")
+        for column in ("id", "rack", "first seen"):
+            shown.add_column(column)
+        for entry in entries:
+            shown.add_row(str(entry.id), entry.rack or "-", entry.first_seen.strftime("%Y-%m-%d %H:%M:%S"))
+        return shown
+
+    emit(entries, output or Output.table, table)
 
 
 @brokers_app.command("forget")
@@ -316,19 +365,17 @@ def _latest_statuses() -> dict[str, TopicStatus]:
 @app.command()
 def status(
     topic: Annotated[Optional[str], typer.Argument(help="only this topic")] = None,  # noqa: UP007 -- typer
-    as_json: Annotated[bool, typer.Option("--json", help="JSON lines instead of a table")] = False,
+    output: OutputOption = None,
+    as_json: JsonFlag = False,
     watch: Annotated[bool, typer.Option("--watch", "-w", help="keep printing transitions (Ctrl-C stops)")] = False,
 ) -> None:
     """Show topic statuses: the latest per topic, or every transition with --watch."""
+    fmt = chosen(output, as_json)
     if not watch:
         statuses = [s for s in _latest_statuses().values() if topic is None or s.topic == topic]
         if topic is not None and not statuses:
             raise _fail(f"no status for topic {topic!r} yet")
-        if as_json:
-            for s in statuses:
-                print(s.model_dump_json(by_alias=True, exclude_none=True))
-        else:
-            console.print(status_table(statuses))
+        emit(statuses, fmt, lambda: status_table(statuses))
         return
     previous: dict[str, TopicStatus] = {}
     try:
@@ -340,11 +387,13 @@ def status(
             assert isinstance(event, TopicStatus)
             if topic is not None and event.topic != topic:
                 continue
-            if as_json:
-                print(event.model_dump_json(by_alias=True, exclude_none=True), flush=True)
+            if fmt is Output.table:
+                console.print(transition_line(event, previous.get(event.topic)), soft_wrap=True)
             else:
-                console.print(transition_line(event, previous.get(event.topic)))
+                emit_one(event, fmt)
             previous[event.topic] = event
+    except BusUnavailable as exc:
+        raise _fail(f"stopped watching: {exc}") from None
     except KeyboardInterrupt:
         pass
 
@@ -353,23 +402,21 @@ def status(
 def load(
     kind: Annotated[list[str], typer.Option("--kind", help="domain, broker, log-dir (repeatable)")] = ["domain",
                                                                                                     "broker"],
-    as_json: Annotated[bool, typer.Option("--json", help="JSON lines instead of a table")] = False,
+    output: OutputOption = None,
+    as_json: JsonFlag = False,
 ) -> None:
     """Show the latest load aggregates (the Spark job's, per rack-tree domain, broker and log directory)."""
     from services.cli.views import latest_windows, load_table
 
+    fmt = chosen(output, as_json)
     unknown = set(kind) - {"domain", "broker", "log-dir"}
     if unknown:
         raise _fail(f"--kind: unknown {sorted(unknown)}; use domain, broker or log-dir", 2)
     aggregates = list(busio.latest(get_settings().bus, TOPICS.load_aggregates, timeout_s=10).values())
     if not aggregates:
         raise _fail("no load aggregates yet: are the load collector and `ballast run spark-aggregates` running?")
-    if as_json:
-        for a in latest_windows(aggregates):  # type: ignore[arg-type]
-            if a.entity_kind in kind:
-                print(a.model_dump_json(by_alias=True))
-        return
-    console.print(load_table(aggregates, tuple(kind)))  # type: ignore[arg-type]
+    chosen_rows = [a for a in latest_windows(aggregates) if a.entity_kind in kind]  # type: ignore[arg-type]
+    emit(chosen_rows, fmt, lambda: load_table(aggregates, tuple(kind)))  # type: ignore[arg-type]
 
 
 @app.command()
@@ -377,23 +424,58 @@ def produce(
     topic: Annotated[str, typer.Option(help="bus topic")] = TOPICS.specs.name,
     key: Annotated[Optional[str], typer.Option(help="record key (default: the event's key)")] = None,  # noqa: UP007
     file: Annotated[Optional[Path], typer.Option("-f", "--file", help="JSON lines; - or omitted: stdin")] = None,  # noqa: UP007
-    validate: Annotated[bool, typer.Option(help="refuse records that are not valid events")] = True,
+    validate: Annotated[bool, typer.Option(help="refuse records that are not valid events of the topic")] = True,
 ) -> None:
-    """Produce envelopes (one JSON document per line) to a bus topic."""
-    lines = (file.read_text() if file and str(file) != "-" else sys.stdin.read()).splitlines()
+    """Produce events, one JSON document per line, to a bus topic.
+
+    A line is an envelope ({"schema": ..., "payload": ...}), or just the event itself, which gets the envelope of the
+    topic's main event: on the specs topic {"name": "orders", "partitions": 6, "replicas": 3} is a topic spec."""
+    from events.serde import envelope_for
+
+    text = file.read_text() if file and str(file) != "-" else sys.stdin.read()
+    bus_topic = TOPICS.named(topic)
     items = []
-    for number, line in enumerate(lines, start=1):
+    for number, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
-        record_key = key
+        record_key, value = key, line.encode()
         if validate:
             try:
-                record_key = record_key or decode(line).event.key
+                event = _event_of_line(line, bus_topic, topic)
             except InvalidEvent as exc:
                 raise _fail(f"line {number}: {exc.reason}") from None
-        items.append((topic, record_key.encode() if record_key else None, line.encode(), None))
+            record_key = record_key or event.key
+            if not _is_envelope(line):
+                value = envelope_for(event).model_dump_json(by_alias=True).encode()
+        items.append((topic, record_key.encode() if record_key else None, value, None))
     count = busio.produce(get_settings().bus, items)
-    console.print(f"produced {count} record(s) to {topic}")
+    console.print(f"produced {count} record(s) to {escape(topic)}")
+
+
+def _is_envelope(line: str) -> bool:
+    try:
+        document = json.loads(line)
+    except json.JSONDecodeError:
+        return False
+    return isinstance(document, dict) and "schema" in document
+
+
+def _event_of_line(line: str, bus_topic: BusTopic[Event] | None, topic: str) -> Event:
+    """The event a line holds: decoded from its envelope, or validated as the topic's main event type."""
+    from pydantic import ValidationError
+
+    if _is_envelope(line):
+        return decode(line, topic=bus_topic).event
+    if bus_topic is None or not bus_topic.events:
+        raise InvalidEvent(f"{topic} is not a Ballast topic with events: give whole envelopes "
+                           '({"schema": ..., "version": ..., "payload": ...})')
+    cls = bus_topic.events[0]
+    try:
+        return cls.model_validate_json(line)
+    except ValidationError as exc:
+        problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or '(root)'}: {e['msg']}"
+                             for e in exc.errors(include_url=False))
+        raise InvalidEvent(f"not a valid {cls.SCHEMA.removeprefix('ballast.')} nor an envelope: {problems}") from None
 
 
 @app.command()
@@ -404,12 +486,14 @@ def record(
 ) -> None:
     """Write every record of TOPICS to stdout as JSON lines (keys, headers and timestamps kept)."""
     try:
-        for r in busio.consume(get_settings().bus, topics, follow=follow, idle_s=idle):
+        for r in busio.consume(get_settings().bus, topics, follow=follow, idle_s=idle, must_exist=True):
             print(json.dumps({
                 "topic": r.topic, "partition": r.partition, "offset": r.offset, "timestampMs": r.timestamp_ms,
                 "key": _b64(r.key), "value": _b64(r.value),
                 "headers": [[k, _b64(v)] for k, v in r.headers],
             }), flush=True)
+    except NoSuchTopic as exc:
+        raise _fail(str(exc)) from None
     except KeyboardInterrupt:
         pass
 
@@ -462,41 +546,63 @@ def up(
     kafka: Annotated[bool, typer.Option(
         "--kafka", help="a real Apache Kafka cluster (KRaft, 4 brokers, hierarchical racks, two log dirs each) as "
                         "the bus and the managed cluster, instead of the embedded broker and simulated cluster")] = False,
+    spark: Annotated[bool, typer.Option(help="also start the Spark load-aggregates job, as the demo does")] = True,
 ) -> None:
-    """Start the local stack in the background (stop it with `ballast down`)."""
+    """Start the local stack in the background (stop it with `ballast down`). Every `ballast` command then uses it,
+    from any directory; other tools get its settings from `eval "$(ballast env)"`."""
     from services.local.stack import LocalStack
+    from services.local.stack_state import client_env, running_stack, state_file
 
-    if STATE_FILE.exists():
-        raise _fail(f"a stack is already up (see {STATE_FILE}); run `ballast down` first")
-    run_dir = Path(".ballast") / f"stack-{int(time.time())}"
+    state_dir = get_settings().state_dir
+    if running_stack(state_dir) is not None:
+        raise _fail(f"a stack is already up (see {state_file(state_dir)}); run `ballast down` first")
+    run_dir = state_dir / f"stack-{int(time.time())}"
     stack = LocalStack(run_dir.resolve(), detached=True, kafka=kafka)
     try:
         stack.start(progress=lambda m: console.print(f"[dim]{escape(m)}[/dim]"))
+        if spark:
+            console.print("[dim]starting the Spark load-aggregates job (its first aggregates take a minute)[/dim]")
+            stack.start_spark_job()
     except BaseException:
         stack.stop()
         raise
     info = stack.info()
-    info.save(STATE_FILE)
-    console.print("stack is up. Point the CLI (or any Kafka client, for the bootstrap servers) at it with:")
-    keys = ["BALLAST_BUS__BOOTSTRAP_SERVERS", "BALLAST_CRUISE_CONTROL__PORT", "BALLAST_CLUSTER_ADMIN__KIND",
-            "BALLAST_CLUSTER_ADMIN__BOOTSTRAP_SERVERS" if kafka else "BALLAST_CLUSTER_ADMIN__SIMULATOR_URL"]
-    for key in keys:
-        console.print(f"  export {key}={info.env[key]}", soft_wrap=True)
+    info.save(state_file(state_dir))
+    console.print(f"stack is up ({state_file(state_dir)}): `ballast` commands use it from any directory.")
+    console.print("Other tools (any Kafka client, for the bootstrap servers): eval \"$(ballast env)\", which sets")
+    for key in client_env(info):
+        console.print(f"  {key}={escape(info.env[key])}", soft_wrap=True)
     console.print(f"logs: {stack.logs}" + (f" and {stack.kafka.run_dir}/*/server.log" if stack.kafka else ""),
                   soft_wrap=True)
+
+
+@app.command()
+def env() -> None:
+    """Print the running local stack's settings as shell exports: eval "$(ballast env)"."""
+    import shlex
+
+    from services.local.stack_state import client_env, running_stack
+
+    stack = running_stack(get_settings().state_dir)
+    if stack is None:
+        raise _fail("no stack is up: start one with `ballast up`")
+    for key, value in client_env(stack).items():
+        print(f"export {key}={shlex.quote(value)}")
 
 
 @app.command()
 def down() -> None:
     """Stop the stack started by `ballast up`."""
     from services.local.stack import StackInfo, stop_detached
+    from services.local.stack_state import state_file
 
-    if not STATE_FILE.exists():
+    path = state_file(get_settings().state_dir)
+    if not path.exists():
         console.print("no stack is up")
         return
-    info = StackInfo.load(STATE_FILE)
+    info = StackInfo.load(path)
     stop_detached(info.pids, say=lambda m: console.print(m))
-    STATE_FILE.unlink()
+    path.unlink()
 
 
 @app.command()
@@ -525,5 +631,5 @@ def main() -> None:
     except (KafkaException, BusUnavailable) as exc:
         bootstrap = get_settings().bus.bootstrap_servers
         err.print(f"[red]error:[/red] cannot use the bus at {bootstrap}: {exc}\n"
-                  "Is the stack up (`ballast up`), or BALLAST_BUS__BOOTSTRAP_SERVERS set to your Kafka?")
+                  "Is the stack up (`ballast up`), or --bootstrap-server (BALLAST_BUS__BOOTSTRAP_SERVERS) your Kafka?")
         sys.exit(1)

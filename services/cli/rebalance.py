@@ -5,23 +5,45 @@ from __future__ import annotations
 from typing import Annotated, Optional
 
 import typer
-from rich.console import Console
+from rich.markup import escape
 
 from events import TOPICS, InvalidEvent, RebalanceAction, RebalanceStatus, decode, encode
 from services.common import busio
+from services.common.busio import BusUnavailable
+from services.cli.output import JsonFlag, Output, OutputOption, chosen, console, emit, emit_one, err
 from services.cli.views import rebalance_details, rebalance_line, rebalance_table
 from services.common.settings import get_settings
 
 rebalance_app = typer.Typer(help="Rebalances: approve, refresh, stop or release one; show their status. Create one with "
                                  "`ballast apply -f` (KafkaRebalance YAML or kind: Rebalance).", no_args_is_help=True)
-console = Console()
-err = Console(stderr=True)
 
 
 def _act(name: str, action: str) -> None:
+    """Send an action the rebalance accepts now; refuse, before sending, one it would ignore (Strimzi's table)."""
+    from services.rebalancer.logic import VALID_ACTIONS
+
+    try:
+        statuses = latest_rebalances()
+    except BusUnavailable as exc:
+        raise _fail(str(exc)) from None
+    status = statuses.get(name)
+    if status is None or status.deleted:
+        known = sorted(n for n, s in statuses.items() if not s.deleted)
+        raise _fail(f"no rebalance named {name!r}" + (f" (there are: {', '.join(known)})" if known else
+                                                      " (there are none)"))
+    valid = VALID_ACTIONS[status.state] if status.stopping is None else frozenset()
+    if action not in valid:
+        why = f"a {status.stopping} is under way" if status.stopping else f"it is {status.state.value}"
+        raise _fail(f"rebalance {name}: cannot {action} now, {why} (possible now: "
+                    f"{', '.join(sorted(valid)) or 'nothing'})")
     event = RebalanceAction(name=name, action=action)  # type: ignore[arg-type]
     busio.produce(get_settings().bus, [(TOPICS.rebalance_actions.name, event.key.encode(), encode(event), None)])
     console.print(f"rebalance {name}: {action} sent")
+
+
+def _fail(message: str) -> typer.Exit:
+    err.print(f"[red]error:[/red] {escape(message)}", soft_wrap=True)
+    return typer.Exit(1)
 
 
 @rebalance_app.command()
@@ -55,10 +77,12 @@ def latest_rebalances() -> dict[str, RebalanceStatus]:
 @rebalance_app.command()
 def status(
     name: Annotated[Optional[str], typer.Argument(help="only this rebalance, in detail")] = None,  # noqa: UP007
-    as_json: Annotated[bool, typer.Option("--json", help="JSON lines instead of a table")] = False,
+    output: OutputOption = None,
+    as_json: JsonFlag = False,
     watch: Annotated[bool, typer.Option("--watch", "-w", help="keep printing transitions (Ctrl-C stops)")] = False,
 ) -> None:
     """Show rebalances: state, proposal summary, per-broker load before / after, progress."""
+    fmt = chosen(output, as_json)
     if watch:
         try:
             for record in busio.consume(get_settings().bus, [TOPICS.rebalance_status.name], follow=True):
@@ -69,22 +93,20 @@ def status(
                 assert isinstance(event, RebalanceStatus)
                 if name is not None and event.name != name:
                     continue
-                if as_json:
-                    print(event.model_dump_json(by_alias=True, exclude_none=True), flush=True)
-                else:
+                if fmt is Output.table:
                     console.print(rebalance_line(event), soft_wrap=True)
+                else:
+                    emit_one(event, fmt)
+        except BusUnavailable as exc:
+            raise _fail(f"stopped watching: {exc}") from None
         except KeyboardInterrupt:
             pass
         return
     statuses = [s for s in latest_rebalances().values() if name is None or s.name == name]
     if name is not None and not statuses:
-        err.print(f"[red]error:[/red] no status for rebalance {name!r} yet")
-        raise typer.Exit(1)
-    if as_json:
-        for s in statuses:
-            print(s.model_dump_json(by_alias=True, exclude_none=True))
-    elif name is not None:
+        raise _fail(f"no status for rebalance {name!r} yet")
+    if name is not None and fmt is Output.table:
         for renderable in rebalance_details(statuses[0]):
             console.print(renderable)
-    else:
-        console.print(rebalance_table(statuses))
+        return
+    emit(statuses, fmt, lambda: rebalance_table(statuses))

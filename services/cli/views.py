@@ -6,7 +6,7 @@ from rich import box
 from rich.console import RenderableType
 from rich.table import Table
 
-from events import LoadAggregate, RebalanceRequest, RebalanceState, RebalanceStatus, TopicStatus
+from events import Condition, LoadAggregate, RebalanceRequest, RebalanceState, RebalanceStatus, TopicStatus
 
 
 def change_text(status: TopicStatus) -> str:
@@ -41,14 +41,31 @@ def transition_line(status: TopicStatus, previous: TopicStatus | None) -> str:
     return "  ".join(parts)
 
 
+def condition_note(condition: Condition) -> str | None:
+    """A condition as a person reads it, or None for the one that says all is well."""
+    if condition.type == "Ready":
+        if condition.status == "True":
+            return None
+        head = f"not ready ({condition.reason})" if condition.reason else "not ready"
+    elif condition.status == "True":
+        head = condition.type
+    else:
+        head = f"{condition.type}={condition.status}"
+    return f"{head}: {condition.message}" if condition.message else head
+
+
+def status_notes(status: TopicStatus) -> list[str]:
+    """Why a topic is as it is: the replicas change's message, then every condition but Ready=True."""
+    notes = [status.replicas_change.message] if status.replicas_change and status.replicas_change.message else []
+    return notes + [n for c in status.conditions if (n := condition_note(c)) is not None]
+
+
 def status_table(statuses: list[TopicStatus], title: str = "Topics") -> Table:
     table = Table(title=title)
     for column in ("topic", "ready", "partitions", "RF", "replicas change", "notes", "generation"):
         table.add_column(column, overflow="fold")
     for s in sorted(statuses, key=lambda s: s.topic):
-        notes = [s.replicas_change.message] if s.replicas_change and s.replicas_change.message else []
-        notes += [c.reason or c.type for c in s.conditions if c.type != "Ready" and c.status == "True"]
-        message = ", ".join(n for n in notes if n)
+        message = "; ".join(status_notes(s))
         table.add_row(s.topic, "deleted" if s.deleted else ("yes" if s.ready else "no"),
                       str(s.partitions if s.partitions is not None else "-"),
                       str(s.replicas if s.replicas is not None else "-"), change_text(s), message,

@@ -27,11 +27,28 @@ class BusUnavailable(RuntimeError):
     """The bus could not be reached in time."""
 
 
+class NoSuchTopic(LookupError):
+    """A topic asked for by name does not exist on the bus."""
+
+
 def _check_reachable(client: Producer | Consumer, bus: BusSettings, timeout_s: float = 10.0) -> None:
     try:
         client.list_topics(timeout=timeout_s)
     except Exception as exc:  # noqa: BLE001 -- librdkafka reports unreachable brokers in several ways
         raise BusUnavailable(f"no broker answered within {timeout_s:.0f} s ({exc})") from None
+
+
+def _check_still_there(consumer: Consumer, topics: list[str], timeout_s: float = 10.0) -> None:
+    try:
+        consumer.list_topics(topics[0] if topics else None, timeout=timeout_s)
+    except KafkaException as exc:
+        raise BusUnavailable(f"the bus stopped answering: no broker answered for {timeout_s:.0f} s "
+                             f"({_reason(exc)})") from None
+
+
+def _reason(exc: KafkaException) -> str:
+    error = exc.args[0] if exc.args else None
+    return error.str() if hasattr(error, "str") else str(exc)
 
 
 @dataclass(frozen=True)
@@ -90,9 +107,14 @@ def produce(bus: BusSettings, items: list[tuple[str, bytes | None, bytes | None,
 
 
 def consume(bus: BusSettings, topics: list[str], *, follow: bool, idle_s: float = 1.0,
-            from_beginning: bool = True, deadline: float | None = None) -> Iterator[Record]:
+            from_beginning: bool = True, deadline: float | None = None, check_every_s: float = 5.0,
+            must_exist: bool = False) -> Iterator[Record]:
     """Every record of ``topics`` from the beginning; stop after ``idle_s`` without records unless ``follow``, and
-    in any case at ``deadline`` (a time.monotonic() value)."""
+    in any case at ``deadline`` (a time.monotonic() value).
+
+    A topic that does not exist is skipped (it may be created later), or with ``must_exist`` raises NoSuchTopic.
+    Following, a quiet bus is asked for metadata every ``check_every_s``: a consumer alone never notices the brokers
+    are gone (librdkafka only keeps reconnecting), so BusUnavailable is raised when they no longer answer."""
     consumer = Consumer({**bus.confluent_config(), **QUIET, "group.id": f"ballast-cli-{uuid.uuid4()}",
                          "enable.auto.commit": False, "auto.offset.reset": "earliest" if from_beginning else "latest"})
     try:
@@ -101,11 +123,13 @@ def consume(bus: BusSettings, topics: list[str], *, follow: bool, idle_s: float 
         for topic in topics:
             meta = consumer.list_topics(topic, timeout=10).topics.get(topic)
             if meta is None or meta.error is not None:
+                if must_exist:
+                    raise NoSuchTopic(f"no topic {topic!r} on the bus")
                 continue
             offset = -2 if from_beginning else -1  # OFFSET_BEGINNING / OFFSET_END
             assignments += [TopicPartition(topic, p, offset) for p in meta.partitions]
         consumer.assign(assignments)
-        last = time.monotonic()
+        last = checked = time.monotonic()
         while True:
             if deadline is not None and time.monotonic() >= deadline:
                 return
@@ -113,6 +137,9 @@ def consume(bus: BusSettings, topics: list[str], *, follow: bool, idle_s: float 
             if message is None:
                 if not follow and time.monotonic() - last >= idle_s:
                     return
+                if follow and time.monotonic() - max(last, checked) >= check_every_s:
+                    _check_still_there(consumer, topics)
+                    checked = time.monotonic()
                 continue
             if message.error():
                 continue

@@ -3,6 +3,7 @@ e.g. ``BALLAST_CRUISE_CONTROL__HOST=cc.internal`` or ``BALLAST_BUS__BOOTSTRAP_SE
 
 from __future__ import annotations
 
+import os
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Literal
@@ -271,6 +272,14 @@ class Settings(BaseSettings):
     log_format: Literal["json", "console", "auto"] = "auto"
     # Where faust keeps its local data (table state, not used for correctness).
     data_dir: Path = Path(".ballast/data")
+    # Where `ballast up` keeps the running local stack (stack.json, logs): one per user, found from any directory.
+    state_dir: Path = Field(default_factory=lambda: _user_state_home() / "ballast")
+
+
+def _user_state_home() -> Path:
+    # The XDG base directory for state that outlives a process but is no one's document.
+    xdg = os.environ.get("XDG_STATE_HOME")
+    return Path(xdg) if xdg and Path(xdg).is_absolute() else Path.home() / ".local" / "state"
 
 
 @lru_cache(maxsize=1)

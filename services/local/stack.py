@@ -283,15 +283,15 @@ def stop_detached(pids: dict[str, int], say: Callable[[str], None], timeout_s: f
                 continue
             say(f"stopping {name}")
         deadline = time.monotonic() + timeout_s
-        while time.monotonic() < deadline and any(_alive(pid) for pid in group.values()):
+        while time.monotonic() < deadline and any(group_alive(pid) for pid in group.values()):
             time.sleep(0.1)
         for name, pid in group.items():
-            if _alive(pid):
+            if group_alive(pid):
                 say(f"killing {name} (still running after {timeout_s:.0f} s)")
                 os.killpg(pid, signal.SIGKILL)
 
 
-def _alive(pid: int) -> bool:
+def group_alive(pid: int) -> bool:
     try:
         os.killpg(pid, 0)
     except ProcessLookupError:

@@ -14,6 +14,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from events import placeholders as placeholder
 from services.placement.log_dirs import LogDirUsage
 from services.placement.model import Assignment, Broker, BrokerState, ClusterView, PlacementError
 
@@ -57,16 +58,30 @@ def parse_cluster(raw: Any, source: str = "cluster") -> ClusterView:
     ids = [b.id for b in parsed.brokers]
     if len(set(ids)) != len(ids):
         raise PlacementError(f"{source}: broker ids repeat: {sorted(i for i in set(ids) if ids.count(i) > 1)}")
+    for topic, partitions in parsed.assignments.items():
+        for index, replicas in enumerate(partitions):
+            # Placeholders stand for replicas a topic was created without (brokers that were down): not brokers.
+            if unknown := [b for b in placeholder.real(replicas) if b not in ids]:
+                raise PlacementError(f"{source}: assignments.{topic}[{index}] names broker(s) {unknown} that are "
+                                     f"not among the brokers ({', '.join(map(str, sorted(ids)))})")
     brokers = [Broker(b.id, b.rack, b.state, b.load) for b in parsed.brokers]
     return ClusterView.of(brokers, parsed.assignments)
 
 
 def _parse(raw: Any, source: str) -> _ClusterFile:
+    if not isinstance(raw, dict):
+        raise PlacementError(f'{source}: expected an object ({{"brokers": [...], "assignments": {{...}}}}), '
+                             f"not {_json_kind(raw)}")
     try:
         return _ClusterFile.model_validate(raw)
     except ValidationError as exc:
-        problems = "; ".join(f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in exc.errors())
+        problems = "; ".join(f"{'.'.join(str(p) for p in e['loc']) or '(root)'}: {e['msg']}" for e in exc.errors())
         raise PlacementError(f"{source}: {problems}") from None
+
+
+def _json_kind(value: Any) -> str:
+    kinds = {list: "an array", str: "a string", bool: "a boolean", int: "a number", float: "a number"}
+    return "null" if value is None else kinds.get(type(value), type(value).__name__)
 
 
 def read_log_dir_usage(path: Path) -> dict[int, dict[str, LogDirUsage]]:

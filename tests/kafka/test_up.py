@@ -31,8 +31,9 @@ def ballast(cwd: Path, *args: str, env: dict[str, str] | None = None, timeout: f
 
 
 def test_up_kafka_a_spec_from_the_cli_and_down(tmp_path: Path) -> None:
-    ballast(tmp_path, "up", "--kafka")
-    stack = json.loads((tmp_path / ".ballast" / "stack.json").read_text())
+    state = {"BALLAST_STATE_DIR": str(tmp_path / "state")}
+    ballast(tmp_path, "up", "--kafka", "--no-spark", env=state)
+    stack = json.loads((tmp_path / "state" / "stack.json").read_text())
     try:
         env = stack["env"]
         assert env["BALLAST_CLUSTER_ADMIN__KIND"] == "kafka"
@@ -61,7 +62,7 @@ def test_up_kafka_a_spec_from_the_cli_and_down(tmp_path: Path) -> None:
         # Ballast's own topics already lead on some brokers: the new leaders go to the others.
         assert improving_moves(placed, everything, {b: rack[:4] for b, rack in racks.items()}) == []
     finally:
-        out = ballast(tmp_path, "down")
+        out = ballast(tmp_path, "down", env=state)
     assert "kafka-controller" in out
     assert not any(alive(pid) for pid in stack["pids"].values())
 

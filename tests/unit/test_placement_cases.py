@@ -196,3 +196,36 @@ def test_place_cli_prints_reassignment_json_and_explains_errors(tmp_path) -> Non
     path.write_text(json.dumps({"brokers": [{"id": 1, "rack": "/a", "state": "sleeping"}]}))
     bad = runner.invoke(app, ["place", "--cluster", str(path), "--partitions", "1", "--replication-factor", "1"])
     assert bad.exit_code == 2 and "brokers.0.state" in bad.output
+
+
+def test_place_report_counts_only_the_new_partitions_as_the_topics(tmp_path) -> None:
+    """Issue 18, defect 11: the report used to count the topic's existing partitions as placed."""
+    path = tmp_path / "cluster.json"
+    path.write_text(json.dumps({"brokers": [{"id": b, "rack": f"/r{b % 2}"} for b in (1, 2, 3, 4)],
+                                "assignments": {"orders": [[1, 2], [3, 4], [2, 1]], "other": [[1, 4]]}}))
+    result = CliRunner().invoke(app, ["place", "--cluster", str(path), "--partitions", "2", "--replication-factor",
+                                      "2", "--topic", "orders", "--report", "--placer", "striped"])
+    assert result.exit_code == 0, result.output
+    report = result.stderr.strip()
+    assert report.startswith("placer striped: 2 new partitions (after its 3 existing), 4 replicas; spread "
+                             "violations by level none;"), report
+    # The balance line counts everything each broker holds afterwards, other topics included.
+    placed = json.loads(result.stdout)["partitions"]
+    held = [b for p in [[1, 2], [3, 4], [2, 1], [1, 4], *(p["replicas"] for p in placed)] for b in p]
+    counts = sorted(held.count(b) for b in (1, 2, 3, 4))
+    assert f"replicas {counts[0]}-{counts[-1]}" in report
+
+
+def test_place_refuses_an_assignment_naming_an_unknown_broker_and_a_top_level_array(tmp_path) -> None:
+    path = tmp_path / "cluster.json"
+    path.write_text(json.dumps({"brokers": [{"id": 1}, {"id": 2}], "assignments": {"orders": [[1, 2], [2, 9]]}}))
+    runner = CliRunner()
+    refused = runner.invoke(app, ["place", "--cluster", str(path), "--partitions", "1", "--replication-factor", "1"])
+    assert refused.exit_code == 2
+    assert refused.stderr.strip() == (f"error: {path}: assignments.orders[1] names broker(s) [9] that are not among "
+                                      "the brokers (1, 2)")
+    path.write_text(json.dumps([{"id": 1}]))
+    refused = runner.invoke(app, ["place", "--cluster", str(path), "--partitions", "1", "--replication-factor", "1"])
+    assert refused.exit_code == 2
+    assert refused.stderr.strip() == (f'error: {path}: expected an object ({{"brokers": [...], "assignments": '
+                                      '{...}}), not an array')

@@ -1,0 +1,36 @@
+"""The stack `ballast up` left running, as the CLI finds it from any directory: its state file in the user's state
+directory, and the settings a client needs to reach it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from services.local.stack import StackInfo, group_alive
+
+# What a client of the stack needs (the CLI, or any Kafka client for the bootstrap servers); the rest of a stack's
+# environment is for its own services.
+CLIENT_KEYS = ("BALLAST_BUS__BOOTSTRAP_SERVERS", "BALLAST_BUS__TOPIC_REPLICATION_FACTOR",
+               "BALLAST_CRUISE_CONTROL__PORT", "BALLAST_CLUSTER_ADMIN__KIND",
+               "BALLAST_CLUSTER_ADMIN__BOOTSTRAP_SERVERS", "BALLAST_CLUSTER_ADMIN__SIMULATOR_URL")
+
+
+def state_file(state_dir: Path) -> Path:
+    return state_dir / "stack.json"
+
+
+def running_stack(state_dir: Path) -> StackInfo | None:
+    """The stack recorded in ``state_dir`` if any of its processes still runs (a record that outlived its stack, after
+    a reboot say, points nowhere)."""
+    path = state_file(state_dir)
+    if not path.exists():
+        return None
+    try:
+        info = StackInfo.load(path)
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    return info if any(group_alive(pid) for pid in info.pids.values()) else None
+
+
+def client_env(info: StackInfo) -> dict[str, str]:
+    return {key: info.env[key] for key in CLIENT_KEYS if key in info.env}
+

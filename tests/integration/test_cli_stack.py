@@ -1,0 +1,106 @@
+"""The stack `ballast up` starts, as the CLI finds it (issue 18, defect 8): from any directory, with nothing
+exported, the demo's services and the Spark job running; `ballast env` for other tools; `--bootstrap-server` wins.
+And how it stops and logs (defect 7): Ctrl-C on the Spark job, JSON lines only in the services' logs."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from tests.integration.test_stack_lifecycle import alive
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def ballast(cwd: Path, state: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    cwd.mkdir(parents=True, exist_ok=True)
+    # Nothing of any stack in the environment: only where `ballast up` keeps its state.
+    env = {k: v for k, v in os.environ.items() if not k.startswith("BALLAST_")}
+    env.update({"BALLAST_STATE_DIR": str(state), "PYTHONPATH": str(REPO)})
+    return subprocess.run([sys.executable, "-m", "services.cli", *args], cwd=cwd, env=env, capture_output=True,
+                          text=True, timeout=240)
+
+
+def test_a_stack_started_in_one_directory_is_used_from_any_other(tmp_path: Path) -> None:
+    state = tmp_path / "state"
+    started = ballast(tmp_path / "here", state, "up")
+    assert started.returncode == 0, started.stdout + started.stderr
+    info = json.loads((state / "stack.json").read_text())
+    try:
+        assert set(info["pids"]) == {"broker", "cluster-sim", "topic-reconciler", "replicas-change", "rebalancer",
+                                     "load-collector", "spark-aggregates"}
+        assert all(alive(pid) for pid in info["pids"].values())
+
+        exported = ballast(tmp_path / "elsewhere", state, "env")
+        assert exported.returncode == 0, exported.stderr
+        exports = dict(line.removeprefix("export ").split("=", 1) for line in exported.stdout.splitlines())
+        assert exports["BALLAST_BUS__BOOTSTRAP_SERVERS"] == info["env"]["BALLAST_BUS__BOOTSTRAP_SERVERS"]
+        assert exports["BALLAST_CLUSTER_ADMIN__SIMULATOR_URL"] == info["env"]["BALLAST_CLUSTER_ADMIN__SIMULATOR_URL"]
+
+        spec = tmp_path / "elsewhere" / "orders.yaml"
+        spec.write_text("name: orders\npartitions: 2\nreplicas: 2\n")
+        applied = ballast(tmp_path / "elsewhere", state, "apply", "-f", str(spec))
+        assert applied.returncode == 0, applied.stderr
+        assert _ready(tmp_path / "third", state, "orders")["replicas"] == 2
+
+        # An explicit bus wins over the stack: nothing answers there.
+        elsewhere = ballast(tmp_path / "third", state, "--bootstrap-server", "127.0.0.1:1", "status")
+        assert elsewhere.returncode == 1 and "cannot use the bus at 127.0.0.1:1" in elsewhere.stderr
+
+        # Ctrl-C on the Spark job (SIGINT to its process group, as a terminal sends it): a clean stop (defect 7).
+        spark_log = Path(info["run_dir"]) / "logs" / "spark-aggregates.log"
+        _wait_for(lambda: '"event": "running"' in spark_log.read_text(), "the Spark job running", spark_log)
+        os.killpg(info["pids"]["spark-aggregates"], signal.SIGINT)
+        _wait_for(lambda: not alive(info["pids"]["spark-aggregates"]), "the Spark job stopped", spark_log)
+        after = spark_log.read_text().split('"event": "running"', 1)[1]
+        # The driver stops between two waits: no KeyboardInterrupt inside a py4j call (the ~220 lines of traces).
+        # PySpark's own runner of the Python data source still reports its socket closing when the query stops
+        # (python_streaming_source_runner has no clean end), a trace of some 25 lines left alone.
+        assert "KeyboardInterrupt" not in after and "py4j" not in after, after[-3000:]
+        assert len(after.splitlines()) < 40, after
+        assert json.loads(after.strip().splitlines()[-1])["event"] == "stopped"
+
+        # Every line of a service's log is one JSON object (defect 7): nothing of faust's terminal spinner (what
+        # the libraries log is in tests/unit/test_logging.py).
+        logs = Path(info["run_dir"]) / "logs"
+        for service in ("topic-reconciler", "replicas-change", "rebalancer", "load-collector", "cluster-sim"):
+            lines = _json_lines(logs / f"{service}.log")
+            assert all(line["service"] == service and line["level"] and line["timestamp"] for line in lines), service
+            assert lines or service == "cluster-sim", service  # the faust services say at least that they started
+    finally:
+        stopped = ballast(tmp_path / "fourth", state, "down")
+    assert stopped.returncode == 0, stopped.stderr
+    assert not (state / "stack.json").exists()
+    assert not any(alive(pid) for pid in info["pids"].values())
+    assert ballast(tmp_path / "fourth", state, "env").returncode == 1
+
+
+def _ready(cwd: Path, state: Path, topic: str) -> dict:
+    deadline = time.monotonic() + 120
+    last = None
+    while time.monotonic() < deadline:
+        shown = ballast(cwd, state, "status", topic, "-o", "json")
+        if shown.returncode == 0:
+            last = json.loads(shown.stdout)
+            if last["ready"] and last.get("replicas") == 2:
+                return last
+        time.sleep(1)
+    raise AssertionError(f"{topic} not ready within 120 s: {last}")
+
+
+def _wait_for(condition, what: str, log: Path, timeout_s: float = 180) -> None:  # noqa: ANN001
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if condition():
+            return
+        time.sleep(0.5)
+    raise AssertionError(f"{what}: not within {timeout_s:.0f} s; {log}:\n{log.read_text()[-3000:]}")
+
+
+def _json_lines(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text().splitlines()]  # raises on any line that is not JSON
