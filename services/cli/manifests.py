@@ -32,6 +32,7 @@ import yaml
 from pydantic import ValidationError
 
 from events import RebalanceRequest, TopicSpec
+from events.topic_configs import topic_config_problem
 
 STRIMZI_API_VERSIONS = {"kafka.strimzi.io/v1beta2", "kafka.strimzi.io/v1"}
 PLACER_ANNOTATION = "ballast.io/placer"
@@ -95,11 +96,15 @@ def _to_manifest(item: Any, where: str) -> Manifest:
     if model is TopicSpec and isinstance(fields.get("config"), dict):
         fields["config"] = _yaml_config(fields["config"])
     try:
-        return model.model_validate(fields)
+        manifest = model.model_validate(fields)
     except ValidationError as exc:
         problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}".lstrip(": ")
                              for e in exc.errors(include_url=False))
         raise ManifestError(f"{where}: {problems}") from None
+    if isinstance(manifest, TopicSpec) and (problem := topic_config_problem(manifest.config)):
+        # Refused here rather than by Kafka once the spec is on the bus, where it would only fail its status.
+        raise ManifestError(f"{where}: topic {manifest.name!r}: config: {problem}")
+    return manifest
 
 
 def _yaml_config(config: dict[Any, Any]) -> dict[Any, Any]:

@@ -9,6 +9,8 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
+from events.topic_configs import KEYS, topic_config_problem
+
 
 # A broker's disk capacity when nothing better is known (Cruise Control's capacity file), shared by its directories.
 BROKER_DISK_CAPACITY_MB = 1_000_000.0
@@ -16,6 +18,15 @@ BROKER_DISK_CAPACITY_MB = 1_000_000.0
 
 class ClusterError(Exception):
     """An operation Kafka would refuse, with Kafka's wording where it has one."""
+
+
+class InvalidConfig(ClusterError):
+    """Kafka's INVALID_CONFIG: a topic config it refuses."""
+
+
+def _check_config(config: dict[str, str]) -> None:
+    if problem := topic_config_problem(config, tiered_storage=False):  # the simulated brokers have none
+        raise InvalidConfig(problem)
 
 
 class TopicExists(ClusterError):
@@ -189,6 +200,7 @@ class Cluster:
                      assignment: list[list[int]] | None = None) -> Topic:
         if name in self.topics:
             raise TopicExists(f"Topic '{name}' already exists.")
+        _check_config(config)
         if assignment is not None:
             self._check_assignment(assignment, replication_factor=None)
             topic = Topic(name=name, partitions=[], config=dict(config))
@@ -307,7 +319,10 @@ class Cluster:
             topic.partitions[index].log_dirs[broker] = log_dir
 
     def alter_config(self, name: str, config: dict[str, str]) -> None:
-        self.topic(name).config.update(config)
+        topic = self.topic(name)
+        # Kafka validates the topic's configs as they would be after the change (the keys across each other too).
+        _check_config({k: v for k, v in {**topic.config, **config}.items() if k in config or k in KEYS})
+        topic.config.update(config)
 
     # -- replication-factor changes ----------------------------------------------------------------------------
 

@@ -170,3 +170,29 @@ def test_kafka_admin_adapter_against_the_local_broker(stack: LocalStack, name: s
 def test_decode_rejects_what_the_dead_letter_reasons_say() -> None:
     with pytest.raises(InvalidEvent, match="not JSON"):
         decode(b"not json at all")
+
+
+def test_configs_kafka_refuses_are_refused_by_apply_and_by_the_simulator(ballast: Ballast, name: str,
+                                                                          tmp_path: Path) -> None:
+    """Issue 18, defect 9: `retention.ms: forever` and unknown keys used to be accepted and reported Ready."""
+    manifest = tmp_path / "topics.yaml"
+    manifest.write_text(f"name: {name}-cli\npartitions: 1\nreplicas: 1\nconfig:\n  retention.ms: forever\n")
+    refused = cli(ballast.stack, "apply", "-f", str(manifest))
+    assert refused.returncode == 1
+    assert refused.stderr.strip() == (f"error: {manifest} document 1: topic '{name}-cli': config: Invalid value "
+                                      "forever for configuration retention.ms: Not a number of type LONG")
+    # Past the CLI (any producer): the simulated cluster refuses it as Kafka does, and the status says why.
+    ballast.apply(TopicSpec(name=f"{name}-raw", partitions=1, replicas=1, config={"no.such.key": "1"}))
+    status = ballast.watcher.wait_status(f"{name}-raw", lambda s: s.condition("Ready") is not None
+                                         and s.condition("Ready").reason == "ReconcileError", "refused")
+    assert not status.ready and "Unknown topic config name: no.such.key" in status.condition("Ready").message
+    assert ballast.cluster_topic(f"{name}-raw") is None
+    # An existing topic: the change is refused, the topic keeps its configs.
+    ballast.apply(TopicSpec(name=f"{name}-alter", partitions=1, replicas=1, config={"retention.ms": "60000"}))
+    ballast.watcher.wait_status(f"{name}-alter", lambda s: s.ready, "ready")
+    ballast.apply(TopicSpec(name=f"{name}-alter", partitions=1, replicas=1,
+                            config={"retention.ms": "60000", "min.cleanable.dirty.ratio": "2"}))
+    status = ballast.watcher.wait_status(f"{name}-alter", lambda s: not s.ready, "refused")
+    assert ("Invalid value 2.0 for configuration min.cleanable.dirty.ratio: Value must be no more than 1"
+            in status.condition("Ready").message)
+    assert ballast.cluster_topic(f"{name}-alter")["config"] == {"retention.ms": "60000"}
