@@ -399,6 +399,24 @@ def status(
 
 
 @app.command()
+def describe(
+    topic: Annotated[str, typer.Argument(help="topic name")],
+    output: OutputOption = None,
+) -> None:
+    """One topic: its partitions, replicas with racks and log directories, leader, in-sync replicas, placeholders;
+    and its spec, the cluster and its status side by side. Works on any topic, managed or not."""
+    from services.cli.describe import AdminError, document, gather, render
+
+    try:
+        view = gather(get_settings(), topic)
+    except AdminError as exc:
+        raise _fail(f"cannot describe {topic!r}: the cluster did not answer ({exc})") from None
+    if not view.exists:
+        raise _fail(f"no topic {topic!r}: not in the cluster, and no spec names it")
+    emit([document(view)], output or Output.table, lambda: render(view))
+
+
+@app.command()
 def load(
     kind: Annotated[list[str], typer.Option("--kind", help="domain, broker, log-dir (repeatable)")] = ["domain",
                                                                                                     "broker"],

@@ -196,3 +196,29 @@ def test_configs_kafka_refuses_are_refused_by_apply_and_by_the_simulator(ballast
     assert ("Invalid value 2.0 for configuration min.cleanable.dirty.ratio: Value must be no more than 1"
             in status.condition("Ready").message)
     assert ballast.cluster_topic(f"{name}-alter")["config"] == {"retention.ms": "60000"}
+
+
+def test_describe_puts_the_spec_the_cluster_and_the_status_side_by_side(ballast: Ballast, name: str) -> None:
+    ballast.apply(TopicSpec(name=name, partitions=3, replicas=2, config={"retention.ms": "60000"}))
+    ballast.watcher.wait_rf(name, 2)
+    shown = cli(ballast.stack, "describe", name, "-o", "json")
+    assert shown.returncode == 0, shown.stderr
+    described = json.loads(shown.stdout)
+    actual = ballast.cluster_topic(name)
+    assert described["spec"]["replicas"] == 2 and described["status"]["ready"] is True
+    cluster = described["cluster"]
+    assert cluster["partitions"] == 3 and cluster["replicationFactor"] == 2
+    assert cluster["config"]["retention.ms"] == "60000"
+    for partition, mine in zip(actual["partitions"], cluster["partitionDetails"], strict=True):
+        assert mine["replicas"] == partition["replicas"] and mine["leader"] == partition["leader"]
+        assert [r["logDir"] for r in mine["replicaDetails"]] == [partition["logDirs"][str(b)]
+                                                                 for b in partition["replicas"]]
+        assert all(r["rack"] for r in mine["replicaDetails"])
+    table = cli(ballast.stack, "describe", name)
+    assert table.returncode == 0, table.stderr
+    first = cluster["partitionDetails"][0]["replicaDetails"][0]
+    assert f"{first['broker']} {first['rack']} {first['logDir']}" in table.stdout
+    assert "config retention.ms" in table.stdout and "ready" in table.stdout
+    missing = cli(ballast.stack, "describe", f"{name}-nope")
+    assert missing.returncode == 1
+    assert missing.stderr.strip() == f"error: no topic '{name}-nope': not in the cluster, and no spec names it"

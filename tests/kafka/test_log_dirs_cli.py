@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import os
 import subprocess
 import sys
@@ -136,3 +137,32 @@ async def test_place_with_log_dirs_then_move_puts_each_replica_where_it_was_plac
     now = {(r.partition, d.broker): d.path for d in await admin.describe_log_dirs()
            for r in d.replicas if r.topic == name and not r.is_future}
     assert now == {(p["partition"], b): d for p in placed["partitions"] for b, d in zip(p["replicas"], p["log_dirs"])}
+
+
+async def test_describe_a_topic_shows_what_kafka_describes(kafka_stack: LocalStack, kafka: LocalKafka,
+                                                           admin: KafkaClusterAdmin, name: str) -> None:
+    """Issue 18, item 13, on the real cluster: `ballast describe` against kafka-topics.sh --describe and
+    DescribeLogDirs (a topic Ballast does not manage: the cluster side alone)."""
+    await admin.create_topic(name, 2, 2, assignment=[[1, 3], [3, 2]], config={"retention.ms": "120000"})
+    described = json.loads(ballast(kafka_stack, "describe", name, "-o", "json").stdout)
+    assert described["spec"] is None and described["status"] is None
+    printed = kafka.tool_output("org.apache.kafka.tools.TopicCommand", "--bootstrap-server", kafka.bootstrap_servers,
+                                "--describe", "--topic", name)
+    # kafka-topics.sh: "Topic: T  Partition: 0  Leader: 1  Replicas: 1,3  Isr: 1,3  Elr:  LastKnownElr: "
+    theirs = {}
+    for line in printed.splitlines():
+        fields = dict(re.findall(r"(\w+): (\S*)", line))
+        if "Partition" in fields:
+            theirs[int(fields["Partition"])] = (int(fields["Leader"]), fields["Replicas"], fields["Isr"])
+    ours = {p["partition"]: (p["leader"], ",".join(map(str, p["replicas"])), ",".join(map(str, p["isr"])))
+            for p in described["cluster"]["partitionDetails"]}
+    assert ours == theirs
+    assert described["cluster"]["config"]["retention.ms"] == "120000"
+    where = {(r.partition, d.broker): d.path for d in await admin.describe_log_dirs([1, 2, 3])
+             for r in d.replicas if r.topic == name and not r.is_future}
+    racks = {b.id: b.rack for b in await admin.brokers()}
+    for p in described["cluster"]["partitionDetails"]:
+        assert [(r["broker"], r["rack"], r["logDir"]) for r in p["replicaDetails"]] == [
+            (b, racks[b], where[(p["partition"], b)]) for b in p["replicas"]]
+    table = ballast(kafka_stack, "describe", name).stdout
+    assert "no spec: Ballast does not manage this topic" in table and f"1 {racks[1]} {where[(0, 1)]}" in table
