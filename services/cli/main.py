@@ -224,27 +224,83 @@ def run(service: Annotated[str, typer.Argument(help=f"one of: {', '.join(SERVICE
 
 
 @app.command()
-def apply(file: Annotated[Path, typer.Option("-f", "--file", help="YAML: topic specs (Strimzi KafkaTopic or plain) "
-                                             "and rebalances (Strimzi KafkaRebalance or plain kind: Rebalance)")]
-          ) -> None:
-    """Publish the desired state of topics and rebalances."""
-    from events import RebalanceRequest
+def apply(
+    file: Annotated[Path, typer.Option("-f", "--file", help="YAML: topic specs (Strimzi KafkaTopic or plain) and "
+                                       "rebalances (Strimzi KafkaRebalance or plain kind: Rebalance)")],
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="publish nothing: show what would change (as `ballast "
+                                          "diff`)")] = False,
+    wait: Annotated[bool, typer.Option("--wait", help="wait until every topic applied is ready or has failed; "
+                                       "exit 1 unless all are ready")] = False,
+    timeout: Annotated[float, typer.Option(help="with --wait: give up after this many seconds", min=1)] = 300.0,
+) -> None:
+    """Publish the desired state of topics and rebalances. A spec identical to the one on the bus is not published
+    again (its generation stays); warnings (partitions Kafka cannot remove, a replication factor too few brokers can
+    hold) are printed first."""
+    from events import RebalanceRequest, TopicSpec
+    from services.cli.applying import compare, print_diffs, wait_until_settled
 
     try:
         manifests = load_file(file)
     except ManifestError as exc:
         raise _fail(str(exc)) from None
     settings = get_settings()
-    busio.produce(settings.bus, [
-        (TOPICS.rebalance_requests.name if isinstance(m, RebalanceRequest) else TOPICS.specs.name,
-         m.key.encode(), encode(m), None) for m in manifests])
+    specs = [m for m in manifests if isinstance(m, TopicSpec)]
+    diffs, unreachable = compare(settings, specs, need_cluster=dry_run, fail=lambda message: _fail(message, 2))
+    if dry_run:
+        print_diffs(diffs, console)
+        return
+    if unreachable:
+        err.print(f"[yellow]note:[/yellow] {escape(unreachable)}: changes are not compared with the cluster",
+                  soft_wrap=True)
+    for d in diffs.values():
+        for warning in d.warnings:
+            err.print(f"[yellow]warning:[/yellow] {escape(d.name)}: {escape(warning)}", soft_wrap=True)
+    sent = [m for m in manifests if not isinstance(m, TopicSpec) or diffs[m.name].publish]
+    offsets: dict[bytes, int] = {}  # of the specs: a spec's generation is its record's offset + 1
+    for topic, kind, found in ((TOPICS.specs.name, TopicSpec, offsets), (TOPICS.rebalance_requests.name,
+                                                                          RebalanceRequest, None)):
+        if items := [(topic, m.key.encode(), encode(m), None) for m in sent if isinstance(m, kind)]:
+            busio.produce(settings.bus, items, offsets_by_key=found)
     for m in manifests:
         if isinstance(m, RebalanceRequest):
             brokers = f" brokers={m.brokers}" if m.brokers else ""
-            console.print(f"rebalance {m.name}: mode={m.mode}{brokers}{' (auto-approved)' if m.auto_approve else ''}"
-                          " applied")
+            console.print(f"rebalance {escape(m.name)}: mode={m.mode}{brokers}"
+                          f"{' (auto-approved)' if m.auto_approve else ''} applied", soft_wrap=True)
+        elif diffs[m.name].publish:
+            console.print(f"topic spec {escape(m.name)}: partitions={m.partitions} replicas={m.replicas} applied",
+                          soft_wrap=True)
         else:
-            console.print(f"topic spec {m.name}: partitions={m.partitions} replicas={m.replicas} applied")
+            console.print(f"topic spec {escape(m.name)}: unchanged", soft_wrap=True)
+    if wait and specs:
+        # An unchanged spec keeps the generation it has.
+        generations = {key.decode(): offset + 1 for key, offset in offsets.items()}
+        raise typer.Exit(wait_until_settled(settings, specs, generations, timeout_s=timeout, console=console))
+
+
+@app.command()
+def diff(
+    file: Annotated[Path, typer.Option("-f", "--file", help="YAML, as for `ballast apply`")],
+    output: OutputOption = None,
+) -> None:
+    """What `ballast apply -f FILE` would change, per topic, against the live cluster and the specs on the bus:
+    created, partitions, replication factor, config keys, placement choices; unchanged for no-ops. Exit 0: nothing
+    would change, 1: something would, 2: a spec would be refused or the cluster cannot be asked."""
+    from events import TopicSpec
+    from services.cli.applying import compare, print_diffs
+    from services.cli.changes import Verdict
+
+    try:
+        manifests = load_file(file)
+    except ManifestError as exc:
+        raise _fail(str(exc), 2) from None
+    specs = [m for m in manifests if isinstance(m, TopicSpec)]
+    diffs, _ = compare(get_settings(), specs, need_cluster=True, fail=lambda message: _fail(message, 2))
+    if output in (None, Output.table):
+        print_diffs(diffs, console)
+    else:
+        emit([d.document() for d in diffs.values()], output, lambda: "")
+    verdicts = {d.verdict for d in diffs.values()}
+    raise typer.Exit(2 if Verdict.REFUSED in verdicts else 0 if verdicts <= {Verdict.UNCHANGED} else 1)
 
 
 @app.command()

@@ -86,8 +86,10 @@ def send(producer: Producer, topic: str, key: bytes | None, value: bytes | None,
 
 
 def produce(bus: BusSettings, items: list[tuple[str, bytes | None, bytes | None, list[tuple[str, bytes]] | None]],
-            *, delivered: list[tuple[str, int, int]] | None = None) -> int:
-    """Produce and wait for every acknowledgement; ``delivered`` collects (topic, partition, offset) of each."""
+            *, delivered: list[tuple[str, int, int]] | None = None,
+            offsets_by_key: dict[bytes, int] | None = None) -> int:
+    """Produce and wait for every acknowledgement; ``delivered`` collects (topic, partition, offset) of each,
+    ``offsets_by_key`` each keyed record's offset."""
     p = producer(bus)
     _check_reachable(p, bus)
     errors: list[str] = []
@@ -95,8 +97,11 @@ def produce(bus: BusSettings, items: list[tuple[str, bytes | None, bytes | None,
     def report(err: object, msg: Any) -> None:
         if err is not None:
             errors.append(str(err))
-        elif delivered is not None:
-            delivered.append((msg.topic(), msg.partition(), msg.offset()))
+        else:
+            if delivered is not None:
+                delivered.append((msg.topic(), msg.partition(), msg.offset()))
+            if offsets_by_key is not None and msg.key() is not None:
+                offsets_by_key[msg.key()] = msg.offset()
 
     for topic, key, value, headers in items:
         send(p, topic, key, value, headers=headers, on_delivery=report)

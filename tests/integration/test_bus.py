@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from events import TOPICS, InvalidEvent, TopicSpec, TopicStatus, decode, encode
+from services.common import busio
 from services.common.admin import TopicAlreadyExists
 from services.common.admin.kafka import KafkaClusterAdmin
 from services.local.stack import LocalStack
@@ -222,3 +223,43 @@ def test_describe_puts_the_spec_the_cluster_and_the_status_side_by_side(ballast:
     missing = cli(ballast.stack, "describe", f"{name}-nope")
     assert missing.returncode == 1
     assert missing.stderr.strip() == f"error: no topic '{name}-nope': not in the cluster, and no spec names it"
+
+
+def test_diff_dry_run_and_apply_wait(ballast: Ballast, name: str, tmp_path: Path) -> None:
+    """Issue 18, item 12: what would change before it does, no generation bump for a no-op, and --wait's exit."""
+    manifest = tmp_path / "topics.yaml"
+    manifest.write_text(f"name: {name}\npartitions: 2\nreplicas: 2\nconfig: {{retention.ms: 60000}}\n")
+    before = cli(ballast.stack, "diff", "-f", str(manifest))
+    assert before.returncode == 1, before.stderr
+    assert before.stdout.splitlines() == [f"{name}: create", "  create: 2 partitions, replication factor 2, "
+                                          "retention.ms=60000"]
+    dry = cli(ballast.stack, "apply", "-f", str(manifest), "--dry-run")
+    assert dry.returncode == 0 and dry.stdout == before.stdout
+    assert ballast.cluster_topic(name) is None and name not in ballast.watcher.latest
+
+    applied = cli(ballast.stack, "apply", "-f", str(manifest), "--wait", "--timeout", "120")
+    assert applied.returncode == 0, applied.stdout + applied.stderr
+    assert applied.stdout.splitlines()[-1] == f"{name}: ready"
+    generation = ballast.watcher.latest[name].generation
+    unchanged = cli(ballast.stack, "diff", "-f", str(manifest), "-o", "json")
+    assert unchanged.returncode == 0, unchanged.stderr
+    assert json.loads(unchanged.stdout) == {"topic": name, "verdict": "unchanged", "changes": [], "specChanges": [],
+                                            "warnings": [], "publish": False}
+    again = cli(ballast.stack, "apply", "-f", str(manifest), "--wait")
+    assert again.returncode == 0 and f"topic spec {name}: unchanged" in again.stdout
+    records = [r for r in busio.consume(ballast.stack.settings().bus, [TOPICS.specs.name], follow=False)
+               if r.key == name.encode()]
+    assert len(records) == 1 and ballast.watcher.latest[name].generation == generation
+
+    manifest.write_text(f"name: {name}\npartitions: 1\nreplicas: 12\nconfig: {{retention.ms: 60000}}\n")
+    changes = cli(ballast.stack, "diff", "-f", str(manifest))
+    assert changes.returncode == 1
+    assert changes.stdout.splitlines() == [
+        f"{name}: change", "  replication factor 2 -> 12 (through Cruise Control)",
+        "  warning: partitions 2 -> 1: Kafka cannot remove partitions; the topic keeps 2",
+        "  warning: replication factor 12 cannot be reached: 6 broker(s) are alive"]
+    blocked = cli(ballast.stack, "apply", "-f", str(manifest), "--wait", "--timeout", "120")
+    assert blocked.returncode == 1
+    assert "warning: " + name + ": partitions 2 -> 1" in blocked.stderr.replace("\n", " ")
+    assert blocked.stdout.splitlines()[-1].startswith(f"{name}: failed: target replication factor 12 cannot be "
+                                                      "reached")

@@ -166,3 +166,23 @@ async def test_describe_a_topic_shows_what_kafka_describes(kafka_stack: LocalSta
             (b, racks[b], where[(p["partition"], b)]) for b in p["replicas"]]
     table = ballast(kafka_stack, "describe", name).stdout
     assert "no spec: Ballast does not manage this topic" in table and f"1 {racks[1]} {where[(0, 1)]}" in table
+
+
+async def test_diff_and_apply_wait_on_the_real_cluster(kafka_stack: LocalStack, admin: KafkaClusterAdmin, name: str,
+                                                       tmp_path: Path) -> None:
+    """Issue 18, item 12, on the real cluster: diff, apply --wait, then nothing left to change."""
+    manifest = tmp_path / "topic.yaml"
+    manifest.write_text(f"name: {name}\npartitions: 2\nreplicas: 3\nconfig: {{retention.ms: 120000}}\n")
+    before = ballast(kafka_stack, "diff", "-f", str(manifest), check=False)
+    assert before.returncode == 1 and before.stdout.splitlines()[0] == f"{name}: create", before.stderr
+    applied = ballast(kafka_stack, "apply", "-f", str(manifest), "--wait", "--timeout", "120")
+    assert applied.stdout.splitlines()[-1] == f"{name}: ready"
+    described = (await admin.describe_topics([name]))[name]
+    assert described is not None and described.replication_factor == 3
+
+    async def unchanged() -> bool | None:
+        # DescribeConfigs may answer from a broker a moment behind the controller.
+        after = ballast(kafka_stack, "diff", "-f", str(manifest), check=False)
+        return True if after.returncode == 0 and after.stdout.splitlines() == [f"{name}: unchanged"] else None
+
+    await eventually(unchanged, "diff: unchanged", timeout_s=30)

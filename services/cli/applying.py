@@ -1,0 +1,107 @@
+"""The I/O around ``ballast apply`` and ``ballast diff``: gathering what the specs are compared with, printing the
+differences, and following the status topic until applied specs settle (``--wait``)."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+
+from events import TOPICS, InvalidEvent, TopicSpec, TopicStatus, decode
+from services.cli.changes import Outcome, TopicDiff, Verdict, diff_topic, outcome
+from services.cli.views import transition_line
+from services.common import busio
+from services.common.admin import AdminError
+from services.common.admin.factory import make_cluster_admin
+from services.common.admin.port import TopicDescription
+from services.common.settings import Settings
+
+
+def compare(settings: Settings, specs: list[TopicSpec], *, need_cluster: bool,
+            fail: Callable[[str], typer.Exit]) -> tuple[dict[str, TopicDiff], str | None]:
+    """Each spec against the spec on the bus and the topic in the cluster. When the cluster cannot be asked:
+    ``fail`` if ``need_cluster``, else every spec counts as a change (the second value says why)."""
+    if not specs:
+        return {}, None
+    current = busio.latest(settings.bus, TOPICS.specs, timeout_s=10)
+    unreachable = None
+
+    async def look() -> tuple[dict[str, TopicDescription | None], int]:
+        admin = make_cluster_admin(settings.cluster_admin)
+        try:
+            described = await admin.describe_topics([s.name for s in specs])
+            return described, sum(1 for b in await admin.brokers() if b.alive)
+        finally:
+            await admin.aclose()
+
+    try:
+        actual, alive = asyncio.run(look())
+    except AdminError as exc:
+        unreachable = f"the cluster did not answer ({exc})"
+        if need_cluster:
+            raise fail(unreachable) from None
+        return {s.name: TopicDiff(s.name, Verdict.CHANGE, publish=current.get(s.name) != s) for s in specs}, unreachable
+    diffs = {}
+    for spec in specs:
+        existing = current.get(spec.name)
+        diffs[spec.name] = diff_topic(spec, existing if isinstance(existing, TopicSpec) else None,
+                                      actual.get(spec.name), alive)
+    return diffs, None
+
+
+def print_diffs(diffs: dict[str, TopicDiff], console: Console) -> None:
+    colour = {Verdict.CREATE: "green", Verdict.CHANGE: "yellow", Verdict.UNCHANGED: "dim", Verdict.REFUSED: "red"}
+    for d in diffs.values():
+        head = f"[{colour[d.verdict]}]{escape(d.name)}: {d.verdict.value}[/{colour[d.verdict]}]"
+        if d.verdict is Verdict.CHANGE and not d.publish:
+            head += " (the spec on the bus already asks for this)"
+        console.print(head, soft_wrap=True)
+        for line in d.changes:
+            console.print(f"  {escape(line)}", soft_wrap=True)
+        for line in d.spec_changes:
+            console.print(f"  spec {escape(line)}", soft_wrap=True)
+        for line in d.warnings:
+            console.print(f"  [yellow]warning:[/yellow] {escape(line)}", soft_wrap=True)
+
+
+def wait_until_settled(settings: Settings, specs: list[TopicSpec], generations: dict[str, int], *, timeout_s: float,
+                       console: Console) -> int:
+    """Follow the status topic, printing each transition of the applied topics, until every one is ready or has
+    failed. An unchanged spec (not in ``generations``) needs only its current status to be ready. Returns the exit
+    code: 0 when all are ready, 1 otherwise (failed, or not settled within ``timeout_s``)."""
+    wanted = {s.name: s for s in specs}
+    latest: dict[str, TopicStatus] = {}
+    settled: dict[str, tuple[Outcome, str]] = {}
+    deadline = time.monotonic() + timeout_s
+    console.print(f"[dim]waiting for {len(wanted)} topic(s) (up to {timeout_s:.0f} s)[/dim]")
+    for record in busio.consume(settings.bus, [TOPICS.status.name], follow=True, deadline=deadline):
+        try:
+            status = decode(record.value, topic=TOPICS.status).event
+        except InvalidEvent:
+            continue
+        assert isinstance(status, TopicStatus)
+        if status.topic not in wanted:
+            continue
+        previous = latest.get(status.topic)
+        latest[status.topic] = status
+        state, why = outcome(wanted[status.topic], generations.get(status.topic, 0), status)
+        if previous is not None or state is not Outcome.WAITING:
+            console.print(f"[dim]{time.strftime('%H:%M:%S')}[/dim]  {escape(transition_line(status, previous))}",
+                          soft_wrap=True)
+        if state is Outcome.WAITING:
+            settled.pop(status.topic, None)
+        else:
+            settled[status.topic] = (state, why)
+        if len(settled) == len(wanted):
+            break
+    for name in wanted:
+        state, why = settled.get(name, (Outcome.WAITING, "not settled in time"))
+        mark = {"ready": "[green]ready[/green]", "failed": "[red]failed[/red]"}.get(state.value, "[yellow]timed out"
+                                                                                          "[/yellow]")
+        console.print(f"{escape(name)}: {mark}" + ("" if state is Outcome.READY else f": {escape(why)}"),
+                      soft_wrap=True)
+    return 0 if all(settled.get(n, (Outcome.WAITING, ""))[0] is Outcome.READY for n in wanted) else 1

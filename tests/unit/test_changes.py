@@ -1,0 +1,86 @@
+"""What `ballast diff` / `apply --dry-run` say a spec would change, and when `apply --wait` calls it settled
+(issue 18, item 12): the rules, called directly."""
+
+from __future__ import annotations
+
+from events import Condition, ReplicasChangeState, ReplicasChangeStatus, TopicSpec, TopicStatus
+from services.cli.changes import Outcome, Verdict, diff_topic, outcome
+from services.common.admin.port import PartitionInfo, TopicDescription
+
+
+def cluster_topic(partitions: int, rf: int, **config: str) -> TopicDescription:
+    return TopicDescription("orders", tuple(PartitionInfo(i, tuple(range(1, rf + 1))) for i in range(partitions)),
+                            {k.replace("_", "."): v for k, v in config.items()})
+
+
+SPEC = TopicSpec(name="orders", partitions=6, replicas=3, config={"retention.ms": "60000"})
+
+
+def test_a_topic_not_in_the_cluster_is_created() -> None:
+    d = diff_topic(SPEC, None, None, alive_brokers=6)
+    assert d.verdict is Verdict.CREATE and d.publish
+    assert d.changes == ["create: 6 partitions, replication factor 3, retention.ms=60000"] and d.warnings == []
+
+
+def test_the_same_spec_on_a_matching_topic_is_unchanged_and_not_published_again() -> None:
+    d = diff_topic(SPEC, SPEC, cluster_topic(6, 3, retention_ms="60000"), alive_brokers=6)
+    assert d.verdict is Verdict.UNCHANGED and not d.publish and d.changes == d.warnings == d.spec_changes == []
+
+
+def test_changes_name_each_field_and_config_key() -> None:
+    d = diff_topic(SPEC, SPEC.model_copy(update={"replicas": 2}),
+                   cluster_topic(4, 2, retention_ms="1000", cleanup_policy="compact"), alive_brokers=6)
+    assert d.verdict is Verdict.CHANGE and d.publish
+    # Keys the spec does not name are left as they are (the reconciler only sets the spec's).
+    assert d.changes == ["partitions 4 -> 6", "replication factor 2 -> 3 (through Cruise Control)",
+                         "config retention.ms: 1000 -> 60000"]
+    added = diff_topic(SPEC, SPEC, cluster_topic(6, 3), alive_brokers=6)
+    assert added.changes == ["config retention.ms: (default) -> 60000"]
+
+
+def test_warnings_before_publishing() -> None:
+    fewer = diff_topic(SPEC.model_copy(update={"partitions": 2, "replicas": 7}), SPEC,
+                       cluster_topic(6, 3, retention_ms="60000"), alive_brokers=6)
+    assert fewer.warnings == ["partitions 6 -> 2: Kafka cannot remove partitions; the topic keeps 6",
+                              "replication factor 7 cannot be reached: 6 broker(s) are alive"]
+    assert fewer.changes == ["replication factor 3 -> 7 (through Cruise Control)"]
+    foreign = diff_topic(SPEC, None, cluster_topic(6, 3, retention_ms="60000"), alive_brokers=6)
+    assert foreign.verdict is Verdict.CHANGE and "Ballast did not create it" in foreign.warnings[0]
+
+
+def test_an_invalid_config_is_refused_and_nothing_published() -> None:
+    bad = SPEC.model_copy(update={"config": {"retention.ms": "forever"}})
+    d = diff_topic(bad, SPEC, cluster_topic(6, 3), alive_brokers=6)
+    assert d.verdict is Verdict.REFUSED and not d.publish
+    assert d.warnings == ["config: Invalid value forever for configuration retention.ms: Not a number of type LONG"]
+
+
+def test_a_change_of_placement_choices_alone_is_a_spec_change() -> None:
+    d = diff_topic(SPEC.model_copy(update={"placer": "multi-level", "load_aware": False}), SPEC,
+                   cluster_topic(6, 3, retention_ms="60000"), alive_brokers=6)
+    assert d.verdict is Verdict.CHANGE and d.changes == []
+    assert d.spec_changes == ["placer: (default) -> multi-level", "loadAware: true -> false"]
+
+
+def status(generation: int, **fields: object) -> TopicStatus:
+    return TopicStatus(**{"topic": "orders", "ready": True, "generation": generation,
+                          "observed_generation": generation, "partitions": 6, "replicas": 3, **fields})
+
+
+def test_settled_once_the_reconciler_acted_on_this_generation_and_the_topic_matches() -> None:
+    assert outcome(SPEC, 5, None)[0] is Outcome.WAITING
+    assert outcome(SPEC, 5, status(4))[0] is Outcome.WAITING  # an older generation's status
+    assert outcome(SPEC, 5, status(5)) == (Outcome.READY, "ready")
+    moving = status(5, replicas=2, replicas_change=ReplicasChangeStatus(state=ReplicasChangeState.ONGOING,
+                                                                       target_replicas=3))
+    assert outcome(SPEC, 5, moving) == (Outcome.WAITING, "replication factor 2 -> 3: ongoing")
+
+
+def test_failed_when_the_reconciler_says_it_cannot_get_there() -> None:
+    refused = status(5, ready=False, conditions=[Condition(type="Ready", status="False", reason="ReconcileError",
+                                                           message="Unknown topic config name: x")])
+    assert outcome(SPEC, 5, refused) == (Outcome.FAILED, "Unknown topic config name: x")
+    blocked = status(5, replicas=2, conditions=[
+        Condition(type="Ready", status="True"),
+        Condition(type="ReplicasChangeBlocked", status="True", reason="NotEnoughBrokers", message="only 2 alive")])
+    assert outcome(SPEC, 5, blocked) == (Outcome.FAILED, "only 2 alive")
