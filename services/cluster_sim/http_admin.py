@@ -10,6 +10,7 @@ from aiohttp import web
 
 from services.cluster_sim.faults import InjectedError
 from services.cluster_sim.model import ClusterError, NoSuchTopic, Partition, Topic, TopicExists
+from services.common.metrics import exposition
 
 if TYPE_CHECKING:
     from services.cluster_sim.app import Simulator
@@ -210,7 +211,12 @@ def build_admin_app(sim: Simulator) -> web.Application:
         return web.json_response({"requestsServed": cc.requests_served, "tasks": len(cc.tasks),
                                   "executing": cc.execution is not None})
 
+    async def metrics(_: web.Request) -> web.Response:
+        body, content_type = exposition()
+        return web.Response(body=body, headers={"Content-Type": content_type})
+
     r.add_get("/health", health)
+    r.add_get("/metrics", metrics)
     r.add_get("/admin/brokers", brokers)
     r.add_post("/admin/brokers", add_broker)
     r.add_delete("/admin/brokers/{id}", remove_broker)

@@ -3,6 +3,7 @@ step and one that looks at the brokers; a start-up rebuild. The work is ``rebala
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Awaitable, Callable
 
 import faust
@@ -13,8 +14,10 @@ from services.common.agents import Handler, Supervisor
 from services.common.bus import DeadLetters, make_app, raw_topic
 from services.common.cruise_control import CruiseControlClient
 from services.common.health import add_health_page
+from services.common.metrics import gauge
 from services.common.outbox import FaustOutbox, Outbox
 from services.common.settings import Settings
+from services.rebalancer import logic
 from services.rebalancer.rebalances import Rebalances
 
 SERVICE = "rebalancer"
@@ -35,6 +38,12 @@ class RebalancerService:
         add_health_page(self.app, SERVICE, lambda: {
             "ready": rebalances.ready.is_set(), "knownBrokers": rebalances.known_brokers,
             "rebalances": {n: s.state.value for n, s in rebalances.statuses.items()}}, self.supervisor)
+        live = lambda: [s for s in rebalances.statuses.values() if not s.deleted]  # noqa: E731
+        gauge("ballast_rebalances", "Rebalances by state", ["state"],
+              lambda: {(state,): float(n) for state, n in Counter(s.state.value for s in live()).items()})
+        gauge("ballast_rebalance_data_moved_percent", "Share of its data a rebalance has moved: while it executes, "
+              "and 100 once Ready", ["rebalance"], lambda: {(s.name,): moved for s in live()
+                                                            if (moved := logic.data_moved_percent(s)) is not None})
         self._wire()
 
     def _wire(self) -> None:

@@ -590,3 +590,12 @@ def disk_rebalance_request(drift: Mapping[int, tuple[float, float]], others: Ite
     approve = bool(template.get("autoApprove", template.get("auto_approve", False)))
     return RebalanceRequest.model_validate({**options, "name": f"{AUTO_DISK_PREFIX}{now:%Y%m%dt%H%M%S}",
                                             "rebalance_disk": True, "auto_approve": approve})
+
+
+def data_moved_percent(status: RebalanceStatus) -> float | None:
+    """How far a rebalance's execution is, for the metrics: its progress while Rebalancing, 100 once Ready."""
+    if status.state == S.READY:
+        return 100.0
+    if status.state == S.REBALANCING and status.progress is not None:
+        return status.progress.percent_data_moved
+    return None

@@ -3,6 +3,8 @@ The work is ``changes``'s; decisions are ``logic``'s."""
 
 from __future__ import annotations
 
+from collections import Counter
+
 import faust
 
 from events import TOPICS
@@ -11,6 +13,7 @@ from services.common.agents import Supervisor
 from services.common.bus import BATCH_WAIT_S, DeadLetters, make_app, raw_topic
 from services.common.cruise_control import CruiseControlClient
 from services.common.health import add_health_page
+from services.common.metrics import gauge
 from services.common.outbox import FaustOutbox, Outbox
 from services.common.settings import Settings
 from services.replicas_change.changes import ReplicasChanges
@@ -33,6 +36,9 @@ class ReplicasChangeService:
         changes = self.changes
         add_health_page(self.app, SERVICE, lambda: {"ready": changes.ready.is_set(), "changes": len(changes.records),
                                                     "inFlight": len(changes.in_flight)}, self.supervisor)
+        gauge("ballast_replicas_changes", "Replication-factor changes the service holds, by state", ["state"],
+              lambda: {(state,): float(n) for state, n in Counter(r.state.value for r in changes.records.values())
+                       .items()})
         self._wire()
 
     def _wire(self) -> None:

@@ -19,6 +19,7 @@ from services.common.admin import AdminError, ClusterAdmin
 from services.common.bus import DeadLetters
 from services.common.cruise_control import CruiseControlClient, CruiseControlError
 from services.common.logging import correlation, get_logger
+from services.common.metrics import observe_since
 from services.common.outbox import Outbox, send
 from services.common.settings import ReplicasChangeSettings
 from services.replicas_change import isolation, logic
@@ -45,6 +46,9 @@ class ReplicasChanges:
         # changed)).
         self.in_flight: dict[str, ReplicasChangeRecord] = {}
         self._last_full_poll = 0.0
+        # For the latency metrics: when each topic's change was asked for (the command's time) and sent.
+        self._asked_at: dict[str, float] = {}
+        self._sent_at: dict[str, float] = {}
         self.correlations: dict[str, str] = {}
         self.ready = asyncio.Event()
         self._cc_lock = asyncio.Lock()
@@ -103,6 +107,7 @@ class ReplicasChanges:
             if decoded is None:
                 continue
             self.correlations[decoded.event.topic] = decoded.envelope.correlation_id
+            self._asked_at.setdefault(decoded.event.topic, decoded.envelope.time.timestamp())
             batch.append(decoded.event)
         if batch:
             await self.handle_commands(batch)
@@ -169,6 +174,10 @@ class ReplicasChanges:
         log.info("replicas change submitted", session_id=submission.task_id, topics=len(topics),
                  targets={rf: len(names) for rf, names in groups.items()})
         await self._publish(logic.on_submitted(self.in_flight, topics, submission.task_id, utcnow()))
+        for topic in topics:
+            if (asked := self._asked_at.pop(topic, None)) is not None:
+                observe_since("spec_to_submission", asked)
+            self._sent_at[topic] = time.time()
         await self._close(batch)
 
     async def _close(self, batch: ReplicasChangeBatch) -> None:
@@ -217,6 +226,9 @@ class ReplicasChanges:
         self.records[record.topic] = record
         if record.state == logic.COMPLETED:
             self.in_flight.pop(record.topic, None)
+            self._asked_at.pop(record.topic, None)
+            if (sent := self._sent_at.pop(record.topic, None)) is not None:
+                observe_since("submission_to_completion", sent)
         else:
             self.in_flight[record.topic] = record
 

@@ -6,6 +6,7 @@ What the records mean is ``intake``'s business, the work on the cluster ``reconc
 
 from __future__ import annotations
 
+from collections import Counter
 import time
 import uuid
 from collections.abc import Awaitable, Callable
@@ -18,6 +19,7 @@ from services.common.admin import ClusterAdmin, make_cluster_admin
 from services.common.agents import Handler, Supervisor
 from services.common.bus import BATCH_WAIT_S, DeadLetters, make_app, raw_topic
 from services.common.health import add_health_page
+from services.common.metrics import gauge
 from services.common.lease import Lease
 from services.common.outbox import FaustOutbox, Outbox
 from services.common.settings import Settings
@@ -52,7 +54,15 @@ class TopicReconciler:
         # How old the last batch of spec events was on arrival, and how long handling it took (seconds).
         self.last_batch: dict[str, float] = {}
         add_health_page(self.app, SERVICE, self._health, self.supervisor)
+        gauge("ballast_topics", "Topics with a spec this instance manages, by whether their status is ready",
+              ["ready"], self._readiness)
         self._wire()
+
+    def _readiness(self) -> dict[tuple[str, ...], float]:
+        memory = self.reconciler.memory
+        counts = Counter("true" if topic.status.ready else "false" for name in memory
+                         if (topic := memory[name]).spec is not None and topic.status is not None)
+        return {(ready,): float(counts.get(ready, 0)) for ready in ("true", "false")}
 
     def _health(self) -> dict[str, object]:
         return {"ready": self.intake.ready.is_set(), "topics": self.reconciler.memory.counts()["specs"],

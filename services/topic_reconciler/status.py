@@ -7,8 +7,9 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
-from events import TOPICS
+from events import TOPICS, ReplicasChangeState, TopicStatus
 from services.common.logging import get_logger
+from services.common.metrics import observe_since
 from services.common.outbox import Outbox
 from services.topic_reconciler import logic
 from services.topic_reconciler.memory import TopicMemory
@@ -34,7 +35,18 @@ class StatusPublisher:
                                     now=self._clock(), origin=topic.origin)
         if logic.same_status(topic.status, status):
             return []
+        if _newly_completed(topic.status, status) and topic.change is not None:
+            observe_since("completion_to_status", topic.change.updated_at.timestamp())
         topic.status = status
         log.debug("status", ready=status.ready, replicas=status.replicas,
                   change=status.replicas_change.state if status.replicas_change else None)
         return [await self._outbox.publish(TOPICS.status, status, correlation_id=topic.correlation)]
+
+
+def _newly_completed(previous: TopicStatus | None, status: TopicStatus) -> bool:
+    done = status.replicas_change
+    if done is None or done.state != ReplicasChangeState.COMPLETED:
+        return False
+    before = previous.replicas_change if previous is not None else None
+    return before is None or before.state != ReplicasChangeState.COMPLETED or (
+        before.target_replicas != done.target_replicas)

@@ -9,6 +9,7 @@ from collections import defaultdict
 from collections.abc import Callable
 
 import httpx
+from prometheus_client.parser import text_string_to_metric_families
 from confluent_kafka import Consumer, TopicPartition
 
 from events import (
@@ -210,3 +211,18 @@ class Ballast:
     def close(self) -> None:
         self.watcher.stop()
         self.sim.close()
+
+
+def scrape(url: str) -> dict[str, dict[tuple[tuple[str, str], ...], float]]:
+    """Sample name -> labels -> value."""
+    answer = httpx.get(url, timeout=10)
+    assert answer.status_code == 200 and answer.headers["content-type"].startswith("text/plain")
+    samples: dict[str, dict[tuple[tuple[str, str], ...], float]] = {}
+    for family in text_string_to_metric_families(answer.text):
+        for sample in family.samples:
+            samples.setdefault(sample.name, {})[tuple(sorted(sample.labels.items()))] = sample.value
+    return samples
+
+
+def value(samples: dict, name: str, **labels: str) -> float:
+    return sum(v for key, v in samples.get(name, {}).items() if set(labels.items()) <= set(key))

@@ -11,6 +11,7 @@ import httpx
 import pytest
 
 from events import RebalanceState
+from tests.integration.harness import scrape, value
 from tests.integration.rebalancing import ENV, Rebalancing, rebalancing_stack
 
 S = RebalanceState
@@ -51,6 +52,11 @@ def test_add_brokers_moves_replicas_only_onto_the_new_brokers(rb: Rebalancing) -
     rb.act("scale-up", "approve")
     rb.wait_for("scale-up", lambda s: s.progress is not None and s.progress.total_data_mb > 0, "progress")
     rb.wait_state("scale-up", S.READY)
+    # Its metrics (issue 18, item 14): the rebalance by state, its progress, the requests it took.
+    scraped = scrape(rb.stack.health_url("rebalancer").replace("/health", "/metrics"))
+    assert value(scraped, "ballast_rebalances", state="Ready") >= 1
+    assert value(scraped, "ballast_rebalance_data_moved_percent", rebalance="scale-up") == 100
+    assert value(scraped, "ballast_cruise_control_requests_total", endpoint="add_broker", method="POST") >= 2
     after = rb.replicas_per_broker()
     assert all(after[b] <= before[b] for b in ORIGINAL), (before, after)
     assert {b: after[b] for b in (7, 8, 9)} == {row.broker: row.replicas_after for row in ready.broker_load

@@ -17,6 +17,7 @@ from services.common.admin import INTRA_BROKER_THROTTLE
 from services.common.admin.kafka import KafkaClusterAdmin
 from services.local.kafka_cluster import LocalKafka
 from services.local.stack import LocalStack
+from tests.integration.harness import scrape, value
 from tests.kafka.conftest import eventually, fill
 
 
@@ -186,3 +187,7 @@ async def test_diff_and_apply_wait_on_the_real_cluster(kafka_stack: LocalStack, 
         return True if after.returncode == 0 and after.stdout.splitlines() == [f"{name}: unchanged"] else None
 
     await eventually(unchanged, "diff: unchanged", timeout_s=30)
+    # /metrics on the real-Kafka stack too (issue 18, item 14).
+    scraped = scrape(kafka_stack.health_url("topic-reconciler").replace("/health", "/metrics"))
+    assert value(scraped, "ballast_events_in_total", topic="ballast.topic.specs") >= 1
+    assert value(scraped, "ballast_topics", ready="true") >= 1

@@ -27,6 +27,7 @@ from services.common.cruise_control.models import (
     ProgressResponse,
     UserTasks,
 )
+from services.common.metrics import cruise_control_request
 from services.common.settings import CruiseControlSettings
 
 USER_TASK_ID = "User-Task-ID"
@@ -221,7 +222,9 @@ class CruiseControlClient:
         headers: dict[str, str] | None = None,
     ) -> httpx.Response:
         try:
-            response = await self._http.request(method, path, params=params, json=json_body, headers=headers)
+            with cruise_control_request(path, method) as answered:
+                response = await self._http.request(method, path, params=params, json=json_body, headers=headers)
+                answered(response.status_code)
         except httpx.TimeoutException as exc:
             raise ConnectionFailed(f"Connection failed: Cruise Control did not answer in time ({exc!r})") from exc
         except httpx.TransportError as exc:
