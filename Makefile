@@ -19,8 +19,11 @@ HARNESS_SRC := jvm/placer-harness/pom.xml $(shell find jvm/placer-harness/src -n
 SPARK_JARS        := .spark/jars
 SPARK_JARS_STAMP  := $(SPARK_JARS)/.installed
 SPARK_KAFKA_ONLY  := spark-sql-kafka-0-10_2.13,spark-token-provider-kafka-0-10_2.13,kafka-clients,commons-pool2
+# Debian's Chromium, for the dashboard's browser test (Playwright drives it; it downloads no browser of its own).
+CHROMIUM := /usr/bin/chromium
+SUDO     := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: install kafka selector placer-harness spark-kafka demo demo-kafka up up-kafka down status test test-unit bench schema clean
+.PHONY: install kafka selector placer-harness spark-kafka demo demo-kafka up up-kafka down status dashboard test test-unit bench schema clean
 
 $(STAMP): pyproject.toml constraints.txt
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -47,6 +50,10 @@ $(SPARK_JARS_STAMP): jvm/spark-kafka/pom.xml
 	@rm -rf $(SPARK_JARS)
 	mvn -q -B -Dstyle.color=never -f jvm/spark-kafka/pom.xml dependency:copy-dependencies -DincludeScope=runtime -DincludeArtifactIds=$(SPARK_KAFKA_ONLY) -DoutputDirectory=$(CURDIR)/$(SPARK_JARS)
 	@touch $(SPARK_JARS_STAMP)
+
+$(CHROMIUM):
+	$(SUDO) apt-get update -qq
+	DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends chromium
 
 install: $(STAMP) $(KAFKA_STAMP) $(SELECTOR_JAR) $(SPARK_JARS_STAMP)
 
@@ -76,7 +83,10 @@ down: $(STAMP)
 status: $(STAMP)
 	$(BIN)/ballast status
 
-test: $(STAMP) $(KAFKA_STAMP) $(SELECTOR_JAR) $(HARNESS_JAR) $(SPARK_JARS_STAMP)
+dashboard: $(STAMP)
+	$(BIN)/ballast dashboard
+
+test: $(STAMP) $(KAFKA_STAMP) $(SELECTOR_JAR) $(HARNESS_JAR) $(SPARK_JARS_STAMP) $(CHROMIUM)
 	$(BIN)/pytest -q
 
 test-unit: $(STAMP)

@@ -223,12 +223,13 @@ def main() -> None:
         for sig in (signal.SIGINT, signal.SIGTERM):
             signal.signal(sig, lambda *_: stopping.set())
 
-    stop_on_signals()
     log = get_logger("spark-aggregates")
     settings = get_settings()
     jars = kafka_source_jars() if settings.spark.source == "kafka" else None
+    # Until the session is up a signal ends the process at once (the JVM follows it); from then on it is a request
+    # to stop. Installed after the session: the SparkContext installs its own SIGINT handler, which raises.
     spark = local_session("ballast-load-aggregates", master=settings.spark.master, jars=jars)
-    stop_on_signals()  # again: the SparkContext installs its own SIGINT handler, which raises KeyboardInterrupt
+    stop_on_signals()
     query = start(spark, settings)
     log.info("running", reads=[TOPICS.load_samples.name, TOPICS.placements.name],
              writes=TOPICS.load_aggregates.name, checkpoint=str(settings.spark.checkpoint_dir))

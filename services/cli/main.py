@@ -7,6 +7,7 @@ import json
 import sys
 import time
 from pathlib import Path
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Annotated, Optional
 
 import typer
@@ -26,6 +27,7 @@ from services.cli.views import status_table, transition_line
 from services.common.settings import get_settings
 
 if TYPE_CHECKING:
+    from services.local.stack import StackInfo
     from services.placement.model import ClusterView
 
 app = typer.Typer(
@@ -60,17 +62,26 @@ def _global_options(
     # with its own stack's environment).
     import os
 
-    from services.local.stack_state import client_env, running_stack
+    from services.local.stack_state import running_stack
 
     get_settings.cache_clear()
-    if bootstrap_server:
-        os.environ[BOOTSTRAP] = bootstrap_server
-    elif (BOOTSTRAP not in os.environ and ctx.invoked_subcommand not in _STARTS_ITS_OWN
-          and (stack := running_stack(get_settings().state_dir)) is not None):
-        # Nothing says where the bus is: the local stack, if one runs (settings set explicitly still win).
-        for key, value in client_env(stack).items():
-            os.environ.setdefault(key, value)
+    os.environ.update(invocation_environment(bootstrap_server, ctx.invoked_subcommand, os.environ,
+                                             lambda: running_stack(get_settings().state_dir)))
     get_settings.cache_clear()
+
+
+def invocation_environment(bootstrap_server: str | None, command: str | None, environ: Mapping[str, str],
+                           stack: Callable[[], StackInfo | None]) -> dict[str, str]:
+    """What this invocation adds to its environment: ``--bootstrap-server`` as the bus; else, when nothing says where
+    the bus is, the client settings of the stack `ballast up` started (settings set explicitly still win); nothing
+    for the commands that start a stack of their own."""
+    from services.local.stack_state import client_env
+
+    if bootstrap_server:
+        return {BOOTSTRAP: bootstrap_server}
+    if BOOTSTRAP in environ or command in _STARTS_ITS_OWN or (running := stack()) is None:
+        return {}
+    return {key: value for key, value in client_env(running).items() if key not in environ}
 
 
 def _fail(message: str, code: int = 1) -> typer.Exit:
@@ -98,7 +109,9 @@ def place(
                                            "used, by bytes) instead of \"any\": from the brokers' logDirs in the "
                                            "cluster file, else from the live cluster (DescribeLogDirs)")] = False,
 ) -> None:
-    """Compute a replica placement (createReplicaPlacement) and print kafka-reassign-partitions JSON."""
+    """Compute where a topic's replicas would go, and print kafka-reassign-partitions.sh JSON.
+
+    The same placement the topic reconciler makes (Kafka's createReplicaPlacement contract), from a cluster file."""
     from services.placement.cluster_file import read_cluster, reassignment_json
     from services.placement.model import PlacementError
     from services.placement.request import create_replica_placement
@@ -233,9 +246,10 @@ def apply(
                                        "exit 1 unless all are ready")] = False,
     timeout: Annotated[float, typer.Option(help="with --wait: give up after this many seconds", min=1)] = 300.0,
 ) -> None:
-    """Publish the desired state of topics and rebalances. A spec identical to the one on the bus is not published
-    again (its generation stays); warnings (partitions Kafka cannot remove, a replication factor too few brokers can
-    hold) are printed first."""
+    """Publish the desired state of topics and rebalances.
+
+    A spec identical to the one on the bus is not published again (its generation stays); warnings (partitions Kafka
+    cannot remove, a replication factor too few brokers can hold) are printed first."""
     from events import RebalanceRequest, TopicSpec
     from services.cli.applying import compare, print_diffs, wait_until_settled
 
@@ -282,9 +296,11 @@ def diff(
     file: Annotated[Path, typer.Option("-f", "--file", help="YAML, as for `ballast apply`")],
     output: OutputOption = None,
 ) -> None:
-    """What `ballast apply -f FILE` would change, per topic, against the live cluster and the specs on the bus:
-    created, partitions, replication factor, config keys, placement choices; unchanged for no-ops. Exit 0: nothing
-    would change, 1: something would, 2: a spec would be refused or the cluster cannot be asked."""
+    """Show what `ballast apply -f FILE` would change, per topic.
+
+    Compared with the live cluster and the specs on the bus: created, partitions, replication factor, config keys,
+    placement choices; unchanged for no-ops. Exit 0: nothing would change, 1: something would, 2: a spec would be
+    refused or the cluster cannot be asked."""
     from events import TopicSpec
     from services.cli.applying import compare, print_diffs
     from services.cli.changes import Verdict
@@ -349,7 +365,7 @@ def delete(
         console.print(f"topic spec {name}: withdrawn" + ("" if name in deleting else " (topic retained)"))
 
 
-brokers_app = typer.Typer(help="The observed-broker registry: every broker the cluster has had (seed 002).",
+brokers_app = typer.Typer(help="Brokers placement keeps room for: every broker the cluster has had, alive or not.",
                           no_args_is_help=True)
 app.add_typer(brokers_app, name="brokers")
 
@@ -459,8 +475,10 @@ def describe(
     topic: Annotated[str, typer.Argument(help="topic name")],
     output: OutputOption = None,
 ) -> None:
-    """One topic: its partitions, replicas with racks and log directories, leader, in-sync replicas, placeholders;
-    and its spec, the cluster and its status side by side. Works on any topic, managed or not."""
+    """Show one topic: its spec, the cluster and its status side by side, and every partition.
+
+    Partitions with their replicas' racks and log directories, leader, in-sync replicas, offline replicas and
+    placeholders. Works on any topic, managed or not."""
     from services.cli.describe import AdminError, document, gather, render
 
     try:
@@ -622,8 +640,10 @@ def up(
                         "the bus and the managed cluster, instead of the embedded broker and simulated cluster")] = False,
     spark: Annotated[bool, typer.Option(help="also start the Spark load-aggregates job, as the demo does")] = True,
 ) -> None:
-    """Start the local stack in the background (stop it with `ballast down`). Every `ballast` command then uses it,
-    from any directory; other tools get its settings from `eval "$(ballast env)"`."""
+    """Start the local stack in the background (stop it with `ballast down`).
+
+    Every `ballast` command then uses it, from any directory; other tools get its settings from
+    `eval "$(ballast env)"`."""
     from services.local.stack import LocalStack
     from services.local.stack_state import client_env, running_stack, state_file
 
@@ -677,6 +697,25 @@ def down() -> None:
     info = StackInfo.load(path)
     stop_detached(info.pids, say=lambda m: console.print(m))
     path.unlink()
+
+
+@app.command()
+def dashboard(
+    port: Annotated[int, typer.Option(help="port on 127.0.0.1 (0: any free port)", min=0, max=65535)] = 8642,
+) -> None:
+    """Serve a live web page of topics, changes, rebalances and brokers.
+
+    Topics with their state, conditions and the history of their replication-factor change; rebalances with their
+    proposal and progress; brokers by rack with their load. Fed from the status topics; Ctrl-C stops it."""
+    from services.dashboard.app import serve
+
+    settings = get_settings()
+    try:
+        serve(settings, port=port, ready=lambda url: console.print(f"dashboard on {url} (bus "
+                                                                    f"{escape(settings.bus.bootstrap_servers)}); "
+                                                                    "Ctrl-C stops it", soft_wrap=True))
+    except OSError as exc:
+        raise _fail(f"cannot listen on 127.0.0.1:{port}: {exc.strerror or exc}") from None
 
 
 @app.command()

@@ -223,6 +223,10 @@ class Reconciler:
                 try:
                     for name, actual in (await self.admin.describe_topics(stale)).items():
                         self.memory[name].described, self.memory[name].actual = True, actual
+                        if actual is not None:
+                            # Cruise Control placed replicas: the placer counts them from now on, not only once
+                            # its view of the cluster is read again.
+                            self.placing.view.set_topic(name, [p.replicas for p in actual.partitions])
                 except AdminError as exc:
                     log.warning("cannot read the cluster; statuses wait for the next resync", error=str(exc))
             for record in records:

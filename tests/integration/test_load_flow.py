@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import signal
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -105,3 +107,23 @@ def counts_only(topic: str, hot: str, cold: str) -> list[int]:
     view = ClusterView.of([Broker(int(i), rack) for i, rack in (b.split(":") for b in BROKERS)],
                           {hot: [[1, 3, 5]] * 6, cold: [[2, 4, 6]] * 6})
     return MultiLevelPlacer(seed=0).place(PlacementSpec(1, 3, topic=topic), view)[0]
+
+
+def test_ctrl_c_stops_the_spark_job_cleanly(stack: LocalStack) -> None:
+    """Issue 18, defect 7: SIGINT to the job's process group, as Ctrl-C in a terminal sends it, used to end in a few
+    hundred lines of py4j traces; now the job stops its query between two waits, says so, and exits 0."""
+    log = stack.logs / "spark-aggregates.log"
+    deadline = time.monotonic() + 120
+    while '"event": "running"' not in log.read_text():
+        assert time.monotonic() < deadline, log.read_text()[-3000:]
+        time.sleep(0.5)
+    process = stack.processes["spark-aggregates"]
+    os.killpg(process.pid, signal.SIGINT)
+    assert process.wait(timeout=120) == 0, log.read_text()[-3000:]
+    after = log.read_text().split('"event": "running"', 1)[1]
+    # The driver: no KeyboardInterrupt inside a py4j call. PySpark's own runner of the Python data source still
+    # reports its socket closing when the query stops (python_streaming_source_runner has no clean end), a trace of
+    # some 25 lines left alone.
+    assert "KeyboardInterrupt" not in after and "py4j" not in after, after[-3000:]
+    assert len(after.splitlines()) < 40, after
+    assert json.loads(after.strip().splitlines()[-1])["event"] == "stopped"

@@ -11,7 +11,8 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
-from services.cli.main import app
+from services.cli.main import app, invocation_environment
+from services.local.stack import Ports, StackInfo
 
 BALLAST = str(Path(sys.executable).with_name("ballast"))
 
@@ -37,3 +38,24 @@ def test_bash_completion_completes_commands_options_and_choices() -> None:
     assert _complete("ballast status --outp") == ["--output"]
     assert _complete("ballast status --output ") == ["table", "json", "yaml"]
 
+
+
+def _stack(bus: str) -> StackInfo:
+    return StackInfo(run_dir="/tmp/x", ports=Ports.pick(), pids={"broker": os.getpid()},
+                     env={"BALLAST_BUS__BOOTSTRAP_SERVERS": bus, "BALLAST_CLUSTER_ADMIN__KIND": "simulator",
+                          "BALLAST_PORTS__REBALANCER": "6068"})
+
+
+def test_the_bus_is_the_option_then_the_environment_then_the_running_stack() -> None:
+    stack = _stack("127.0.0.1:4000")
+    assert invocation_environment("10.0.0.9:9092", "status", {}, lambda: stack) == {
+        "BALLAST_BUS__BOOTSTRAP_SERVERS": "10.0.0.9:9092"}
+    # Set in the environment: the stack is not used, not even for the other client settings.
+    assert invocation_environment(None, "status", {"BALLAST_BUS__BOOTSTRAP_SERVERS": "kafka:9092"},
+                                  lambda: stack) == {}
+    # Nothing said: the stack's client settings (not its services' own), except what is set already.
+    assert invocation_environment(None, "status", {"BALLAST_CLUSTER_ADMIN__KIND": "kafka"}, lambda: stack) == {
+        "BALLAST_BUS__BOOTSTRAP_SERVERS": "127.0.0.1:4000"}
+    assert invocation_environment(None, "status", {}, lambda: None) == {}
+    for starts_its_own in ("demo", "up", "run"):
+        assert invocation_environment(None, starts_its_own, {}, lambda: stack) == {}

@@ -1,0 +1,81 @@
+"""What the dashboard shows, folded from the status topics: topics with their conditions and the history of their
+replication-factor changes, rebalances, and brokers by rack with their latest load. Plain data, JSON-ready."""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass, field
+from typing import Any
+
+from events import BrokerForgotten, BrokerLoadSample, ObservedBroker, RebalanceStatus, TopicStatus
+from events.models import Event
+from services.cli.views import change_text, status_notes
+
+HISTORY = 12  # transitions of a topic's replicas change kept for the page
+
+
+def _doc(event: Event) -> dict[str, Any]:
+    return event.model_dump(mode="json", by_alias=True, exclude_none=True)
+
+
+@dataclass
+class DashboardState:
+    topics: dict[str, dict[str, Any]] = field(default_factory=dict)
+    rebalances: dict[str, dict[str, Any]] = field(default_factory=dict)
+    brokers: dict[int, dict[str, Any]] = field(default_factory=dict)
+    _history: dict[str, deque[str]] = field(default_factory=dict)
+
+    def apply(self, event: Event) -> dict[str, Any] | None:
+        """Fold one event in; returns the update for the page (None when it changes nothing shown)."""
+        if isinstance(event, TopicStatus):
+            return self._topic(event)
+        if isinstance(event, RebalanceStatus):
+            if event.deleted:
+                self.rebalances.pop(event.name, None)
+                return {"kind": "rebalance-gone", "name": event.name}
+            view = {**_doc(event), "progressText": _progress(event)}
+            self.rebalances[event.name] = view
+            return {"kind": "rebalance", "data": view}
+        if isinstance(event, ObservedBroker):
+            broker = self.brokers.setdefault(event.id, {"id": event.id})
+            broker["rack"] = event.rack
+            return {"kind": "broker", "data": broker}
+        if isinstance(event, BrokerForgotten):
+            self.brokers.pop(event.id, None)
+            return {"kind": "broker-gone", "id": event.id}
+        if isinstance(event, BrokerLoadSample):
+            broker = self.brokers.setdefault(event.broker, {"id": event.broker})
+            broker.setdefault("rack", event.rack)
+            broker["load"] = {"bytesInKbS": event.bytes_in_kb_s, "bytesOutKbS": event.bytes_out_kb_s,
+                              "diskMb": event.disk_mb, "replicas": event.replicas, "leaders": event.leaders,
+                              "sampledAt": event.sampled_at.isoformat()}
+            return {"kind": "broker", "data": broker}
+        return None
+
+    def _topic(self, status: TopicStatus) -> dict[str, Any]:
+        if status.deleted:
+            self.topics.pop(status.topic, None)
+            self._history.pop(status.topic, None)
+            return {"kind": "topic-gone", "name": status.topic}
+        history = self._history.setdefault(status.topic, deque(maxlen=HISTORY))
+        if status.replicas_change is not None:
+            step = f"{status.replicas_change.state} (RF {status.replicas_change.target_replicas})"
+            if not history or history[-1] != step:
+                history.append(step)
+        view = {**_doc(status), "changeText": change_text(status), "notes": status_notes(status),
+                "history": list(history)}
+        self.topics[status.topic] = view
+        return {"kind": "topic", "data": view}
+
+    def snapshot(self) -> dict[str, Any]:
+        return {"kind": "snapshot", "topics": sorted(self.topics.values(), key=lambda t: t["topic"]),
+                "rebalances": sorted(self.rebalances.values(), key=lambda r: r["name"]),
+                "brokers": sorted(self.brokers.values(), key=lambda b: (b.get("rack") or "", b["id"]))}
+
+
+def _progress(status: RebalanceStatus) -> str:
+    p = status.progress
+    if p is None:
+        return ""
+    return (f"{p.percent_data_moved:.0f}% of {p.total_data_mb + p.total_intra_broker_data_mb:,.0f} MB moved, "
+            f"{p.finished_partition_movements}/{p.total_partition_movements} partitions")

@@ -1,0 +1,52 @@
+"""The dashboard's state, folded from status events (issue 18, item 15): called directly."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from events import (
+    BrokerForgotten,
+    BrokerLoadSample,
+    ObservedBroker,
+    RebalanceRequest,
+    RebalanceState,
+    RebalanceStatus,
+    ReplicasChangeState,
+    ReplicasChangeStatus,
+    TopicStatus,
+)
+from services.dashboard.state import DashboardState
+
+
+def change(state: ReplicasChangeState, rf: int = 3) -> ReplicasChangeStatus:
+    return ReplicasChangeStatus(state=state, target_replicas=rf)
+
+
+def test_a_topic_keeps_the_history_of_its_change_and_its_notes() -> None:
+    board = DashboardState()
+    for state in (ReplicasChangeState.PENDING, ReplicasChangeState.PENDING, ReplicasChangeState.ONGOING,
+                  ReplicasChangeState.COMPLETED):
+        update = board.apply(TopicStatus(topic="orders", ready=True, replicas=1, replicas_change=change(state)))
+    assert update is not None and update["kind"] == "topic"
+    shown = board.snapshot()["topics"][0]
+    assert shown["history"] == ["pending (RF 3)", "ongoing (RF 3)", "completed (RF 3)"]
+    assert shown["changeText"] == "completed -> RF 3"
+    assert board.apply(TopicStatus(topic="orders", ready=False, deleted=True)) == {"kind": "topic-gone",
+                                                                                   "name": "orders"}
+    assert board.snapshot()["topics"] == []
+
+
+def test_rebalances_and_brokers_by_rack_with_load() -> None:
+    board = DashboardState()
+    board.apply(RebalanceStatus(name="scale-up", state=RebalanceState.PROPOSAL_READY,
+                                request=RebalanceRequest(name="scale-up", mode="add-brokers", brokers=[7])))
+    board.apply(ObservedBroker(id=2, rack="/dc1/r2"))
+    board.apply(ObservedBroker(id=1, rack="/dc1/r1"))
+    board.apply(BrokerLoadSample(broker=1, rack="/dc1/r1", sampled_at=datetime(2026, 1, 1, tzinfo=UTC),
+                                 disk_mb=512.0, replicas=4, leaders=2))
+    snapshot = board.snapshot()
+    assert [r["state"] for r in snapshot["rebalances"]] == ["ProposalReady"]
+    assert [(b["id"], b["rack"]) for b in snapshot["brokers"]] == [(1, "/dc1/r1"), (2, "/dc1/r2")]
+    assert snapshot["brokers"][0]["load"]["diskMb"] == 512.0 and "load" not in snapshot["brokers"][1]
+    board.apply(BrokerForgotten(id=2))
+    assert [b["id"] for b in board.snapshot()["brokers"]] == [1]
