@@ -210,6 +210,7 @@ def start(spark: Any, settings: Settings, sink: Callable[[Any, int], None] | Non
 def main() -> None:
     import signal
     import threading
+    import time
 
     from services.common.settings import get_settings
     from spark.session import kafka_source_jars, local_session
@@ -235,6 +236,11 @@ def main() -> None:
              writes=TOPICS.load_aggregates.name, checkpoint=str(settings.spark.checkpoint_dir))
     while not stopping.is_set() and query.isActive:
         query.awaitTermination(1)
+    # Let a batch being written finish first: stopping mid-batch cancels its job, and Spark reports that with a
+    # stack overflow's worth of trace (the batch would be written again at the next start anyway).
+    patience = time.monotonic() + 30
+    while query.isActive and query.status.get("isTriggerActive") and time.monotonic() < patience:
+        time.sleep(0.2)
     if query.isActive:
         query.stop()
     spark.stop()
