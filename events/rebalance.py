@@ -94,6 +94,9 @@ class RebalanceRequest(Event):
     intra_broker_throttle: StrictInt | None = Field(default=None, ge=1)
     # Execute the proposal as soon as it is ready (Strimzi: annotation strimzi.io/rebalance-auto-approval).
     auto_approve: StrictBool = False
+    # An approval stands only if the proposal Cruise Control computes again for the execution is within this many
+    # percent of the approved one (data to move, replica movements). None: the rebalancer's setting.
+    approval_max_drift_percent: float | None = Field(default=None, ge=0)
     # Set on rebalances Ballast starts itself when the cluster scales; "down" ones run before "up" ones.
     scaling: Literal["up", "down"] | None = None
 
@@ -229,8 +232,14 @@ class RebalanceStatus(Event):
     stopping: Literal["stop", "refresh"] | None = None
     # A request that changed while executing: the execution goes on with ``request``; a refresh takes this one.
     pending_request: RebalanceRequest | None = None
+    # The proposal shown (and approved): the dry run's.
     summary: ProposalSummary | None = None
     broker_load: list[BrokerLoadChange] = Field(default_factory=list)
+    # Set by an approval that is being checked: Cruise Control computes the proposal again before it executes, and
+    # the approval stands only if that proposal is within the rebalancer's drift limit of ``summary``.
+    checking_approval: bool = False
+    # The proposal Cruise Control executes: it computes one again at execution, from the load it sees then.
+    executed_summary: ProposalSummary | None = None
     progress: RebalanceProgress | None = None
     message: BoundedText | None = None
     attempts: int = 0

@@ -92,8 +92,8 @@ def scale_up_and_down(console: Console, stack: LocalStack, bus: BusSettings, dea
     if proposal is None:
         return _timed_out(console, stack, "the scale-up proposal")
     console.print(broker_load_table(proposal))
-    console.print(f"approving: [bold]ballast rebalance approve {request.name}[/bold]")
-    _produce(bus, TOPICS.rebalance_actions.name, RebalanceAction(name=request.name, action="approve"))
+    if not _approve(console, bus, follow, request.name, deadline):
+        return _timed_out(console, stack, "the scale-up execution")
     if follow.until(request.name, lambda s: s.state == RebalanceState.READY, deadline) is None:
         return _timed_out(console, stack, "the scale-up execution")
 
@@ -104,8 +104,8 @@ def scale_up_and_down(console: Console, stack: LocalStack, bus: BusSettings, dea
     name = f"auto-remove-brokers-{LEAVING}"
     if follow.until(name, lambda s: s.state == RebalanceState.PROPOSAL_READY, deadline) is None:
         return _timed_out(console, stack, "the scale-down proposal")
-    console.print(f"approving: [bold]ballast rebalance approve {name}[/bold]")
-    _produce(bus, TOPICS.rebalance_actions.name, RebalanceAction(name=name, action="approve"))
+    if not _approve(console, bus, follow, name, deadline):
+        return _timed_out(console, stack, "the scale-down execution")
     safe = follow.until(name, lambda s: (c := s.condition("BrokersRemovable")) is not None and c.status == "True",
                         deadline)
     if safe is None:
@@ -119,6 +119,19 @@ def scale_up_and_down(console: Console, stack: LocalStack, bus: BusSettings, dea
     busio.produce(bus, [(TOPICS.observed_brokers.name, forgotten.key.encode(), encode(forgotten), None)])
     sim.close()
     return True
+
+
+def _approve(console: Console, bus: BusSettings, follow: RebalanceFollower, name: str, deadline: float) -> bool:
+    """Approves until the execution starts: an approval is refused when the proposal Cruise Control computes again
+    for the execution drifted from the one shown (the simulator's partitions grow a simulated minute a second)."""
+    for _ in range(3):
+        console.print(f"approving: [bold]ballast rebalance approve {name}[/bold]")
+        _produce(bus, TOPICS.rebalance_actions.name, RebalanceAction(name=name, action="approve"))
+        checked = follow.until(name, lambda s: s.state != RebalanceState.PROPOSAL_READY
+                               or (not s.checking_approval and s.condition("ProposalChanged") is not None), deadline)
+        if checked is None or checked.state != RebalanceState.PROPOSAL_READY:
+            return checked is not None
+    return False
 
 
 def _timed_out(console: Console, stack: LocalStack, what: str) -> bool:

@@ -6,7 +6,16 @@ from rich import box
 from rich.console import RenderableType
 from rich.table import Table
 
-from events import Condition, LoadAggregate, RebalanceRequest, RebalanceState, RebalanceStatus, TopicStatus
+from events import (
+    Condition,
+    LoadAggregate,
+    ProposalSummary,
+    RebalanceRequest,
+    RebalanceState,
+    RebalanceStatus,
+    TopicStatus,
+)
+from services.rebalancer import drift
 
 
 def change_text(status: TopicStatus) -> str:
@@ -75,14 +84,21 @@ def status_table(statuses: list[TopicStatus], title: str = "Topics") -> Table:
 
 # -- rebalances -------------------------------------------------------------------------------------------------------
 
-def _summary_text(status: RebalanceStatus) -> str:
-    s = status.summary
-    if s is None:
+def summary_text(status: RebalanceStatus) -> str:
+    """The proposal shown, and the one Cruise Control executed when it computed different figures."""
+    if status.summary is None:
         return "-"
+    text = _proposal_text(status.summary, status.request)
+    executed = status.executed_summary
+    if executed is not None and drift.differs(status.summary, executed):
+        text += f"; executed: {_proposal_text(executed, status.request)}"
+    return text
+
+
+def _proposal_text(s: ProposalSummary, request: RebalanceRequest) -> str:
     text = (f"{s.num_replica_movements} replica / {s.num_leader_movements} leader movements, "
             f"{s.data_to_move_mb:,.0f} MB")
-    if s.num_intra_broker_replica_movements or status.request.rebalance_disk \
-            or status.request.mode == "remove-disks":
+    if s.num_intra_broker_replica_movements or request.rebalance_disk or request.mode == "remove-disks":
         text += (f", {s.num_intra_broker_replica_movements} between directories "
                  f"({s.intra_broker_data_to_move_mb:,.0f} MB)")
     if s.on_demand_balancedness_score_before is not None and s.on_demand_balancedness_score_after is not None:
@@ -117,13 +133,14 @@ def rebalance_line(status: RebalanceStatus) -> str:
     if request.brokers:
         parts.append(f"brokers {','.join(map(str, request.brokers))}")
     if status.state == RebalanceState.PROPOSAL_READY and status.summary:
-        parts.append(f"proposal: {_summary_text(status)}")
+        parts.append(f"proposal: {summary_text(status)}")
     if progress := _progress_text(status):
         parts.append(progress)
     if status.message:
         parts.append(status.message)
     for condition in status.conditions:
-        parts.append(f"[{condition.type}={condition.status}] {condition.message or ''}".rstrip())
+        if condition.message != status.message:
+            parts.append(f"[{condition.type}={condition.status}] {condition.message or ''}".rstrip())
     return "  ".join(parts)
 
 
@@ -133,9 +150,9 @@ def rebalance_table(statuses: list[RebalanceStatus], title: str = "Rebalances") 
         table.add_column(column, overflow="fold")
     for s in sorted(statuses, key=lambda s: s.name):
         notes = [n for n in (_progress_text(s), s.message) if n]
-        notes += [c.message or c.type for c in s.conditions]
+        notes += [c.message or c.type for c in s.conditions if c.message != s.message]
         table.add_row(s.name, s.state.value, _mode(s.request), ",".join(map(str, s.request.brokers)) or "-",
-                      _summary_text(s), "; ".join(notes))
+                      summary_text(s), "; ".join(notes))
     return table
 
 

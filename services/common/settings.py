@@ -166,6 +166,11 @@ class RebalancerSettings(BaseModel):
     # A failed disk (an offline log directory) is reported at once in the broker's status; with this on, its
     # offline replicas are also moved to healthy brokers (a fix-offline-replicas rebalance, auto-approved).
     remediate_failed_disks: bool = False
+    # Cruise Control computes a proposal again when it executes one. An approval first asks for that proposal and
+    # stands only if its data to move and replica movements are within this many percent of the approved figures;
+    # otherwise the rebalance goes back to ProposalReady with the new proposal. None: execute at once, as Strimzi
+    # does. Auto-approved rebalances are not checked.
+    approval_max_drift_percent: float | None = Field(default=20.0, ge=0)
 
 
 class LoadCollectorSettings(BaseModel):
@@ -252,7 +257,8 @@ class ServicePorts(BaseModel):
 
 
 class Settings(BaseSettings):
-    model_config = SettingsConfigDict(env_prefix="BALLAST_", env_nested_delimiter="__", extra="ignore")
+    model_config = SettingsConfigDict(env_prefix="BALLAST_", env_nested_delimiter="__", extra="ignore",
+                                      env_parse_none_str="null")
 
     bus: BusSettings = BusSettings()
     cruise_control: CruiseControlSettings = CruiseControlSettings()

@@ -9,7 +9,7 @@ from typing import Any
 
 from events import BrokerForgotten, BrokerLoadSample, ObservedBroker, RebalanceStatus, TopicStatus
 from events.models import Event
-from services.cli.views import change_text, status_notes
+from services.cli.views import change_text, status_notes, summary_text
 
 HISTORY = 12  # transitions of a topic's replicas change kept for the page
 
@@ -33,7 +33,7 @@ class DashboardState:
             if event.deleted:
                 self.rebalances.pop(event.name, None)
                 return {"kind": "rebalance-gone", "name": event.name}
-            view = {**_doc(event), "progressText": _progress(event)}
+            view = {**_doc(event), "progressText": _progress(event), "proposalText": summary_text(event)}
             self.rebalances[event.name] = view
             return {"kind": "rebalance", "data": view}
         if isinstance(event, ObservedBroker):

@@ -2,7 +2,7 @@
 Control or the cluster said) to the next status. No I/O.
 
     New -> PendingProposal -> ProposalReady -> Rebalancing -> Ready
-                 |  (stop)          | (auto-approval or approve)
+                 |  (stop)          | (auto-approval, or approve and the proposal asked again has not drifted)
                  v                  v
               Stopped            NotReady (Cruise Control refused: bad goals, unknown broker, failed execution)
 
@@ -40,6 +40,7 @@ from events import (
 from services.common.cruise_control.errors import ConnectionFailed, CruiseControlError
 from services.common.cruise_control.models import ExecutorState, OptimizationResult, TaskStatus, UserTask
 from services.common.cruise_control.retry import backoff
+from services.rebalancer import drift
 
 S = RebalanceState
 TERMINAL = {S.READY, S.NOT_READY, S.STOPPED}
@@ -58,6 +59,7 @@ VALID_ACTIONS: dict[RebalanceState, frozenset[str]] = {
 INVALID_ACTION = "InvalidAction"
 REQUEST_CHANGED = "RequestChanged"
 BROKERS_REMOVABLE = "BrokersRemovable"
+PROPOSAL_CHANGED = "ProposalChanged"
 DISKS_EMPTY = "DisksEmpty"
 
 
@@ -65,6 +67,7 @@ class Step(StrEnum):
     """What a rebalance needs from Cruise Control next."""
 
     PROPOSE = "propose"  # the mode's endpoint with dryrun=true (again with the task id while it computes)
+    CHECK = "check"  # an approved proposal asked again (dryrun=true) to see whether it drifted
     EXECUTE = "execute"  # the mode's endpoint with dryrun=false
     POLL = "poll"  # user_tasks and /state for the execution
     STOP = "stop"  # stop_proposal_execution
@@ -110,7 +113,10 @@ def on_request(current: RebalanceStatus | None, request: RebalanceRequest, now: 
     return _fresh(request, now)
 
 
-def on_action(status: RebalanceStatus, action: RebalanceAction, now: datetime) -> RebalanceStatus:
+def on_action(status: RebalanceStatus, action: RebalanceAction, now: datetime, *,
+              max_drift_percent: float | None = None) -> RebalanceStatus:
+    """``max_drift_percent``: an approval waits for the proposal to be asked again and stands only within this
+    drift of the approved one (None: executes at once)."""
     valid = VALID_ACTIONS[status.state]
     if status.stopping is not None:
         valid = frozenset()  # a stop or refresh is already under way
@@ -126,7 +132,7 @@ def on_action(status: RebalanceStatus, action: RebalanceAction, now: datetime) -
     if action.action == "refresh" and status.state != S.REBALANCING:
         return _fresh(status.pending_request or status.request, now)
     if action.action == "approve":
-        return approve(_update(status, now, conditions=conditions), now)
+        return approve(_update(status, now, conditions=conditions), now, check=max_drift_percent is not None)
     if status.state == S.PENDING_PROPOSAL:  # stop: a proposal being computed is simply abandoned
         return _update(status, now, state=S.STOPPED, session_id=None, conditions=conditions, message=None,
                        next_attempt_at=None, attempts=0)
@@ -148,9 +154,23 @@ def release(status: RebalanceStatus, now: datetime) -> RebalanceStatus:
                    message=f"Directories released ({dirs}); placement may use them again")
 
 
-def approve(status: RebalanceStatus, now: datetime) -> RebalanceStatus:
-    return _update(status, now, state=S.REBALANCING, session_id=None, execution_reason=new_reason(), progress=None,
-                   attempts=0, next_attempt_at=None, message="Approved; starting the execution")
+def drift_limit(request: RebalanceRequest, default: float | None) -> float | None:
+    """How far the proposal may drift between an approval and the execution: the request's own limit, else the
+    rebalancer's; None: not checked."""
+    return request.approval_max_drift_percent if request.approval_max_drift_percent is not None else default
+
+
+def approve(status: RebalanceStatus, now: datetime, *, check: bool = False,
+            message: str = "Approved; starting the execution") -> RebalanceStatus:
+    """To execution; with ``check``, first to Cruise Control again for the proposal it would execute now."""
+    conditions = _without(status.conditions, PROPOSAL_CHANGED)
+    if check:
+        return _update(status, now, checking_approval=True, session_id=None, attempts=0, next_attempt_at=None,
+                       conditions=conditions,
+                       message="Approved; asking Cruise Control for the proposal again before executing it")
+    return _update(status, now, state=S.REBALANCING, checking_approval=False, session_id=None,
+                   execution_reason=new_reason(), progress=None, executed_summary=None, attempts=0,
+                   next_attempt_at=None, conditions=conditions, message=message)
 
 
 def blocked_by(status: RebalanceStatus, others: Iterable[RebalanceStatus]) -> str | None:
@@ -168,6 +188,8 @@ def next_step(status: RebalanceStatus, others: Iterable[RebalanceStatus], now: d
         return None
     if status.state in (S.NEW, S.PENDING_PROPOSAL):
         return None if status.state == S.NEW and blocked_by(status, others) else Step.PROPOSE
+    if status.state == S.PROPOSAL_READY and status.checking_approval:
+        return Step.CHECK
     if status.state == S.REBALANCING:
         if status.stopping is not None:
             return Step.STOP
@@ -187,7 +209,7 @@ def next_move(status: RebalanceStatus, others: Iterable[RebalanceStatus], now: d
     """A ready proposal of an auto-approved request goes to execution, a new request waiting for a scale-down says so;
     everything else is ``next_step``'s."""
     others = list(others)
-    if status.state == S.PROPOSAL_READY:
+    if status.state == S.PROPOSAL_READY and not status.checking_approval:
         return Move(status=auto_approved(status, others, now))
     if status.state == S.NEW and (blocker := blocked_by(status, others)):
         return Move(status=hold(status, blocker, now))
@@ -254,11 +276,40 @@ def on_proposal(status: RebalanceStatus, task_id: str, result: OptimizationResul
     summary = summary_of(result)
     fields: dict[str, object] = dict(session_id=None, summary=summary, broker_load=broker_load_of(result),
                                      attempts=0, next_attempt_at=None, progress=None)
-    if summary.num_replica_movements == 0 and summary.num_leader_movements == 0 \
-            and summary.num_intra_broker_replica_movements == 0:
+    if _nothing_to_move(summary):
         return _update(status, now, state=S.READY, message="Nothing to move: the cluster already meets the goals",
                        **fields)
     return _update(status, now, state=S.PROPOSAL_READY, message=None, **fields)
+
+
+def on_check(status: RebalanceStatus, task_id: str, result: OptimizationResult | None, now: datetime, *,
+             max_drift_percent: float) -> RebalanceStatus:
+    """The proposal asked again after an approval: still computing; nothing left to move (Ready); within the
+    limit of the approved one (to execution); or drifted past it (back to ProposalReady with the new proposal and a
+    ``ProposalChanged`` condition: the operator approves again, or not)."""
+    if result is None:
+        return _update(status, now, session_id=task_id,
+                       message="Approved; Cruise Control is computing the proposal again before executing it")
+    fresh = summary_of(result)
+    if status.summary is None or _nothing_to_move(fresh):
+        return on_proposal(_update(status, now, checking_approval=False), task_id, result, now)
+    compared = drift.comparison(status.summary, fresh)
+    if drift.drift_percent(status.summary, fresh) <= max_drift_percent:
+        return approve(status, now, message=f"Approved; the proposal asked again just before executing is within "
+                                            f"{max_drift_percent:g}% of the approved one ({compared})")
+    message = (f"Approval refused: the proposal drifted more than {max_drift_percent:g}% from the approved one "
+               f"({compared}): {drift.why(status.summary, fresh)}. The new proposal is shown; approve it, or "
+               "refresh later.")
+    condition = Condition(type=PROPOSAL_CHANGED, status="True", reason="ProposalDrifted", last_transition_time=now,
+                          message=message)
+    return _update(status, now, checking_approval=False, session_id=None, summary=fresh,
+                   broker_load=broker_load_of(result), message=message,
+                   conditions=[*_without(status.conditions, PROPOSAL_CHANGED), condition])
+
+
+def _nothing_to_move(summary: ProposalSummary) -> bool:
+    return summary.num_replica_movements == 0 and summary.num_leader_movements == 0 \
+        and summary.num_intra_broker_replica_movements == 0
 
 
 def on_failure(status: RebalanceStatus, error: CruiseControlError, now: datetime, *, initial_s: float,
@@ -268,11 +319,11 @@ def on_failure(status: RebalanceStatus, error: CruiseControlError, now: datetime
     windows, servlet full, another execution running) keeps the state and retries with backoff."""
     if not error.temporary:
         return _update(status, now, state=S.NOT_READY, session_id=None, execution_reason=None, message=error.message,
-                       next_attempt_at=None, progress=None)
+                       next_attempt_at=None, progress=None, checking_approval=False)
     attempts = status.attempts + 1
     delay = backoff(attempts, initial_s=initial_s, max_s=max_s)
     # A proposal task Cruise Control may have forgotten is asked for anew.
-    session = None if status.state == S.PENDING_PROPOSAL else status.session_id
+    session = None if status.state in (S.PENDING_PROPOSAL, S.PROPOSAL_READY) else status.session_id
     reason = status.execution_reason
     if reason is not None and not isinstance(error, ConnectionFailed):
         # Cruise Control answered, so that request is settled (failed): the next one gets a reason of its own. After
@@ -307,9 +358,33 @@ def find_execution(status: RebalanceStatus, tasks: Iterable[UserTask]) -> UserTa
                  and t.status != TaskStatus.COMPLETED_WITH_ERROR), None)
 
 
-def on_execution_started(status: RebalanceStatus, task_id: str, now: datetime) -> RebalanceStatus:
-    return _update(status, now, session_id=task_id, execution_reason=None, attempts=0, next_attempt_at=None,
-                   message="Executing the proposal")
+def on_execution_started(status: RebalanceStatus, task_id: str, now: datetime,
+                         result: OptimizationResult | None = None) -> RebalanceStatus:
+    """``result``: the proposal the execution request computed, when Cruise Control answered with it (200)."""
+    executed = summary_of(result) if result is not None else status.executed_summary
+    started = _update(status, now, session_id=task_id, execution_reason=None, attempts=0, next_attempt_at=None,
+                      executed_summary=executed)
+    return started.model_copy(update={"message": executing_message(started)})
+
+
+def executing_message(status: RebalanceStatus) -> str:
+    """Says so when the proposal executed is not the one shown, and why they differ."""
+    approved, executed = status.summary, status.executed_summary
+    if approved is None or executed is None or not drift.differs(approved, executed):
+        return "Executing the proposal"
+    return (f"Executing the proposal Cruise Control computed again at execution, not quite the approved one "
+            f"({drift.comparison(approved, executed)}): {drift.why(approved, executed)}")
+
+
+def executed_summary_of(task: UserTask) -> ProposalSummary | None:
+    """The proposal an execution task computed, from its original response (user_tasks, fetch_completed_task)."""
+    original = task.original_result()
+    if not original or "summary" not in original:
+        return None
+    try:
+        return summary_of(OptimizationResult.model_validate(original))
+    except ValueError:
+        return None
 
 
 def nothing_left(status: RebalanceStatus, now: datetime, message: str) -> RebalanceStatus:
@@ -348,12 +423,14 @@ def on_poll(status: RebalanceStatus, task: UserTask | None, executor: ExecutorSt
         return _forgotten(status, executor, now)
     if task.status in (TaskStatus.ACTIVE, TaskStatus.IN_EXECUTION):
         progress = progress_of(executor, task, now)
-        message = "Executing the proposal"
-        if progress == status.progress and message == status.message:
+        executed = status.executed_summary or executed_summary_of(task)
+        message = executing_message(status.model_copy(update={"executed_summary": executed}))
+        if (progress, message, executed) == (status.progress, status.message, status.executed_summary):
             return None
-        return _update(status, now, progress=progress or status.progress, message=message)
+        return _update(status, now, progress=progress or status.progress, message=message, executed_summary=executed)
     if task.status == TaskStatus.COMPLETED:
-        return nothing_left(status, now, "Rebalance complete")
+        executed = status.executed_summary or executed_summary_of(task)
+        return nothing_left(status.model_copy(update={"executed_summary": executed}), now, "Rebalance complete")
     error = (task.original_result() or {}).get("errorMessage") or "the execution completed with an error"
     return _update(status, now, state=S.NOT_READY, session_id=None, progress=None, message=str(error))
 

@@ -144,7 +144,9 @@ class Rebalances:
     async def on_action(self, action: RebalanceAction) -> None:
         with correlation(self.correlations.get(action.name), rebalance=action.name):
             log.info("rebalance action", action=action.action)
-            await self._change(action.name, lambda s: logic.on_action(s, action, utcnow()))
+            default = self.tuning.approval_max_drift_percent
+            await self._change(action.name, lambda s: logic.on_action(
+                s, action, utcnow(), max_drift_percent=logic.drift_limit(s.request, default)))
 
     async def on_removal_requested(self, removal: BrokerRemovalRequested) -> None:
         auto = self.tuning.auto
@@ -176,8 +178,8 @@ class Rebalances:
         if move.step is None:
             await self._publish(move.status)
             return
-        steps = {Step.PROPOSE: self._propose, Step.EXECUTE: self._execute, Step.POLL: self._poll,
-                 Step.STOP: self._stop}
+        steps = {Step.PROPOSE: self._propose, Step.CHECK: self._check, Step.EXECUTE: self._execute,
+                 Step.POLL: self._poll, Step.STOP: self._stop}
         await steps[move.step](status)
 
     def _retry(self, status: RebalanceStatus, error: CruiseControlError) -> RebalanceStatus:
@@ -217,6 +219,20 @@ class Rebalances:
             await self._publish(self._retry(status, exc))
             return
         await self._publish(logic.on_proposal(status, submission.task_id, submission.result, utcnow()))
+
+    async def _check(self, status: RebalanceStatus) -> None:
+        """An approved proposal asked again: the approval stands only if it has not drifted past the limit."""
+        try:
+            submission = await self._submit(status, dryrun=True)
+        except CruiseControlError as exc:
+            await self._publish(self._retry(status, exc))
+            return
+        limit = logic.drift_limit(status.request, self.tuning.approval_max_drift_percent)
+        checked = logic.on_check(status, submission.task_id, submission.result, utcnow(),
+                                 max_drift_percent=limit if limit is not None else float("inf"))
+        if checked.condition(logic.PROPOSAL_CHANGED) is not None:
+            log.warning("approval refused: the proposal drifted", message=checked.message)
+        await self._publish(checked)
 
     async def _resolve_disks(self, status: RebalanceStatus) -> RebalanceStatus | None:
         """The directories a remove-disks request names, from the brokers' own list; None when refused."""
@@ -292,7 +308,7 @@ class Rebalances:
             await self._publish(self._retry(status, exc))
             return
         log.info("rebalance execution started", session_id=submission.task_id, brokers=brokers)
-        await self._publish(logic.on_execution_started(status, submission.task_id, utcnow()))
+        await self._publish(logic.on_execution_started(status, submission.task_id, utcnow(), submission.result))
 
     async def _poll(self, status: RebalanceStatus) -> None:
         assert status.session_id is not None

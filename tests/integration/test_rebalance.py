@@ -50,8 +50,13 @@ def test_add_brokers_moves_replicas_only_onto_the_new_brokers(rb: Rebalancing) -
     assert rb.replicas_per_broker() == before, "a proposal moves nothing"
 
     rb.act("scale-up", "approve")
-    rb.wait_for("scale-up", lambda s: s.progress is not None and s.progress.total_data_mb > 0, "progress")
-    rb.wait_state("scale-up", S.READY)
+    running = rb.wait_for("scale-up", lambda s: s.progress is not None and s.progress.total_data_mb > 0, "progress")
+    # The proposal executed is recorded beside the approved one, and it is what the executor moves (defect 10).
+    assert running.executed_summary is not None
+    assert abs(running.progress.total_data_mb - running.executed_summary.data_to_move_mb) <= 1
+    assert running.summary == ready.summary, "the approved figures stay as approved"
+    done = rb.wait_state("scale-up", S.READY)
+    assert done.executed_summary == running.executed_summary
     # Its metrics (issue 18, item 14): the rebalance by state, its progress, the requests it took.
     scraped = scrape(rb.stack.health_url("rebalancer").replace("/health", "/metrics"))
     assert value(scraped, "ballast_rebalances", state="Ready") >= 1
@@ -161,6 +166,37 @@ def test_cruise_control_restart_with_a_proposal_ready(rb: Rebalancing) -> None:
     rb.wait_state("restart-ready", S.READY)
     messages = [s.message or "" for s in rb.history["restart-ready"]]
     assert any("Cluster model not ready" in m for m in messages), messages
+
+
+def test_an_approval_is_refused_when_the_proposal_to_execute_drifted(rb: Rebalancing) -> None:
+    """Issue 18, defect 10: Cruise Control computes the proposal again at execution; an approval stands only within
+    the limit of the approved figures, else the new proposal is shown for another approval."""
+    name = "drifting"
+    lopsided(rb, "drift-a")
+    rb.request(name=name, excluded_topics="(?!drift-).*", approval_max_drift_percent=50)
+    first = rb.wait_state(name, S.PROPOSAL_READY)
+    assert first.summary is not None and first.summary.num_replica_movements > 0
+    lopsided(rb, "drift-b")  # as much again to move: the proposal Cruise Control would execute now is another
+    seen = len(rb.history[name])
+    rb.act(name, "approve")
+    refused = rb.wait_for(name, lambda s: s.condition("ProposalChanged") is not None, "the approval refused")
+    assert refused.state == S.PROPOSAL_READY and not refused.checking_approval
+    assert any(s.checking_approval for s in rb.history[name][seen:]), "the approval was checked first"
+    assert refused.summary is not None
+    assert refused.summary.num_replica_movements >= 1.5 * first.summary.num_replica_movements, refused.summary
+    assert (refused.message or "").startswith("Approval refused: the proposal drifted more than 50% from the "
+                                              "approved one (data to move ")
+    assert S.REBALANCING not in rb.states(name), "nothing was executed"
+    assert rb.executor()["state"] == "NO_TASK_IN_PROGRESS"
+
+    # Approved again: the new figures are checked, executed, and recorded as executed.
+    rb.act(name, "approve")
+    done = rb.wait_state(name, S.READY)
+    checked = next(s for s in rb.history[name] if s.state == S.REBALANCING)
+    assert "within 50% of the approved one" in (checked.message or ""), checked.message
+    moved = [(s.num_replica_movements, s.data_to_move_mb) for s in (refused.summary, done.summary,
+                                                                     done.executed_summary) if s is not None]
+    assert moved == [moved[0]] * 3, "shown, approved and executed: the same proposal"
 
 
 def test_cruise_control_restart_during_execution(rb: Rebalancing) -> None:

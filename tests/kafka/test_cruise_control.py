@@ -207,6 +207,12 @@ async def test_add_then_remove_a_broker_moves_real_data_under_the_throttle(
 
         after = await _hosted(admin, name)
         assert after[new] > 0 and all(after[b] <= before[b] for b in before), (before, after)
+        # The approval was checked against the proposal Cruise Control computed for the execution (defect 10): on
+        # data at rest it is the approved one, recorded beside it.
+        up = rb.latest[f"{name}-up"]
+        assert up.executed_summary is not None and up.summary is not None
+        assert up.executed_summary.num_replica_movements == up.summary.num_replica_movements, up
+        assert any("within 20% of the approved one" in (s.message or "") for s in rb.history[f"{name}-up"])
         assert sum(after.values()) == sum(before.values())
         # Removed before the task completed; DescribeConfigs answers from a broker's metadata, which may lag a moment.
         await eventually(lambda: _no_throttles(admin, name), "throttles removed afterwards", 30)

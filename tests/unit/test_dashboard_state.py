@@ -50,3 +50,19 @@ def test_rebalances_and_brokers_by_rack_with_load() -> None:
     assert snapshot["brokers"][0]["load"]["diskMb"] == 512.0 and "load" not in snapshot["brokers"][1]
     board.apply(BrokerForgotten(id=2))
     assert [b["id"] for b in board.snapshot()["brokers"]] == [1]
+
+
+def test_a_rebalance_shows_the_executed_proposal_beside_the_approved_one_when_they_differ() -> None:
+    from events import ProposalSummary
+
+    approved = ProposalSummary(num_replica_movements=48, num_leader_movements=6, data_to_move_mb=36_024)
+    executed = approved.model_copy(update={"data_to_move_mb": 41_115})
+    request = RebalanceRequest(name="scale-up", mode="add-brokers", brokers=[7])
+    board = DashboardState()
+    board.apply(RebalanceStatus(name="scale-up", state=RebalanceState.REBALANCING, request=request,
+                                summary=approved, executed_summary=approved))
+    assert board.snapshot()["rebalances"][0]["proposalText"] == "48 replica / 6 leader movements, 36,024 MB"
+    board.apply(RebalanceStatus(name="scale-up", state=RebalanceState.REBALANCING, request=request,
+                                summary=approved, executed_summary=executed))
+    assert board.snapshot()["rebalances"][0]["proposalText"] == (
+        "48 replica / 6 leader movements, 36,024 MB; executed: 48 replica / 6 leader movements, 41,115 MB")

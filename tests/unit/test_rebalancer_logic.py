@@ -419,3 +419,112 @@ def test_an_automatic_disk_rebalance_waits_for_others_and_the_cooldown() -> None
     assert logic.disk_rebalance_request(drift, [recent], **ask) is None
     old = recent.model_copy(update={"updated_at": NOW - timedelta(hours=1)})
     assert logic.disk_rebalance_request(drift, [old], **ask) is not None
+
+
+# -- an approval checked against the proposal Cruise Control would execute (issue 18, defect 10) -------------------
+
+def proposed(data_mb: float, replica_moves: int = 12) -> OptimizationResult:
+    body = result(replica_moves).model_dump(by_alias=True)
+    body["summary"]["dataToMoveMB"] = data_mb
+    return OptimizationResult.model_validate(body)
+
+
+def shown(data_mb: float, replica_moves: int = 12) -> RebalanceStatus:
+    return logic.on_proposal(status(S.PENDING_PROPOSAL), "t0", proposed(data_mb, replica_moves), NOW)
+
+
+def test_an_approval_with_a_drift_limit_asks_for_the_proposal_again_first() -> None:
+    ready = shown(36_024)
+    approved = logic.on_action(ready, RebalanceAction(name=ADD.name, action="approve"), NOW, max_drift_percent=10)
+    assert approved.state == S.PROPOSAL_READY and approved.checking_approval and approved.session_id is None
+    assert logic.next_move(approved, [], NOW) == logic.Move(step=Step.CHECK)
+    computing = logic.on_check(approved, "t1", None, NOW, max_drift_percent=10)
+    assert computing.session_id == "t1" and computing.checking_approval, "a 202: the same task asked again"
+    unlimited = logic.on_action(ready, RebalanceAction(name=ADD.name, action="approve"), NOW)
+    assert unlimited.state == S.REBALANCING and not unlimited.checking_approval
+
+
+def test_a_proposal_within_the_limit_executes() -> None:
+    checking = logic.approve(shown(36_024), NOW, check=True)
+    after = logic.on_check(checking, "t1", proposed(38_000), NOW, max_drift_percent=10)
+    assert after.state == S.REBALANCING and not after.checking_approval and after.execution_reason
+    assert after.summary is not None and after.summary.data_to_move_mb == 36_024, "the approved figures stay shown"
+    assert "within 10% of the approved one (data to move 36,024 -> 38,000 MB (+5.5%), replica movements 12 " \
+           "(unchanged))" in (after.message or "")
+    shrunk = logic.on_check(checking, "t1", proposed(35_000), NOW, max_drift_percent=1)
+    assert "(data to move 36,024 -> 35,000 MB (-2.8%), replica movements 12 (unchanged)): the same movements; the " \
+           "partitions shrank since the proposal" in (shrunk.message or "")
+
+
+def test_a_drifted_proposal_refuses_the_approval_and_shows_the_new_one() -> None:
+    checking = logic.approve(shown(36_024), NOW, check=True)
+    refused = logic.on_check(checking, "t1", proposed(41_115), NOW, max_drift_percent=10)
+    assert refused.state == S.PROPOSAL_READY and not refused.checking_approval and refused.session_id is None
+    assert refused.summary is not None and refused.summary.data_to_move_mb == 41_115
+    condition = refused.condition(logic.PROPOSAL_CHANGED)
+    assert condition is not None and condition.reason == "ProposalDrifted"
+    assert refused.message == condition.message == (
+        "Approval refused: the proposal drifted more than 10% from the approved one (data to move 36,024 -> "
+        "41,115 MB (+14.1%), replica movements 12 (unchanged)): the same movements; the partitions grew since the "
+        "proposal. The new proposal is shown; approve it, or refresh later.")
+    assert logic.next_move(refused, [], NOW) == logic.Move(), "waits for the operator"
+    again = logic.approve(refused, NOW, check=True)
+    assert again.condition(logic.PROPOSAL_CHANGED) is None
+    other_moves = logic.on_check(again, "t2", proposed(41_115, replica_moves=20), NOW, max_drift_percent=10)
+    assert "Cruise Control's goals chose other movements" in (other_moves.message or "")
+
+
+def test_a_check_that_finds_nothing_left_to_move_is_ready() -> None:
+    checking = logic.approve(shown(36_024), NOW, check=True)
+    done = logic.on_check(checking, "t1", result(0, 0), NOW, max_drift_percent=10)
+    assert done.state == S.READY and not done.checking_approval
+
+
+def test_auto_approval_is_not_checked() -> None:
+    auto = shown(100).model_copy(update={"request": ADD.model_copy(update={"auto_approve": True})})
+    assert logic.auto_approved(auto, [], NOW).state == S.REBALANCING
+
+
+def test_a_failing_check_retries_from_a_new_task_or_refuses() -> None:
+    checking = logic.approve(shown(100), NOW, check=True).model_copy(update={"session_id": "t1"})
+    retried = logic.on_failure(checking, ConnectionFailed("Connection failed: refused"), NOW, **RETRY)
+    assert retried.state == S.PROPOSAL_READY and retried.checking_approval and retried.session_id is None
+    assert logic.next_step(retried, [], NOW + timedelta(seconds=3)) is Step.CHECK
+    refused = logic.on_failure(checking, RequestRejected("Broker [7] does not exist."), NOW, **RETRY)
+    assert refused.state == S.NOT_READY and not refused.checking_approval
+
+
+def test_the_executed_proposal_is_recorded_beside_the_approved_one_and_the_difference_explained() -> None:
+    approved = logic.approve(shown(36_024), NOW)
+    same = logic.on_execution_started(approved, "t2", NOW, proposed(36_024))
+    assert same.message == "Executing the proposal" and same.executed_summary == same.summary
+    grown = logic.on_execution_started(approved, "t2", NOW, proposed(41_115))
+    assert grown.executed_summary is not None and grown.executed_summary.data_to_move_mb == 41_115
+    assert grown.message == ("Executing the proposal Cruise Control computed again at execution, not quite the "
+                             "approved one (data to move 36,024 -> 41,115 MB (+14.1%), replica movements 12 "
+                             "(unchanged)): the same movements; the partitions grew since the proposal")
+    # A 202 to the execution request: the figures come from the task's original response at the next poll.
+    unknown = logic.on_execution_started(approved, "t2", NOW)
+    assert unknown.executed_summary is None
+    response = proposed(41_115).model_dump_json(by_alias=True)
+    polled = logic.on_poll(unknown, task("t2", "InExecution", response=response), None, NOW)
+    assert polled is not None and polled.executed_summary == grown.executed_summary
+    assert polled.message == grown.message
+    done = logic.on_poll(unknown, task("t2", "Completed", response=response), None, NOW)
+    assert done.state == S.READY and done.executed_summary == grown.executed_summary
+
+
+def test_a_request_may_set_its_own_drift_limit() -> None:
+    strict = ADD.model_copy(update={"approval_max_drift_percent": 5.0})
+    assert logic.drift_limit(strict, 20.0) == 5.0
+    assert logic.drift_limit(ADD, 20.0) == 20.0 and logic.drift_limit(ADD, None) is None
+    with pytest.raises(ValidationError):
+        RebalanceRequest(name="x", approval_max_drift_percent=-1)
+
+
+def test_the_drift_limit_setting_defaults_to_20_percent_and_null_turns_the_check_off(monkeypatch) -> None:
+    from services.common.settings import Settings
+
+    assert Settings().rebalancer.approval_max_drift_percent == 20.0
+    monkeypatch.setenv("BALLAST_REBALANCER__APPROVAL_MAX_DRIFT_PERCENT", "null")
+    assert Settings().rebalancer.approval_max_drift_percent is None
