@@ -17,7 +17,7 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from services.cli.output import Output, OutputOption, chosen, console, emit, err
+from services.cli.output import Output, OutputOption, chosen, console, emit, err, fail
 from services.common.admin import INTRA_BROKER_THROTTLE, AdminError
 from services.common.admin.factory import make_cluster_admin
 from services.common.admin.port import ClusterAdmin, LogDirInfo, Unsupported
@@ -35,11 +35,6 @@ def _admin(timeout_s: float | None = None) -> ClusterAdmin:
     if timeout_s is not None:
         settings = settings.model_copy(update={"timeout_s": timeout_s})
     return make_cluster_admin(settings)
-
-
-def _fail(message: str) -> typer.Exit:
-    err.print(f"[red]error:[/red] {escape(message)}")
-    return typer.Exit(1)
 
 
 # -- describe ------------------------------------------------------------------------------------------------------
@@ -110,7 +105,7 @@ def describe(
     try:
         dirs = asyncio.run(run())
     except AdminError as exc:
-        raise _fail(f"cannot describe log directories: {exc}") from None
+        raise fail(f"cannot describe log directories: {exc}") from None
     fmt = chosen(output, as_json)
     if fmt is not Output.table:
         emit([kafka_log_dirs_document(dirs, topics)], fmt, lambda: "")
@@ -209,12 +204,12 @@ def move(
     try:
         wanted = parse_reassignment(file.read_text(), str(file))
     except ValueError as exc:
-        raise _fail(str(exc)) from None
+        raise fail(str(exc)) from None
     brokers = sorted({b for w in wanted for b, d in zip(w.replicas, w.log_dirs) if d != "any"})
     try:
         code = asyncio.run(_verify(wanted) if verify else _move(wanted, brokers, timeout, throttle, no_wait))
     except AdminError as exc:
-        raise _fail(str(exc)) from None
+        raise fail(str(exc)) from None
     raise typer.Exit(code)
 
 
@@ -348,15 +343,15 @@ def release(
     from services.rebalancer.logic import drained_log_dirs
 
     if name is None and (broker is None or log_dir is None):
-        raise _fail("name the remove-disks rebalance, or give --broker and --log-dir")
+        raise fail("name the remove-disks rebalance, or give --broker and --log-dir")
     statuses = latest_rebalances()
     if name is not None:
         if name not in statuses or statuses[name].request.mode != "remove-disks":
-            raise _fail(f"no remove-disks rebalance named {name!r}")
+            raise fail(f"no remove-disks rebalance named {name!r}")
         names = [name]
     else:
         names = [n for n, s in statuses.items() if log_dir in drained_log_dirs([s]).get(broker or 0, set())]
         if not names:
-            raise _fail(f"no remove-disks rebalance keeps {log_dir} of broker {broker} empty")
+            raise fail(f"no remove-disks rebalance keeps {log_dir} of broker {broker} empty")
     for each in names:
         _act(each, "release")

@@ -22,7 +22,7 @@ from services.common.busio import BusUnavailable, NoSuchTopic
 from services.cli.manifests import ManifestError, load_file
 from services.cli.log_dirs import log_dirs_app
 from services.cli.rebalance import rebalance_app
-from services.cli.output import JsonFlag, Output, OutputOption, chosen, console, emit, emit_one, err
+from services.cli.output import JsonFlag, Output, OutputOption, chosen, console, emit, emit_one, err, fail
 from services.cli.views import status_table, transition_line
 from services.common.settings import get_settings
 
@@ -84,11 +84,6 @@ def invocation_environment(bootstrap_server: str | None, command: str | None, en
     return {key: value for key, value in client_env(running).items() if key not in environ}
 
 
-def _fail(message: str, code: int = 1) -> typer.Exit:
-    err.print(f"[red]error:[/red] {escape(message)}", soft_wrap=True)
-    return typer.Exit(code)
-
-
 @app.command()
 def place(
     cluster: Annotated[Path, typer.Option("--cluster", help="cluster JSON: brokers (id, rack, state) and optional "
@@ -127,7 +122,7 @@ def place(
                                               force_simple_placement=force_simple_placement, broker_ids=ids)
     except ValueError as exc:  # PlacementError, and a --broker-ids entry that is not a number
         message = str(exc) if isinstance(exc, PlacementError) else f"--broker-ids: {exc}"
-        raise _fail(message, 2) from None
+        raise fail(message, 2) from None
     chosen_dirs = _chosen_log_dirs(cluster, assignment) if log_dirs else None
     typer.echo(json.dumps(reassignment_json(topic, assignment, first, chosen_dirs)))
     if report:
@@ -178,7 +173,7 @@ def _chosen_log_dirs(cluster: Path, assignment: list[list[int]]) -> dict[tuple[i
         try:
             usage = asyncio.run(describe())
         except AdminError as exc:
-            raise _fail(f"--log-dirs: cannot describe the cluster's log directories ({exc}); list them in the "
+            raise fail(f"--log-dirs: cannot describe the cluster's log directories ({exc}); list them in the "
                         "cluster file's brokers (logDirs)") from None
     return choose_log_dirs({index: replicas for index, replicas in enumerate(assignment)}, usage)
 
@@ -213,7 +208,7 @@ def run(service: Annotated[str, typer.Argument(help=f"one of: {', '.join(SERVICE
     elif service == "load-collector":
         from services.load_collector.app import create_service
     else:
-        raise _fail(f"unknown service {service!r}; choose one of: {', '.join(SERVICES)}", 2)
+        raise fail(f"unknown service {service!r}; choose one of: {', '.join(SERVICES)}", 2)
     from faust.worker import Worker
 
     from services.common.lease import Lease
@@ -256,10 +251,10 @@ def apply(
     try:
         manifests = load_file(file)
     except ManifestError as exc:
-        raise _fail(str(exc)) from None
+        raise fail(str(exc)) from None
     settings = get_settings()
     specs = [m for m in manifests if isinstance(m, TopicSpec)]
-    diffs, unreachable = compare(settings, specs, need_cluster=dry_run, fail=lambda message: _fail(message, 2))
+    diffs, unreachable = compare(settings, specs, need_cluster=dry_run, fail=lambda message: fail(message, 2))
     if dry_run:
         print_diffs(diffs, console)
         return
@@ -308,9 +303,9 @@ def diff(
     try:
         manifests = load_file(file)
     except ManifestError as exc:
-        raise _fail(str(exc), 2) from None
+        raise fail(str(exc), 2) from None
     specs = [m for m in manifests if isinstance(m, TopicSpec)]
-    diffs, _ = compare(get_settings(), specs, need_cluster=True, fail=lambda message: _fail(message, 2))
+    diffs, _ = compare(get_settings(), specs, need_cluster=True, fail=lambda message: fail(message, 2))
     if output in (None, Output.table):
         print_diffs(diffs, console)
     else:
@@ -335,18 +330,18 @@ def delete(
         try:
             check_topic_name(name)
         except ValueError as exc:  # refused before the bus is asked: no such topic can exist
-            raise _fail(str(exc)) from None
+            raise fail(str(exc)) from None
         if reason := reserved_topic(name):
-            raise _fail(reason)
+            raise fail(reason)
     try:
         statuses = busio.latest(settings.bus, TOPICS.status, timeout_s=10)
     except BusUnavailable as exc:
-        raise _fail(str(exc)) from None
+        raise fail(str(exc)) from None
     deleting, retaining = [], []
     for name in topics:
         status = statuses.get(name)
         if status is None or status.deleted:
-            raise _fail(f"no spec for topic {name!r}: Ballast does not manage it, so there is nothing to withdraw")
+            raise fail(f"no spec for topic {name!r}: Ballast does not manage it, so there is nothing to withdraw")
         assert isinstance(status, TopicStatus)
         (deleting if status.origin is not None else retaining).append(name)
     if deleting:
@@ -356,9 +351,9 @@ def delete(
                       "created nor adopted them)", soft_wrap=True)
     if not yes:
         if not sys.stdin.isatty():
-            raise _fail("not a terminal, so nothing can be confirmed: pass --yes to delete")
+            raise fail("not a terminal, so nothing can be confirmed: pass --yes to delete")
         if not typer.confirm("go ahead?", default=False):
-            raise _fail("nothing deleted")
+            raise fail("nothing deleted")
     events = [TopicSpecDeleted(name=name) for name in topics]
     busio.produce(settings.bus, [(TOPICS.specs.name, e.key.encode(), encode(e), None) for e in events])
     for name in topics:
@@ -446,7 +441,7 @@ def status(
     if not watch:
         statuses = [s for s in _latest_statuses().values() if topic is None or s.topic == topic]
         if topic is not None and not statuses:
-            raise _fail(f"no status for topic {topic!r} yet")
+            raise fail(f"no status for topic {topic!r} yet")
         emit(statuses, fmt, lambda: status_table(statuses))
         return
     previous: dict[str, TopicStatus] = {}
@@ -465,7 +460,7 @@ def status(
                 emit_one(event, fmt)
             previous[event.topic] = event
     except BusUnavailable as exc:
-        raise _fail(f"stopped watching: {exc}") from None
+        raise fail(f"stopped watching: {exc}") from None
     except KeyboardInterrupt:
         pass
 
@@ -484,9 +479,9 @@ def describe(
     try:
         view = gather(get_settings(), topic)
     except AdminError as exc:
-        raise _fail(f"cannot describe {topic!r}: the cluster did not answer ({exc})") from None
+        raise fail(f"cannot describe {topic!r}: the cluster did not answer ({exc})") from None
     if not view.exists:
-        raise _fail(f"no topic {topic!r}: not in the cluster, and no spec names it")
+        raise fail(f"no topic {topic!r}: not in the cluster, and no spec names it")
     emit([document(view)], output or Output.table, lambda: render(view))
 
 
@@ -503,10 +498,10 @@ def load(
     fmt = chosen(output, as_json)
     unknown = set(kind) - {"domain", "broker", "log-dir"}
     if unknown:
-        raise _fail(f"--kind: unknown {sorted(unknown)}; use domain, broker or log-dir", 2)
+        raise fail(f"--kind: unknown {sorted(unknown)}; use domain, broker or log-dir", 2)
     aggregates = list(busio.latest(get_settings().bus, TOPICS.load_aggregates, timeout_s=10).values())
     if not aggregates:
-        raise _fail("no load aggregates yet: are the load collector and `ballast run spark-aggregates` running?")
+        raise fail("no load aggregates yet: are the load collector and `ballast run spark-aggregates` running?")
     chosen_rows = [a for a in latest_windows(aggregates) if a.entity_kind in kind]  # type: ignore[arg-type]
     emit(chosen_rows, fmt, lambda: load_table(aggregates, tuple(kind)))  # type: ignore[arg-type]
 
@@ -533,37 +528,34 @@ def produce(
         record_key, value = key, line.encode()
         if validate:
             try:
-                event = _event_of_line(line, bus_topic, topic)
+                event, enveloped = _event_of_line(line, bus_topic, topic)
             except InvalidEvent as exc:
-                raise _fail(f"line {number}: {exc.reason}") from None
+                raise fail(f"line {number}: {exc.reason}") from None
             record_key = record_key or event.key
-            if not _is_envelope(line):
+            if not enveloped:
                 value = envelope_for(event).model_dump_json(by_alias=True).encode()
         items.append((topic, record_key.encode() if record_key else None, value, None))
     count = busio.produce(get_settings().bus, items)
     console.print(f"produced {count} record(s) to {escape(topic)}")
 
 
-def _is_envelope(line: str) -> bool:
+def _event_of_line(line: str, bus_topic: BusTopic[Event] | None, topic: str) -> tuple[Event, bool]:
+    """The event a line holds, and whether the line is an envelope: decoded from its envelope, or validated as the
+    topic's main event type."""
+    from pydantic import ValidationError
+
     try:
         document = json.loads(line)
     except json.JSONDecodeError:
-        return False
-    return isinstance(document, dict) and "schema" in document
-
-
-def _event_of_line(line: str, bus_topic: BusTopic[Event] | None, topic: str) -> Event:
-    """The event a line holds: decoded from its envelope, or validated as the topic's main event type."""
-    from pydantic import ValidationError
-
-    if _is_envelope(line):
-        return decode(line, topic=bus_topic).event
+        document = None  # not JSON: the validation below says where
+    if isinstance(document, dict) and "schema" in document:
+        return decode(line, topic=bus_topic).event, True
     if bus_topic is None or not bus_topic.events:
         raise InvalidEvent(f"{topic} is not a Ballast topic with events: give whole envelopes "
                            '({"schema": ..., "version": ..., "payload": ...})')
     cls = bus_topic.events[0]
     try:
-        return cls.model_validate_json(line)
+        return cls.model_validate_json(line), False
     except ValidationError as exc:
         problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or '(root)'}: {e['msg']}"
                              for e in exc.errors(include_url=False))
@@ -585,7 +577,7 @@ def record(
                 "headers": [[k, _b64(v)] for k, v in r.headers],
             }), flush=True)
     except NoSuchTopic as exc:
-        raise _fail(str(exc)) from None
+        raise fail(str(exc)) from None
     except KeyboardInterrupt:
         pass
 
@@ -649,7 +641,7 @@ def up(
 
     state_dir = get_settings().state_dir
     if running_stack(state_dir) is not None:
-        raise _fail(f"a stack is already up (see {state_file(state_dir)}); run `ballast down` first")
+        raise fail(f"a stack is already up (see {state_file(state_dir)}); run `ballast down` first")
     run_dir = state_dir / f"stack-{int(time.time())}"
     stack = LocalStack(run_dir.resolve(), detached=True, kafka=kafka)
     try:
@@ -679,7 +671,7 @@ def env() -> None:
 
     stack = running_stack(get_settings().state_dir)
     if stack is None:
-        raise _fail("no stack is up: start one with `ballast up`")
+        raise fail("no stack is up: start one with `ballast up`")
     for key, value in client_env(stack).items():
         print(f"export {key}={shlex.quote(value)}")
 
@@ -715,7 +707,7 @@ def dashboard(
                                                                     f"{escape(settings.bus.bootstrap_servers)}); "
                                                                     "Ctrl-C stops it", soft_wrap=True))
     except OSError as exc:
-        raise _fail(f"cannot listen on 127.0.0.1:{port}: {exc.strerror or exc}") from None
+        raise fail(f"cannot listen on 127.0.0.1:{port}: {exc.strerror or exc}") from None
 
 
 @app.command()

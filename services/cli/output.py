@@ -11,6 +11,7 @@ import typer
 import yaml
 from pydantic import BaseModel
 from rich.console import Console, ConsoleDimensions, RenderableType
+from rich.markup import escape
 
 # Wide enough that no table is folded and no line broken: what a script greps for is on one line, whole.
 _PIPE_WIDTH = 10_000
@@ -46,6 +47,12 @@ OutputOption = Annotated[Optional[Output], typer.Option(  # noqa: UP007 -- typer
     "--output", "-o", help="table for people; json (one document a line) or yaml (a stream of documents) for scripts",
     case_sensitive=False, show_default="table")]
 JsonFlag = Annotated[bool, typer.Option("--json", help="the same as --output json")]
+
+
+def fail(message: str, code: int = 1) -> typer.Exit:
+    """Says what went wrong in one line on stderr; raise what it returns to exit with ``code``."""
+    err.print(f"[red]error:[/red] {escape(message)}", soft_wrap=True)
+    return typer.Exit(code)
 
 
 def chosen(output: Output | None, as_json: bool) -> Output:

@@ -5,12 +5,11 @@ from __future__ import annotations
 from typing import Annotated, Optional
 
 import typer
-from rich.markup import escape
 
 from events import TOPICS, InvalidEvent, RebalanceAction, RebalanceStatus, decode, encode
 from services.common import busio
 from services.common.busio import BusUnavailable
-from services.cli.output import JsonFlag, Output, OutputOption, chosen, console, emit, emit_one, err
+from services.cli.output import JsonFlag, Output, OutputOption, chosen, console, emit, emit_one, fail
 from services.cli.views import rebalance_details, rebalance_line, rebalance_table
 from services.common.settings import get_settings
 
@@ -25,25 +24,20 @@ def _act(name: str, action: str) -> None:
     try:
         statuses = latest_rebalances()
     except BusUnavailable as exc:
-        raise _fail(str(exc)) from None
+        raise fail(str(exc)) from None
     status = statuses.get(name)
     if status is None or status.deleted:
         known = sorted(n for n, s in statuses.items() if not s.deleted)
-        raise _fail(f"no rebalance named {name!r}" + (f" (there are: {', '.join(known)})" if known else
+        raise fail(f"no rebalance named {name!r}" + (f" (there are: {', '.join(known)})" if known else
                                                       " (there are none)"))
     valid = VALID_ACTIONS[status.state] if status.stopping is None else frozenset()
     if action not in valid:
         why = f"a {status.stopping} is under way" if status.stopping else f"it is {status.state.value}"
-        raise _fail(f"rebalance {name}: cannot {action} now, {why} (possible now: "
+        raise fail(f"rebalance {name}: cannot {action} now, {why} (possible now: "
                     f"{', '.join(sorted(valid)) or 'nothing'})")
     event = RebalanceAction(name=name, action=action)  # type: ignore[arg-type]
     busio.produce(get_settings().bus, [(TOPICS.rebalance_actions.name, event.key.encode(), encode(event), None)])
     console.print(f"rebalance {name}: {action} sent")
-
-
-def _fail(message: str) -> typer.Exit:
-    err.print(f"[red]error:[/red] {escape(message)}", soft_wrap=True)
-    return typer.Exit(1)
 
 
 @rebalance_app.command()
@@ -98,13 +92,13 @@ def status(
                 else:
                     emit_one(event, fmt)
         except BusUnavailable as exc:
-            raise _fail(f"stopped watching: {exc}") from None
+            raise fail(f"stopped watching: {exc}") from None
         except KeyboardInterrupt:
             pass
         return
     statuses = [s for s in latest_rebalances().values() if name is None or s.name == name]
     if name is not None and not statuses:
-        raise _fail(f"no status for rebalance {name!r} yet")
+        raise fail(f"no status for rebalance {name!r} yet")
     if name is not None and fmt is Output.table:
         for renderable in rebalance_details(statuses[0]):
             console.print(renderable)

@@ -19,7 +19,7 @@ from events.topics import BusTopic
 from services.common.busio import check_key
 from services.common.faust_transport import BallastApp
 from services.common.logging import get_logger, quiet_libraries
-from services.common.metrics import DEAD_LETTERED, EVENTS_IN, EVENTS_OUT
+from services.common.metrics import dead_lettered, events_in, events_out
 from services.common.settings import BusSettings, Settings
 
 if TYPE_CHECKING:
@@ -111,7 +111,7 @@ async def publish(app: faust.App, topic: BusTopic, key: str, value: bytes) -> as
     if len(value) > MAX_RECORD_BYTES:
         raise RecordTooLarge(f"a {len(value):,}-byte record for {topic.name} (key {bounded(key, 200)!r}) is over "
                              f"the {MAX_RECORD_BYTES:,} bytes a record may take")
-    EVENTS_OUT.labels(topic.name).inc()
+    events_out(topic.name).inc()
     return await app.producer.send(topic.name, key.encode(), value, partition=None, timestamp=None, headers=None)
 
 
@@ -131,7 +131,7 @@ class DeadLetters:
                    partition: int | None = None, offset: int | None = None) -> None:
         letter = DeadLetter.of_record(source_topic=source, partition=partition, offset=offset, key=key, value=value,
                                       reason=reason, service=self._service)
-        DEAD_LETTERED.labels(source).inc()
+        dead_lettered(source).inc()
         # The value's size and hash, never the value: one 10 MB record once wrote 60 MB of logs.
         log.warning("dead letter", source_topic=source, partition=partition, offset=offset, reason=letter.reason,
                     value_bytes=letter.value_size, value_sha256=letter.value_sha256)
@@ -153,7 +153,7 @@ class DeadLetters:
         otherwise than the event says (a spec keyed ``a`` naming topic ``b`` would be managed by one name while
         running and by the other after a restart). With ``report`` false an invalid record is only skipped
         (several instances read it, and another reports it)."""
-        EVENTS_IN.labels(topic.name).inc()
+        events_in(topic.name).inc()
         try:
             decoded = decode(event.value, topic=topic)
             check_key(raw_bytes(event.key), decoded.event)

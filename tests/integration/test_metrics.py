@@ -46,6 +46,9 @@ def test_services_count_events_cruise_control_requests_and_latencies(ballast: Ba
     assert value(reconciler, "ballast_events_out_total", topic=TOPICS.status.name) > 0
     assert value(reconciler, "ballast_reconcile_latency_seconds_count", stage="completion_to_status") > 0
     assert value(reconciler, "ballast_topics", ready="true") >= 1
+    # Its backlog: every spec read, the dead letter's record included.
+    assert (("topic", TOPICS.specs.name),) in reconciler["ballast_consumer_backlog"]
+    assert value(reconciler, "ballast_consumer_backlog", topic=TOPICS.specs.name) == 0
 
     rebalancer = scrape(metrics_url(ballast, "rebalancer"))
     assert "process_cpu_seconds_total" in rebalancer
