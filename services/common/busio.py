@@ -91,7 +91,7 @@ def produce(bus: BusSettings, items: list[tuple[str, bytes | None, bytes | None,
     """Produce and wait for every acknowledgement; ``delivered`` collects (topic, partition, offset) of each,
     ``offsets_by_key`` each keyed record's offset."""
     p = producer(bus)
-    _check_reachable(p, bus)
+    _check_reachable(p, bus, bus.answer_timeout_s)
     errors: list[str] = []
 
     def report(err: object, msg: Any) -> None:
@@ -112,21 +112,21 @@ def produce(bus: BusSettings, items: list[tuple[str, bytes | None, bytes | None,
 
 
 def consume(bus: BusSettings, topics: list[str], *, follow: bool, idle_s: float = 1.0,
-            from_beginning: bool = True, deadline: float | None = None, check_every_s: float = 5.0,
-            must_exist: bool = False) -> Iterator[Record]:
+            from_beginning: bool = True, deadline: float | None = None, must_exist: bool = False) -> Iterator[Record]:
     """Every record of ``topics`` from the beginning; stop after ``idle_s`` without records unless ``follow``, and
     in any case at ``deadline`` (a time.monotonic() value).
 
     A topic that does not exist is skipped (it may be created later), or with ``must_exist`` raises NoSuchTopic.
-    Following, a quiet bus is asked for metadata every ``check_every_s``: a consumer alone never notices the brokers
-    are gone (librdkafka only keeps reconnecting), so BusUnavailable is raised when they no longer answer."""
+    Following, a quiet bus is asked for metadata every ``bus.liveness_check_s``: a consumer alone never notices the
+    brokers are gone (librdkafka only keeps reconnecting), so BusUnavailable is raised when they no longer answer
+    within ``bus.answer_timeout_s``."""
     consumer = Consumer({**bus.confluent_config(), **QUIET, "group.id": f"ballast-cli-{uuid.uuid4()}",
                          "enable.auto.commit": False, "auto.offset.reset": "earliest" if from_beginning else "latest"})
     try:
-        _check_reachable(consumer, bus)
+        _check_reachable(consumer, bus, bus.answer_timeout_s)
         assignments = []
         for topic in topics:
-            meta = consumer.list_topics(topic, timeout=10).topics.get(topic)
+            meta = consumer.list_topics(topic, timeout=bus.answer_timeout_s).topics.get(topic)
             if meta is None or meta.error is not None:
                 if must_exist:
                     raise NoSuchTopic(f"no topic {topic!r} on the bus")
@@ -142,8 +142,8 @@ def consume(bus: BusSettings, topics: list[str], *, follow: bool, idle_s: float 
             if message is None:
                 if not follow and time.monotonic() - last >= idle_s:
                     return
-                if follow and time.monotonic() - max(last, checked) >= check_every_s:
-                    _check_still_there(consumer, topics)
+                if follow and time.monotonic() - max(last, checked) >= bus.liveness_check_s:
+                    _check_still_there(consumer, topics, bus.answer_timeout_s)
                     checked = time.monotonic()
                 continue
             if message.error():

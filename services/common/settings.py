@@ -32,6 +32,10 @@ class BusSettings(BaseModel):
     # sessions shorter than the brokers' group.min.session.timeout.ms (6 s by default); the local stacks, whose
     # brokers allow 1 s, use 3 s.
     lease_session_timeout_ms: int = Field(default=6000, ge=1000, le=60_000)
+    # The CLI's clients: how long they wait for a broker's answer before saying the bus is unavailable, and how
+    # often a follower (status --watch) asks a quiet bus whether it is still there.
+    answer_timeout_s: float = Field(default=10.0, gt=0)
+    liveness_check_s: float = Field(default=5.0, gt=0)
 
     def confluent_config(self) -> dict[str, str]:
         """librdkafka properties for confluent-kafka clients."""
