@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import threading
 import time
 import uuid
 from collections import defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
 
 import httpx
 from prometheus_client.parser import text_string_to_metric_families
@@ -226,3 +231,30 @@ def scrape(url: str) -> dict[str, dict[tuple[tuple[str, str], ...], float]]:
 
 def value(samples: dict, name: str, **labels: str) -> float:
     return sum(v for key, v in samples.get(name, {}).items() if set(labels.items()) <= set(key))
+
+
+@contextmanager
+def serving_dashboard(env: dict[str, str], log_path: Path) -> Iterator[str]:
+    """``ballast dashboard`` on a free port against the stack ``env`` names; yields its URL once it answers."""
+    from services.local.broker import free_port
+
+    port = free_port()
+    with log_path.open("w") as log:
+        process = subprocess.Popen([sys.executable, "-m", "services.cli", "dashboard", "--port", str(port)],
+                                   env={**os.environ, **env}, stdout=log, stderr=subprocess.STDOUT)
+        url = f"http://127.0.0.1:{port}/"
+        try:
+            deadline = time.monotonic() + 30
+            while True:
+                assert process.poll() is None, log_path.read_text()
+                try:
+                    if httpx.get(url, timeout=1).status_code == 200:
+                        break
+                except httpx.HTTPError:
+                    pass
+                assert time.monotonic() < deadline, "the dashboard did not answer within 30 s"
+                time.sleep(0.2)
+            yield url
+        finally:
+            process.terminate()
+            process.wait(timeout=15)

@@ -5,18 +5,13 @@ without a reload; a screenshot is saved (BALLAST_DASHBOARD_SCREENSHOT, else the 
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
-import httpx
 import pytest
 
 from events import TopicSpec
-from services.local.broker import free_port
-from tests.integration.harness import Ballast
+from tests.integration.harness import Ballast, serving_dashboard
 
 CHROMIUM = Path("/usr/bin/chromium")
 # As this machine's probe ran it: no background connections (the network is closed), a fresh profile.
@@ -26,27 +21,8 @@ CHROMIUM_FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first
 
 @pytest.fixture
 def dashboard(ballast: Ballast, tmp_path: Path) -> Iterator[str]:
-    port = free_port()
-    log = (tmp_path / "dashboard.log").open("w")
-    process = subprocess.Popen([sys.executable, "-m", "services.cli", "dashboard", "--port", str(port)],
-                               env={**os.environ, **ballast.stack.env}, stdout=log, stderr=subprocess.STDOUT)
-    url = f"http://127.0.0.1:{port}/"
-    try:
-        deadline = time.monotonic() + 30
-        while True:
-            assert process.poll() is None, (tmp_path / "dashboard.log").read_text()
-            try:
-                if httpx.get(url, timeout=1).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            assert time.monotonic() < deadline, "the dashboard did not answer within 30 s"
-            time.sleep(0.2)
+    with serving_dashboard(ballast.stack.env, tmp_path / "dashboard.log") as url:
         yield url
-    finally:
-        process.terminate()
-        process.wait(timeout=15)
-        log.close()
 
 
 def test_the_page_shows_a_change_from_pending_to_completed_live(ballast: Ballast, dashboard: str, name: str,

@@ -13,11 +13,13 @@ import threading
 import time
 from pathlib import Path
 
+import httpx
+
 from services.common.admin import INTRA_BROKER_THROTTLE
 from services.common.admin.kafka import KafkaClusterAdmin
 from services.local.kafka_cluster import LocalKafka
 from services.local.stack import LocalStack
-from tests.integration.harness import scrape, value
+from tests.integration.harness import scrape, serving_dashboard, value
 from tests.kafka.conftest import eventually, fill
 
 
@@ -191,3 +193,23 @@ async def test_diff_and_apply_wait_on_the_real_cluster(kafka_stack: LocalStack, 
     scraped = scrape(kafka_stack.health_url("topic-reconciler").replace("/health", "/metrics"))
     assert value(scraped, "ballast_events_in_total", topic="ballast.topic.specs") >= 1
     assert value(scraped, "ballast_topics", ready="true") >= 1
+
+
+def test_the_dashboard_shows_the_real_clusters_topics_and_brokers(kafka_stack: LocalStack, kafka: LocalKafka,
+                                                                  name: str, tmp_path: Path) -> None:
+    """Issue 18, item 15, on the real-Kafka stack: what the page is fed (its /api/state, as the browser test on the
+    simulator reads it rendered): the applied topic ready at its RF, the brokers with their racks."""
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(f"name: {name}\npartitions: 2\nreplicas: 2\n")
+    with serving_dashboard(kafka_stack.env, tmp_path / "dashboard.log") as url:
+        ballast(kafka_stack, "apply", "-f", str(spec), "--wait", "--timeout", "120")
+        deadline = time.monotonic() + 30
+        while True:
+            state = httpx.get(f"{url}api/state", timeout=5).json()
+            topic = next((t for t in state["topics"] if t["topic"] == name), None)
+            if topic is not None and topic["ready"] and topic["replicas"] == 2:
+                break
+            assert time.monotonic() < deadline, state
+            time.sleep(0.5)
+    shown = {b["id"]: b["rack"] for b in state["brokers"]}
+    assert {b: shown.get(b) for b in (1, 2, 3, 4)} == {b: kafka.racks()[b] for b in (1, 2, 3, 4)}, shown
