@@ -54,9 +54,9 @@ def make_app(service: str, settings: Settings, *, web_port: int, group: str | No
         broker=[f"kafka://{server}" for server in bus.bootstrap_servers.split(",")],
         broker_credentials=credentials,
         # Short group timeouts: a restarted worker is back in seconds, on Tansu as on Kafka.
-        broker_session_timeout=6,
+        broker_session_timeout=bus.group_session_timeout_ms / 1000,
         broker_heartbeat_interval=1,
-        broker_rebalance_timeout=6,
+        broker_rebalance_timeout=bus.group_session_timeout_ms / 1000,
         table_standby_replicas=0,
         topic_partitions=bus.topic_partitions,
         topic_replication_factor=bus.topic_replication_factor,

@@ -32,6 +32,9 @@ class BusSettings(BaseModel):
     # sessions shorter than the brokers' group.min.session.timeout.ms (6 s by default); the local stacks, whose
     # brokers allow 1 s, use 3 s.
     lease_session_timeout_ms: int = Field(default=6000, ge=1000, le=60_000)
+    # The same for the services' own consumer groups (faust). A joining member waits on the group as well: the local
+    # broker answers a JoinGroup after half this session, so the local stacks use 3 s (a worker is up 1.5 s sooner).
+    group_session_timeout_ms: int = Field(default=6000, ge=1000, le=60_000)
     # The CLI's clients: how long they wait for a broker's answer before saying the bus is unavailable, and how
     # often a follower (status --watch) asks a quiet bus whether it is still there.
     answer_timeout_s: float = Field(default=10.0, gt=0)

@@ -94,8 +94,10 @@ class LocalStack:
             "BALLAST_DATA_DIR": str(run_dir / "data"),
             "BALLAST_SPARK__CHECKPOINT_DIR": str(run_dir / "spark-checkpoint"),
             "BALLAST_LOG_FORMAT": "json",
-            # A killed owner's lease passes on within seconds (Tansu and the local Kafka allow short sessions).
+            # A killed owner's lease passes on within seconds, and a worker joins its group sooner (Tansu and the
+            # local Kafka allow short sessions).
             "BALLAST_BUS__LEASE_SESSION_TIMEOUT_MS": "3000",
+            "BALLAST_BUS__GROUP_SESSION_TIMEOUT_MS": "3000",
         }
         self.kafka: LocalKafka | None = None
         if kafka:

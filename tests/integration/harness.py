@@ -147,6 +147,15 @@ class Watcher(Follower):
                   lambda: topic in self.latest and predicate(self.latest[topic]), timeout)
         return self.latest[topic]
 
+    def wait_passing(self, topic: str, predicate: Callable[[TopicStatus], bool], what: str,
+                     timeout: float = 60.0) -> TopicStatus:
+        """A passing state (a change ongoing): the first status from the latest on that matches, even if a newer one
+        has already replaced it (a quick change goes ongoing -> completed between two looks)."""
+        start = max(len(self.history[topic]) - 1, 0)
+        self.wait(f"{topic}: {what} (last: {self.describe(topic)})",
+                  lambda: any(predicate(s) for s in self.history[topic][start:]), timeout)
+        return next(s for s in self.history[topic][start:] if predicate(s))
+
     def wait_rf(self, topic: str, rf: int, timeout: float = 60.0) -> TopicStatus:
         """Ready, RF reached, and no change in flight."""
         return self.wait_status(

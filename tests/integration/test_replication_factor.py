@@ -12,7 +12,7 @@ def test_round_trip_3_2_3(ballast: Ballast, name: str) -> None:
     assert ballast.cluster_rf(topic) == 3
 
     ballast.apply(spec(topic, 2), correlation_id=f"{name}-lower")
-    ongoing = ballast.watcher.wait_status(topic, is_ongoing, "ongoing")
+    ongoing = ballast.watcher.wait_passing(topic, is_ongoing, "ongoing")
     assert ongoing.replicas_change.session_id and ongoing.replicas_change.target_replicas == 2
     assert ongoing.ready, "the topic stays Ready throughout a change"
     done = ballast.watcher.wait_rf(topic, 2)
@@ -130,7 +130,7 @@ def test_topic_deleted_during_a_change(ballast: Ballast, name: str) -> None:
     ballast.watcher.wait_rf(topic, 3)
     ballast.tune(min_execution_s=3.0)
     ballast.apply(spec(topic, 2))
-    ballast.watcher.wait_status(topic, is_ongoing, "ongoing")
+    ballast.watcher.wait_passing(topic, is_ongoing, "ongoing")
     ballast.delete(topic)
     gone = ballast.watcher.wait_status(topic, lambda s: s.deleted, "deleted")
     assert not gone.ready and gone.replicas_change is None

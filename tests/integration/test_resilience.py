@@ -80,7 +80,7 @@ def test_cruise_control_restart_mid_change(ballast: Ballast, name: str) -> None:
     ballast.watcher.wait_rf(second, 3)
     ballast.tune(min_execution_s=4.0)
     ballast.apply(spec(first, 2))
-    lost_session = ballast.watcher.wait_status(first, is_ongoing, "ongoing").replicas_change.session_id
+    lost_session = ballast.watcher.wait_passing(first, is_ongoing, "ongoing").replicas_change.session_id
     ballast.fault("cruise-control/restart", {"downSeconds": 0.5, "warmupSeconds": 1.0})
     ballast.apply(spec(second, 4))
     ballast.watcher.wait_rf(first, 2, timeout=45)
@@ -98,7 +98,7 @@ def test_kill_9_of_replicas_change_mid_change(ballast: Ballast, name: str) -> No
     ballast.watcher.wait_rf(topic, 3)
     ballast.tune(min_execution_s=5.0)
     ballast.apply(spec(topic, 2))
-    session = ballast.watcher.wait_status(topic, is_ongoing, "ongoing").replicas_change.session_id
+    session = ballast.watcher.wait_passing(topic, is_ongoing, "ongoing").replicas_change.session_id
     tasks_before = len(ballast.topic_configuration_tasks())
     ballast.stack.kill("replicas-change", signal.SIGKILL)
     ballast.stack.start_process("replicas-change")

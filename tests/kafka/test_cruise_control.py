@@ -43,7 +43,7 @@ async def test_round_trip_3_2_3_on_the_real_partitions(ballast: Ballast, admin: 
     assert await _replication(admin, name) == Counter({3: 4})
 
     ballast.apply(spec(name, 2, partitions=4))
-    ongoing = ballast.watcher.wait_status(name, is_ongoing, "ongoing")
+    ongoing = ballast.watcher.wait_passing(name, is_ongoing, "ongoing")
     assert ongoing.replicas_change.session_id
     ballast.watcher.wait_rf(name, 2, timeout=90)
     assert await _replication(admin, name) == Counter({2: 4})
@@ -103,7 +103,7 @@ async def test_cruise_control_restart_while_kafka_moves_converges_without_resubm
     fill(kafka.bootstrap_servers, name, 2, 2)
     async with slowed(admin, name, 200_000):
         ballast.apply(spec(name, 3, partitions=2))
-        ballast.watcher.wait_status(name, is_ongoing, "ongoing")
+        ballast.watcher.wait_passing(name, is_ongoing, "ongoing")
         await eventually(lambda: _reassigning(admin, name), "a real reassignment in flight")
         ballast.fault("cruise-control/restart", {"downSeconds": 0.5})
         # Cruise Control forgot the task; Kafka still moves. Ballast concludes nothing while it does.
@@ -123,7 +123,7 @@ async def test_kill_9_of_replicas_change_while_kafka_moves_resumes_the_task(
     fill(kafka.bootstrap_servers, name, 2, 2)
     async with slowed(admin, name, 300_000):
         ballast.apply(spec(name, 3, partitions=2))
-        session = ballast.watcher.wait_status(name, is_ongoing, "ongoing").replicas_change.session_id
+        session = ballast.watcher.wait_passing(name, is_ongoing, "ongoing").replicas_change.session_id
         await eventually(lambda: _reassigning(admin, name), "a real reassignment in flight")
         tasks_before = len(ballast.topic_configuration_tasks())
         kafka_stack.kill("replicas-change", signal.SIGKILL)
