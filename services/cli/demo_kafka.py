@@ -23,7 +23,6 @@ from events import (
     BrokerForgotten,
     BrokerRemovalRequested,
     LoadAggregate,
-    RebalanceAction,
     RebalanceRequest,
     RebalanceState,
     TopicSpec,
@@ -32,7 +31,7 @@ from events import (
 )
 from services.cli.demo import _apply, _follow, _scenario, _Seen, _under_replicated
 from services.cli.demo_disks import disks_step
-from services.cli.demo_scaling import RebalanceFollower
+from services.cli.demo_scaling import RebalanceFollower, approve_until_executing
 from services.cli.views import broker_load_table, latest_windows, load_table, status_table
 from services.common import busio
 from services.common.admin.kafka import KafkaClusterAdmin
@@ -246,9 +245,8 @@ def _scale_up_and_down(console: Console, stack: LocalStack, bus: BusSettings, cl
     if proposal is None:
         return _timed_out(console, stack, "the scale-up proposal")
     console.print(broker_load_table(proposal))
-    console.print(f"approving: [bold]ballast rebalance approve {request.name}[/bold]")
-    approve = RebalanceAction(name=request.name, action="approve")
-    busio.produce(bus, [(TOPICS.rebalance_actions.name, approve.key.encode(), encode(approve), None)])
+    if not approve_until_executing(console, bus, follow, request.name, deadline):
+        return _timed_out(console, stack, "the scale-up execution")
     throttled = threading.Event()
     watcher = threading.Thread(target=_watch_throttle, args=(stack.kafka.bootstrap_servers, new, throttled, deadline),
                                daemon=True)
@@ -266,9 +264,8 @@ def _scale_up_and_down(console: Console, stack: LocalStack, bus: BusSettings, cl
     name = f"auto-remove-brokers-{new}"
     if follow.until(name, lambda s: s.state == RebalanceState.PROPOSAL_READY, deadline) is None:
         return _timed_out(console, stack, "the scale-down proposal")
-    console.print(f"approving: [bold]ballast rebalance approve {name}[/bold]")
-    approve = RebalanceAction(name=name, action="approve")
-    busio.produce(bus, [(TOPICS.rebalance_actions.name, approve.key.encode(), encode(approve), None)])
+    if not approve_until_executing(console, bus, follow, name, deadline):
+        return _timed_out(console, stack, "the scale-down execution")
     safe = follow.until(name, lambda s: (c := s.condition("BrokersRemovable")) is not None and c.status == "True",
                         deadline)
     if safe is None:

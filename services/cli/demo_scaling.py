@@ -92,7 +92,7 @@ def scale_up_and_down(console: Console, stack: LocalStack, bus: BusSettings, dea
     if proposal is None:
         return _timed_out(console, stack, "the scale-up proposal")
     console.print(broker_load_table(proposal))
-    if not _approve(console, bus, follow, request.name, deadline):
+    if not approve_until_executing(console, bus, follow, request.name, deadline):
         return _timed_out(console, stack, "the scale-up execution")
     if follow.until(request.name, lambda s: s.state == RebalanceState.READY, deadline) is None:
         return _timed_out(console, stack, "the scale-up execution")
@@ -104,7 +104,7 @@ def scale_up_and_down(console: Console, stack: LocalStack, bus: BusSettings, dea
     name = f"auto-remove-brokers-{LEAVING}"
     if follow.until(name, lambda s: s.state == RebalanceState.PROPOSAL_READY, deadline) is None:
         return _timed_out(console, stack, "the scale-down proposal")
-    if not _approve(console, bus, follow, name, deadline):
+    if not approve_until_executing(console, bus, follow, name, deadline):
         return _timed_out(console, stack, "the scale-down execution")
     safe = follow.until(name, lambda s: (c := s.condition("BrokersRemovable")) is not None and c.status == "True",
                         deadline)
@@ -121,7 +121,7 @@ def scale_up_and_down(console: Console, stack: LocalStack, bus: BusSettings, dea
     return True
 
 
-def _approve(console: Console, bus: BusSettings, follow: RebalanceFollower, name: str, deadline: float) -> bool:
+def approve_until_executing(console: Console, bus: BusSettings, follow: RebalanceFollower, name: str, deadline: float) -> bool:
     """Approves until the execution starts: an approval is refused when the proposal Cruise Control computes again
     for the execution drifted from the one shown (the simulator's partitions grow a simulated minute a second)."""
     for _ in range(3):
