@@ -5,14 +5,13 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable
 
-import typer
 from rich.console import Console
 from rich.markup import escape
 
 from events import TOPICS, InvalidEvent, TopicSpec, TopicStatus, decode
 from services.cli.changes import Outcome, TopicDiff, Verdict, diff_topic, outcome
+from services.cli.output import fail
 from services.cli.views import transition_line
 from services.common import busio
 from services.common.admin import AdminError
@@ -21,10 +20,10 @@ from services.common.admin.port import TopicDescription
 from services.common.settings import Settings
 
 
-def compare(settings: Settings, specs: list[TopicSpec], *, need_cluster: bool,
-            fail: Callable[[str], typer.Exit]) -> tuple[dict[str, TopicDiff], str | None]:
-    """Each spec against the spec on the bus and the topic in the cluster. When the cluster cannot be asked:
-    ``fail`` if ``need_cluster``, else every spec counts as a change (the second value says why)."""
+def compare(settings: Settings, specs: list[TopicSpec], *, need_cluster: bool
+            ) -> tuple[dict[str, TopicDiff], str | None]:
+    """Each spec against the spec on the bus and the topic in the cluster. When the cluster cannot be asked: exit 2
+    if ``need_cluster``, else every spec counts as a change (the second value says why)."""
     if not specs:
         return {}, None
     current = busio.latest(settings.bus, TOPICS.specs, timeout_s=10)
@@ -43,7 +42,7 @@ def compare(settings: Settings, specs: list[TopicSpec], *, need_cluster: bool,
     except AdminError as exc:
         unreachable = f"the cluster did not answer ({exc})"
         if need_cluster:
-            raise fail(unreachable) from None
+            raise fail(unreachable, 2) from None
         return {s.name: TopicDiff(s.name, Verdict.CHANGE, publish=current.get(s.name) != s) for s in specs}, unreachable
     diffs = {}
     for spec in specs:

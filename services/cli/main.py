@@ -254,7 +254,7 @@ def apply(
         raise fail(str(exc)) from None
     settings = get_settings()
     specs = [m for m in manifests if isinstance(m, TopicSpec)]
-    diffs, unreachable = compare(settings, specs, need_cluster=dry_run, fail=lambda message: fail(message, 2))
+    diffs, unreachable = compare(settings, specs, need_cluster=dry_run)
     if dry_run:
         print_diffs(diffs, console)
         return
@@ -305,7 +305,7 @@ def diff(
     except ManifestError as exc:
         raise fail(str(exc), 2) from None
     specs = [m for m in manifests if isinstance(m, TopicSpec)]
-    diffs, _ = compare(get_settings(), specs, need_cluster=True, fail=lambda message: fail(message, 2))
+    diffs, _ = compare(get_settings(), specs, need_cluster=True)
     if output in (None, Output.table):
         print_diffs(diffs, console)
     else:

@@ -107,7 +107,7 @@ def _proposal_text(s: ProposalSummary, request: RebalanceRequest) -> str:
     return text
 
 
-def _progress_text(status: RebalanceStatus) -> str:
+def progress_text(status: RebalanceStatus) -> str:
     p = status.progress
     if p is None:
         return ""
@@ -134,7 +134,7 @@ def rebalance_line(status: RebalanceStatus) -> str:
         parts.append(f"brokers {','.join(map(str, request.brokers))}")
     if status.state == RebalanceState.PROPOSAL_READY and status.summary:
         parts.append(f"proposal: {summary_text(status)}")
-    if progress := _progress_text(status):
+    if progress := progress_text(status):
         parts.append(progress)
     if status.message:
         parts.append(status.message)
@@ -149,7 +149,7 @@ def rebalance_table(statuses: list[RebalanceStatus], title: str = "Rebalances") 
     for column in ("rebalance", "state", "mode", "brokers", "proposal", "progress / message"):
         table.add_column(column, overflow="fold")
     for s in sorted(statuses, key=lambda s: s.name):
-        notes = [n for n in (_progress_text(s), s.message) if n]
+        notes = [n for n in (progress_text(s), s.message) if n]
         notes += [c.message or c.type for c in s.conditions if c.message != s.message]
         table.add_row(s.name, s.state.value, _mode(s.request), ",".join(map(str, s.request.brokers)) or "-",
                       summary_text(s), "; ".join(notes))

@@ -31,14 +31,14 @@ class NoSuchTopic(LookupError):
     """A topic asked for by name does not exist on the bus."""
 
 
-def _check_reachable(client: Producer | Consumer, bus: BusSettings, timeout_s: float = 10.0) -> None:
+def _check_reachable(client: Producer | Consumer, timeout_s: float) -> None:
     try:
         client.list_topics(timeout=timeout_s)
     except Exception as exc:  # noqa: BLE001 -- librdkafka reports unreachable brokers in several ways
         raise BusUnavailable(f"no broker answered within {timeout_s:.0f} s ({exc})") from None
 
 
-def _check_still_there(consumer: Consumer, topics: list[str], timeout_s: float = 10.0) -> None:
+def _check_still_there(consumer: Consumer, topics: list[str], timeout_s: float) -> None:
     try:
         consumer.list_topics(topics[0] if topics else None, timeout=timeout_s)
     except KafkaException as exc:
@@ -91,7 +91,7 @@ def produce(bus: BusSettings, items: list[tuple[str, bytes | None, bytes | None,
     """Produce and wait for every acknowledgement; ``delivered`` collects (topic, partition, offset) of each,
     ``offsets_by_key`` each keyed record's offset."""
     p = producer(bus)
-    _check_reachable(p, bus, bus.answer_timeout_s)
+    _check_reachable(p, bus.answer_timeout_s)
     errors: list[str] = []
 
     def report(err: object, msg: Any) -> None:
@@ -123,7 +123,7 @@ def consume(bus: BusSettings, topics: list[str], *, follow: bool, idle_s: float 
     consumer = Consumer({**bus.confluent_config(), **QUIET, "group.id": f"ballast-cli-{uuid.uuid4()}",
                          "enable.auto.commit": False, "auto.offset.reset": "earliest" if from_beginning else "latest"})
     try:
-        _check_reachable(consumer, bus, bus.answer_timeout_s)
+        _check_reachable(consumer, bus.answer_timeout_s)
         assignments = []
         for topic in topics:
             meta = consumer.list_topics(topic, timeout=bus.answer_timeout_s).topics.get(topic)

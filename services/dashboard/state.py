@@ -9,7 +9,7 @@ from typing import Any
 
 from events import BrokerForgotten, BrokerLoadSample, ObservedBroker, RebalanceStatus, TopicStatus
 from events.models import Event
-from services.cli.views import change_text, status_notes, summary_text
+from services.cli.views import change_text, progress_text, status_notes, summary_text
 
 HISTORY = 12  # transitions of a topic's replicas change kept for the page
 
@@ -33,7 +33,7 @@ class DashboardState:
             if event.deleted:
                 self.rebalances.pop(event.name, None)
                 return {"kind": "rebalance-gone", "name": event.name}
-            view = {**_doc(event), "progressText": _progress(event), "proposalText": summary_text(event)}
+            view = {**_doc(event), "progressText": progress_text(event), "proposalText": summary_text(event)}
             self.rebalances[event.name] = view
             return {"kind": "rebalance", "data": view}
         if isinstance(event, ObservedBroker):
@@ -72,10 +72,3 @@ class DashboardState:
                 "rebalances": sorted(self.rebalances.values(), key=lambda r: r["name"]),
                 "brokers": sorted(self.brokers.values(), key=lambda b: (b.get("rack") or "", b["id"]))}
 
-
-def _progress(status: RebalanceStatus) -> str:
-    p = status.progress
-    if p is None:
-        return ""
-    return (f"{p.percent_data_moved:.0f}% of {p.total_data_mb + p.total_intra_broker_data_mb:,.0f} MB moved, "
-            f"{p.finished_partition_movements}/{p.total_partition_movements} partitions")
