@@ -30,12 +30,16 @@ class BrokerLoadSample(Event):
 
 
 class LogDirLoadSample(Event):
+    """One log directory's load. An offline one (a failed disk: Cruise Control reports ``"DEAD"`` for it) is sampled
+    too, with ``online`` false and no disk figures, so that whoever reads the samples sees it is gone."""
+
     SCHEMA: ClassVar[str] = "ballast.LogDirLoadSample"
 
     broker: int
     rack: str | None = None
     log_dir: str
     sampled_at: datetime
+    online: bool = True
     disk_mb: float = 0.0
     disk_pct: float | None = None
     replicas: int = 0

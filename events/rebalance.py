@@ -165,6 +165,8 @@ class RebalanceState(StrEnum):
     PENDING_PROPOSAL = "PendingProposal"
     PROPOSAL_READY = "ProposalReady"
     REBALANCING = "Rebalancing"
+    # Stop asked: Cruise Control lets the movements in flight finish (up to minutes), then reports no execution.
+    STOPPING = "Stopping"
     READY = "Ready"
     NOT_READY = "NotReady"
     STOPPED = "Stopped"
@@ -190,11 +192,12 @@ class BrokerLoadChange(_Block):
     """One broker's load before and after the proposal."""
 
     broker: int
-    replicas_before: int
+    # None: Cruise Control did not say (remove_disks answers no load before its proposal).
+    replicas_before: int | None = None
     replicas_after: int
-    leaders_before: int
+    leaders_before: int | None = None
     leaders_after: int
-    disk_mb_before: float = Field(alias="diskMBBefore")
+    disk_mb_before: float | None = Field(default=None, alias="diskMBBefore")
     disk_mb_after: float = Field(alias="diskMBAfter")
 
 
@@ -206,6 +209,8 @@ class RebalanceProgress(_Block):
     total_data_mb: float = Field(alias="totalDataToMoveMB")
     finished_partition_movements: int = 0
     total_partition_movements: int = 0
+    # In flight at the last look: a stop lets them finish.
+    in_progress_partition_movements: int = 0
     percent_data_moved: float = 0.0
     estimated_seconds_to_completion: float | None = None
     finished_intra_broker_data_mb: float = Field(default=0.0, alias="finishedIntraBrokerDataMovementMB")
@@ -227,8 +232,8 @@ class RebalanceStatus(Event):
     # Set while an execution request is in flight; sent as Cruise Control's ``reason`` so that a restart between the
     # request and the record of its task id finds the task again instead of executing twice.
     execution_reason: str | None = None
-    # Set by a stop or refresh action while executing: the execution is stopped, then the state becomes Stopped
-    # (stop) or New (refresh).
+    # Set by a stop or refresh action while executing: the execution is stopped (Stopping until Cruise Control's
+    # movements in flight have ended), then the state becomes Stopped (stop) or New (refresh).
     stopping: Literal["stop", "refresh"] | None = None
     # A request that changed while executing: the execution goes on with ``request``; a refresh takes this one.
     pending_request: RebalanceRequest | None = None

@@ -28,8 +28,8 @@ from spark.rollup import Member, member, rollup
 SAMPLE_SCHEMAS = ("ballast.BrokerLoadSample", "ballast.LogDirLoadSample")
 PLACED_SCHEMA = "ballast.ReplicasPlaced"
 # The fields the job reads of either kind of payload (from_json leaves the other kind's fields null).
-PAYLOAD = ("struct<broker:int, rack:string, logDir:string, sampledAt:string, bytesInKbS:double, bytesOutKbS:double, "
-           "diskMb:double, replicas:int, leaders:int, placedAt:string, "
+PAYLOAD = ("struct<broker:int, rack:string, logDir:string, sampledAt:string, online:boolean, bytesInKbS:double, "
+           "bytesOutKbS:double, diskMb:double, replicas:int, leaders:int, placedAt:string, "
            "placed:array<struct<broker:int, rack:string, logDir:string>>>")
 ENVELOPE = f"struct<schema:string, payload:{PAYLOAD}>"
 FIGURES = "struct<disk:double, replicas:int, leaders:int>"
@@ -62,8 +62,9 @@ def entity_rows(events: Any) -> Any:
     Placement rows carry no sample time, so the sample figures below ignore them."""
     from pyspark.sql import functions as F
 
+    # An offline log directory's sample carries no figures: it is no load, and no entity of the aggregates.
     e = events.select(F.from_json("value", ENVELOPE).alias("e")).where(
-        F.col("e.schema").isin(*SAMPLE_SCHEMAS, PLACED_SCHEMA))
+        F.col("e.schema").isin(*SAMPLE_SCHEMAS, PLACED_SCHEMA) & F.coalesce(F.col("e.payload.online"), F.lit(True)))
     p = F.col("e.payload")
     no_figures = F.lit(None).cast(FIGURES)
     no_time = F.lit(None).cast("timestamp")

@@ -160,10 +160,12 @@ def broker_load_table(status: RebalanceStatus) -> Table:
     table = Table(title=f"{status.name}: per-broker load before -> after")
     for column in ("broker", "replicas", "leaders", "disk MB"):
         table.add_column(column, justify="right")
+    def change(before: float | None, after: float) -> str:
+        return f"{after:,.0f}" if before is None else f"{before:,.0f} -> {after:,.0f}"  # None: not reported
+
     for row in status.broker_load:
-        table.add_row(str(row.broker), f"{row.replicas_before} -> {row.replicas_after}",
-                      f"{row.leaders_before} -> {row.leaders_after}",
-                      f"{row.disk_mb_before:,.0f} -> {row.disk_mb_after:,.0f}")
+        table.add_row(str(row.broker), change(row.replicas_before, row.replicas_after),
+                      change(row.leaders_before, row.leaders_after), change(row.disk_mb_before, row.disk_mb_after))
     return table
 
 

@@ -5,13 +5,12 @@ from __future__ import annotations
 import asyncio
 import signal
 import ssl
-import time
 from dataclasses import replace
 
 from aiohttp import web
 
 from services.cluster_sim.backend import Backend, MemoryBackend
-from services.cluster_sim.cruise_control import SimCruiseControl, SimTuning
+from services.cluster_sim.cruise_control import SimCruiseControl, SimTuning, WarmUp
 from services.cluster_sim.faults import FaultPlan
 from services.cluster_sim.http_admin import build_admin_app
 from services.cluster_sim.http_cruise_control import build_cruise_control_app
@@ -41,7 +40,8 @@ class Simulator:
         self.cruise_control = SimCruiseControl(self.backend, SimTuning(
             time_scale=settings.time_scale, replica_bandwidth_mb_s=settings.replica_bandwidth_mb_s,
             min_execution_s=settings.min_execution_s, proposal_s=settings.proposal_s, warmup_s=settings.warmup_s,
-            max_active_user_tasks=settings.max_active_user_tasks))
+            restart_warmup_s=settings.restart_warmup_s, max_active_user_tasks=settings.max_active_user_tasks,
+            task_scanner_period_s=settings.task_scanner_period_s, session_expiry_s=settings.session_expiry_s))
         self.faults = FaultPlan()
         self._initial_tuning = replace(self.cruise_control.tuning)
         self.reset_faults()
@@ -56,6 +56,7 @@ class Simulator:
         self.faults.credentials = (
             (s.auth_username, s.auth_password.get_secret_value()) if s.auth_username and s.auth_password else None)
         self.cruise_control.tuning = replace(self._initial_tuning)
+        self.cruise_control.warm_up = WarmUp()  # warm, as configured
         if self.backend.real:
             return  # a real cluster's brokers are started and stopped as Kafka nodes, not here
         for broker in self.cluster.brokers.values():
@@ -103,7 +104,7 @@ class Simulator:
         async def come_back() -> None:
             await asyncio.sleep(down_s)
             # Warm-up counts from when Cruise Control is back, as metric sampling restarts then.
-            self.cruise_control.started_at = time.monotonic()
+            self.cruise_control.started()
             await self.start_cruise_control()
 
         task = asyncio.get_running_loop().create_task(come_back())

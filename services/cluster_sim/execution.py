@@ -3,8 +3,10 @@
 Cruise Control's executor (``Executor.ProposalExecutionRunnable``) runs a proposal in phases: inter-broker replica
 movements (partition reassignments, a few per broker at a time, under the request's replication throttle), then
 intra-broker movements (between the log directories of a broker, ``concurrent_intra_broker_partition_movements`` per
-broker, never throttled by Cruise Control), then leadership movements (preferred leader elections). A stop cancels what has not started and rolls back what is in
-progress; the user task then ends ``CompletedWithError``. Each backend of the simulator executes differently (over
+broker, never throttled by Cruise Control), then leadership movements (preferred leader elections). A stop drops what
+has not started and lets what is in flight finish (the executor says STOPPING_EXECUTION until it has; measured on the
+real one: up to 84 s); ``force_stop`` rolls back what is in flight instead. The user task then ends
+``CompletedWithError``. Each backend of the simulator executes differently (over
 accelerated time in memory, as real reassignments on a real cluster); this module holds what they share: the counts
 ``/state`` reports, in Cruise Control's ``ExecutorState`` shape.
 """
@@ -68,16 +70,17 @@ class Execution:
     async def run(self) -> None:
         raise NotImplementedError
 
-    def request_stop(self) -> bool:
-        """Ask the execution to stop; True when it has stopped already (nothing in flight to roll back)."""
+    def request_stop(self, *, force: bool = False) -> None:
+        """Ask the execution to stop: nothing new starts; what is in flight finishes (``force``: is rolled back)."""
         raise NotImplementedError
 
     async def finish_orphaned(self) -> None:
         """After a Cruise Control restart: what was handed to the cluster still finishes there, unreported."""
         raise NotImplementedError
 
-    def state(self, reason: str) -> dict[str, Any]:
-        """``ExecutorState`` as Cruise Control's ``/state`` reports it for the current phase."""
+    def state(self, reason: str, *, verbose: bool = False) -> dict[str, Any]:
+        """``ExecutorState`` as Cruise Control's ``/state`` reports it for the current phase (``verbose``: with the
+        movements listed)."""
         base: dict[str, Any] = {"state": self.phase, "triggeredUserTaskId": self.task_id,
                                 "triggeredSelfHealingTaskId": "", "triggeredTaskReason": reason}
         pending = max(0, len(self.moves) - self.finished_moves - self.in_progress_moves - self.cancelled_moves
@@ -89,7 +92,7 @@ class Execution:
                     "numPendingLeadershipMovements": self.leader_moves_total - self.leader_moves_finished,
                     "maximumConcurrentLeaderMovementsPerBroker": 250,
                     "minimumConcurrentLeaderMovementsPerBroker": 250,
-                    "averageConcurrentLeaderMovementsPerBroker": 250,
+                    "averageConcurrentLeaderMovementsPerBroker": 250.0,
                     "numTotalPartitionMovements": len(self.moves),
                     "numFinishedPartitionMovements": self.finished_moves,
                     "totalDataToMove": int(self.total_mb),
@@ -109,30 +112,55 @@ class Execution:
                     "finishedIntraBrokerDataMovement": int(self.intra_finished_mb),
                     "maximumConcurrentIntraBrokerPartitionMovementsPerBroker": self.intra_concurrency,
                     "minimumConcurrentIntraBrokerPartitionMovementsPerBroker": self.intra_concurrency,
-                    "averageConcurrentIntraBrokerPartitionMovementsPerBroker": self.intra_concurrency}
+                    "averageConcurrentIntraBrokerPartitionMovementsPerBroker": float(self.intra_concurrency)}
         state = {**base,
                  "numTotalPartitionMovements": len(self.moves),
                  "numFinishedPartitionMovements": self.finished_moves,
                  "numInProgressPartitionMovements": self.in_progress_moves,
                  "numPendingPartitionMovements": 0 if self.phase == STOPPING else pending,
-                 "numCancelledPartitionMovements": pending if self.phase == STOPPING else self.cancelled_moves,
                  "abortingPartitions": 0,
                  "totalDataToMove": int(self.total_mb),
                  "finishedDataMovement": int(self.finished_mb),
                  "maximumConcurrentPartitionMovementsPerBroker": PER_BROKER_CONCURRENCY,
                  "minimumConcurrentPartitionMovementsPerBroker": PER_BROKER_CONCURRENCY,
-                 "averageConcurrentPartitionMovementsPerBroker": PER_BROKER_CONCURRENCY}
+                 "averageConcurrentPartitionMovementsPerBroker": float(PER_BROKER_CONCURRENCY)}
+        if self.phase == STOPPING:
+            state["numCancelledPartitionMovements"] = pending + self.cancelled_moves
+        if verbose:
+            state.update(self._movement_lists())
         return state
+
+    def _movement_lists(self) -> dict[str, list[dict[str, Any]]]:
+        """The movements by state, each as the executor lists them (verbose)."""
+        lists: dict[str, list[dict[str, Any]]] = {name: [] for name in (
+            "completedPartitionMovement", "inProgressPartitionMovement", "pendingPartitionMovement",
+            "abortingPartitionMovement", "abortedPartitionMovement", "deadPartitionMovement")}
+        done, running = self.finished_moves, self.in_progress_moves
+        for execution_id, move in enumerate(self.moves):
+            if execution_id < done:
+                name, state = "completedPartitionMovement", "COMPLETED"
+            elif execution_id < done + running:
+                name, state = "inProgressPartitionMovement", "IN_PROGRESS"
+            else:
+                name, state = "pendingPartitionMovement", "PENDING"
+            lists[name].append({
+                "proposal": {"oldLeader": move.old_replicas[0] if move.old_replicas else -1,
+                             "oldReplicas": list(move.old_replicas), "newReplicas": list(move.new_replicas),
+                             "topicPartition": {"hash": hash((move.topic, move.partition)) & 0x7FFFFFFF,
+                                                "partition": move.partition, "topic": move.topic}},
+                "executionId": execution_id, "state": state, "type": "INTER_BROKER_REPLICA_ACTION"})
+        return lists
 
 
 @dataclass
 class ClockExecution(Execution):
     """The in-memory backend's execution: movements complete in order as accelerated time passes (partition
     movements, then moves between directories), each weighing its data (each the same when nothing is copied, so a
-    shrink also takes its execution time); a stop takes effect at once, since nothing real is in flight."""
+    shrink also takes its execution time); one movement is in flight at a time, and a stop lets it finish."""
 
     cluster: Cluster | None = None
     duration_s: float = 0.5
+    _stopped_after: int | None = None
 
     def _steps(self) -> list[ReplicaMove | IntraBrokerMove]:
         return [*self.moves, *self.intra_moves]
@@ -158,7 +186,7 @@ class ClockExecution(Execution):
     def _apply_until(self, fraction: float, boundaries: list[float]) -> None:
         assert self.cluster is not None
         steps = self._steps()
-        while self._done() < len(steps) and boundaries[self._done()] <= fraction + 1e-9:
+        while self._done() < self._last_step() and boundaries[self._done()] <= fraction + 1e-9:
             step = steps[self._done()]
             if isinstance(step, ReplicaMove):
                 self.cluster.apply(step)
@@ -174,24 +202,36 @@ class ClockExecution(Execution):
         inter_left = self.finished_moves < len(self.moves)
         self.in_progress_moves = 1 if inter_left else 0
         self.intra_in_progress = 1 if not inter_left and self.intra_finished < len(self.intra_moves) else 0
-        if not inter_left and self.intra_moves and self.intra_finished < len(self.intra_moves):
+        if not inter_left and self.intra_moves and self.intra_finished < len(self.intra_moves) \
+                and not self.stop_requested:
             self.phase = INTRA_BROKER
 
     async def run(self) -> None:
         boundaries = self._boundaries()
         tick = min(0.05, self.duration_s / 10) or 0.01
-        while self._done() < len(self._steps()) and not self.stop_requested:
+        while self._done() < self._last_step():
             await asyncio.sleep(tick)
-            if not self.stop_requested:
-                self._apply_until(self._fraction(), boundaries)
+            self._apply_until(self._fraction(), boundaries)
+        if self.stop_requested:
+            self.cancelled_moves = len(self.moves) - self.finished_moves
+            self.intra_cancelled = len(self.intra_moves) - self.intra_finished
+            self.in_progress_moves = self.intra_in_progress = 0
 
-    def request_stop(self) -> bool:
+    def _last_step(self) -> int:
+        """How many steps run: all of them, or after a stop those already started (the one in flight finishes)."""
+        if not self.stop_requested:
+            return len(self._steps())
+        return self._stopped_after if self._stopped_after is not None else self._done()
+
+    def request_stop(self, *, force: bool = False) -> None:
+        if self.stop_requested:
+            return
         self.stop_requested = True
-        self.cancelled_moves = len(self.moves) - self.finished_moves
-        self.intra_cancelled = len(self.intra_moves) - self.intra_finished
-        self.in_progress_moves = self.intra_in_progress = 0
-        return True
+        self.phase = STOPPING
+        # The step in flight is the next one, unless a step boundary was just reached (nothing in flight).
+        self._stopped_after = self._done() if force else min(len(self._steps()), self._done() + 1)
 
     async def finish_orphaned(self) -> None:
         await asyncio.sleep(max(0.0, self.duration_s - (time.monotonic() - self.started)))
+        self.stop_requested, self._stopped_after = False, None  # nobody stops what Kafka was handed
         self._apply_until(1.0, self._boundaries())

@@ -208,8 +208,8 @@ def build_admin_app(sim: Simulator) -> web.Application:
 
     async def stats(_: web.Request) -> web.Response:
         cc = sim.cruise_control
-        return web.json_response({"requestsServed": cc.requests_served, "tasks": len(cc.tasks),
-                                  "executing": cc.execution is not None})
+        return web.json_response({"requestsServed": cc.requests_served, "tasks": len(cc.tasks.all()),
+                                  "activeTasks": len(cc.tasks.active), "executing": cc.execution is not None})
 
     async def metrics(_: web.Request) -> web.Response:
         body, content_type = exposition()
@@ -239,10 +239,11 @@ def build_admin_app(sim: Simulator) -> web.Application:
     r.add_post("/faults/tuning", tuning)
     r.add_post("/faults/cruise-control/auth", require_auth)
     r.add_post("/faults/reset", reset)
+
     async def tasks(_: web.Request) -> web.Response:
         return web.json_response({"tasks": [
             {"id": t.id, "status": t.status, "startMs": t.start_ms, "completedMs": t.completed_ms,
-             "endpoint": t.endpoint} for t in sim.cruise_control.tasks.values()]})
+             "endpoint": t.endpoint} for t in sim.cruise_control.tasks.all()]})
 
     r.add_get("/faults/stats", stats)
     r.add_get("/faults/tasks", tasks)

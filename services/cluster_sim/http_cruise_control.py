@@ -7,18 +7,20 @@ import asyncio
 import base64
 import hmac
 import json
-import re
 from typing import Any
 
 from aiohttp import web
 
 from services.cluster_sim import responses
-from services.cluster_sim.cruise_control import CruiseControlFailure, SimCruiseControl
+from services.cluster_sim.cruise_control import Request, SimCruiseControl
 from services.cluster_sim.faults import FaultPlan
 from services.cluster_sim.parameters import unrecognized
-from services.cluster_sim.request import Params, RequestError, UserRequestError, refusal_body
+from services.cluster_sim.request import UserRequestError, refusal_body
 
 PREFIX = "/kafkacruisecontrol"
+
+
+SESSION_COOKIE = "JSESSIONID"
 
 
 def _json(status: int, body: dict[str, Any], task_id: str | None = None) -> web.Response:
@@ -34,6 +36,19 @@ def _request_url(request: web.Request) -> str:
     return f"{request.method} {request.path}{query}"
 
 
+async def _body(request: web.Request) -> Any:
+    if not request.can_read_body:
+        return None
+    raw = await request.read()
+    if not raw.strip():
+        return None
+    try:
+        return json.loads(raw)
+    except json.JSONDecodeError:
+        raise UserRequestError('Illegal value for field topic_by_replication_factor in body, please specify in pairs '
+                               'of "target replication factor" : "topic name regex".') from None
+
+
 def build_cruise_control_app(cc: SimCruiseControl, faults: FaultPlan) -> web.Application:
     @web.middleware
     async def guard(request: web.Request, handler: Any) -> web.StreamResponse:
@@ -41,7 +56,7 @@ def build_cruise_control_app(cc: SimCruiseControl, faults: FaultPlan) -> web.App
         if faults.credentials is not None and not _authorized(request, *faults.credentials):
             return web.Response(status=401, text="Unauthorized", headers={"WWW-Authenticate": 'Basic realm="cc"'})
         if unknown := unrecognized(endpoint, request.method, list(request.query)):
-            return _json(400, {"version": 1, "stackTrace": "", "errorMessage": unknown})
+            return _json(*refusal_body(UserRequestError(unknown)))
         delay = faults.latency_for(endpoint)
         late_answer = delay and (endpoint in faults.latency_after or "*" in faults.latency_after)
         if delay and not late_answer:
@@ -54,85 +69,33 @@ def build_cruise_control_app(cc: SimCruiseControl, faults: FaultPlan) -> web.App
         cc.requests_served += 1
         try:
             response = await handler(request)
-        except CruiseControlFailure as failure:
-            response = _json(failure.status, failure.body)
-        except (UserRequestError, RequestError) as refused:
-            response = _json(*refusal_body(request.method, endpoint, refused))
+        except UserRequestError as refused:
+            response = _json(*refusal_body(refused))
         if late_answer:
             await asyncio.sleep(delay)  # a client that hangs up now cannot undo what the request did
         return response
 
     app = web.Application(middlewares=[guard])
 
-    async def topic_configuration(request: web.Request) -> web.Response:
-        body = None
-        if request.can_read_body:
-            raw = await request.read()
-            if raw.strip():
-                try:
-                    body = json.loads(raw)
-                except json.JSONDecodeError:
-                    raise UserRequestError(
-                        'Illegal value for field topic_by_replication_factor in body, please specify in pairs of '
-                        '"target replication factor" : "topic name regex".') from None
-        client = request.remote or "127.0.0.1"
-        status, payload, task_id = await cc.topic_configuration(
-            dict(request.query), body, _request_url(request), client, request.headers.get("User-Task-ID"))
-        return _json(status, payload, task_id)
-
-    def optimization(endpoint: str) -> Any:
+    def endpoint_handler(endpoint: str) -> Any:
         async def handle(request: web.Request) -> web.Response:
-            status, payload, task_id = await cc.optimize(endpoint, dict(request.query), _request_url(request),
-                                                         request.remote or "127.0.0.1",
-                                                         request.headers.get("User-Task-ID"))
-            return _json(status, payload, task_id)
+            reply = await cc.handle(Request(
+                endpoint=endpoint, method=request.method, path=request.path,
+                params={name: request.query.getall(name) for name in request.query},
+                request_url=_request_url(request), client=request.remote or "127.0.0.1",
+                body=await _body(request) if endpoint == "topic_configuration" else None,
+                session=request.cookies.get(SESSION_COOKIE), task_header=request.headers.get("User-Task-ID")))
+            response = _json(reply.status, reply.body, reply.task_id)
+            if reply.new_session:
+                response.set_cookie(SESSION_COOKIE, reply.new_session, path="/")
+            return response
         return handle
 
-    async def remove_disks(request: web.Request) -> web.Response:
-        status, payload, task_id = await cc.remove_disks(dict(request.query), _request_url(request),
-                                                         request.remote or "127.0.0.1",
-                                                         request.headers.get("User-Task-ID"))
-        return _json(status, payload, task_id)
-
-    async def stop_proposal_execution(request: web.Request) -> web.Response:
-        return _json(200, cc.stop_execution())
-
-    async def user_tasks(request: web.Request) -> web.Response:
-        return _json(200, cc.user_tasks(dict(request.query)))
-
-    async def state(request: web.Request) -> web.Response:
-        await cc.refresh_model(1.0)
-        return _json(200, cc.state())
-
-    async def load(request: web.Request) -> web.Response:
-        cc.load.advance()
-        await cc.refresh_model(1.0)
-        disk_info = Params(request.query).boolean("populate_disk_info", False)
-        return _json(200, responses.broker_load(cc.cluster, cc.load, disk_info=disk_info))
-
-    async def partition_load(request: web.Request) -> web.Response:
-        cc.load.advance()
-        await cc.refresh_model(1.0)
-        try:
-            return _json(200, responses.partition_load(cc.load, dict(request.query)))
-        except (re.error, ValueError) as exc:
-            return _json(400, responses.error_body("GET", "partition_load", str(exc),
-                                                   "java.lang.IllegalArgumentException"))
-
-    async def kafka_cluster_state(request: web.Request) -> web.Response:
-        await cc.refresh_model(1.0)
-        return _json(200, responses.kafka_cluster_state(cc.cluster))
-
-    app.router.add_post(f"{PREFIX}/topic_configuration", topic_configuration)
-    for endpoint in ("rebalance", "add_broker", "remove_broker", "fix_offline_replicas"):
-        app.router.add_post(f"{PREFIX}/{endpoint}", optimization(endpoint))
-    app.router.add_post(f"{PREFIX}/remove_disks", remove_disks)
-    app.router.add_post(f"{PREFIX}/stop_proposal_execution", stop_proposal_execution)
-    app.router.add_get(f"{PREFIX}/user_tasks", user_tasks)
-    app.router.add_get(f"{PREFIX}/state", state)
-    app.router.add_get(f"{PREFIX}/kafka_cluster_state", kafka_cluster_state)
-    app.router.add_get(f"{PREFIX}/load", load)
-    app.router.add_get(f"{PREFIX}/partition_load", partition_load)
+    for endpoint in ("topic_configuration", "rebalance", "add_broker", "remove_broker", "fix_offline_replicas",
+                     "remove_disks", "stop_proposal_execution"):
+        app.router.add_post(f"{PREFIX}/{endpoint}", endpoint_handler(endpoint))
+    for endpoint in ("user_tasks", "state", "kafka_cluster_state", "load", "partition_load", "proposals"):
+        app.router.add_get(f"{PREFIX}/{endpoint}", endpoint_handler(endpoint))
     return app
 
 

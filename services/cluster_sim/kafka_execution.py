@@ -14,7 +14,8 @@
    cancels the pending ones and waits for those in flight.
 3. Leadership movements: a preferred leader election for each partition whose leader is not its first replica.
 
-A stop cancels what is pending and rolls back the reassignments in flight (``handleDeadInterBrokerReplicaTasks``),
+A stop drops what is pending and lets the reassignments in flight finish (STOPPING_EXECUTION until they have, as the
+real one does); ``force_stop`` and a dead movement roll them back instead (``handleDeadInterBrokerReplicaTasks``),
 waiting until Kafka no longer lists them; throttles are removed whatever happens. Progress (movements and data
 finished) comes only from what Kafka reports.
 """
@@ -56,6 +57,7 @@ class KafkaExecution(Execution):
     backend: KafkaBackend | None = None
     check_interval_s: float = 0.5
     movements_per_broker: int = 5
+    force_stop: bool = False
     _pending: list[ReplicaMove] = field(default_factory=list)
     _in_flight: dict[Key, ReplicaMove] = field(default_factory=dict)
     _mismatch_since: dict[Key, float] = field(default_factory=dict)
@@ -73,7 +75,10 @@ class KafkaExecution(Execution):
         self._pending = list(self.moves)
         try:
             await self._move_replicas()
-            if self.stop_requested or self.ended_with_error:
+            if self.stop_requested and not self.force_stop and self.error is None:
+                await self._finish_in_flight()
+                self.intra_cancelled = len(self.intra_moves)
+            elif self.stop_requested or self.ended_with_error:
                 await self._roll_back_in_flight()
                 self.intra_cancelled = len(self.intra_moves)
             else:
@@ -165,6 +170,15 @@ class KafkaExecution(Execution):
         self.finished_moves += 1
         if moved:
             self.finished_mb += move.data_to_move_mb
+
+    async def _finish_in_flight(self) -> None:
+        """A stop: the movements not started are dropped; those Kafka is moving finish (STOPPING_EXECUTION)."""
+        self.phase = STOPPING
+        self.cancelled_moves = len(self._pending)
+        self._pending = []
+        while self._in_flight and self.error is None:
+            await asyncio.sleep(self.check_interval_s)
+            await self._check_progress()
 
     async def _roll_back_in_flight(self) -> None:
         """Cancel the reassignments in flight (each partition keeps the replicas it had) and wait until Kafka has
@@ -356,10 +370,10 @@ class KafkaExecution(Execution):
 
     # -- stop and restart --------------------------------------------------------------------------------------
 
-    def request_stop(self) -> bool:
+    def request_stop(self, *, force: bool = False) -> None:
         self.stop_requested = True
+        self.force_stop = self.force_stop or force
         self.phase = STOPPING
-        return False  # the run loop rolls back what is in flight, then ends
 
     async def finish_orphaned(self) -> None:
         """Cruise Control restarted: nothing new is submitted; what Kafka is moving keeps moving. Once it has

@@ -31,9 +31,12 @@ class DiskRemovalRefused(ValueError):
     """remove_disks refused, with Cruise Control's words (``RemoveDisksRunnable.checkCanRemoveDisks``)."""
 
 
-def cluster_view(cluster: Cluster, excluded: re.Pattern[str] | None = None) -> ClusterView:
-    """The optimizer's view: every broker, and the topics it may move (``excluded`` ones left out)."""
-    brokers = [Broker(b.id, _as_path(b.rack), BrokerState.ALIVE if b.alive else BrokerState.OFFLINE)
+def cluster_view(cluster: Cluster, excluded: re.Pattern[str] | None = None,
+                 avoid: Set[int] = frozenset()) -> ClusterView:
+    """The optimizer's view: every broker, and the topics it may move (``excluded`` ones left out); ``avoid``:
+    brokers that take no replica (removed recently: Cruise Control's excludedBrokersForReplicaMove)."""
+    brokers = [Broker(b.id, _as_path(b.rack), BrokerState.ALIVE if b.alive and b.id not in avoid
+                      else BrokerState.OFFLINE)
                for b in cluster.brokers.values()]
     assignments = {name: [list(p.replicas) for p in topic.partitions] for name, topic in cluster.topics.items()
                    if excluded is None or not excluded.fullmatch(name)}
@@ -46,19 +49,25 @@ def _as_path(rack: str | None) -> str:
     return rack if rack.startswith("/") else f"/{rack}"
 
 
-def propose(cluster: Cluster, mode: str, brokers: list[int], excluded_topics: str | None = None
-            ) -> list[ReplicaMove]:
+def propose(cluster: Cluster, mode: str, brokers: list[int], excluded_topics: str | None = None,
+            avoid: Set[int] = frozenset()) -> list[ReplicaMove]:
     """Movements for ``mode`` (rebalance | add_broker | remove_broker). Raises PlacementError.
 
     ``excluded_topics`` (a regex) are left out of the optimization, so balance is reached by moving the other
-    topics; as in Cruise Control, replicas on a broker being removed move whatever their topic."""
+    topics; as in Cruise Control, replicas on a broker being removed move whatever their topic. ``avoid``: brokers
+    no replica moves to (removed recently)."""
     excluded = re.compile(excluded_topics) if excluded_topics else None
     if mode == "add_broker":
-        after = spread_onto(cluster_view(cluster, excluded), brokers, only_onto_new=True)
+        after = spread_onto(cluster_view(cluster, excluded, avoid), brokers, only_onto_new=True)
     elif mode == "remove_broker":
-        after = drain(cluster_view(cluster), brokers)
+        after = drain(cluster_view(cluster, avoid=avoid), brokers)
     else:
-        after = even_out(cluster_view(cluster, excluded))
+        after = even_out(cluster_view(cluster, excluded, avoid))
+    return movements_to(cluster, after)
+
+
+def movements_to(cluster: Cluster, after: Mapping[str, list[list[int]]]) -> list[ReplicaMove]:
+    """The movements from the cluster's assignment to ``after`` (topic -> replicas per partition), changed ones only."""
     moves = []
     for name, parts in after.items():
         topic = cluster.topics[name]

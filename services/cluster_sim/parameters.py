@@ -53,6 +53,12 @@ VALID_PARAMETERS: dict[str, frozenset[str]] = {
     "remove_disks": frozenset({
         "brokerid_and_logdirs", "dryrun", "json", "reason", "stop_ongoing_execution",
     }),
+    "proposals": frozenset({
+        "allow_capacity_estimation", "data_from", "destination_broker_ids", "doAs", "exclude_recently_demoted_brokers",
+        "exclude_recently_removed_brokers", "excluded_topics", "fast_mode", "get_response_schema", "goals",
+        "ignore_proposal_cache", "json", "kafka_assigner", "rebalance_disk", "reason", "use_ready_default_goals",
+        "verbose",
+    }),
     "stop_proposal_execution": frozenset({
         "doAs", "force_stop", "get_response_schema", "json", "reason", "review_id", "stop_external_agent",
     }),

@@ -72,6 +72,30 @@ class CruiseControlSettings(BaseModel):
     username_file: Path | None = None
     password_file: Path | None = None
     timeout_s: float = Field(default=60.0, gt=0)
+    # Cruise Control makes every request a user task and refuses one more while max.active.user.tasks (its setting,
+    # 5 by default) are active; a task stays active until its scanner, every 5 s, finds it finished. Each service
+    # holds at most its share of tasks at once, counted the same way (client.py, budget.py); the shares together stay
+    # below Cruise Control's limit, which leaves room for people and other clients.
+    max_active_user_tasks: int = Field(default=5, ge=1)
+    task_scanner_period_s: float = Field(default=5.0, gt=0)
+    user_task_shares: dict[str, int] = Field(
+        default_factory=lambda: {"rebalancer": 2, "replicas-change": 1, "load-collector": 1})
+
+    @field_validator("user_task_shares")
+    @classmethod
+    def _positive_shares(cls, shares: dict[str, int]) -> dict[str, int]:
+        if bad := sorted(name for name, share in shares.items() if share < 1):
+            raise ValueError(f"user_task_shares of {', '.join(bad)} must be 1 or more")
+        return shares
+
+    @model_validator(mode="after")
+    def _shares_fit(self) -> CruiseControlSettings:
+        if sum(self.user_task_shares.values()) >= self.max_active_user_tasks:
+            raise ValueError(
+                f"cruise_control.user_task_shares add up to {sum(self.user_task_shares.values())}, which leaves no "
+                f"room under Cruise Control's max.active.user.tasks ({self.max_active_user_tasks}): lower a share, "
+                "or raise max_active_user_tasks to match Cruise Control's setting")
+        return self
 
     @model_validator(mode="after")
     def _read_credential_files(self) -> CruiseControlSettings:
@@ -113,6 +137,19 @@ class ReplicasChangeSettings(BaseModel):
     busy_poll_interval_s: float = Field(default=0.05, gt=0)
     retry_initial_s: float = Field(default=2.0, gt=0)
     retry_max_s: float = Field(default=120.0, gt=0)
+    # What Cruise Control may move for a replication-factor change. batch: only the request's own topics (every
+    # other topic is excluded from the optimization it runs after adding or dropping replicas), with batch_goals and
+    # skip_hard_goal_check; cluster: its full optimization with its default goals, as Strimzi sends it (measured on
+    # the real one: raising one 3-partition topic from RF 2 to 3 moved 35 partitions, __consumer_offsets included,
+    # and 33 leaders).
+    optimization_scope: Literal["batch", "cluster"] = "batch"
+    # The goals of a batch-scoped change; none: RackAwareGoal where the cluster is rack-aware
+    # (cruise_control.rack_enabled), else ReplicaCapacityGoal.
+    batch_goals: list[str] = Field(default_factory=list)
+    # A batch-scoped request names every topic of its batch in its URL (excluded_topics), which Cruise Control's web
+    # server bounds (webserver.http.header.size, 8 KB by default): a batch takes at most this many bytes of it, a
+    # bigger burst goes in several requests. Raise it with that setting.
+    max_request_url_bytes: int = Field(default=6000, ge=500)
 
 
 class ReconcilerSettings(BaseModel):
@@ -181,8 +218,9 @@ class RebalancerSettings(BaseModel):
 
 
 class LoadCollectorSettings(BaseModel):
-    # How often Cruise Control's load is sampled: the resolution of the aggregates' windows.
-    interval_s: float = Field(default=5.0, gt=0)
+    # How often Cruise Control's load is sampled: the resolution of the aggregates' windows. Each sample is two
+    # requests (load, partition_load), which the collector's one user task of Cruise Control's makes 5 s apart.
+    interval_s: float = Field(default=10.0, gt=0)
     # Also sample every partition (partition_load); off for very large clusters where broker figures suffice.
     partitions: bool = True
 
@@ -223,9 +261,17 @@ class SimulatorSettings(BaseModel):
     replica_bandwidth_mb_s: float = Field(default=100.0, gt=0)
     min_execution_s: float = Field(default=0.5, ge=0)
     proposal_s: float = Field(default=0.1, ge=0)
+    # Cruise Control warms up after a start (cluster_sim.cruise_control.WarmUp): bootstrap-only metadata (no topic
+    # matches, no broker exists), then no valid window (NotEnoughValidWindows), then a state that does not say it is
+    # ready yet. warmup_s at the first start (none: the embedded stack is ready at once), restart_warmup_s after a
+    # restart that names no length (the real one's, measured: its state says ready about 30 s after it listens).
     warmup_s: float = Field(default=0.0, ge=0)
+    restart_warmup_s: float = Field(default=30.0, ge=0)
     partition_size_mb: float = Field(default=100.0, ge=0)
+    # Cruise Control's max.active.user.tasks, its task scanner's period and webserver.session.maxExpiryTimeMs.
     max_active_user_tasks: int = Field(default=5, ge=1)
+    task_scanner_period_s: float = Field(default=5.0, gt=0)
+    session_expiry_s: float = Field(default=60.0, gt=0)
     auth_username: str | None = None
     auth_password: SecretStr | None = None
     tls_certfile: Path | None = None

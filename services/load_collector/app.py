@@ -26,7 +26,7 @@ class LoadCollectorService:
         self.tuning = settings.load_collector
         self.app = make_app(SERVICE, settings, web_port=settings.ports.load_collector)
         self.outbox = outbox or FaustOutbox(self.app, settings.bus)
-        self.cc = cruise_control or CruiseControlClient(settings.cruise_control)
+        self.cc = cruise_control or CruiseControlClient(settings.cruise_control, service=SERVICE)
         self.published = 0
         self.last_error: str | None = None
         add_health_page(self.app, SERVICE, lambda: {"ready": True, "published": self.published,
@@ -37,6 +37,8 @@ class LoadCollectorService:
             await self.collect()
 
     async def collect(self) -> None:
+        if not self.cc.can_ask_now:
+            return  # its share of Cruise Control's tasks is still in use: this interval's sample is skipped
         sampled_at = datetime.now(UTC)
         try:
             brokers = await self.cc.load(populate_disk_info=True)

@@ -10,11 +10,11 @@ from services.common.cruise_control.models import BrokerLoads, PartitionLoads
 
 
 def samples(brokers: BrokerLoads, partitions: PartitionLoads | None, sampled_at: datetime) -> list[Event]:
-    """One sample per alive broker, per log directory of it, and per partition, all stamped ``sampled_at`` (the
-    event time the aggregates window by)."""
+    """One sample per alive broker, per log directory of it (an offline one as such), and per partition, all stamped
+    ``sampled_at`` (the event time the aggregates window by)."""
     out: list[Event] = []
     for b in brokers.brokers:
-        if b.state not in (None, "ALIVE"):
+        if not b.alive:
             continue  # a dead broker reports nothing worth averaging
         out.append(BrokerLoadSample(
             broker=b.broker, rack=b.rack or None, sampled_at=sampled_at,
@@ -23,8 +23,8 @@ def samples(brokers: BrokerLoads, partitions: PartitionLoads | None, sampled_at:
             cpu_pct=b.cpu_pct))
         for directory, d in sorted(b.disk_state.items()):
             out.append(LogDirLoadSample(
-                broker=b.broker, rack=b.rack or None, log_dir=directory, sampled_at=sampled_at, disk_mb=d.disk_mb,
-                disk_pct=d.disk_pct, replicas=d.replicas, leaders=d.leaders))
+                broker=b.broker, rack=b.rack or None, log_dir=directory, sampled_at=sampled_at, online=d.online,
+                disk_mb=d.disk_mb or 0.0, disk_pct=d.disk_pct, replicas=d.replicas, leaders=d.leaders))
     for p in partitions.records if partitions is not None else ():
         out.append(PartitionLoadSample(
             topic=p.topic, partition=p.partition, leader=p.leader, followers=p.followers, sampled_at=sampled_at,

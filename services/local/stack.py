@@ -98,6 +98,12 @@ class LocalStack:
             # local Kafka allow short sessions).
             "BALLAST_BUS__LEASE_SESSION_TIMEOUT_MS": "3000",
             "BALLAST_BUS__GROUP_SESSION_TIMEOUT_MS": "3000",
+            # The simulated Cruise Control finds finished user tasks every 0.5 s, not every 5 s as the real one does,
+            # and the services count their share of its tasks the same way: the local stacks' requests wait less.
+            "BALLAST_SIMULATOR__TASK_SCANNER_PERIOD_S": "0.5",
+            "BALLAST_CRUISE_CONTROL__TASK_SCANNER_PERIOD_S": "0.5",
+            # A restarted Cruise Control warms up for 5 s here (the real one's state says ready after about 30 s).
+            "BALLAST_SIMULATOR__RESTART_WARMUP_S": "5",
         }
         self.kafka: LocalKafka | None = None
         if kafka:

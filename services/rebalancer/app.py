@@ -31,8 +31,9 @@ class RebalancerService:
         self.outbox = outbox or FaustOutbox(self.app, settings.bus)
         self.dead_letters = DeadLetters(self.outbox, SERVICE)
         self.supervisor = Supervisor(self.app, self.dead_letters)
+        cruise_control = cruise_control or CruiseControlClient(settings.cruise_control, service=SERVICE)
         self.rebalances = Rebalances(settings.rebalancer, admin=admin or make_cluster_admin(settings.cluster_admin),
-                                     cruise_control=cruise_control or CruiseControlClient(settings.cruise_control),
+                                     cruise_control=cruise_control,
                                      outbox=self.outbox, dead_letters=self.dead_letters)
         rebalances = self.rebalances
         add_health_page(self.app, SERVICE, lambda: {

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from events import ProposalSummary
+from events import ProposalSummary, RebalanceProgress
 
 
 @dataclass(frozen=True)
@@ -69,3 +69,37 @@ def comparison(approved: ProposalSummary, now: ProposalSummary) -> str:
 
 def differs(approved: ProposalSummary, now: ProposalSummary) -> bool:
     return any(round(f.approved) != round(f.now) for f in figures(approved, now))
+
+
+def describe(s: ProposalSummary) -> str:
+    """``41,115 MB to move, 96 replica movements``."""
+    return f"{data_mb(s):,.0f} MB to move, {replica_movements(s)} replica movements"
+
+
+def left_after(executing: ProposalSummary | None, progress: RebalanceProgress | None) -> ProposalSummary | None:
+    """What was left of an execution at its last progress figures (None when nothing is known of it)."""
+    if executing is None:
+        return None
+    if progress is None:
+        return executing
+    return executing.model_copy(update={
+        "data_to_move_mb": max(0.0, executing.data_to_move_mb - progress.finished_data_mb),
+        "num_replica_movements": max(0, executing.num_replica_movements - progress.finished_partition_movements),
+        "intra_broker_data_to_move_mb": max(0.0, executing.intra_broker_data_to_move_mb
+                                            - progress.finished_intra_broker_data_mb),
+        "num_intra_broker_replica_movements": max(0, executing.num_intra_broker_replica_movements
+                                                  - progress.finished_intra_broker_partition_movements)})
+
+
+def moved_and_left(progress: RebalanceProgress | None) -> str:
+    """What a stopped execution moved and left, from its last progress figures (those in flight then finish)."""
+    if progress is None:
+        return "no movement was reported before the stop; movements already made stay"
+    done = progress.finished_partition_movements + progress.finished_intra_broker_partition_movements
+    flying = progress.in_progress_partition_movements
+    total = progress.total_partition_movements + progress.total_intra_broker_partition_movements
+    moved = progress.finished_data_mb + progress.finished_intra_broker_data_mb
+    whole = progress.total_data_mb + progress.total_intra_broker_data_mb
+    in_flight = f" and {flying} in flight, let finish" if flying else ""
+    return (f"{done} of {total} partition movements made ({moved:,.0f} of {whole:,.0f} MB){in_flight}; the other "
+            f"{max(0, total - done - flying)} were not started. Movements already made stay")

@@ -6,10 +6,13 @@ Control or the cluster said) to the next status. No I/O.
                  v                  v
               Stopped            NotReady (Cruise Control refused: bad goals, unknown broker, failed execution)
 
+    Rebalancing -> Stopping (a stop: Cruise Control lets the movements in flight finish) -> Stopped
+
 What Strimzi's users asked for (reference/strimzi.md), and this logic does:
 - a Cruise Control restart never leaves a rebalance stuck: a forgotten proposal task is asked for again; a forgotten
-  execution is judged from ``/state`` and the cluster, and re-issued only for brokers that still exist;
-- connection errors, "not enough valid windows" and a full servlet keep the state and retry with backoff;
+  execution is judged from ``/state``: Cruise Control is asked for a new proposal for what is left, which is executed
+  (or shown for approval again when it drifted past the limit), for brokers that still exist;
+- connection errors, a Cruise Control warming up and a full servlet keep the state and retry;
 - a remove-brokers rebalance says whether its brokers are safe to remove, and keeps saying it while Ready.
 """
 
@@ -37,8 +40,8 @@ from events import (
     RebalanceState,
     RebalanceStatus,
 )
-from services.common.cruise_control.errors import ConnectionFailed, CruiseControlError
-from services.common.cruise_control.models import ExecutorState, OptimizationResult, TaskStatus, UserTask
+from services.common.cruise_control.errors import ClusterModelNotReady, ConnectionFailed, CruiseControlError
+from services.common.cruise_control.models import BrokerLoads, ExecutorState, OptimizationResult, TaskStatus, UserTask
 from services.common.cruise_control.retry import backoff
 from services.rebalancer import drift
 
@@ -51,6 +54,7 @@ VALID_ACTIONS: dict[RebalanceState, frozenset[str]] = {
     S.PENDING_PROPOSAL: frozenset({"stop", "refresh"}),
     S.PROPOSAL_READY: frozenset({"approve", "refresh"}),
     S.REBALANCING: frozenset({"stop", "refresh"}),
+    S.STOPPING: frozenset(),
     S.READY: frozenset({"refresh", "release"}),
     S.NOT_READY: frozenset({"refresh", "release"}),
     S.STOPPED: frozenset({"refresh", "release"}),
@@ -61,15 +65,22 @@ REQUEST_CHANGED = "RequestChanged"
 BROKERS_REMOVABLE = "BrokersRemovable"
 PROPOSAL_CHANGED = "ProposalChanged"
 DISKS_EMPTY = "DisksEmpty"
+# Cruise Control forgot the execution (a restart): its new proposal for what was left is checked (reason
+# CruiseControlRestarted), then executed (reason NewProposalExecuted, said until the rebalance ends).
+EXECUTION_INTERRUPTED = "ExecutionInterrupted"
+CRUISE_CONTROL_RESTARTED = "CruiseControlRestarted"
+NEW_PROPOSAL_EXECUTED = "NewProposalExecuted"
+# Executor states in which Cruise Control runs no execution.
+IDLE_EXECUTOR = frozenset({"NO_TASK_IN_PROGRESS", ""})
 
 
 class Step(StrEnum):
     """What a rebalance needs from Cruise Control next."""
 
     PROPOSE = "propose"  # the mode's endpoint with dryrun=true (again with the task id while it computes)
-    CHECK = "check"  # an approved proposal asked again (dryrun=true) to see whether it drifted
+    CHECK = "check"  # an approved proposal asked again (dryrun=true) to see whether it drifted (also after a restart)
     EXECUTE = "execute"  # the mode's endpoint with dryrun=false
-    POLL = "poll"  # user_tasks and /state for the execution
+    POLL = "poll"  # /state (and user_tasks when the executor is not on it) for the execution, or the stop
     STOP = "stop"  # stop_proposal_execution
 
 
@@ -193,7 +204,11 @@ def next_step(status: RebalanceStatus, others: Iterable[RebalanceStatus], now: d
     if status.state == S.REBALANCING:
         if status.stopping is not None:
             return Step.STOP
+        if status.checking_approval:
+            return Step.CHECK
         return Step.EXECUTE if status.session_id is None else Step.POLL
+    if status.state == S.STOPPING:
+        return Step.POLL
     return None
 
 
@@ -252,18 +267,19 @@ def summary_of(result: OptimizationResult) -> ProposalSummary:
 
 def broker_load_of(result: OptimizationResult) -> list[BrokerLoadChange]:
     """Per broker, before and after (``loadBeforeOptimization`` comes with verbose=true)."""
-    def rows(load: Mapping[str, object] | None) -> dict[int, Mapping[str, object]]:
-        brokers = (load or {}).get("brokers") or []
-        return {int(b["Broker"]): b for b in brokers if isinstance(b, dict) and "Broker" in b}  # type: ignore[index]
-
-    before, after = rows(result.load_before_optimization), rows(result.load_after_optimization)
+    empty = BrokerLoads()
+    before = (result.load_before_optimization or empty).by_broker()
+    after = (result.load_after_optimization or empty).by_broker()
+    known = result.load_before_optimization is not None
     changes = []
     for broker in sorted(set(before) | set(after)):
-        b, a = before.get(broker, {}), after.get(broker, {})
+        b, a = before.get(broker), after.get(broker)
         changes.append(BrokerLoadChange(
-            broker=broker, replicas_before=int(b.get("Replicas", 0)), replicas_after=int(a.get("Replicas", 0)),
-            leaders_before=int(b.get("Leaders", 0)), leaders_after=int(a.get("Leaders", 0)),
-            disk_mb_before=float(b.get("DiskMB", 0.0)), disk_mb_after=float(a.get("DiskMB", 0.0))))
+            broker=broker, replicas_after=a.replicas if a else 0, leaders_after=a.leaders if a else 0,
+            disk_mb_after=a.disk_mb if a else 0.0,
+            replicas_before=(b.replicas if b else 0) if known else None,
+            leaders_before=(b.leaders if b else 0) if known else None,
+            disk_mb_before=(b.disk_mb if b else 0.0) if known else None))
     return changes
 
 
@@ -286,11 +302,15 @@ def on_check(status: RebalanceStatus, task_id: str, result: OptimizationResult |
              max_drift_percent: float) -> RebalanceStatus:
     """The proposal asked again after an approval: still computing; nothing left to move (Ready); within the
     limit of the approved one (to execution); or drifted past it (back to ProposalReady with the new proposal and a
-    ``ProposalChanged`` condition: the operator approves again, or not)."""
+    ``ProposalChanged`` condition: the operator approves again, or not). After Cruise Control forgot an execution
+    (``ExecutionInterrupted``), the new proposal is held to what was left of the one executing."""
     if result is None:
         return _update(status, now, session_id=task_id,
-                       message="Approved; Cruise Control is computing the proposal again before executing it")
+                       message="Cruise Control is computing the proposal again before executing it")
     fresh = summary_of(result)
+    interrupted = status.condition(EXECUTION_INTERRUPTED)
+    if interrupted is not None and interrupted.reason == CRUISE_CONTROL_RESTARTED:
+        return _after_interruption(status, result, fresh, now, max_drift_percent)
     if status.summary is None or _nothing_to_move(fresh):
         return on_proposal(_update(status, now, checking_approval=False), task_id, result, now)
     compared = drift.comparison(status.summary, fresh)
@@ -300,11 +320,42 @@ def on_check(status: RebalanceStatus, task_id: str, result: OptimizationResult |
     message = (f"Approval refused: the proposal drifted more than {max_drift_percent:g}% from the approved one "
                f"({compared}): {drift.why(status.summary, fresh)}. The new proposal is shown; approve it, or "
                "refresh later.")
+    return _drifted(status, result, fresh, message, now)
+
+
+def _drifted(status: RebalanceStatus, result: OptimizationResult, fresh: ProposalSummary, message: str,
+             now: datetime) -> RebalanceStatus:
     condition = Condition(type=PROPOSAL_CHANGED, status="True", reason="ProposalDrifted", last_transition_time=now,
                           message=message)
-    return _update(status, now, checking_approval=False, session_id=None, summary=fresh,
-                   broker_load=broker_load_of(result), message=message,
-                   conditions=[*_without(status.conditions, PROPOSAL_CHANGED), condition])
+    return _update(status, now, state=S.PROPOSAL_READY, checking_approval=False, session_id=None, summary=fresh,
+                   broker_load=broker_load_of(result), message=message, progress=None, executed_summary=None,
+                   conditions=[*_without(status.conditions, PROPOSAL_CHANGED, EXECUTION_INTERRUPTED), condition])
+
+
+def _after_interruption(status: RebalanceStatus, result: OptimizationResult, fresh: ProposalSummary,
+                        now: datetime, max_drift_percent: float) -> RebalanceStatus:
+    """Cruise Control's new proposal after it forgot the execution: a proposal of its own, computed on the cluster
+    as the interrupted execution left it, not "the remaining movements". Said with its figures; executed when it is
+    within the limit of what was left (or auto-approved), shown for approval again otherwise."""
+    conditions = _without(status.conditions, EXECUTION_INTERRUPTED)
+    if _nothing_to_move(fresh):
+        return nothing_left(_update(status, now, conditions=conditions, checking_approval=False), now,
+                            "Rebalance complete: Cruise Control restarted during the execution, and its new "
+                            "proposal moves nothing more")
+    left = drift.left_after(status.executed_summary or status.summary, status.progress)
+    figures = drift.describe(fresh)
+    if left is None or status.request.auto_approve or drift.drift_percent(left, fresh) <= max_drift_percent:
+        compared = f"; what was left of the interrupted one: {drift.describe(left)}" if left is not None else ""
+        message = f"Cruise Control restarted during the execution; executing its new proposal ({figures}){compared}"
+        # Said for as long as it executes, and kept once done: what runs is not what was approved.
+        restarted = Condition(type=EXECUTION_INTERRUPTED, status="False", reason=NEW_PROPOSAL_EXECUTED,
+                              last_transition_time=now, message=message)
+        approved = approve(_update(status, now, conditions=[*conditions, restarted]), now, message=message)
+        return approved.model_copy(update={"summary": fresh, "broker_load": broker_load_of(result)})
+    message = (f"Cruise Control restarted during the execution; its new proposal ({figures}) differs by more than "
+               f"{max_drift_percent:g}% from what was left of the interrupted one ({drift.describe(left)}). The new "
+               "proposal is shown; approve it to go on, or refresh later.")
+    return _drifted(_update(status, now, conditions=conditions), result, fresh, message, now)
 
 
 def _nothing_to_move(summary: ProposalSummary) -> bool:
@@ -315,22 +366,33 @@ def _nothing_to_move(summary: ProposalSummary) -> bool:
 def on_failure(status: RebalanceStatus, error: CruiseControlError, now: datetime, *, initial_s: float,
                max_s: float) -> RebalanceStatus:
     """A request to Cruise Control failed. A refusal of the request itself (bad goals, unknown broker) is
-    permanent: NotReady until the request changes or is refreshed. Everything else (unreachable, not enough valid
-    windows, servlet full, another execution running) keeps the state and retries with backoff."""
+    permanent: NotReady until the request changes or is refreshed. Everything else (unreachable, warming up, servlet
+    full, another execution running) keeps the state and retries: with backoff, or at a steady pace while Cruise
+    Control warms up (it is ready again within a minute or two)."""
     if not error.temporary:
         return _update(status, now, state=S.NOT_READY, session_id=None, execution_reason=None, message=error.message,
                        next_attempt_at=None, progress=None, checking_approval=False)
-    attempts = status.attempts + 1
-    delay = backoff(attempts, initial_s=initial_s, max_s=max_s)
+    warming = isinstance(error, ClusterModelNotReady)
+    attempts = status.attempts if warming else status.attempts + 1
+    delay = backoff(1 if warming else attempts, initial_s=initial_s, max_s=max_s)
     # A proposal task Cruise Control may have forgotten is asked for anew.
-    session = None if status.state in (S.PENDING_PROPOSAL, S.PROPOSAL_READY) else status.session_id
+    session = None if status.state in (S.PENDING_PROPOSAL, S.PROPOSAL_READY) or status.checking_approval \
+        else status.session_id
     reason = status.execution_reason
     if reason is not None and not isinstance(error, ConnectionFailed):
         # Cruise Control answered, so that request is settled (failed): the next one gets a reason of its own. After
         # a connection failure the request may have arrived, and the reason finds it.
         reason = new_reason()
-    return _update(status, now, message=f"{error.message}; retrying in {delay.total_seconds():.0f} s",
-                   attempts=attempts, next_attempt_at=now + delay, session_id=session, execution_reason=reason)
+    message = f"{error.message}; waiting for it" if warming else \
+        f"{error.message}; retrying in {delay.total_seconds():.0f} s"
+    return _update(status, now, message=message, attempts=attempts, next_attempt_at=now + delay, session_id=session,
+                   execution_reason=reason)
+
+
+def quiet(status: RebalanceStatus, error: CruiseControlError) -> bool:
+    """A failure retried without a word: a full servlet says nothing about the rebalance; a warm-up already said."""
+    return error.quiet or (isinstance(error, ClusterModelNotReady) and (status.message or "").startswith(
+        error.message.split(" (")[0]))
 
 
 # -- execution ------------------------------------------------------------------------------------------------------
@@ -368,7 +430,11 @@ def on_execution_started(status: RebalanceStatus, task_id: str, now: datetime,
 
 
 def executing_message(status: RebalanceStatus) -> str:
-    """Says so when the proposal executed is not the one shown, and why they differ."""
+    """Says so when the proposal executed is not the one shown, and why they differ (or that it is Cruise Control's
+    new proposal after a restart)."""
+    restarted = status.condition(EXECUTION_INTERRUPTED)
+    if restarted is not None and restarted.reason == NEW_PROPOSAL_EXECUTED and restarted.message:
+        return restarted.message
     approved, executed = status.summary, status.executed_summary
     if approved is None or executed is None or not drift.differs(approved, executed):
         return "Executing the proposal"
@@ -392,8 +458,13 @@ def nothing_left(status: RebalanceStatus, now: datetime, message: str) -> Rebala
                    message=message, attempts=0, next_attempt_at=None)
 
 
-def progress_of(executor: ExecutorState | None, task: UserTask, now: datetime) -> RebalanceProgress | None:
-    if executor is None or executor.triggered_user_task_id != task.user_task_id:
+def progress_of(executor: ExecutorState | None, status: RebalanceStatus, now: datetime,
+                task: UserTask | None = None) -> RebalanceProgress | None:
+    """The execution's progress, from the executor working on this rebalance's task (None when it is not, or when
+    it reports no figures: the real one's STOPPING_EXECUTION reports only what is in flight)."""
+    if executor is None or executor.triggered_user_task_id != status.session_id:
+        return None
+    if executor.num_total_partition_movements is None and executor.num_total_intra_broker_partition_movements is None:
         return None
     total = float(executor.total_data_to_move or 0)
     finished = float(executor.finished_data_movement or 0)
@@ -403,26 +474,45 @@ def progress_of(executor: ExecutorState | None, task: UserTask, now: datetime) -
     all_total, all_finished = total + total_intra, finished + finished_intra
     percent = 100.0 * all_finished / all_total if all_total > 0 else 0.0
     eta = None
-    elapsed_s = now.timestamp() - int(task.start_ms) / 1000.0
-    if all_finished > 0 and elapsed_s > 0:
-        eta = round((all_total - all_finished) / (all_finished / elapsed_s), 1)
+    started = int(task.start_ms) / 1000.0 if task is not None else None
+    if started is not None and all_finished > 0 and now.timestamp() > started:
+        eta = round((all_total - all_finished) / (all_finished / (now.timestamp() - started)), 1)
+    elif status.progress is not None:
+        eta = status.progress.estimated_seconds_to_completion
     return RebalanceProgress(
         executor_state=executor.state, finished_data_mb=finished, total_data_mb=total,
         finished_partition_movements=executor.num_finished_partition_movements or 0,
         total_partition_movements=executor.num_total_partition_movements or 0,
+        in_progress_partition_movements=executor.num_in_progress_partition_movements or 0,
         percent_data_moved=round(percent, 1), estimated_seconds_to_completion=eta,
         finished_intra_broker_data_mb=finished_intra, total_intra_broker_data_mb=total_intra,
         finished_intra_broker_partition_movements=executor.num_finished_intra_broker_partition_movements or 0,
         total_intra_broker_partition_movements=executor.num_total_intra_broker_partition_movements or 0)
 
 
+def executor_on(status: RebalanceStatus, executor: ExecutorState | None) -> bool:
+    """Whether Cruise Control's executor is working on this rebalance's task."""
+    return executor is not None and executor.state not in IDLE_EXECUTOR and bool(status.session_id) \
+        and executor.triggered_user_task_id == status.session_id
+
+
+def on_executing(status: RebalanceStatus, executor: ExecutorState | None, now: datetime) -> RebalanceStatus | None:
+    """A look at the executor while it works on this rebalance: its progress (None when nothing changed)."""
+    progress = progress_of(executor, status, now)
+    if progress is None or progress == status.progress:
+        return None
+    return _update(status, now, progress=progress)
+
+
 def on_poll(status: RebalanceStatus, task: UserTask | None, executor: ExecutorState | None,
             now: datetime) -> RebalanceStatus | None:
     """The execution's task and the executor's state; None when nothing changed."""
+    if status.state == S.STOPPING:
+        return on_stopping(status, executor, now, task)
     if task is None:
         return _forgotten(status, executor, now)
     if task.status in (TaskStatus.ACTIVE, TaskStatus.IN_EXECUTION):
-        progress = progress_of(executor, task, now)
+        progress = progress_of(executor, status, now, task)
         executed = status.executed_summary or executed_summary_of(task)
         message = executing_message(status.model_copy(update={"executed_summary": executed}))
         if (progress, message, executed) == (status.progress, status.message, status.executed_summary):
@@ -437,21 +527,43 @@ def on_poll(status: RebalanceStatus, task: UserTask | None, executor: ExecutorSt
 
 def _forgotten(status: RebalanceStatus, executor: ExecutorState | None, now: datetime) -> RebalanceStatus | None:
     """Cruise Control no longer knows the execution's task: it restarted. If its executor still runs something,
-    wait for it; otherwise execute again (dryrun=false, with the same request): what is already done shows up as
-    nothing left to move."""
+    wait for it; otherwise ask it for a new proposal for what is left (``on_check`` decides what to do with it)."""
     lost = f"Cruise Control no longer knows task {status.session_id} (restarted?)"
-    if executor is not None and executor.state not in ("NO_TASK_IN_PROGRESS", ""):
+    if executor is not None and executor.state not in IDLE_EXECUTOR:
         message = f"{lost}; an execution is still in progress, waiting for it"
         return None if status.message == message else _update(status, now, message=message)
-    return _update(status, now, session_id=None, execution_reason=new_reason(), progress=None,
-                   message=f"{lost}; executing the remaining movements again")
+    condition = Condition(type=EXECUTION_INTERRUPTED, status="True", reason=CRUISE_CONTROL_RESTARTED,
+                          last_transition_time=now, message=f"{lost} during the execution")
+    return _update(status, now, session_id=None, execution_reason=None, checking_approval=True,
+                   conditions=[*_without(status.conditions, EXECUTION_INTERRUPTED), condition],
+                   message=f"{lost}; asking it for a new proposal for what is left")
 
 
-def on_stopped(status: RebalanceStatus, now: datetime) -> RebalanceStatus:
+def on_stop_sent(status: RebalanceStatus, now: datetime) -> RebalanceStatus:
+    """Cruise Control took the stop: it starts no more movements and lets those in flight finish."""
+    if status.session_id is None:
+        return stopped(status, now)
+    return _update(status, now, state=S.STOPPING, next_attempt_at=None, attempts=0,
+                   message="Stopping: Cruise Control starts no more movements and lets those in flight finish")
+
+
+def on_stopping(status: RebalanceStatus, executor: ExecutorState | None, now: datetime,
+                task: UserTask | None = None) -> RebalanceStatus | None:
+    """While stopping: the executor's figures, until it no longer runs this rebalance's execution."""
+    if executor_on(status, executor):
+        progress = progress_of(executor, status, now, task)
+        return None if progress is None or progress == status.progress else _update(status, now, progress=progress)
+    return stopped(status, now)
+
+
+def stopped(status: RebalanceStatus, now: datetime) -> RebalanceStatus:
+    """The execution has ended after a stop: Stopped with what was moved and what was left (or, for a refresh, New
+    again)."""
     if status.stopping == "refresh":
         return _fresh(status.pending_request or status.request, now)
     return _update(status, now, state=S.STOPPED, stopping=None, session_id=None, execution_reason=None,
-                   message="Execution stopped; movements already made stay", next_attempt_at=None, attempts=0)
+                   message=f"Stopped; by Cruise Control's last report, {drift.moved_and_left(status.progress)}",
+                   next_attempt_at=None, attempts=0)
 
 
 # -- safe scale-down ------------------------------------------------------------------------------------------------

@@ -6,6 +6,7 @@ Decisions are ``logic``'s; this executes them against Cruise Control, the cluste
 from __future__ import annotations
 
 import asyncio
+import time
 from collections import defaultdict
 from datetime import timedelta
 from collections.abc import Callable, Sequence
@@ -66,6 +67,8 @@ class Rebalances:
         self.ready = asyncio.Event()
         # One lock per rebalance: an action never interleaves with a step on the same rebalance.
         self._locks: defaultdict[str, asyncio.Lock] = defaultdict(asyncio.Lock)
+        # Rebalances whose next step waits after a failure retried without a word (a full servlet): until when.
+        self._quiet_until: dict[str, float] = {}
 
     # -- timers --------------------------------------------------------------------------------------------------
 
@@ -159,6 +162,10 @@ class Rebalances:
 
     async def tick(self) -> None:
         for name in list(self.statuses):
+            if self._quiet_until.get(name, 0.0) > time.monotonic():
+                continue
+            if not self.cc.can_ask_now:
+                return  # the service's share of Cruise Control's tasks is in use: the next tick goes on
             async with self._locks[name]:
                 status = self.statuses[name]
                 with correlation(self.correlations.get(name), rebalance=name):
@@ -182,7 +189,13 @@ class Rebalances:
                  Step.POLL: self._poll, Step.STOP: self._stop}
         await steps[move.step](status)
 
-    def _retry(self, status: RebalanceStatus, error: CruiseControlError) -> RebalanceStatus:
+    def _retry(self, status: RebalanceStatus, error: CruiseControlError) -> RebalanceStatus | None:
+        """The status after a failed request; None when it is retried without a word (the step only waits)."""
+        if logic.quiet(status, error):
+            log.info("Cruise Control request failed; asking again shortly", error=error.message,
+                     state=status.state.value)
+            self._quiet_until[status.name] = time.monotonic() + self.tuning.retry_initial_s
+            return None
         log.warning("Cruise Control request failed", error=error.message, state=status.state.value)
         return logic.on_failure(status, error, utcnow(), initial_s=self.tuning.retry_initial_s,
                                 max_s=self.tuning.retry_max_s)
@@ -221,9 +234,13 @@ class Rebalances:
         await self._publish(logic.on_proposal(status, submission.task_id, submission.result, utcnow()))
 
     async def _check(self, status: RebalanceStatus) -> None:
-        """An approved proposal asked again: the approval stands only if it has not drifted past the limit."""
+        """An approved proposal asked again (or, after Cruise Control forgot an execution, a new one for what is
+        left): the approval stands only if it has not drifted past the limit."""
+        brokers = await self._brokers_still_there(status)
+        if brokers == []:
+            return
         try:
-            submission = await self._submit(status, dryrun=True)
+            submission = await self._submit(status, dryrun=True, brokers=brokers)
         except CruiseControlError as exc:
             await self._publish(self._retry(status, exc))
             return
@@ -293,15 +310,9 @@ class Rebalances:
         if (task := logic.find_execution(status, tasks.user_tasks)) is not None:
             await self._publish(logic.on_execution_started(status, task.user_task_id, utcnow()))
             return
-        brokers = None
-        if status.request.mode in (RebalanceMode.ADD_BROKERS, RebalanceMode.REMOVE_BROKERS):
-            existing = [b.id for b in await self.admin.brokers()]
-            brokers = logic.execution_brokers(status, existing)
-            if not brokers:
-                await self._publish(logic.nothing_left(
-                    status, utcnow(), f"Brokers {', '.join(map(str, status.request.brokers))} are no longer in the "
-                                    "cluster; nothing left to move"))
-                return
+        brokers = await self._brokers_still_there(status)
+        if brokers == []:
+            return
         try:
             submission = await self._submit(status, dryrun=False, brokers=brokers, reason=status.execution_reason)
         except CruiseControlError as exc:
@@ -310,17 +321,40 @@ class Rebalances:
         log.info("rebalance execution started", session_id=submission.task_id, brokers=brokers)
         await self._publish(logic.on_execution_started(status, submission.task_id, utcnow(), submission.result))
 
+    async def _brokers_still_there(self, status: RebalanceStatus) -> list[int] | None:
+        """For add / remove: the brokers an execution may name (those still in the cluster), [] when none is left
+        (then the rebalance is done: published here); None for the other modes."""
+        if status.request.mode not in (RebalanceMode.ADD_BROKERS, RebalanceMode.REMOVE_BROKERS):
+            return None
+        brokers = logic.execution_brokers(status, [b.id for b in await self.admin.brokers()])
+        if not brokers:
+            await self._publish(logic.nothing_left(
+                status, utcnow(), f"Brokers {', '.join(map(str, status.request.brokers))} are no longer in the "
+                                  "cluster; nothing left to move"))
+        return brokers
+
     async def _poll(self, status: RebalanceStatus) -> None:
-        assert status.session_id is not None
+        """One look at the executor (one request while it works on this rebalance); the task itself only when the
+        executor is not on it, or when the executed proposal is still to be learnt (after a 202)."""
         try:
-            tasks = (await self.cc.user_tasks([status.session_id], fetch_completed_task=True)).by_id()
-            state = await self.cc.state("executor")
+            executor = (await self.cc.state("executor")).executor
+            task = None
+            if not logic.executor_on(status, executor) or (status.executed_summary is None
+                                                            and status.state == logic.S.REBALANCING):
+                tasks = (await self.cc.user_tasks([status.session_id], fetch_completed_task=True)).by_id() \
+                    if status.session_id else {}
+                task = tasks.get(status.session_id or "")
+            elif status.state == logic.S.REBALANCING:
+                await self._publish(logic.on_executing(status, executor, utcnow()))
+                return
         except CruiseControlError as exc:
+            if logic.quiet(status, exc):
+                return
             message = f"{exc.message}; retrying"
             if status.message != message:
                 await self._publish(status.model_copy(update={"message": message, "updated_at": utcnow()}))
             return
-        after = logic.on_poll(status, tasks.get(status.session_id), state.executor, utcnow())
+        after = logic.on_poll(status, task, executor, utcnow())
         await self._publish(after)
         if after is not None and after.state == logic.S.READY:
             await self._check_removal(after)  # say at once whether its brokers may go, not at the next look
@@ -343,8 +377,8 @@ class Rebalances:
         except CruiseControlError as exc:
             await self._publish(self._retry(status, exc))
             return
-        log.info("rebalance execution stopped", then=status.stopping)
-        await self._publish(logic.on_stopped(status, utcnow()))
+        log.info("rebalance execution stopping", then=status.stopping)
+        await self._publish(logic.on_stop_sent(status, utcnow()))
 
     # -- the brokers timer -------------------------------------------------------------------------------------
 

@@ -31,7 +31,8 @@ class ReplicasChangeService:
         self.supervisor = Supervisor(self.app, self.dead_letters)
         self.changes = ReplicasChanges(settings.replicas_change,
                                        admin=admin or make_cluster_admin(settings.cluster_admin),
-                                       cruise_control=cruise_control or CruiseControlClient(settings.cruise_control),
+                                       cruise_control=cruise_control or CruiseControlClient(
+                                           settings.cruise_control, service=SERVICE),
                                        outbox=self.outbox, dead_letters=self.dead_letters)
         changes = self.changes
         add_health_page(self.app, SERVICE, lambda: {"ready": changes.ready.is_set(), "changes": len(changes.records),

@@ -17,7 +17,7 @@ from events.envelope import utcnow
 from events.topics import BusTopic
 from services.common.admin import AdminError, ClusterAdmin
 from services.common.bus import DeadLetters
-from services.common.cruise_control import CruiseControlClient, CruiseControlError
+from services.common.cruise_control import ClusterModelNotReady, CruiseControlClient, CruiseControlError
 from services.common.logging import correlation, get_logger
 from services.common.metrics import observe_since
 from services.common.outbox import Outbox, send
@@ -63,6 +63,8 @@ class ReplicasChanges:
     async def poll_tick(self) -> None:
         if not self.ready.is_set():
             return
+        if not self.cc.can_ask_now:
+            return  # the service's share of Cruise Control's tasks is in use: a look is never worth waiting for
         if time.monotonic() - self._last_full_poll >= self.tuning.poll_interval_s:
             await self.poll()
         elif logic.waiting_behind_our_execution(self.in_flight.values()):
@@ -144,7 +146,8 @@ class ReplicasChanges:
         """Send every due change in one request. The caller holds the Cruise Control lock; ``ended_sessions``: our
         tasks a poll has just seen end, whose changes are not yet recorded as such."""
         due = isolation.next_request(logic.due_for_submission(self.in_flight, utcnow(), ended_sessions=ended_sessions))
-        due = logic.fit_in_one_request(due)
+        scoped = self.tuning.optimization_scope == "batch"
+        due = logic.fit_in_one_request(due, url_bytes=self.tuning.max_request_url_bytes if scoped else None)
         if not due:
             return
         groups = logic.group_by_target(due)
@@ -156,12 +159,19 @@ class ReplicasChanges:
             self._remember(record)
         await self._write(batch)
         try:
-            submission = await self.cc.topic_configuration(groups, reason=batch.batch_id)
+            submission = await self.cc.topic_configuration(groups, reason=batch.batch_id, **self._scope(topics))
         except CruiseControlError as exc:
             if exc.temporary:
-                log.warning("replicas change request failed", error=exc.message, topics=len(topics))
-                await self._publish(logic.on_submit_failed(self.in_flight, topics, exc.message, utcnow(),
-                                                           **self._retry))
+                changed = logic.on_submit_failed(self.in_flight, topics, exc.message, utcnow(), **self._retry,
+                                                 steady=isinstance(exc, ClusterModelNotReady))
+                if exc.quiet or logic.said_already(self.in_flight, changed):
+                    # Nothing new to say (a full servlet, a warm-up already reported): wait, without a record.
+                    log.info("replicas change request failed; asking again shortly", error=exc.message)
+                    for record in changed:
+                        self._remember(record)
+                else:
+                    log.warning("replicas change request failed", error=exc.message, topics=len(topics))
+                    await self._publish(changed)
                 await self._close(batch)
                 return
             refusal = isolation.pin(exc.detail or exc.message, groups, batch.batch_id)
@@ -209,7 +219,8 @@ class ReplicasChanges:
             except (CruiseControlError, AdminError) as exc:
                 # Nothing is concluded from a failed poll: sessionIds stay as they are.
                 log.warning("poll failed; will retry", error=str(exc))
-                await self._publish(logic.on_unreachable(self.in_flight, str(exc), utcnow()))
+                if not getattr(exc, "quiet", False):
+                    await self._publish(logic.on_unreachable(self.in_flight, str(exc), utcnow()))
                 return
             changed = logic.on_poll(self.in_flight, tasks, actual, utcnow(), asked=sessions, **self._retry)
             recorded = await self._send(changed)
@@ -221,6 +232,10 @@ class ReplicasChanges:
             await asyncio.gather(*recorded)
 
     # -- helpers -----------------------------------------------------------------------------------------------
+
+    def _scope(self, topics: Collection[str]) -> dict[str, Any]:
+        return logic.optimization_params(topics, scope=self.tuning.optimization_scope, goals=self.tuning.batch_goals,
+                                         rack_enabled=self.cc.settings.rack_enabled)
 
     def _remember(self, record: ReplicasChangeRecord) -> None:
         self.records[record.topic] = record

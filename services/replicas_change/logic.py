@@ -14,8 +14,10 @@ from collections import defaultdict
 from collections.abc import Collection, Iterable, Mapping
 from datetime import datetime, timedelta
 from enum import StrEnum
+from urllib.parse import quote
 
 from events import ReplicasChangeBatch, ReplicasChangeCommand, ReplicasChangeRecord, ReplicasChangeState
+from services.common.cruise_control.client import all_topics_but, topic_regex
 from services.common.cruise_control.models import TaskStatus, UserTask
 from services.common.cruise_control.retry import backoff
 
@@ -107,15 +109,32 @@ def batch_ready(due: Iterable[ReplicasChangeRecord], now: datetime, *, quiet: ti
 MAX_BATCH_NAME_BYTES = 800_000
 
 
-def fit_in_one_request(due: list[ReplicasChangeRecord]) -> list[ReplicasChangeRecord]:
-    """As many of the due changes as one request (and the record of it) can carry; the rest go in the next."""
+def fit_in_one_request(due: list[ReplicasChangeRecord], *, url_bytes: int | None = None
+                       ) -> list[ReplicasChangeRecord]:
+    """As many of the due changes as one request (and the record of it) can carry; the rest go in the next.
+    ``url_bytes``: the request names its topics in its URL too (a batch-scoped one's ``excluded_topics``), at most
+    this many bytes of them (Cruise Control's web server bounds a request's headers, 8 KB by default)."""
     taken, size = [], 0
+    limit = url_bytes if url_bytes is not None else MAX_BATCH_NAME_BYTES
     for record in sorted(due, key=lambda r: r.topic):
-        size += len(record.topic.encode()) + 3
-        if size > MAX_BATCH_NAME_BYTES and taken:
+        size += len(quote(topic_regex([record.topic]), safe="")) + 3 if url_bytes is not None \
+            else len(record.topic.encode()) + 3
+        if size > limit and taken:
             break
         taken.append(record)
     return taken
+
+
+def optimization_params(topics: Iterable[str], *, scope: str, goals: list[str], rack_enabled: bool
+                        ) -> dict[str, object]:
+    """What Cruise Control may move for a request changing ``topics`` (``ReplicasChangeSettings.optimization_scope``):
+    with ``batch``, only their partitions: every other topic excluded from the optimization it runs after adding or
+    dropping replicas, and only the placement goals (rack awareness where the cluster has racks, so a new replica
+    lands on a rack the partition does not use yet); with ``cluster``, Cruise Control's full optimization."""
+    if scope == "cluster":
+        return {}
+    chosen = goals or (["RackAwareGoal"] if rack_enabled else ["ReplicaCapacityGoal"])
+    return {"goals": chosen, "skip_hard_goal_check": True, "excluded_topics": all_topics_but(topics)}
 
 
 def group_by_target(records: Iterable[ReplicasChangeRecord]) -> dict[int, list[str]]:
@@ -151,16 +170,26 @@ def on_submitted(records: Records, topics: Iterable[str], session_id: str, now: 
 
 
 def on_submit_failed(records: Records, topics: Iterable[str], message: str, now: datetime, *,
-                     initial_s: float, max_s: float) -> list[ReplicasChangeRecord]:
+                     initial_s: float, max_s: float, steady: bool = False) -> list[ReplicasChangeRecord]:
+    """A request that failed for a temporary reason: its changes stay pending with the message, retried with
+    backoff (``steady``: at the first step each time, while Cruise Control warms up: it is ready within minutes)."""
     changed = []
     for topic in topics:
         record = records.get(topic)
         if record is None or record.state != PENDING:
             continue
-        attempts = record.attempts + 1
+        attempts = record.attempts if steady else record.attempts + 1
         changed.append(_update(record, now, message=message, attempts=attempts, batch_id=None,
-                               next_attempt_at=now + backoff(attempts, initial_s=initial_s, max_s=max_s)))
+                               next_attempt_at=now + backoff(max(1, attempts) if not steady else 1,
+                                                             initial_s=initial_s, max_s=max_s)))
     return changed
+
+
+def said_already(records: Records, changed: Iterable[ReplicasChangeRecord]) -> bool:
+    """Whether every changed record says what its last one said, with the same attempts: only its retry time moved,
+    which is no news for the bus."""
+    return all((old := records.get(r.topic)) is not None and (old.message, old.attempts) == (r.message, r.attempts)
+               for r in changed)
 
 
 def on_unreachable(records: Records, message: str, now: datetime) -> list[ReplicasChangeRecord]:

@@ -24,6 +24,7 @@ from events import (
 )
 from services.common import busio
 from services.local.stack import LocalStack
+from services.common.cruise_control.client import without_session
 from tests.integration.conftest import TEST_ENV
 from tests.integration.harness import Follower
 
@@ -37,8 +38,8 @@ class Rebalancing(Follower):
     def __init__(self, stack: LocalStack) -> None:
         self.stack = stack
         self.sim = httpx.Client(base_url=stack.sim_url, timeout=10)
-        self.cc = httpx.Client(base_url=f"http://127.0.0.1:{stack.ports.cruise_control}/kafkacruisecontrol",
-                               timeout=10)
+        self.cc = without_session(httpx.Client(
+            base_url=f"http://127.0.0.1:{stack.ports.cruise_control}/kafkacruisecontrol", timeout=10))
         self.latest: dict[str, RebalanceStatus] = {}
         self.history: dict[str, list[RebalanceStatus]] = defaultdict(list)
         self.dead_letters: list[DeadLetter] = []

@@ -176,8 +176,12 @@ def test_cruise_control_refusing_one_change_holds_back_only_that_one(ballast: Ba
 
 
 def check_pinned(ballast: Ballast, valid: list[str], poison: str) -> None:
+    def recorded_done() -> bool:
+        latest = busio.latest(ballast.settings.bus, TOPICS.replicas_state)
+        return all(getattr(latest.get(t), "state", None) == "completed" for t in valid)
+
     deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and any(ballast.cluster_rf(t) != 3 for t in valid):
+    while time.monotonic() < deadline and (any(ballast.cluster_rf(t) != 3 for t in valid) or not recorded_done()):
         time.sleep(0.5)
     assert [ballast.cluster_rf(t) for t in valid] == [3] * 4
     records = busio.latest(ballast.settings.bus, TOPICS.replicas_state)

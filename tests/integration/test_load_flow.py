@@ -129,3 +129,30 @@ def test_ctrl_c_stops_the_spark_job_cleanly(stack: LocalStack) -> None:
     # The job's own lines after it ran are JSON (a slow garbage collection may be reported after the stop).
     events = [json.loads(line)["event"] for line in after.strip().splitlines() if line.startswith("{")]
     assert "stopped" in events, after
+
+
+def test_a_failed_disk_is_sampled_offline_and_sampling_goes_on(stack: LocalStack) -> None:
+    """Issue 28: Cruise Control reports an offline log directory as "DEAD" instead of its figures; the collector
+    kept failing on it and published nothing. Now the directory is sampled as offline, and the rest as before."""
+    bus = stack.settings().bus
+    with httpx.Client(base_url=stack.sim_url, timeout=10) as sim:
+        sim.post("/faults/brokers/6/log-dirs/fail", json={"path": DIRS[1]}).raise_for_status()
+    failed_key = f"log-dir:6:{DIRS[1]}"
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        samples = busio.latest(bus, TOPICS.load_samples)
+        failed = samples.get(failed_key)
+        if failed is not None and not failed.online:  # type: ignore[attr-defined]
+            break
+        time.sleep(1)
+    else:
+        raise AssertionError(f"no offline sample of {failed_key}")
+    assert failed.disk_mb == 0.0 and failed.disk_pct is None  # type: ignore[attr-defined]
+    later = time.monotonic() + 30
+    while time.monotonic() < later:
+        fresh = busio.latest(bus, TOPICS.load_samples)
+        if fresh[f"log-dir:6:{DIRS[0]}"].sampled_at > failed.sampled_at:  # type: ignore[attr-defined]
+            break
+        time.sleep(1)
+    assert fresh[f"log-dir:6:{DIRS[0]}"].online and fresh[f"log-dir:6:{DIRS[0]}"].sampled_at > failed.sampled_at, \
+        "sampling goes on after the failure"

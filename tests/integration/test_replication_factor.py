@@ -34,13 +34,13 @@ def test_fifty_topics_mixed_targets_in_one_request(ballast: Ballast, name: str) 
     ballast.apply(*(spec(t, 3, partitions=2) for t in topics))
     for t in topics:
         ballast.watcher.wait_rf(t, 3)
-    before = len(ballast.topic_configuration_tasks())
+    before = {t["UserTaskId"] for t in ballast.topic_configuration_tasks()}
     targets = {t: (1, 2, 3)[i % 3] for i, t in enumerate(topics)}  # a third keep RF 3: no change for them
     ballast.apply(*(spec(t, rf, partitions=2) for t, rf in targets.items()))
     for t, rf in targets.items():
         ballast.watcher.wait_rf(t, rf)
         assert ballast.cluster_rf(t) == rf
-    new_tasks = ballast.topic_configuration_tasks()[before:]
+    new_tasks = [t for t in ballast.topic_configuration_tasks() if t["UserTaskId"] not in before]
     assert len(new_tasks) == 1, f"expected one topic_configuration request, saw {len(new_tasks)}"
     sessions = {s.replicas_change.session_id for t in topics for s in ballast.watcher.history[t]
                 if s.replicas_change and s.replicas_change.session_id}
@@ -139,3 +139,32 @@ def test_topic_deleted_during_a_change(ballast: Ballast, name: str) -> None:
     ballast.watcher.wait("task end", lambda: all(t["Status"] != "InExecution"
                                                  for t in ballast.topic_configuration_tasks()), timeout=15)
     assert ballast.cluster_topic(topic) is None
+
+
+def test_a_change_moves_only_its_own_partitions(ballast: Ballast, name: str) -> None:
+    """Issue 28, item 7: Cruise Control optimizes the whole cluster after a topic_configuration (its leadership
+    goals move leaders of every topic, on the simulator as on the real one). Ballast sends the batch's scope: no
+    partition of another topic changes, and the change moves the replicas it must, no leader."""
+    topic = f"{name}-t"
+    ballast.apply(spec(topic, 2, partitions=6))
+    ballast.watcher.wait_rf(topic, 2)
+    # Leadership piled on broker 1: what Cruise Control's default goals would even out.
+    skewed = f"{name}-skewed"
+    ballast.sim.post("/admin/topics", json={"name": skewed, "partitions": 0, "replicationFactor": 0,
+                                            "assignment": [[1, 2 + i % 5] for i in range(12)]}).raise_for_status()
+
+    def assignments() -> dict[str, list[list[int]]]:
+        topics = ballast.sim.get("/admin/topics").json()["topics"]
+        return {t["name"]: [p["replicas"] for p in t["partitions"]] for t in topics}
+
+    before = assignments()
+    ballast.apply(spec(topic, 3, partitions=6))
+    ballast.watcher.wait_rf(topic, 3)
+    after = assignments()
+    assert {t for t in before if t != topic and before[t] != after.get(t)} == set(), "other topics untouched"
+    for old, new in zip(before[topic], after[topic]):
+        assert new[:2] == old and len(new) == 3, "the new replica appended, the leader kept"
+    (task,) = [t for t in ballast.topic_configuration_tasks() if "excluded_topics=" in t["RequestURL"]
+               and any(s.replicas_change and s.replicas_change.session_id == t["UserTaskId"]
+                       for s in ballast.watcher.history[topic])]
+    assert "goals=RackAwareGoal" in task["RequestURL"] or "goals=ReplicaCapacityGoal" in task["RequestURL"]

@@ -8,6 +8,7 @@ import json
 import ssl
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -29,6 +30,7 @@ from services.common.cruise_control import (
     RequestRejected,
     ServletFull,
 )
+from services.common.cruise_control.client import without_session
 from services.common.settings import CruiseControlSettings, SimulatorSettings
 from services.local.broker import free_port
 
@@ -56,26 +58,62 @@ class Recorder(httpx.AsyncBaseTransport):
         return httpx.Response(response.status_code, headers=response.headers, content=body, request=request)
 
 
+# Where the real Cruise Control's answers differ from its OpenAPI description (recorded in
+# shared/reference/cruise-control-real), the simulator answers as the real one does: a float for these figures the
+# description types as integers, and no version inside a 202's progress entries.
+REAL_FLOATS = {"averageConcurrentPartitionMovementsPerBroker", "averageConcurrentLeaderMovementsPerBroker",
+               "averageConcurrentIntraBrokerPartitionMovementsPerBroker", "cpu", "networkInbound", "networkOutbound",
+               "disk", "msg_in", "StdReplicasPerBroker", "StdLeadersPerBroker"}
+
+
+def _only_as_the_real_one(error: Exception) -> bool:
+    """Every schema error is one of the real one's own departures from its description."""
+    causes = getattr(error, "schema_errors", None) or getattr(getattr(error, "__cause__", None), "schema_errors", None)
+    if not causes:
+        return False
+    leaves = [leaf for cause in causes for leaf in (cause.context or [cause])]
+
+    def as_real(leaf: Any) -> bool:
+        if leaf.message == "'version' is a required property":
+            return "progress" in leaf.path
+        return isinstance(leaf.instance, float) and "is not of type 'integer'" in leaf.message \
+            and bool(leaf.path) and leaf.path[-1] in REAL_FLOATS
+    return all(as_real(leaf) for leaf in leaves)
+
+
 def validate_all(openapi: OpenAPI, recorder: Recorder) -> int:
     for request, response, body in recorder.exchanges:
         mock_request = MockRequest("http://localhost", request.method.lower(), request.url.path,
                                    args=dict(request.url.params))
         mock_response = MockResponse(body, status_code=response.status_code, content_type="application/json")
-        openapi.validate_response(mock_request, mock_response)
+        try:
+            openapi.validate_response(mock_request, mock_response)
+        except Exception as exc:  # noqa: BLE001 - re-raised unless it is only where the real one differs
+            if not _only_as_the_real_one(exc):
+                raise
     return len(recorder.exchanges)
 
 
 @pytest.fixture
 async def sim() -> AsyncIterator[Simulator]:
     simulator = Simulator(SimulatorSettings(cruise_control_port=free_port(), admin_port=free_port(),
-                                            min_execution_s=0.3, proposal_s=0.05))
+                                            min_execution_s=0.3, proposal_s=0.05, task_scanner_period_s=0.1))
     await simulator.start()
     yield simulator
     await simulator.stop()
 
 
 def client_for(sim: Simulator, transport: httpx.AsyncBaseTransport | None = None, **kw) -> CruiseControlClient:
-    return CruiseControlClient(CruiseControlSettings(port=sim.settings.cruise_control_port, **kw), transport=transport)
+    """Ballast's client, with a share of the simulator's user tasks (its scanner runs every 0.1 s here)."""
+    settings = CruiseControlSettings(port=sim.settings.cruise_control_port, task_scanner_period_s=0.1,
+                                     user_task_shares={"test": 4}, **kw)
+    return CruiseControlClient(settings, service="test", transport=transport)
+
+
+def plain_http(sim: Simulator, transport: httpx.AsyncBaseTransport | None = None) -> httpx.AsyncClient:
+    """A plain HTTP client that keeps no session cookie: every request gets a fresh answer."""
+    base = f"http://127.0.0.1:{sim.settings.cruise_control_port}/kafkacruisecontrol"
+    return without_session(httpx.AsyncClient(base_url=base, transport=transport, timeout=10))
 
 
 async def wait_status(cc: CruiseControlClient, task_id: str, status: str, timeout: float = 5.0) -> None:
@@ -141,16 +179,19 @@ async def test_task_lifecycle_and_one_execution_at_a_time(sim: Simulator) -> Non
     await admin.aclose()
 
 
-async def test_servlet_capacity(sim: Simulator) -> None:
+async def test_servlet_capacity_counts_every_request_until_the_scanner_sees_it_done(sim: Simulator) -> None:
     admin = SimulatorClusterAdmin(f"http://127.0.0.1:{sim.settings.admin_port}")
     await admin.create_topic("a", 1, 3)
+    sim.cruise_control.tuning.task_scanner_period_s = 1.0
     sim.cruise_control.tuning.proposal_s, sim.cruise_control.tuning.max_block_s = 2.0, 0.05
-    cc = client_for(sim)
-    for _ in range(5):
-        assert (await cc.topic_configuration({2: ["a"]}, dryrun=True)).in_progress
+    unbudgeted = CruiseControlClient(CruiseControlSettings(port=sim.settings.cruise_control_port))
+    for _ in range(3):
+        assert (await unbudgeted.topic_configuration({2: ["a"]}, dryrun=True)).in_progress
+    await unbudgeted.state()  # GETs are tasks too: done at once, active until the scanner's next run
+    await unbudgeted.user_tasks()
     with pytest.raises(ServletFull):
-        await cc.topic_configuration({2: ["a"]}, dryrun=True)
-    await cc.aclose()
+        await unbudgeted.load()
+    await unbudgeted.aclose()
     await admin.aclose()
 
 
@@ -159,15 +200,15 @@ async def test_restart_forgets_tasks_and_warms_up(sim: Simulator) -> None:
     await admin.create_topic("a", 1, 3)
     cc = client_for(sim)
     done = await cc.topic_configuration({2: ["a"]})
-    await sim.restart_cruise_control(down_s=0.3, warmup_s=0.6)
+    await sim.restart_cruise_control(down_s=0.3, warmup_s=3.0)
     with pytest.raises(ConnectionFailed):
         await CruiseControlClient(CruiseControlSettings(port=sim.settings.cruise_control_port, timeout_s=0.1)) \
             .topic_configuration({3: ["a"]})
     await asyncio.sleep(0.4)
     assert (await cc.user_tasks([done.task_id])).user_tasks == []
-    with pytest.raises(ClusterModelNotReady):
+    with pytest.raises(ClusterModelNotReady):  # its metadata knows no topic yet
         await cc.topic_configuration({3: ["a"]})
-    await asyncio.sleep(0.7)
+    await asyncio.sleep(3.0)
     assert (await cc.topic_configuration({3: ["a"]})).task_id
     await cc.aclose()
     await admin.aclose()
@@ -202,7 +243,7 @@ async def test_basic_auth_and_tls(tmp_path: Path) -> None:
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from services.cluster_sim.cruise_control import _literal_alternatives
+from services.cluster_sim.proposals import literal_alternatives as _literal_alternatives
 from services.common.cruise_control import topic_regex
 
 TOPIC_NAMES = st.text(alphabet="abc.-_1", min_size=1, max_size=6)
@@ -280,8 +321,7 @@ async def test_add_remove_and_full_rebalance_proposals_execute_and_validate(sim:
     for index in range(4):
         await admin.create_topic(f"t{index}", 12, 3)
     recorder = Recorder(httpx.AsyncHTTPTransport())
-    base = f"http://127.0.0.1:{sim.settings.cruise_control_port}/kafkacruisecontrol"
-    async with httpx.AsyncClient(base_url=base, transport=recorder, timeout=10) as cc:
+    async with plain_http(sim, recorder) as cc:
         # Brokers 7 and 8 join /dc1 and /dc2: add_broker moves replicas only onto them.
         sim.cluster.add_broker(7, "/dc1/r1")
         sim.cluster.add_broker(8, "/dc2/r1")
@@ -294,7 +334,8 @@ async def test_add_remove_and_full_rebalance_proposals_execute_and_validate(sim:
         run = await cc.post("/add_broker", params={"brokerid": "7,8", "dryrun": "false", "json": "true"})
         task_id = run.headers["User-Task-ID"]
         state = (await cc.get("/state", params={"json": "true"})).json()["ExecutorState"]
-        assert state["triggeredTaskReason"] == "Add brokers" and state["numTotalPartitionMovements"] > 0
+        assert state["triggeredTaskReason"].startswith("No reason provided (Client: 127.0.0.1, Date: 20")
+        assert state["numTotalPartitionMovements"] > 0
         for _ in range(100):
             tasks = (await cc.get("/user_tasks", params={"user_task_ids": task_id, "json": "true"})).json()
             if tasks["userTasks"][0]["Status"] == "Completed":
@@ -315,7 +356,7 @@ async def test_add_remove_and_full_rebalance_proposals_execute_and_validate(sim:
             await asyncio.sleep(0.05)
         assert sim.cluster.replica_counts()[8] == 0
         unknown = await cc.post("/remove_broker", params={"brokerid": "42", "json": "true"})
-        assert unknown.status_code == 500 and "Broker [42] does not exist." in unknown.json()["errorMessage"]
+        assert unknown.status_code == 500 and "Broker 42 does not exist." in unknown.json()["errorMessage"]
         bad = await cc.post("/rebalance", params={"goals": "RackAwareGoal,ReplicaCapacityGoal", "json": "true"})
         assert bad.status_code == 500 and "Missing hard goals" in bad.json()["errorMessage"]
         full = await cc.post("/rebalance", params={"json": "true", "verbose": "true"})
@@ -328,14 +369,13 @@ async def test_add_remove_and_full_rebalance_proposals_execute_and_validate(sim:
     await admin.aclose()
 
 
-async def test_stop_proposal_execution_leaves_the_rest_of_the_movements_undone(sim: Simulator) -> None:
+async def test_stop_lets_the_movement_in_flight_finish_and_leaves_the_rest_undone(sim: Simulator) -> None:
     admin = SimulatorClusterAdmin(f"http://127.0.0.1:{sim.settings.admin_port}")
     for index in range(3):
         await admin.create_topic(f"s{index}", 20, 3)
     sim.cluster.add_broker(9, "/dc1/r1")
     sim.cruise_control.tuning.min_execution_s = 5.0
-    base = f"http://127.0.0.1:{sim.settings.cruise_control_port}/kafkacruisecontrol"
-    async with httpx.AsyncClient(base_url=base, timeout=10) as cc:
+    async with plain_http(sim) as cc:
         run = await cc.post("/add_broker", params={"brokerid": "9", "dryrun": "false", "json": "true",
                                                     "verbose": "true"})
         onto_9 = sum(1 for p in run.json()["proposals"] if 9 in p["newReplicas"])
@@ -343,13 +383,24 @@ async def test_stop_proposal_execution_leaves_the_rest_of_the_movements_undone(s
         await asyncio.sleep(0.5)
         assert (await cc.get("/state", params={"json": "true"})).json()["ExecutorState"]["state"] == \
             "INTER_BROKER_REPLICA_MOVEMENT_TASK_IN_PROGRESS"
-        await cc.post("/stop_proposal_execution", params={"json": "true"})
-        assert (await cc.get("/state", params={"json": "true"})).json()["ExecutorState"]["state"] == \
-            "NO_TASK_IN_PROGRESS"
-        await asyncio.sleep(0.3)
+        before_stop = sim.cluster.replica_counts()[9]
+        stop = await cc.post("/stop_proposal_execution", params={"json": "true"})
+        assert stop.status_code == 200 and stop.headers["User-Task-ID"], "answered at once, as a task of its own"
+        # The movement in flight goes on: the executor is stopping until it has finished.
+        stopping = (await cc.get("/state", params={"json": "true", "substates": "executor"})).json()
+        assert set(stopping) == {"ExecutorState", "version"}
+        assert stopping["ExecutorState"]["state"] == "STOPPING_EXECUTION"
+        for _ in range(100):
+            state = (await cc.get("/state", params={"json": "true", "substates": "executor"})).json()
+            if state["ExecutorState"]["state"] == "NO_TASK_IN_PROGRESS":
+                break
+            await asyncio.sleep(0.05)
+        else:
+            raise AssertionError("the executor never finished stopping")
         stopped_at = sim.cluster.replica_counts()[9]
         await asyncio.sleep(0.3)
-        assert sim.cluster.replica_counts()[9] == stopped_at < onto_9, "stopped part-way, and nothing moves after"
+        assert before_stop < stopped_at == sim.cluster.replica_counts()[9] < onto_9, \
+            "the movement in flight finished, the rest were dropped, and nothing moves after"
         # Cruise Control's notifyFinishedTask: an execution stopped by the user ends its task with an error.
         tasks = (await cc.get("/user_tasks", params={"json": "true"})).json()["userTasks"]
         assert [t["Status"] for t in tasks if t["UserTaskId"] == run.headers["User-Task-ID"]] == ["CompletedWithError"]
@@ -366,9 +417,10 @@ async def test_client_drives_add_and_remove_broker_on_the_simulator(sim: Simulat
     summary = proposal.result.summary
     assert summary.num_replica_movements > 0 and summary.data_to_move_mb > 0
     assert all(7 in p["newReplicas"] for p in proposal.result.proposals)
-    again = await cc.add_broker([7], task_id=proposal.task_id)  # the same task's answer, not a new task
+    again = await cc.add_broker([7], OptimizationOptions(verbose=True, replication_throttle=10_000_000),
+                                task_id=proposal.task_id)  # the same task's answer, not a new task
     assert again.task_id == proposal.task_id and again.result == proposal.result
-    with pytest.raises(RequestRejected, match=r"Broker \[99\] does not exist"):
+    with pytest.raises(RequestRejected, match=r"Broker 99 does not exist"):
         await cc.remove_broker([99])
     with pytest.raises(ValueError, match="takes no goals"):
         OptimizationOptions(goals=("RackAwareGoal",), rebalance_disk=True)
@@ -388,8 +440,8 @@ async def test_executions_copy_at_the_throttle_and_proposals_score_balance(sim: 
     proposal = await cc.add_broker([7], OptimizationOptions(verbose=True))
     summary = proposal.result.summary
     assert summary.balancedness_before < summary.balancedness_after, "an empty broker is imbalance"
-    after = {b["Broker"]: b["Replicas"] for b in proposal.result.load_after_optimization["brokers"]}
-    before = {b["Broker"]: b["Replicas"] for b in proposal.result.load_before_optimization["brokers"]}
+    after = {b.broker: b.replicas for b in proposal.result.load_after_optimization.brokers}
+    before = {b.broker: b.replicas for b in proposal.result.load_before_optimization.brokers}
     assert before[7] == 0 and after[7] == summary.num_replica_movements and sum(after.values()) == sum(before.values())
     data_mb = summary.data_to_move_mb
     # 1 MB/s: the execution lasts data / throttle simulated seconds (time_scale of them per real second).

@@ -24,3 +24,18 @@ def test_samples_from_cruise_controls_answers() -> None:
     assert isinstance(partition, PartitionLoadSample) and partition.key == "partition:t:0"
     assert all(e.sampled_at == AT for e in out)
     assert len(samples(brokers, None, AT)) == 3, "dead brokers and, when off, partitions are left out"
+
+
+def test_an_offline_log_directory_is_sampled_as_offline_from_the_real_cruise_controls_answer() -> None:
+    """Recorded from the real Cruise Control with broker 5's data-1 failed: its DiskMB and DiskPct are "DEAD"."""
+    import json
+    from pathlib import Path
+
+    recorded = Path(__file__).resolve().parents[3] / "shared" / "reference" / "cruise-control-real" / "responses"
+    answer = json.loads((recorded / "load-disk-offline-real.json").read_text())["body"]
+    brokers = BrokerLoads.model_validate(answer)
+    dirs = {(d.broker, d.log_dir): d for d in samples(brokers, None, AT) if isinstance(d, LogDirLoadSample)}
+    failed = dirs[(5, "/var/kafka/broker-5/data-1")]
+    assert not failed.online and failed.disk_mb == 0.0 and failed.disk_pct is None
+    assert sum(1 for d in dirs.values() if d.online) == 9, "every other directory keeps its figures"
+    assert dirs[(1, "/var/kafka/broker-1/data-0")].disk_mb > 0

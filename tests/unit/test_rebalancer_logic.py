@@ -94,13 +94,43 @@ def test_no_second_action_while_a_stop_is_under_way() -> None:
     again = logic.on_action(stopping, RebalanceAction(name=ADD.name, action="refresh"), NOW)
     assert again.stopping == "stop" and again.condition(logic.INVALID_ACTION) is not None
     assert logic.next_step(stopping, [], NOW) is Step.STOP
-    assert logic.on_stopped(stopping, NOW).state == S.STOPPED
+    sent = logic.on_stop_sent(stopping, NOW)
+    assert sent.state == S.STOPPING and logic.next_step(sent, [], NOW) is Step.POLL
+    assert logic.VALID_ACTIONS[S.STOPPING] == frozenset(), "nothing to do but wait while it stops"
+    idle = ExecutorState.model_validate({"state": "NO_TASK_IN_PROGRESS"})
+    assert logic.on_poll(sent, task("t", "InExecution"), idle, NOW).state == S.STOPPED
+
+
+def test_a_stop_waits_for_the_movements_in_flight_and_says_what_was_moved_and_left() -> None:
+    """The real Cruise Control answers the stop at once and stays STOPPING_EXECUTION for up to 84 s."""
+    running = status(S.REBALANCING, session_id="t", stopping="stop")
+    sent = logic.on_stop_sent(running, NOW)
+    assert sent.state == S.STOPPING and "lets those in flight finish" in (sent.message or "")
+    stopping = ExecutorState.model_validate({
+        "state": "STOPPING_EXECUTION", "triggeredUserTaskId": "t", "numTotalPartitionMovements": 76,
+        "numFinishedPartitionMovements": 7, "totalDataToMove": 760, "finishedDataMovement": 70})
+    still = logic.on_poll(sent, task("t", "InExecution"), stopping, NOW)
+    assert still is not None and still.state == S.STOPPING and still.progress.finished_partition_movements == 7
+    assert logic.on_poll(still, task("t", "InExecution"), stopping, NOW) is None, "no status without news"
+    ended = stopping.model_copy(update={"state": "NO_TASK_IN_PROGRESS"})
+    stopped = logic.on_poll(still, task("t", "CompletedWithError"), ended, NOW)
+    assert stopped.state == S.STOPPED and stopped.session_id is None and stopped.stopping is None
+    assert stopped.message == ("Stopped; by Cruise Control's last report, 7 of 76 partition movements made (70 of 760 "
+                               "MB); the other 69 were not started. Movements already made stay")
+    in_flight = stopped.progress.model_copy(update={"in_progress_partition_movements": 3})
+    assert logic.stopped(still.model_copy(update={"progress": in_flight}), NOW).message.endswith(
+        "7 of 76 partition movements made (70 of 760 MB) and 3 in flight, let finish; the other 66 were not started. "
+        "Movements already made stay")
+    # While stopping, the real one reports only what is in flight: the last figures stand.
+    figureless = ExecutorState.model_validate({"state": "STOPPING_EXECUTION", "triggeredUserTaskId": "t",
+                                               "numInProgressPartitionMovements": 0})
+    assert logic.on_poll(still, task("t", "InExecution"), figureless, NOW) is None
 
 
 def test_refresh_while_executing_stops_then_starts_over() -> None:
     refreshing = logic.on_action(status(S.REBALANCING, session_id="t"),
                                  RebalanceAction(name=ADD.name, action="refresh"), NOW)
-    after = logic.on_stopped(refreshing, NOW)
+    after = logic.stopped(logic.on_stop_sent(refreshing, NOW), NOW)
     assert after.state == S.NEW and after.session_id is None and after.stopping is None
 
 
@@ -121,7 +151,7 @@ def test_a_request_changed_while_executing_waits_for_a_refresh() -> None:
     assert after is not None and after.state == S.REBALANCING and after.request == ADD
     assert after.pending_request == changed and after.condition(logic.REQUEST_CHANGED) is not None
     assert logic.on_request(after, changed, NOW) is None
-    refreshed = logic.on_stopped(logic.on_action(after, RebalanceAction(name=ADD.name, action="refresh"), NOW), NOW)
+    refreshed = logic.stopped(logic.on_action(after, RebalanceAction(name=ADD.name, action="refresh"), NOW), NOW)
     assert refreshed.state == S.NEW and refreshed.request == changed
 
 
@@ -161,7 +191,7 @@ def test_an_empty_proposal_is_ready_at_once() -> None:
 
 
 @pytest.mark.parametrize("error", [
-    ConnectionFailed("Connection failed: refused"), ClusterModelNotReady("Cluster model not ready"),
+    ConnectionFailed("Connection failed: refused"),
     ServletFull("Cruise Control is at its active user task limit (servlet capacity)"),
     OngoingExecution("Another task is executing"),
 ])
@@ -178,6 +208,18 @@ def test_temporary_failures_keep_the_state_and_back_off(error) -> None:
     assert logic.next_step(current, [], NOW + timedelta(seconds=61)) is Step.PROPOSE
 
 
+def test_a_warming_up_cruise_control_is_waited_for_at_a_steady_pace_and_said_once() -> None:
+    warming = ClusterModelNotReady("Cruise Control is warming up (no valid metric window yet)")
+    current = status(S.PENDING_PROPOSAL, session_id="t")
+    assert not logic.quiet(current, warming), "said once"
+    current = logic.on_failure(current, warming, NOW, **RETRY)
+    assert current.state == S.PENDING_PROPOSAL and current.message.endswith("; waiting for it")
+    assert (current.next_attempt_at - NOW).total_seconds() == 2 and current.attempts == 0
+    again = ClusterModelNotReady("Cruise Control is warming up (its load monitor is loading, 40% loaded)")
+    assert logic.quiet(current, again), "then waited for without a new status"
+    assert logic.quiet(current, ServletFull("full")), "a full servlet says nothing about the rebalance"
+
+
 def test_a_refused_request_is_not_ready_with_cruise_controls_reason() -> None:
     refused = RequestRejected("Request failed (500), Broker [42] does not exist.")
     after = logic.on_failure(status(S.PENDING_PROPOSAL), refused, NOW, **RETRY)
@@ -188,7 +230,7 @@ def test_an_execution_keeps_its_reason_only_when_its_request_may_have_arrived() 
     approved = logic.approve(status(S.PROPOSAL_READY), NOW)
     unanswered = logic.on_failure(approved, ConnectionFailed("Connection failed: timed out"), NOW, **RETRY)
     assert unanswered.state == S.REBALANCING and unanswered.execution_reason == approved.execution_reason
-    refused = logic.on_failure(approved, ClusterModelNotReady("Cluster model not ready"), NOW, **RETRY)
+    refused = logic.on_failure(approved, OngoingExecution("Another task is executing"), NOW, **RETRY)
     assert refused.state == S.REBALANCING and refused.execution_reason not in (None, approved.execution_reason)
 
 
@@ -223,8 +265,57 @@ def test_a_forgotten_execution_waits_for_a_busy_executor_then_runs_again() -> No
     assert logic.on_poll(waiting, None, busy, NOW) is None
     idle = ExecutorState.model_validate({"state": "NO_TASK_IN_PROGRESS"})
     again = logic.on_poll(waiting, None, idle, NOW)
-    assert again.state == S.REBALANCING and again.session_id is None and again.execution_reason
-    assert logic.next_step(again, [], NOW) is Step.EXECUTE
+    assert again.state == S.REBALANCING and again.session_id is None and again.checking_approval
+    assert again.condition(logic.EXECUTION_INTERRUPTED) is not None
+    assert "asking it for a new proposal for what is left" in again.message
+    assert logic.next_step(again, [], NOW) is Step.CHECK
+
+
+def _executed(data_mb: float, moves: int) -> dict:
+    return {"summary": {"numReplicaMovements": moves, "dataToMoveMB": data_mb, "numLeaderMovements": 0}}
+
+
+def _interrupted(**fields) -> RebalanceStatus:
+    progress = {"executorState": "INTER_BROKER_REPLICA_MOVEMENT_TASK_IN_PROGRESS", "finishedDataMovementMB": 400,
+                "totalDataToMoveMB": 1000, "finishedPartitionMovements": 4, "totalPartitionMovements": 10}
+    running = status(S.REBALANCING, session_id="t1", request=ADD.model_copy(update=fields),
+                     summary=logic.summary_of(OptimizationResult.model_validate(_executed(1000, 10))),
+                     progress=progress)
+    return logic.on_poll(running, None, ExecutorState.model_validate({"state": "NO_TASK_IN_PROGRESS"}), NOW)
+
+
+def test_after_a_restart_mid_execution_the_new_proposal_is_said_with_its_figures_and_executed() -> None:
+    interrupted = _interrupted()
+    fresh = OptimizationResult.model_validate(_executed(620, 6))
+    go = logic.on_check(interrupted, "t2", fresh, NOW, max_drift_percent=20.0)
+    assert go.state == S.REBALANCING and go.execution_reason and not go.checking_approval
+    assert go.message == ("Cruise Control restarted during the execution; executing its new proposal (620 MB to "
+                          "move, 6 replica movements); what was left of the interrupted one: 600 MB to move, 6 replica "
+                          "movements")
+    assert "remaining movements" not in go.message
+    said = go.condition(logic.EXECUTION_INTERRUPTED)
+    assert said is not None and said.reason == logic.NEW_PROPOSAL_EXECUTED and said.message == go.message
+    assert logic.next_step(go, [], NOW) is Step.EXECUTE
+    # Said for as long as it executes (a poll's message does not replace it).
+    running = go.model_copy(update={"session_id": "t2", "execution_reason": None})
+    executor = ExecutorState.model_validate({"state": "INTER_BROKER_REPLICA_MOVEMENT_TASK_IN_PROGRESS",
+                                             "triggeredUserTaskId": "t2", "numTotalPartitionMovements": 6,
+                                             "numFinishedPartitionMovements": 1, "totalDataToMove": 620,
+                                             "finishedDataMovement": 100})
+    polled = logic.on_poll(running, task("t2", "InExecution"), executor, NOW)
+    assert polled.message == go.message and polled.progress.finished_partition_movements == 1
+
+
+def test_after_a_restart_a_new_proposal_past_the_drift_limit_waits_for_approval_again() -> None:
+    bigger = OptimizationResult.model_validate(_executed(2000, 20))
+    held = logic.on_check(_interrupted(), "t2", bigger, NOW, max_drift_percent=20.0)
+    assert held.state == S.PROPOSAL_READY and held.condition(logic.PROPOSAL_CHANGED) is not None
+    assert held.summary.data_to_move_mb == 2000 and "approve it to go on" in held.message
+    auto = logic.on_check(_interrupted(auto_approve=True), "t2", bigger, NOW, max_drift_percent=20.0)
+    assert auto.state == S.REBALANCING, "an auto-approved rebalance goes on with Cruise Control's new proposal"
+    done = logic.on_check(_interrupted(), "t2", OptimizationResult.model_validate(_executed(0, 0)), NOW,
+                          max_drift_percent=20.0)
+    assert done.state == S.READY and "moves nothing more" in done.message
 
 
 def test_executions_name_only_brokers_still_in_the_cluster() -> None:
@@ -373,7 +464,7 @@ def test_progress_counts_moves_between_directories() -> None:
         "state": "INTRA_BROKER_REPLICA_MOVEMENT_TASK_IN_PROGRESS", "triggeredUserTaskId": "t",
         "numTotalIntraBrokerPartitionMovements": 4, "numFinishedIntraBrokerPartitionMovements": 1,
         "totalIntraBrokerDataToMove": 400, "finishedIntraBrokerDataMovement": 100})
-    progress = logic.progress_of(executor, task, NOW)
+    progress = logic.progress_of(executor, status(S.REBALANCING, session_id="t"), NOW, task)
     assert progress is not None
     assert (progress.total_intra_broker_partition_movements, progress.finished_intra_broker_partition_movements) == (4, 1)
     assert progress.percent_data_moved == 25.0 and progress.estimated_seconds_to_completion == 30.0
@@ -528,3 +619,21 @@ def test_the_drift_limit_setting_defaults_to_20_percent_and_null_turns_the_check
     assert Settings().rebalancer.approval_max_drift_percent == 20.0
     monkeypatch.setenv("BALLAST_REBALANCER__APPROVAL_MAX_DRIFT_PERCENT", "null")
     assert Settings().rebalancer.approval_max_drift_percent is None
+
+
+def test_a_proposal_without_the_load_before_it_shows_only_the_load_after() -> None:
+    """The real Cruise Control's remove_disks answers no loadBeforeOptimization: nothing is made up for it."""
+    import json
+    from pathlib import Path
+
+    from services.cli.views import broker_load_table
+
+    recorded = Path(__file__).resolve().parents[3] / "shared" / "reference" / "cruise-control-real" / "responses"
+    answer = json.loads((recorded / "remove_disks-dryrun-real.json").read_text())["body"]
+    rows = logic.broker_load_of(OptimizationResult.model_validate(answer))
+    assert rows and all(r.replicas_before is None and r.disk_mb_before is None for r in rows)
+    assert rows[1].replicas_after == 90
+    table = broker_load_table(status(S.PROPOSAL_READY, broker_load=rows))
+    assert list(table.columns[1].cells)[1] == "90", "after only, no invented 0 before it"
+    with_before = logic.broker_load_of(result())
+    assert [(r.replicas_before, r.replicas_after) for r in with_before] == [(12, 8), (12, 8), (0, 8)]

@@ -224,3 +224,30 @@ def test_changes_wait_behind_our_execution_only_while_one_runs_and_others_are_un
     assert waiting_behind_our_execution([ongoing, queued])
     assert not waiting_behind_our_execution([ongoing, sending]), "already on its way"
     assert not waiting_behind_our_execution([queued]), "nothing of ours executes"
+
+
+def test_a_change_is_scoped_to_its_batch_unless_the_cluster_scope_is_asked_for() -> None:
+    import re
+
+    params = logic.optimization_params(["a.c", "b-1"], scope="batch", goals=[], rack_enabled=True)
+    assert params["goals"] == ["RackAwareGoal"] and params["skip_hard_goal_check"] is True
+    excluded = re.compile(params["excluded_topics"])
+    assert not excluded.fullmatch("a.c") and not excluded.fullmatch("b-1"), "never excludes a batch member"
+    assert all(excluded.fullmatch(t) for t in ("abc", "a.cc", "b-10", "__consumer_offsets", "ballast.topic.status"))
+    assert logic.optimization_params(["a"], scope="batch", goals=[], rack_enabled=False)["goals"] == \
+        ["ReplicaCapacityGoal"]
+    assert logic.optimization_params(["a"], scope="batch", goals=["RackAwareDistributionGoal"],
+                                     rack_enabled=True)["goals"] == ["RackAwareDistributionGoal"]
+    assert logic.optimization_params(["a"], scope="cluster", goals=[], rack_enabled=True) == {}
+
+
+def test_a_scoped_batch_keeps_within_the_url_cruise_control_accepts() -> None:
+    from urllib.parse import quote
+
+    records = [ReplicasChangeRecord(topic=f"orders.eu-west-{i:04d}", state=PENDING, target_replicas=3, updated_at=NOW)
+               for i in range(400)]
+    taken = logic.fit_in_one_request(records, url_bytes=6000)
+    excluded = logic.optimization_params([r.topic for r in taken], scope="batch", goals=[],
+                                         rack_enabled=True)["excluded_topics"]
+    assert 50 < len(taken) < 400 and len(quote(excluded, safe="")) <= 6000 + 100
+    assert len(logic.fit_in_one_request(records)) == 400, "unscoped: only the bus record bounds a batch"

@@ -1,6 +1,12 @@
 """Cruise Control REST port: one async httpx client with typed responses."""
 
-from services.common.cruise_control.client import CruiseControlClient, OptimizationOptions, Submission, topic_regex
+from services.common.cruise_control.client import (
+    CruiseControlClient,
+    OptimizationOptions,
+    Submission,
+    all_topics_but,
+    topic_regex,
+)
 from services.common.cruise_control.errors import (
     AuthorizationError,
     ClusterModelNotReady,
@@ -40,5 +46,6 @@ __all__ = [
     "TaskStatus",
     "UserTask",
     "UserTasks",
+    "all_topics_but",
     "topic_regex",
 ]

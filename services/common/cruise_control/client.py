@@ -2,6 +2,14 @@
 
 Layering, as in httpx: settings -> one ``httpx.AsyncClient`` (auth, TLS, timeouts, optional transport as the test
 seam) -> one method per endpoint returning typed models -> ``errors.classify`` for every non-2xx answer.
+
+Two things every request respects, because the real Cruise Control works so:
+- **Fresh answers.** Cruise Control ties an asynchronous request to the HTTP session (its ``JSESSIONID`` cookie) and
+  answers a repeat of the same request in the same session with the session's old task, errors included, for as long
+  as the session lives. This client keeps no cookies, so every request is a new task; it follows a task that is still
+  computing (202) only by naming it in the ``User-Task-ID`` header, where a caller asks for that.
+- **The user-task budget** (``budget.TaskBudget``): each request is a user task that Cruise Control counts against
+  ``max.active.user.tasks``; a client holds at most its service's share at once.
 """
 
 from __future__ import annotations
@@ -10,13 +18,23 @@ import json
 import ssl
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from http.cookiejar import DefaultCookiePolicy
+from typing import Any, TypeVar
 
 import httpx
 from pydantic import ValidationError
 from tenacity import AsyncRetrying, retry_if_exception_type, stop_after_attempt, wait_exponential
 
-from services.common.cruise_control.errors import ConnectionFailed, CruiseControlError, classify
+from services.common.cruise_control.budget import TaskBudget
+from services.common.cruise_control.errors import (
+    ClusterModelNotReady,
+    ConnectionFailed,
+    CruiseControlError,
+    RequestRejected,
+    classify,
+    may_be_warm_up,
+    warming_up,
+)
 from services.common.cruise_control.models import (
     BrokerLoads,
     CruiseControlState,
@@ -27,8 +45,13 @@ from services.common.cruise_control.models import (
     ProgressResponse,
     UserTasks,
 )
+from services.common.cruise_control.warm_up import SUBSTATES as WARM_UP_SUBSTATES
+from services.common.cruise_control.warm_up import warming_up as warm_up_reason
+from services.common.logging import get_logger
 from services.common.metrics import cruise_control_request
 from services.common.settings import CruiseControlSettings
+
+log = get_logger(__name__)
 
 USER_TASK_ID = "User-Task-ID"
 
@@ -42,6 +65,22 @@ def topic_regex(topics: Iterable[str]) -> str:
     return "|".join("".join(ch if ch.isalnum() or ch == "_" else "\\" + ch for ch in name) for name in sorted(topics))
 
 
+HttpClient = TypeVar("HttpClient", httpx.Client, httpx.AsyncClient)
+
+
+def without_session(http: HttpClient) -> HttpClient:
+    """An HTTP client that keeps no cookie: Cruise Control's session cookie would turn a repeated request into the
+    session's old answer (any client asking Cruise Control again and again needs this: tests, tools)."""
+    http.cookies.jar.set_policy(DefaultCookiePolicy(allowed_domains=[]))
+    return http
+
+
+def all_topics_but(topics: Iterable[str]) -> str:
+    """A regex matching every topic name except these (for ``excluded_topics``: Cruise Control matches it against
+    whole names, as Java's ``matches``; a negative lookahead works alike in Java and Python)."""
+    return f"(?!(?:{topic_regex(topics)})$).*"
+
+
 @dataclass(frozen=True)
 class Submission:
     """A request Cruise Control accepted: its task id, and the result if it was ready (200) rather than 202."""
@@ -52,8 +91,15 @@ class Submission:
 
 
 class CruiseControlClient:
-    def __init__(self, settings: CruiseControlSettings, *, transport: httpx.AsyncBaseTransport | None = None) -> None:
+    def __init__(self, settings: CruiseControlSettings, *, service: str | None = None,
+                 transport: httpx.AsyncBaseTransport | None = None) -> None:
+        """``service``: whose share of Cruise Control's user tasks this client holds (``user_task_shares``); None:
+        no budget (a one-off client: the CLI, a benchmark, a test)."""
         self.settings = settings
+        share = settings.user_task_shares.get(service) if service is not None else None
+        self.budget = TaskBudget(share, retention_s=settings.task_scanner_period_s) if share else None
+        # Set by an answer of a Cruise Control warming up: until its state says it is warm, nothing is submitted.
+        self._warming_up = False
         auth = None
         if settings.auth_enabled and settings.username and settings.password:
             auth = httpx.BasicAuth(settings.username, settings.password.get_secret_value())
@@ -68,6 +114,12 @@ class CruiseControlClient:
             transport=transport,
             headers={"Accept": "application/json"},
         )
+        without_session(self._http)
+
+    @property
+    def can_ask_now(self) -> bool:
+        """A request now would not wait for this service's share of Cruise Control's user tasks."""
+        return self.budget is None or self.budget.free
 
     async def aclose(self) -> None:
         await self._http.aclose()
@@ -86,10 +138,15 @@ class CruiseControlClient:
         *,
         dryrun: bool = False,
         reason: str | None = None,
-        goals: list[str] | None = None,
+        goals: Iterable[str] | None = None,
+        skip_hard_goal_check: bool = False,
+        excluded_topics: str | None = None,
         replication_throttle: int | None = None,
+        verbose: bool = False,
     ) -> Submission:
-        """One request for many replication-factor changes, grouped by target RF (the JSON-body form)."""
+        """One request for many replication-factor changes, grouped by target RF (the JSON-body form). ``goals``,
+        ``skip_hard_goal_check`` and ``excluded_topics`` (a regex) shape the optimization Cruise Control runs after
+        adding or dropping the replicas; by default it optimizes the whole cluster with its default goals."""
         body = {
             "replication_factor": {
                 "topic_by_replication_factor": {
@@ -106,8 +163,14 @@ class CruiseControlClient:
             params["reason"] = reason
         if goals:
             params["goals"] = ",".join(goals)
+        if skip_hard_goal_check:
+            params["skip_hard_goal_check"] = "true"
+        if excluded_topics:
+            params["excluded_topics"] = excluded_topics
         if replication_throttle:
             params["replication_throttle"] = replication_throttle
+        if verbose:
+            params["verbose"] = "true"
         response = await self._send("POST", "topic_configuration", params=params, json_body=body)
         return _submission(response)
 
@@ -192,7 +255,16 @@ class CruiseControlClient:
             params["user_task_ids"] = ",".join(ids)
         if endpoints:
             params["endpoints"] = endpoints
-        return _parse(UserTasks, await self._get("user_tasks", params))
+        try:
+            return _parse(UserTasks, await self._get("user_tasks", params))
+        except RequestRejected as exc:
+            if not fetch_completed_task:
+                raise
+            # Cruise Control cannot always serialize a failed task's result (on Java 17 without
+            # --add-opens java.base/java.lang it answers 500 for any task that failed): the tasks without it.
+            log.warning("user_tasks with fetch_completed_task failed; asking without the tasks' results",
+                        error=exc.message)
+            return await self.user_tasks(ids, endpoints=endpoints)
 
     async def state(self, substates: str | None = None, *, verbose: bool = False) -> CruiseControlState:
         params: dict[str, Any] = {"json": "true", "verbose": _flag(verbose)}
@@ -220,6 +292,55 @@ class CruiseControlClient:
     async def _send(
         self, method: str, path: str, *, params: dict[str, Any], json_body: dict[str, Any] | None = None,
         headers: dict[str, str] | None = None,
+    ) -> httpx.Response:
+        following = (headers or {}).get(USER_TASK_ID)
+        if self._warming_up and method == "POST" and not following:
+            # Wait for the warm-up rather than submit into it: a request now would only be refused.
+            if reason := await self._warm_up_reason():
+                raise ClusterModelNotReady(f"Cruise Control is warming up ({reason})")
+            self._warming_up = False
+        try:
+            response = await self._request(method, path, params=params, json_body=json_body, headers=headers)
+        except CruiseControlError as exc:
+            if following and self.budget is not None:
+                # Forgotten, or its answer lost: the caller asks anew, so the task no longer holds a slot here.
+                self.budget.answered(following)
+            if (may_be_warm_up(exc) or isinstance(exc, ClusterModelNotReady)) \
+                    and (reason := await self._warm_up_reason()):
+                self._warming_up = True
+                raise warming_up(exc, reason) from exc
+            if isinstance(exc, ClusterModelNotReady):
+                self._warming_up = True
+            raise
+        if following and self.budget is not None and response.status_code != 202:
+            self.budget.answered(following)
+        return response
+
+    async def _warm_up_reason(self) -> str | None:
+        """Why Cruise Control cannot answer from a load model yet (its own state says), or None."""
+        try:
+            return warm_up_reason(await self.state(WARM_UP_SUBSTATES))
+        except CruiseControlError as exc:
+            log.info("cannot ask Cruise Control whether it is warming up", error=exc.message)
+            return None
+
+    async def _request(
+        self, method: str, path: str, *, params: dict[str, Any], json_body: dict[str, Any] | None,
+        headers: dict[str, str] | None,
+    ) -> httpx.Response:
+        """One request; a new user task takes a slot of the budget (one naming a task in ``User-Task-ID`` asks about
+        that task, and makes none)."""
+        if self.budget is None or (headers or {}).get(USER_TASK_ID):
+            return await self._exchange(method, path, params=params, json_body=json_body, headers=headers)
+        async with self.budget.new_task() as slot:
+            response = await self._exchange(method, path, params=params, json_body=json_body, headers=headers)
+            if response.status_code == 202 and (task_id := response.headers.get(USER_TASK_ID)):
+                slot.computing(task_id)
+            return response
+
+    async def _exchange(
+        self, method: str, path: str, *, params: dict[str, Any], json_body: dict[str, Any] | None,
+        headers: dict[str, str] | None,
     ) -> httpx.Response:
         try:
             with cruise_control_request(path, method) as answered:

@@ -3,12 +3,18 @@
 Cruise Control itself does not tell the two apart (seed 000); the taxonomy below follows what its messages mean in
 practice. Messages are short and readable: they end up in users' status events.
 
-The policy both services follow: a temporary error (``temporary``: unreachable, credentials, no valid windows yet,
-another execution, servlet full) keeps the state and is retried with the one backoff (``retry.backoff``). A permanent
-one (``RequestRejected``: Cruise Control refused the request itself) is not retried as it was: the rebalancer marks
-the rebalance NotReady until the request is changed or refreshed; the replicas-change service pins the refusal on the
-changes it names (``isolation``), which keep the message and are retried only after the backoff, in case the cluster
-changed (a broker back), while the other changes go at once.
+The policy both services follow: a temporary error (``temporary``: unreachable, credentials, the load model not ready
+or warming up, another execution, servlet full, a task Cruise Control forgot) keeps the state and is retried with the
+one backoff (``retry.backoff``). A permanent one (``RequestRejected``: Cruise Control refused the request itself) is
+not retried as it was: the rebalancer marks the rebalance NotReady until the request is changed or refreshed; the
+replicas-change service pins the refusal on the changes it names (``isolation``), which keep the message and are
+retried only after the backoff, in case the cluster changed (a broker back), while the other changes go at once.
+
+Some refusals are either: "There is no topic in cluster matching pattern", "Broker [5] does not exist", "The broker
+id(-3) should be non-negative" are what a restarted Cruise Control answers for a minute while its load model fills
+(the topic and the broker exist; its model does not hold them yet), and what it answers for a topic or broker that
+really is not there. ``may_be_warm_up`` recognises them; the client then asks Cruise Control's own ``state`` which
+one it is (``warm_up.warming_up``).
 """
 
 from __future__ import annotations
@@ -16,6 +22,8 @@ from __future__ import annotations
 
 class CruiseControlError(Exception):
     temporary: bool = True
+    # Retried without a word to the user: the refusal says nothing about the request (ServletFull).
+    quiet: bool = False
 
     def __init__(self, message: str, *, status_code: int | None = None, detail: str | None = None) -> None:
         super().__init__(message)
@@ -33,7 +41,8 @@ class AuthorizationError(CruiseControlError):
 
 
 class ClusterModelNotReady(CruiseControlError):
-    """NotEnoughValidWindowsException: Cruise Control is still collecting metrics (e.g. just restarted)."""
+    """NotEnoughValidWindowsException, or an answer of a Cruise Control still warming up: its load model cannot answer
+    yet (e.g. just restarted)."""
 
 
 class OngoingExecution(CruiseControlError):
@@ -41,7 +50,16 @@ class OngoingExecution(CruiseControlError):
 
 
 class ServletFull(CruiseControlError):
-    """'There are already N active user tasks, which has reached the servlet capacity.'"""
+    """'There are already N active user tasks, which has reached the servlet capacity.': other clients hold Cruise
+    Control's user tasks (Ballast's own services keep to their shares). Nothing is wrong with the request: it is
+    asked again shortly, with no status published in between."""
+
+    quiet = True
+
+
+class TaskForgotten(CruiseControlError):
+    """'Unexpected header <id> (value: User-Task-ID)': Cruise Control holds no task by that id for this request (it
+    restarted, or the task aged out of its memory). The request is made anew, without the header."""
 
 
 class RequestRejected(CruiseControlError):
@@ -58,11 +76,29 @@ def classify(status_code: int, error_message: str, detail: str | None = None) ->
         return ClusterModelNotReady("Cluster model not ready", status_code=status_code, detail=text)
     if "OngoingExecutionException" in text or "ongoing execution" in text:
         return OngoingExecution("Another task is executing", status_code=status_code, detail=text)
+    if "Unexpected header" in text and "User-Task-ID" in text:
+        return TaskForgotten("Cruise Control no longer knows the task (restarted?)", status_code=status_code,
+                             detail=text)
     if "reached the servlet capacity" in text:
         return ServletFull(
             "Cruise Control is at its active user task limit (servlet capacity)", status_code=status_code, detail=text
         )
     return RequestRejected(f"Request failed ({status_code}), {_core_message(text)}", status_code=status_code, detail=text)
+
+
+# What Cruise Control answers while its load model fills after a start, about topics and brokers that do exist.
+_WARM_UP_ANSWERS = ("There is no topic in cluster matching pattern", "does not exist.", "The broker id(")
+
+
+def may_be_warm_up(error: CruiseControlError) -> bool:
+    """A refusal that a warming-up Cruise Control gives for topics and brokers its model does not hold yet."""
+    return isinstance(error, RequestRejected) and any(marker in (error.detail or "") for marker in _WARM_UP_ANSWERS)
+
+
+def warming_up(error: CruiseControlError, reason: str) -> ClusterModelNotReady:
+    """``error`` given while Cruise Control warms up (``reason``, from its state): temporary."""
+    return ClusterModelNotReady(f"Cruise Control is warming up ({reason})", status_code=error.status_code,
+                                detail=error.detail)
 
 
 def _core_message(text: str) -> str:

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import json
 from enum import StrEnum
-from typing import Any
+from typing import Annotated, Any
 from urllib.parse import parse_qs, urlsplit
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 
 
 class _CCModel(BaseModel):
@@ -78,8 +78,8 @@ class OptimizationSummary(_CCModel):
 class OptimizationResult(_CCModel):
     summary: OptimizationSummary
     goal_summary: list[dict[str, Any]] = Field(default_factory=list, alias="goalSummary")
-    load_after_optimization: dict[str, Any] | None = Field(default=None, alias="loadAfterOptimization")
-    load_before_optimization: dict[str, Any] | None = Field(default=None, alias="loadBeforeOptimization")
+    load_after_optimization: BrokerLoads | None = Field(default=None, alias="loadAfterOptimization")
+    load_before_optimization: BrokerLoads | None = Field(default=None, alias="loadBeforeOptimization")
     proposals: list[dict[str, Any]] | None = None
     version: int = 1
 
@@ -114,6 +114,7 @@ class ExecutorState(_CCModel):
     triggered_user_task_id: str | None = Field(default=None, alias="triggeredUserTaskId")
     num_total_partition_movements: int | None = Field(default=None, alias="numTotalPartitionMovements")
     num_finished_partition_movements: int | None = Field(default=None, alias="numFinishedPartitionMovements")
+    num_in_progress_partition_movements: int | None = Field(default=None, alias="numInProgressPartitionMovements")
     total_data_to_move: float | None = Field(default=None, alias="totalDataToMove")
     finished_data_movement: float | None = Field(default=None, alias="finishedDataMovement")
     num_total_intra_broker_partition_movements: int | None = Field(
@@ -128,7 +129,14 @@ class MonitorState(_CCModel):
     state: str
     trained: bool | None = None
     num_monitored_windows: int | None = Field(default=None, alias="numMonitoredWindows")
+    num_valid_partitions: int | None = Field(default=None, alias="numValidPartitions")
+    num_total_partitions: int | None = Field(default=None, alias="numTotalPartitions")
     monitoring_coverage_pct: float | None = Field(default=None, alias="monitoringCoveragePct")
+    loading_progress_pct: float | None = Field(default=None, alias="loadingProgressPct")  # while LOADING
+
+    @property
+    def loading_progress(self) -> float | None:
+        return None if self.loading_progress_pct is None else self.loading_progress_pct / 100.0
 
 
 class AnalyzerState(_CCModel):
@@ -160,13 +168,30 @@ class KafkaClusterState(_CCModel):
     version: int = 1
 
 
-class LogDirLoad(_CCModel):
-    """One log directory of a broker (``DiskState`` with populate_disk_info=true)."""
+OFFLINE_DISK = "DEAD"
 
-    disk_mb: float = Field(default=0, alias="DiskMB")
-    disk_pct: float | None = Field(default=None, alias="DiskPct")
+
+def _figure_or_offline(value: Any) -> Any:
+    return None if value == OFFLINE_DISK else value
+
+
+# Cruise Control writes the string "DEAD" instead of a figure for an offline log directory.
+DiskFigure = Annotated[float | None, BeforeValidator(_figure_or_offline)]
+
+
+class LogDirLoad(_CCModel):
+    """One log directory of a broker (``DiskState`` with populate_disk_info=true, and in a proposal's
+    ``loadAfterOptimization``). An offline directory (a failed disk, or one a proposal empties for removal) has no
+    figures: Cruise Control writes ``"DEAD"`` in ``DiskMB`` and ``DiskPct``."""
+
+    disk_mb: DiskFigure = Field(default=0, alias="DiskMB")
+    disk_pct: DiskFigure = Field(default=None, alias="DiskPct")
     leaders: int = Field(default=0, alias="NumLeaderReplicas")
     replicas: int = Field(default=0, alias="NumReplicas")
+
+    @property
+    def online(self) -> bool:
+        return self.disk_mb is not None
 
 
 class BrokerLoad(_CCModel):
@@ -184,12 +209,19 @@ class BrokerLoad(_CCModel):
     nw_out_rate: float | None = Field(default=None, alias="NwOutRate")
     disk_state: dict[str, LogDirLoad] = Field(default_factory=dict, alias="DiskState")
 
+    @property
+    def alive(self) -> bool:
+        return self.state in (None, "ALIVE")
+
 
 class BrokerLoads(_CCModel):
     """GET load (and ``loadAfterOptimization`` / ``loadBeforeOptimization`` of a proposal)."""
 
     brokers: list[BrokerLoad] = Field(default_factory=list)
     version: int = 1
+
+    def by_broker(self) -> dict[int, BrokerLoad]:
+        return {b.broker: b for b in self.brokers}
 
 
 class PartitionLoad(_CCModel):
@@ -209,3 +241,6 @@ class PartitionLoad(_CCModel):
 class PartitionLoads(_CCModel):
     records: list[PartitionLoad] = Field(default_factory=list)
     version: int = 1
+
+
+OptimizationResult.model_rebuild()
