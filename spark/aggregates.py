@@ -16,6 +16,7 @@ changes nothing, and the checkpoint holds the source offsets and the window stat
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable, Iterable
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -24,6 +25,7 @@ from events import TOPICS, LoadAggregate, encode
 from services.common.logging import get_logger
 from services.common.settings import Settings, SparkSettings
 from spark.rollup import Member, member, rollup
+from spark.stopping import BatchGate
 
 SAMPLE_SCHEMAS = ("ballast.BrokerLoadSample", "ballast.LogDirLoadSample")
 PLACED_SCHEMA = "ballast.ReplicasPlaced"
@@ -176,8 +178,9 @@ def batch_aggregates(rows: Iterable[Any], cache: WindowBrokers) -> list[LoadAggr
     return out
 
 
-def kafka_sink(settings: Settings) -> Callable[[Any, int], None]:
-    """foreachBatch: every updated (window, entity) as a LoadAggregate, keyed by (window, entity)."""
+def kafka_sink(settings: Settings, gate: BatchGate | None = None) -> Callable[[Any, int], None]:
+    """foreachBatch: every updated (window, entity) as a LoadAggregate, keyed by (window, entity). ``gate``: where a
+    stop waits for the batch being written."""
     from confluent_kafka import Producer
 
     from services.common import busio
@@ -189,12 +192,13 @@ def kafka_sink(settings: Settings) -> Callable[[Any, int], None]:
                          "log_level": 0})
 
     def write(batch: Any, batch_id: int) -> None:
-        aggregates = batch_aggregates(batch.toLocalIterator(), cache)
-        for a in aggregates:
-            busio.send(producer, TOPICS.load_aggregates.name, a.key.encode(), encode(a))
-        # The batch is done only when the broker has every record: Spark then commits it, never before.
-        if producer.flush(60) != 0:
-            raise RuntimeError(f"batch {batch_id}: aggregates not delivered within 60 s")
+        with gate.batch() if gate else contextlib.nullcontext():
+            aggregates = batch_aggregates(batch.toLocalIterator(), cache)
+            for a in aggregates:
+                busio.send(producer, TOPICS.load_aggregates.name, a.key.encode(), encode(a))
+            # The batch is done only when the broker has every record: Spark then commits it, never before.
+            if producer.flush(60) != 0:
+                raise RuntimeError(f"batch {batch_id}: aggregates not delivered within 60 s")
         get_logger("spark-aggregates").info("batch written", batch=batch_id, aggregates=len(aggregates))
 
     return write
@@ -211,7 +215,6 @@ def start(spark: Any, settings: Settings, sink: Callable[[Any, int], None] | Non
 def main() -> None:
     import signal
     import threading
-    import time
 
     from services.common.settings import get_settings
     from spark.session import kafka_source_jars, local_session
@@ -232,18 +235,14 @@ def main() -> None:
     # to stop. Installed after the session: the SparkContext installs its own SIGINT handler, which raises.
     spark = local_session("ballast-load-aggregates", master=settings.spark.master, jars=jars)
     stop_on_signals()
-    query = start(spark, settings)
+    gate = BatchGate(spark)
+    query = start(spark, settings, kafka_sink(settings, gate))
     log.info("running", reads=[TOPICS.load_samples.name, TOPICS.placements.name],
              writes=TOPICS.load_aggregates.name, checkpoint=str(settings.spark.checkpoint_dir))
     while not stopping.is_set() and query.isActive:
         query.awaitTermination(1)
-    # Let a batch being written finish first: stopping mid-batch cancels its job, and Spark reports that with a
-    # stack overflow's worth of trace (the batch would be written again at the next start anyway).
-    patience = time.monotonic() + 30
-    while query.isActive and query.status.get("isTriggerActive") and time.monotonic() < patience:
-        time.sleep(0.2)
     if query.isActive:
-        query.stop()
+        gate.stop(query)
     spark.stop()
     log.info("stopped", reason="signal" if stopping.is_set() else "the query ended")
 

@@ -49,6 +49,9 @@ def local_session(app_name: str, master: str = "local[2]", jars: list[Path] | No
              .config("spark.sql.session.timeZone", "UTC")
              .config("spark.driver.bindAddress", "127.0.0.1")
              .config("spark.driver.host", "127.0.0.1")
+             # Spark checks whether a foreachBatch error was its query's stop with a regex that recurses once per
+             # character of the error (StreamExecution.PROXY_ERROR): 1 MB stacks overflow on a py4j trace.
+             .config("spark.driver.extraJavaOptions", "-Xss16m")
              .getOrCreate())
     spark.sparkContext.setLogLevel("ERROR")
     return spark
