@@ -72,8 +72,12 @@ def differs(approved: ProposalSummary, now: ProposalSummary) -> bool:
 
 
 def describe(s: ProposalSummary) -> str:
-    """``41,115 MB to move, 96 replica movements``."""
-    return f"{data_mb(s):,.0f} MB to move, {replica_movements(s)} replica movements"
+    """``41,115 MB to move, 96 replica movements``; movements between a broker's directories are named as such
+    (``157 MB to move, 40 between directories``)."""
+    kinds = ((s.num_replica_movements, "replica movements"), (s.num_intra_broker_replica_movements,
+                                                               "between directories"))
+    moves = [f"{n} {kind}" for n, kind in kinds if n] or ["0 replica movements"]
+    return ", ".join([f"{data_mb(s):,.0f} MB to move", *moves])
 
 
 def left_after(executing: ProposalSummary | None, progress: RebalanceProgress | None) -> ProposalSummary | None:

@@ -345,9 +345,10 @@ def _after_interruption(status: RebalanceStatus, result: OptimizationResult, fre
     left = drift.left_after(status.executed_summary or status.summary, status.progress)
     figures = drift.describe(fresh)
     if left is None or status.request.auto_approve or drift.drift_percent(left, fresh) <= max_drift_percent:
-        compared = f"; what was left of the interrupted one: {drift.describe(left)}" if left is not None else ""
-        message = f"Cruise Control restarted during the execution; executing its new proposal ({figures}){compared}"
-        # Said for as long as it executes, and kept once done: what runs is not what was approved.
+        replaced = f"what was left of the interrupted one ({drift.describe(left)})" if left is not None \
+            else "the interrupted one"
+        message = f"Cruise Control restarted during the execution; its new proposal ({figures}) replaced {replaced}"
+        # Said for as long as it executes, and kept once done (so worded for both): what ran is not what was approved.
         restarted = Condition(type=EXECUTION_INTERRUPTED, status="False", reason=NEW_PROPOSAL_EXECUTED,
                               last_transition_time=now, message=message)
         approved = approve(_update(status, now, conditions=[*conditions, restarted]), now, message=message)

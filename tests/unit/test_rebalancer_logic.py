@@ -12,7 +12,8 @@ from services.common.cruise_control.errors import (
     ServletFull,
 )
 from services.common.cruise_control.models import ExecutorState, OptimizationResult, UserTask
-from services.rebalancer import logic
+from events.rebalance import ProposalSummary
+from services.rebalancer import drift, logic
 from services.rebalancer.logic import Step
 
 S = RebalanceState
@@ -289,9 +290,9 @@ def test_after_a_restart_mid_execution_the_new_proposal_is_said_with_its_figures
     fresh = OptimizationResult.model_validate(_executed(620, 6))
     go = logic.on_check(interrupted, "t2", fresh, NOW, max_drift_percent=20.0)
     assert go.state == S.REBALANCING and go.execution_reason and not go.checking_approval
-    assert go.message == ("Cruise Control restarted during the execution; executing its new proposal (620 MB to "
-                          "move, 6 replica movements); what was left of the interrupted one: 600 MB to move, 6 replica "
-                          "movements")
+    assert go.message == ("Cruise Control restarted during the execution; its new proposal (620 MB to move, 6 "
+                          "replica movements) replaced what was left of the interrupted one (600 MB to move, 6 replica "
+                          "movements)")
     assert "remaining movements" not in go.message
     said = go.condition(logic.EXECUTION_INTERRUPTED)
     assert said is not None and said.reason == logic.NEW_PROPOSAL_EXECUTED and said.message == go.message
@@ -637,3 +638,12 @@ def test_a_proposal_without_the_load_before_it_shows_only_the_load_after() -> No
     assert list(table.columns[1].cells)[1] == "90", "after only, no invented 0 before it"
     with_before = logic.broker_load_of(result())
     assert [(r.replicas_before, r.replicas_after) for r in with_before] == [(12, 8), (12, 8), (0, 8)]
+
+
+def test_movements_between_directories_are_named_as_such() -> None:
+    """Seen on the real Cruise Control: a remove-disks restarted mid-way was said to have "40 replica movements"."""
+    intra = ProposalSummary(intra_broker_data_to_move_mb=157, num_intra_broker_replica_movements=40)
+    assert drift.describe(intra) == "157 MB to move, 40 between directories"
+    both = ProposalSummary(data_to_move_mb=10, num_replica_movements=2, num_intra_broker_replica_movements=3)
+    assert drift.describe(both) == "10 MB to move, 2 replica movements, 3 between directories"
+    assert drift.describe(ProposalSummary()) == "0 MB to move, 0 replica movements"
