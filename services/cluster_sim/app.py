@@ -112,6 +112,8 @@ class Simulator:
         task.add_done_callback(self._restarts.discard)
 
     async def stop(self) -> None:
+        for restart in list(self._restarts):
+            restart.cancel()
         await self.stop_cruise_control()
         if self._admin_runner is not None:
             await self._admin_runner.cleanup()

@@ -33,6 +33,7 @@ from services.common.cruise_control import (
 from services.common.cruise_control.client import without_session
 from services.common.settings import CruiseControlSettings, SimulatorSettings
 from services.local.broker import free_port
+from tests.unit.sim_restart import at, restarted
 
 OPENAPI = Path(__file__).resolve().parents[3] / "shared" / "reference" / "cruise-control-openapi" / "base.yaml"
 
@@ -200,15 +201,15 @@ async def test_restart_forgets_tasks_and_warms_up(sim: Simulator) -> None:
     await admin.create_topic("a", 1, 3)
     cc = client_for(sim)
     done = await cc.topic_configuration({2: ["a"]})
-    await sim.restart_cruise_control(down_s=0.3, warmup_s=3.0)
+    await sim.stop_cruise_control()
     with pytest.raises(ConnectionFailed):
         await CruiseControlClient(CruiseControlSettings(port=sim.settings.cruise_control_port, timeout_s=0.1)) \
             .topic_configuration({3: ["a"]})
-    await asyncio.sleep(0.4)
+    await restarted(sim)
     assert (await cc.user_tasks([done.task_id])).user_tasks == []
     with pytest.raises(ClusterModelNotReady):  # its metadata knows no topic yet
         await cc.topic_configuration({3: ["a"]})
-    await asyncio.sleep(3.0)
+    at(sim, 1.0)
     assert (await cc.topic_configuration({3: ["a"]})).task_id
     await cc.aclose()
     await admin.aclose()

@@ -28,6 +28,7 @@ from services.cluster_sim.model import Cluster
 from services.common.cruise_control.client import without_session
 from services.common.settings import SimulatorSettings
 from services.local.broker import free_port
+from tests.unit import sim_restart
 
 RECORDED = Path(__file__).resolve().parents[3] / "shared" / "reference" / "cruise-control-real" / "responses"
 KNOWN_DIFFERENCES = yaml.safe_load((Path(__file__).with_name("cruise_control_fidelity.yaml")).read_text())
@@ -144,8 +145,7 @@ async def full_servlet(sim: Simulator, http: HttpClient) -> dict[str, str]:
 async def restarted(sim: Simulator, http: HttpClient) -> dict[str, str]:
     await execute_tc(http, 3, "c")
     await asyncio.sleep(0.2)
-    await sim.restart_cruise_control(down_s=0.05, warmup_s=0.0)
-    await asyncio.sleep(0.3)
+    await sim_restart.restarted(sim, warmup_s=0.0)
     return {}
 
 

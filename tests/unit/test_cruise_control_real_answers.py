@@ -31,6 +31,7 @@ from services.common.cruise_control.models import BrokerLoads, PartitionLoads
 from services.common.cruise_control.warm_up import warming_up
 from services.common.settings import CruiseControlSettings, SimulatorSettings
 from services.local.broker import free_port
+from tests.unit.sim_restart import at, restarted
 
 REAL = Path(__file__).resolve().parents[3] / "shared" / "reference" / "cruise-control-real" / "responses"
 
@@ -137,17 +138,18 @@ async def test_every_request_gets_a_fresh_answer_where_a_session_would_get_its_o
 
 
 async def test_a_refusal_during_the_warm_up_is_temporary_and_nothing_is_submitted_into_it(sim: Simulator) -> None:
-    await sim.restart_cruise_control(down_s=0.05, warmup_s=2.0)
-    await asyncio.sleep(0.1)  # the first phase: the metadata holds no topic yet
+    # A warm-up of 1,000 s, moved through its phases by hand: each phase lasts far longer than the test.
+    await restarted(sim)
     async with CruiseControlClient(settings_for(sim)) as cc:
+        # The first phase: the metadata holds no topic yet.
         with pytest.raises(ClusterModelNotReady, match="warming up \\(its load monitor is loading"):
             await cc.topic_configuration({3: ["a"]}, dryrun=True)
-        await asyncio.sleep(0.9)  # everything would answer now, but Cruise Control's state does not say so yet
+        at(sim, 0.5)  # everything would answer now, but Cruise Control's state does not say so yet
         served = sim.cruise_control.requests_served
         with pytest.raises(ClusterModelNotReady, match="warming up \\(its load monitor covers no partition yet\\)"):
             await cc.topic_configuration({3: ["a"]}, dryrun=True)
         assert sim.cruise_control.requests_served == served + 1, "only Cruise Control's state was asked"
-        await asyncio.sleep(1.2)
+        at(sim, 1.0)
         assert (await cc.topic_configuration({3: ["a"]}, dryrun=True)).result is not None
         with pytest.raises(RequestRejected, match="no topic in cluster matching"):  # warm now: a true refusal
             await cc.topic_configuration({3: ["gone"]}, dryrun=True)
