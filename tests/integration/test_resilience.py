@@ -48,7 +48,9 @@ def test_servlet_full_keeps_the_change_and_retries(ballast: Ballast, name: str) 
     for _ in range(5):  # another team fills Cruise Control's five active task slots with dry runs
         answer = httpx.post(f"http://127.0.0.1:{port}/kafkacruisecontrol/topic_configuration",
                             params={"topic": other, "replication_factor": "2", "dryrun": "true", "json": "true"})
-        assert answer.status_code == 202
+        if answer.status_code != 202:  # full already: a service of the shared stack holds one of the five
+            assert answer.status_code == 500 and "servlet capacity" in answer.text, answer.text
+            break
     served = ballast.sim.get("/faults/stats").json()["requestsServed"]
     ballast.apply(spec(topic, 2))
     # Refused while the slots are full (issue 28): asked again quietly, no status says "servlet capacity".

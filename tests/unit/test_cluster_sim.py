@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 import ssl
+import time
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -201,6 +202,10 @@ async def test_restart_forgets_tasks_and_warms_up(sim: Simulator) -> None:
     await admin.create_topic("a", 1, 3)
     cc = client_for(sim)
     done = await cc.topic_configuration({2: ["a"]})
+    deadline = time.monotonic() + 30
+    while sim.cruise_control.execution is not None:  # its execution ends before the restart
+        assert time.monotonic() < deadline, "the execution never ended"
+        await asyncio.sleep(0.05)
     await sim.stop_cruise_control()
     with pytest.raises(ConnectionFailed):
         await CruiseControlClient(CruiseControlSettings(port=sim.settings.cruise_control_port, timeout_s=0.1)) \
