@@ -17,7 +17,7 @@ from enum import StrEnum
 from urllib.parse import quote
 
 from events import ReplicasChangeBatch, ReplicasChangeCommand, ReplicasChangeRecord, ReplicasChangeState
-from services.common.cruise_control.client import all_topics_but, topic_regex
+from services.common.cruise_control.topic_names import all_topics_but
 from services.common.cruise_control.models import TaskStatus, UserTask
 from services.common.cruise_control.retry import backoff
 
@@ -115,14 +115,23 @@ def fit_in_one_request(due: list[ReplicasChangeRecord], *, url_bytes: int | None
     ``url_bytes``: the request names its topics in its URL too (a batch-scoped one's ``excluded_topics``), at most
     this many bytes of them (Cruise Control's web server bounds a request's headers, 8 KB by default)."""
     taken, size = [], 0
-    limit = url_bytes if url_bytes is not None else MAX_BATCH_NAME_BYTES
     for record in sorted(due, key=lambda r: r.topic):
-        size += len(quote(topic_regex([record.topic]), safe="")) + 3 if url_bytes is not None \
-            else len(record.topic.encode()) + 3
-        if size > limit and taken:
+        size += len(record.topic.encode()) + 3
+        if size > MAX_BATCH_NAME_BYTES and taken:
             break
         taken.append(record)
+    if url_bytes is None:
+        return taken
+    # The compact regex is not additive in its names: guess from the last size how many fit, until they do (sorted
+    # names share prefixes, so a run of them compresses about as well as the whole).
+    while len(taken) > 1 and (size := exclusion_url_bytes(r.topic for r in taken)) > url_bytes:
+        taken = taken[:max(1, min(len(taken) - 1, int(len(taken) * url_bytes / size * 0.95)))]
     return taken
+
+
+def exclusion_url_bytes(topics: Iterable[str]) -> int:
+    """How many bytes of URL a batch-scoped request's ``excluded_topics`` takes."""
+    return len(quote(all_topics_but(topics), safe=""))
 
 
 def optimization_params(topics: Iterable[str], *, scope: str, goals: list[str], rack_enabled: bool

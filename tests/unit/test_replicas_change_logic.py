@@ -1,3 +1,5 @@
+import random
+import string
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -244,10 +246,19 @@ def test_a_change_is_scoped_to_its_batch_unless_the_cluster_scope_is_asked_for()
 def test_a_scoped_batch_keeps_within_the_url_cruise_control_accepts() -> None:
     from urllib.parse import quote
 
-    records = [ReplicasChangeRecord(topic=f"orders.eu-west-{i:04d}", state=PENDING, target_replicas=3, updated_at=NOW)
-               for i in range(400)]
+    unrelated = random.Random(7)
+    names = [f"orders.{''.join(unrelated.choices(string.ascii_lowercase, k=8))}" for _ in range(1000)]
+    records = [ReplicasChangeRecord(topic=name, state=PENDING, target_replicas=3, updated_at=NOW) for name in names]
     taken = logic.fit_in_one_request(records, url_bytes=6000)
     excluded = logic.optimization_params([r.topic for r in taken], scope="batch", goals=[],
                                          rack_enabled=True)["excluded_topics"]
-    assert 50 < len(taken) < 400 and len(quote(excluded, safe="")) <= 6000 + 100
-    assert len(logic.fit_in_one_request(records)) == 400, "unscoped: only the bus record bounds a batch"
+    assert 100 < len(taken) < 1000 and len(quote(excluded, safe="")) <= 6000
+    assert [r.topic for r in taken] == sorted(names)[:len(taken)], "the first names in order; the rest go next"
+    assert len(logic.fit_in_one_request(records)) == 1000, "unscoped: only the bus record bounds a batch"
+
+
+def test_names_of_one_scheme_go_in_one_scoped_request() -> None:
+    records = [ReplicasChangeRecord(topic=f"orders.eu-west-{i:04d}", state=PENDING, target_replicas=3, updated_at=NOW)
+               for i in range(0, 3000, 3)]
+    assert len(logic.fit_in_one_request(records, url_bytes=6000)) == 1000
+    assert logic.exclusion_url_bytes(r.topic for r in records) < 1000

@@ -4,9 +4,8 @@ from services.common.cruise_control.client import (
     CruiseControlClient,
     OptimizationOptions,
     Submission,
-    all_topics_but,
-    topic_regex,
 )
+from services.common.cruise_control.topic_names import all_topics_but, compact_topic_regex, topic_regex
 from services.common.cruise_control.errors import (
     AuthorizationError,
     ClusterModelNotReady,
@@ -47,5 +46,6 @@ __all__ = [
     "UserTask",
     "UserTasks",
     "all_topics_but",
+    "compact_topic_regex",
     "topic_regex",
 ]

@@ -50,19 +50,11 @@ from services.common.cruise_control.warm_up import warming_up as warm_up_reason
 from services.common.logging import get_logger
 from services.common.metrics import cruise_control_request
 from services.common.settings import CruiseControlSettings
+from services.common.cruise_control.topic_names import topic_regex
 
 log = get_logger(__name__)
 
 USER_TASK_ID = "User-Task-ID"
-
-
-def topic_regex(topics: Iterable[str]) -> str:
-    """An alternation that matches exactly these topics and nothing else (``a.c`` must never match ``abc``).
-
-    Every character outside [A-Za-z0-9_] is backslash-escaped, which means the literal character in both Java's
-    regex dialect (Cruise Control) and Python's (the simulator). Sorted for stable, comparable requests.
-    """
-    return "|".join("".join(ch if ch.isalnum() or ch == "_" else "\\" + ch for ch in name) for name in sorted(topics))
 
 
 HttpClient = TypeVar("HttpClient", httpx.Client, httpx.AsyncClient)
@@ -73,12 +65,6 @@ def without_session(http: HttpClient) -> HttpClient:
     session's old answer (any client asking Cruise Control again and again needs this: tests, tools)."""
     http.cookies.jar.set_policy(DefaultCookiePolicy(allowed_domains=[]))
     return http
-
-
-def all_topics_but(topics: Iterable[str]) -> str:
-    """A regex matching every topic name except these (for ``excluded_topics``: Cruise Control matches it against
-    whole names, as Java's ``matches``; a negative lookahead works alike in Java and Python)."""
-    return f"(?!(?:{topic_regex(topics)})$).*"
 
 
 @dataclass(frozen=True)
