@@ -45,6 +45,9 @@ def local_session(app_name: str, master: str = "local[2]", jars: list[Path] | No
         builder = builder.config("spark.jars", ",".join(str(j) for j in jars))
     spark = (builder.appName(app_name)
              .config("spark.ui.enabled", "false")
+             # PySpark starts its JVM as a "pyspark-shell", for which Spark draws a progress bar on the console
+             # ([Stage 0:===>]) when a stage takes over 0.5 s: lines in the job's JSON log.
+             .config("spark.ui.showConsoleProgress", "false")
              .config("spark.sql.shuffle.partitions", "2")
              .config("spark.sql.session.timeZone", "UTC")
              .config("spark.driver.bindAddress", "127.0.0.1")

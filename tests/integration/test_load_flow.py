@@ -126,6 +126,7 @@ def test_ctrl_c_stops_the_spark_job_cleanly(stack: LocalStack) -> None:
     # some 25 lines left alone.
     assert "KeyboardInterrupt" not in after and "py4j" not in after, after[-3000:]
     assert len(after.splitlines()) < 40, after
+    assert "[Stage " not in log.read_text(), "Spark's console progress bar is off: the log is the job's JSON lines"
     # The job's own lines after it ran are JSON (a slow garbage collection may be reported after the stop).
     events = [json.loads(line)["event"] for line in after.strip().splitlines() if line.startswith("{")]
     assert "stopped" in events, after

@@ -32,12 +32,15 @@ def _complete(words: str) -> list[str]:
 
 
 def test_bash_completion_completes_commands_options_and_choices() -> None:
-    script = subprocess.run([BALLAST, "--show-completion", "bash"], capture_output=True, text=True, timeout=60)
+    # Without Typer's test switch, --show-completion is a flag that detects the shell from the process tree: under
+    # pytest that found none once ("Shell  not supported"). With it, the option takes the shell's name.
+    env = {**os.environ, "_TYPER_COMPLETE_TEST_DISABLE_SHELL_DETECTION": "1"}
+    script = subprocess.run([BALLAST, "--show-completion", "bash"], env=env, capture_output=True, text=True,
+                            timeout=60)
     assert "complete -o default -F _ballast_completion ballast" in script.stdout
     assert _complete("ballast rebalance ap") == ["approve"]
     assert _complete("ballast status --outp") == ["--output"]
     assert _complete("ballast status --output ") == ["table", "json", "yaml"]
-
 
 
 def _stack(bus: str) -> StackInfo:
