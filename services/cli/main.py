@@ -713,18 +713,20 @@ def dashboard(
 @app.command()
 def demo(
     timeout: Annotated[float | None, typer.Option(
-        help="give up after this many seconds  [default: 300; 600 with --kafka]")] = None,
+        help="give up when nothing has moved for this many seconds  [default: 180; 300 with --kafka]")] = None,
     kafka: Annotated[bool, typer.Option("--kafka", help="on a real Apache Kafka cluster (a controller and 4 brokers "
                                         "from the jars `make kafka` fetched) instead of the embedded stack")] = False,
+    keep: Annotated[bool, typer.Option("--keep", help="keep the run directory (logs, data) after a demo that "
+                                       "succeeded; one that failed always keeps it")] = False,
 ) -> None:
     """Start the embedded stack, apply a sample scenario, show the status stream and a final table, stop."""
     if kafka:
-        from services.cli.demo_kafka import run_kafka_demo
+        from services.cli.demo.kafka import run_kafka_demo
 
-        raise typer.Exit(run_kafka_demo(console, timeout_s=timeout or 600.0))
-    from services.cli.demo import run_demo
+        raise typer.Exit(run_kafka_demo(console, stall_s=timeout or 300.0, keep=keep))
+    from services.cli.demo.embedded import run_demo
 
-    raise typer.Exit(run_demo(console, timeout_s=timeout or 300.0))
+    raise typer.Exit(run_demo(console, stall_s=timeout or 180.0, keep=keep))
 
 
 def main() -> None:

@@ -12,6 +12,8 @@ import yaml
 from pydantic import BaseModel
 from rich.console import Console, ConsoleDimensions, RenderableType
 from rich.markup import escape
+from rich.rule import Rule
+from rich.text import Text
 
 # Wide enough that no table is folded and no line broken: what a script greps for is on one line, whole.
 _PIPE_WIDTH = 10_000
@@ -35,6 +37,15 @@ class _Console(Console):
 
 console: Console = _Console()
 err: Console = _Console(stderr=True)
+
+
+def section(out: Console, title: str) -> None:
+    """A heading between two rules: as wide as the terminal, or piped, a little wider than its title (a pipe's
+    console is 10,000 columns wide, and a rule that wide is one line of dashes nobody can read)."""
+    if out.is_terminal:
+        out.rule(title)
+    else:
+        out.print(Rule(title), width=min(out.width, max(80, Text.from_markup(title).cell_len + 8)))
 
 
 class Output(str, Enum):

@@ -112,9 +112,10 @@ def produce(bus: BusSettings, items: list[tuple[str, bytes | None, bytes | None,
 
 
 def consume(bus: BusSettings, topics: list[str], *, follow: bool, idle_s: float = 1.0,
-            from_beginning: bool = True, deadline: float | None = None, must_exist: bool = False) -> Iterator[Record]:
+            from_beginning: bool = True, deadline: float | Callable[[], float] | None = None,
+            must_exist: bool = False) -> Iterator[Record]:
     """Every record of ``topics`` from the beginning; stop after ``idle_s`` without records unless ``follow``, and
-    in any case at ``deadline`` (a time.monotonic() value).
+    in any case at ``deadline`` (a time.monotonic() value, or a function giving it: a deadline that moves).
 
     A topic that does not exist is skipped (it may be created later), or with ``must_exist`` raises NoSuchTopic.
     Following, a quiet bus is asked for metadata every ``bus.liveness_check_s``: a consumer alone never notices the
@@ -136,7 +137,7 @@ def consume(bus: BusSettings, topics: list[str], *, follow: bool, idle_s: float 
         consumer.assign(assignments)
         last = checked = time.monotonic()
         while True:
-            if deadline is not None and time.monotonic() >= deadline:
+            if deadline is not None and time.monotonic() >= (deadline() if callable(deadline) else deadline):
                 return
             message = consumer.poll(0.2)
             if message is None:

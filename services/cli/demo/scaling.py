@@ -23,7 +23,9 @@ from events import (
     encode,
 )
 from services.common import busio
+from services.cli.demo.patience import Patience
 from services.cli.manifests import load_manifests
+from services.cli.output import section
 from services.cli.views import broker_load_table, rebalance_line
 from services.common.settings import BusSettings
 from services.local.stack import LocalStack
@@ -42,8 +44,10 @@ class RebalanceFollower:
         self.latest: dict[str, RebalanceStatus] = {}
         self._printed_at = 0.0
 
-    def until(self, name: str, done: Callable[[RebalanceStatus], bool], deadline: float) -> RebalanceStatus | None:
-        for record in busio.consume(self.bus, [TOPICS.rebalance_status.name], follow=True, deadline=deadline):
+    def until(self, name: str, done: Callable[[RebalanceStatus], bool], patience: Patience) -> RebalanceStatus | None:
+        """The named rebalance's status once ``done`` holds; None when no rebalance status changed for the patience's
+        while."""
+        for record in busio.consume(self.bus, [TOPICS.rebalance_status.name], follow=True, deadline=patience.deadline):
             if record.offset <= self.offset:
                 continue
             self.offset = record.offset
@@ -54,6 +58,9 @@ class RebalanceFollower:
             assert isinstance(status, RebalanceStatus)
             previous = self.latest.get(status.name)
             self.latest[status.name] = status
+            if previous is None or (previous.state, previous.message, previous.progress) != (
+                    status.state, status.message, status.progress):
+                patience.moved()
             if status.name == name and done(status):
                 self._print(status)
                 return status
@@ -76,40 +83,40 @@ def _produce(bus: BusSettings, topic: str, event: RebalanceRequest | RebalanceAc
     busio.produce(bus, [(topic, event.key.encode(), encode(event), None)])
 
 
-def scale_up_and_down(console: Console, stack: LocalStack, bus: BusSettings, deadline: float) -> bool:
-    follow = RebalanceFollower(console, bus)
+def scale_up_and_down(console: Console, stack: LocalStack, bus: BusSettings, patience: Patience) -> bool:
+    rebalances = RebalanceFollower(console, bus)
     sim = httpx.Client(base_url=stack.sim_url, timeout=10)
 
-    console.rule(f"4. scale-up: brokers {', '.join(map(str, NEW_BROKERS))} join; an add-brokers rebalance moves "
-                 "replicas onto them only")
+    section(console, f"4. scale-up: brokers {', '.join(map(str, NEW_BROKERS))} join; an add-brokers rebalance "
+                     "moves replicas onto them only")
     for broker, rack in NEW_BROKERS.items():
         sim.post("/admin/brokers", json={"id": broker, "rack": rack}).raise_for_status()
     text = resources.files("services.local").joinpath("scenarios", "demo-scale-up.yaml").read_text()
     (request,) = load_manifests(text, "demo-scale-up.yaml")
     assert isinstance(request, RebalanceRequest)
     _produce(bus, TOPICS.rebalance_requests.name, request)
-    proposal = follow.until(request.name, lambda s: s.state == RebalanceState.PROPOSAL_READY, deadline)
+    proposal = rebalances.until(request.name, lambda s: s.state == RebalanceState.PROPOSAL_READY, patience)
     if proposal is None:
-        return _timed_out(console, stack, "the scale-up proposal")
+        return patience.give_up(console, "the scale-up proposal")
     console.print(broker_load_table(proposal))
-    if not approve_until_executing(console, bus, follow, request.name, deadline):
-        return _timed_out(console, stack, "the scale-up execution")
-    if follow.until(request.name, lambda s: s.state == RebalanceState.READY, deadline) is None:
-        return _timed_out(console, stack, "the scale-up execution")
+    if not approve_until_executing(console, bus, rebalances, request.name, patience):
+        return patience.give_up(console, "the scale-up execution")
+    if rebalances.until(request.name, lambda s: s.state == RebalanceState.READY, patience) is None:
+        return patience.give_up(console, "the scale-up execution")
 
-    console.rule(f"5. safe scale-down: broker {LEAVING} announced for removal, emptied, reported safe, removed")
+    section(console, f"5. safe scale-down: broker {LEAVING} announced for removal, emptied, reported safe, removed")
     console.print(f"[bold]ballast brokers remove {LEAVING}[/bold]")
     removal = BrokerRemovalRequested(brokers=[LEAVING])
     _produce(bus, TOPICS.scaling.name, removal)
     name = f"auto-remove-brokers-{LEAVING}"
-    if follow.until(name, lambda s: s.state == RebalanceState.PROPOSAL_READY, deadline) is None:
-        return _timed_out(console, stack, "the scale-down proposal")
-    if not approve_until_executing(console, bus, follow, name, deadline):
-        return _timed_out(console, stack, "the scale-down execution")
-    safe = follow.until(name, lambda s: (c := s.condition("BrokersRemovable")) is not None and c.status == "True",
-                        deadline)
+    if rebalances.until(name, lambda s: s.state == RebalanceState.PROPOSAL_READY, patience) is None:
+        return patience.give_up(console, "the scale-down proposal")
+    if not approve_until_executing(console, bus, rebalances, name, patience):
+        return patience.give_up(console, "the scale-down execution")
+    safe = rebalances.until(name, lambda s: (c := s.condition("BrokersRemovable")) is not None and c.status == "True",
+                        patience)
     if safe is None:
-        return _timed_out(console, stack, "the brokers to be reported safe to remove")
+        return patience.give_up(console, "the brokers to be reported safe to remove")
     sim.delete(f"/admin/brokers/{LEAVING}").raise_for_status()
     brokers = [b["id"] for b in sim.get("/admin/brokers").json()["brokers"]]
     console.print(f"broker {LEAVING} removed from the cluster; brokers now: {brokers}")
@@ -121,19 +128,15 @@ def scale_up_and_down(console: Console, stack: LocalStack, bus: BusSettings, dea
     return True
 
 
-def approve_until_executing(console: Console, bus: BusSettings, follow: RebalanceFollower, name: str, deadline: float) -> bool:
+def approve_until_executing(console: Console, bus: BusSettings, rebalances: RebalanceFollower, name: str,
+                            patience: Patience) -> bool:
     """Approves until the execution starts: an approval is refused when the proposal Cruise Control computes again
     for the execution drifted from the one shown (the simulator's partitions grow a simulated minute a second)."""
     for _ in range(3):
         console.print(f"approving: [bold]ballast rebalance approve {name}[/bold]")
         _produce(bus, TOPICS.rebalance_actions.name, RebalanceAction(name=name, action="approve"))
-        checked = follow.until(name, lambda s: s.state != RebalanceState.PROPOSAL_READY
-                               or (not s.checking_approval and s.condition("ProposalChanged") is not None), deadline)
+        checked = rebalances.until(name, lambda s: s.state != RebalanceState.PROPOSAL_READY
+                               or (not s.checking_approval and s.condition("ProposalChanged") is not None), patience)
         if checked is None or checked.state != RebalanceState.PROPOSAL_READY:
             return checked is not None
-    return False
-
-
-def _timed_out(console: Console, stack: LocalStack, what: str) -> bool:
-    console.print(f"[red]timed out waiting for {what}; logs in {stack.logs}[/red]")
     return False

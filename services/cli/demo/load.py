@@ -10,6 +10,8 @@ from rich.console import Console
 
 from events import TOPICS, LoadAggregate, TopicSpec, encode
 from services.common import busio
+from services.cli.demo.patience import Patience
+from services.cli.output import section
 from services.cli.views import latest_windows, load_table
 from services.common.settings import BusSettings
 from services.local.stack import LocalStack
@@ -21,12 +23,13 @@ def _aggregates(bus: BusSettings) -> list[LoadAggregate]:
     return list(busio.latest(bus, TOPICS.load_aggregates).values())
 
 
-def load_step(console: Console, stack: LocalStack, bus: BusSettings, deadline: float) -> bool:
-    console.rule("6. load: Cruise Control's load -> load collector -> Spark (local[2]) -> aggregates -> placement")
+def load_step(console: Console, stack: LocalStack, bus: BusSettings, patience: Patience) -> bool:
+    section(console, "6. load: Cruise Control's load -> load collector -> Spark (local[2]) -> aggregates -> placement")
     aggregates: list[LoadAggregate] = []
     started, said = time.monotonic(), False
-    while time.monotonic() < deadline:
+    while patience.waiting:
         aggregates = _aggregates(bus)
+        patience.observe("aggregates", len(aggregates))
         if DOMAINS <= {a.entity for a in aggregates if a.entity_kind == "domain"}:
             break
         if not said:
@@ -34,8 +37,7 @@ def load_step(console: Console, stack: LocalStack, bus: BusSettings, deadline: f
             said = True
         time.sleep(2)
     else:
-        console.print(f"[red]timed out waiting for load aggregates; logs in {stack.logs}[/red]")
-        return False
+        return patience.give_up(console, "the Spark job's load aggregates of every data centre")
     if said:
         console.print(f"[dim]first aggregates after {time.monotonic() - started:.0f} s more[/dim]")
     console.print(load_table(aggregates))
@@ -43,14 +45,13 @@ def load_step(console: Console, stack: LocalStack, bus: BusSettings, deadline: f
     spec = TopicSpec(name="telemetry", partitions=1, replicas=3, placer="multi-level")
     busio.produce(bus, [(TOPICS.specs.name, spec.key.encode(), encode(spec), None)])
     replicas, log_dirs = None, {}
-    while time.monotonic() < deadline and replicas is None:
+    while patience.waiting and replicas is None:
         found = httpx.post(f"{stack.sim_url}/admin/topics/describe", json={"names": [spec.name]}).json()["topics"]
         if found:
             replicas, log_dirs = found[0]["partitions"][0]["replicas"], found[0]["partitions"][0]["logDirs"]
         time.sleep(0.3)
     if replicas is None:
-        console.print(f"[red]timed out waiting for {spec.name}; logs in {stack.logs}[/red]")
-        return False
+        return patience.give_up(console, f"{spec.name} to be created")
     loads = "; ".join(f"{b}: {brokers[b].replicas}, {brokers[b].bytes_in_kb_s / 1024:.1f}" for b in sorted(brokers))
     console.print(f"{spec.name} (RF 3, multi-level) placed on brokers {replicas}: one per data centre; within one, "
                   "the fewest replicas, and where those tie, the least load. Brokers (replicas, MB/s in): " + loads,

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import shutil
 import tempfile
 import threading
 import time
@@ -29,9 +30,11 @@ from events import (
     TopicStatus,
     encode,
 )
-from services.cli.demo import _apply, _follow, _scenario, _Seen, _under_replicated
-from services.cli.demo_disks import disks_step
-from services.cli.demo_scaling import RebalanceFollower, approve_until_executing
+from services.cli.demo.follow import Seen, apply, follow, scenario, under_replicated
+from services.cli.demo.disks import disks_step
+from services.cli.demo.patience import Patience
+from services.cli.demo.scaling import RebalanceFollower, approve_until_executing
+from services.cli.output import section
 from services.cli.views import broker_load_table, latest_windows, load_table, status_table
 from services.common import busio
 from services.common.admin.kafka import KafkaClusterAdmin
@@ -126,8 +129,8 @@ def kafka_table(cluster: KafkaView, names: list[str], title: str) -> Table:
     return table
 
 
-def _wait(check: Any, deadline: float, interval: float = 0.5) -> bool:
-    while time.monotonic() < deadline:
+def _wait(check: Any, patience: Patience, interval: float = 0.5) -> bool:
+    while patience.waiting:
         if check():
             return True
         time.sleep(interval)
@@ -140,12 +143,13 @@ def _in_sync(cluster: KafkaView, names: list[str]) -> bool:
         set(p.isr) == set(p.replicas) for t in topics.values() for p in t.partitions)
 
 
-def run_kafka_demo(console: Console, *, timeout_s: float) -> int:
+def run_kafka_demo(console: Console, *, stall_s: float, keep: bool = False) -> int:
     run_dir = Path(tempfile.mkdtemp(prefix="ballast-demo-kafka-"))
     started = time.monotonic()
-    deadline = started + timeout_s
-    console.rule("[bold]Ballast demo on a real Apache Kafka cluster")
+    section(console, "[bold]Ballast demo on a real Apache Kafka cluster")
+    console.print(f"[dim]- run directory {run_dir} (logs, data); removed at the end unless --keep[/dim]", soft_wrap=True)
     with LocalStack(run_dir, env=KAFKA_DEMO_ENV, kafka=True) as stack:
+        patience = Patience(stall_s, logs=stack.logs, command="ballast demo --kafka")
         stack.start(progress=lambda m: console.print(f"[dim]- {m}[/dim]"))
         assert stack.kafka is not None
         console.print("[dim]- starting the Spark load-aggregates job (local[2]); it warms up during steps 1-5[/dim]")
@@ -153,123 +157,127 @@ def run_kafka_demo(console: Console, *, timeout_s: float) -> int:
         bus = stack.settings().bus
         cluster = KafkaView(stack.kafka.bootstrap_servers)
         try:
-            ok = _steps(console, stack, bus, cluster, deadline)
+            ok = _steps(console, stack, bus, cluster, patience)
         finally:
             cluster.close()
         if not ok:
             return 1
         console.print(f"total demo time {time.monotonic() - started:.1f} s; stopping the stack ...")
+    if keep:
+        console.print(f"[dim]kept {run_dir}[/dim]", soft_wrap=True)
+    else:
+        shutil.rmtree(run_dir, ignore_errors=True)
     console.print("[green]demo finished[/green]")
     return 0
 
 
-def _steps(console: Console, stack: LocalStack, bus: BusSettings, cluster: KafkaView, deadline: float) -> bool:
+def _steps(console: Console, stack: LocalStack, bus: BusSettings, cluster: KafkaView, patience: Patience) -> bool:
     assert stack.kafka is not None
     kafka = stack.kafka
     latest: dict[str, TopicStatus] = {}
-    seen: _Seen = {}
+    seen: Seen = {}
     brokers = ", ".join(f"{b} {rack}" for b, rack in kafka.racks().items())
     console.print(f"Kafka {kafka.bootstrap_servers}: brokers {brokers}; Cruise Control (simulated) executes on it")
 
-    create = _scenario("demo-create.yaml")
+    create = scenario("demo-create.yaml")
     names = [s.name for s in create]
-    console.rule(f"1. create {len(create)} topics; producers write to {', '.join(TRAFFIC_TOPICS)}")
-    _apply(bus, create)
-    if not _follow(console, bus, create, latest, deadline, seen=seen):
-        return _timed_out(console, stack, "the topics")
+    section(console, f"1. create {len(create)} topics; producers write to {', '.join(TRAFFIC_TOPICS)}")
+    apply(bus, create)
+    if not follow(console, bus, create, latest, patience, seen=seen):
+        return patience.give_up(console, "the topics")
     traffic = Traffic(kafka.bootstrap_servers, TRAFFIC_TOPICS, TRAFFIC_KB_S)
     with traffic:
         console.print(kafka_table(cluster, names, "Kafka describes"))
 
-        change = _scenario("demo-change.yaml")
-        console.rule("2. change replication factors: one raised, one lowered, a batch of three names with '.', "
-                     "one below min ISR")
-        _apply(bus, change)
+        change = scenario("demo-change.yaml")
+        section(console, "2. change replication factors: one raised, one lowered, a batch of three names with "
+                         "'.', one below min ISR")
+        apply(bus, change)
         desired = {s.name: s for s in create} | {s.name: s for s in change}
-        if not _follow(console, bus, list(desired.values()), latest, deadline, seen=seen):
-            return _timed_out(console, stack, "the replication-factor changes")
-        if not _wait(lambda: _in_sync(cluster, names), deadline):
-            return _timed_out(console, stack, "the new replicas to catch up")
+        if not follow(console, bus, list(desired.values()), latest, patience, seen=seen):
+            return patience.give_up(console, "the replication-factor changes")
+        if not _wait(lambda: _in_sync(cluster, names), patience):
+            return patience.give_up(console, "the new replicas to catch up")
         console.print(kafka_table(cluster, names, "Kafka describes (partition reassignments done, all in sync)"))
 
-        if not _broker_down(console, stack, bus, cluster, latest, seen, deadline):
+        if not _broker_down(console, stack, bus, cluster, latest, seen, patience):
             return False
-        if not _scale_up_and_down(console, stack, bus, cluster, deadline):
+        if not _scale_up_and_down(console, stack, bus, cluster, patience):
             return False
-        if not _load(console, stack, bus, cluster, deadline):
+        if not _load(console, stack, bus, cluster, patience):
             return False
-        if not disks_step(console, stack, bus, deadline, number=7, skewed=1, drained=2):
+        if not disks_step(console, stack, bus, patience, number=7, skewed=1, drained=2):
             return False
-    console.rule("final state")
+    section(console, "final state")
     console.print(status_table(list(latest.values()), title="Topic status (from the status topic)"))
     console.print(f"{traffic.sent_bytes / 1e6:.1f} MB produced during the demo")
     return True
 
 
 def _broker_down(console: Console, stack: LocalStack, bus: BusSettings, cluster: KafkaView,
-                 latest: dict[str, TopicStatus], seen: _Seen, deadline: float) -> bool:
+                 latest: dict[str, TopicStatus], seen: Seen, patience: Patience) -> bool:
     assert stack.kafka is not None
     # RF 4, one replica per rack: with a broker down the one for its rack is a placeholder (2 DCs of 2 racks leave
     # no other way to keep the spread; an RF 3 topic would simply go to the three brokers up).
     specs = [TopicSpec(name="ledger", partitions=6, replicas=4, placer="multi-level",
                        config={"min.insync.replicas": "2"})]
     name = specs[0].name
-    console.rule(f"3. broker {DOWN_BROKER} killed (-9): create {name} (RF 4, a replica per rack) with a placeholder on "
-                 "it, then restart it")
+    section(console, f"3. broker {DOWN_BROKER} killed (-9): create {name} (RF 4, a replica per rack) with a "
+                     "placeholder on it, then restart it")
     stack.kafka.kill_broker(DOWN_BROKER)
     time.sleep(1.5)  # one look at the brokers by the reconciler
-    _apply(bus, specs)
-    if not _follow(console, bus, specs, latest, deadline, until=_under_replicated, seen=seen):
-        return _timed_out(console, stack, "the under-replicated creation")
+    apply(bus, specs)
+    if not follow(console, bus, specs, latest, patience, until=under_replicated, seen=seen):
+        return patience.give_up(console, "the under-replicated creation")
     console.print(kafka_table(cluster, [name], f"Kafka describes (broker {DOWN_BROKER} is down)"))
     stack.kafka.start_broker(DOWN_BROKER)
-    if not _follow(console, bus, specs, latest, deadline, seen=seen):
-        return _timed_out(console, stack, "the placeholders to be filled")
-    if not _wait(lambda: _in_sync(cluster, [name]), deadline):
-        return _timed_out(console, stack, f"{name}'s replicas to catch up")
+    if not follow(console, bus, specs, latest, patience, seen=seen):
+        return patience.give_up(console, "the placeholders to be filled")
+    if not _wait(lambda: _in_sync(cluster, [name]), patience):
+        return patience.give_up(console, f"{name}'s replicas to catch up")
     console.print(kafka_table(cluster, [name], f"Kafka describes (broker {DOWN_BROKER} back, placeholders filled)"))
     return True
 
 
 def _scale_up_and_down(console: Console, stack: LocalStack, bus: BusSettings, cluster: KafkaView,
-                       deadline: float) -> bool:
+                       patience: Patience) -> bool:
     assert stack.kafka is not None
-    follow = RebalanceFollower(console, bus)
-    console.rule(f"4. scale-up: a fifth broker joins {NEW_RACK}; an add-brokers rebalance, approved, copies real data "
-                 f"under a {THROTTLE / 1e6:.0f} MB/s throttle")
+    rebalances = RebalanceFollower(console, bus)
+    section(console, f"4. scale-up: a fifth broker joins {NEW_RACK}; an add-brokers rebalance, approved, copies "
+                     f"real data under a {THROTTLE / 1e6:.0f} MB/s throttle")
     new = stack.kafka.add_broker(NEW_RACK)
     console.print(f"broker {new} started in {NEW_RACK}")
     request = RebalanceRequest(name="scale-up", mode="add-brokers", brokers=[new], replication_throttle=THROTTLE)
     busio.produce(bus, [(TOPICS.rebalance_requests.name, request.key.encode(), encode(request), None)])
-    proposal = follow.until(request.name, lambda s: s.state == RebalanceState.PROPOSAL_READY, deadline)
+    proposal = rebalances.until(request.name, lambda s: s.state == RebalanceState.PROPOSAL_READY, patience)
     if proposal is None:
-        return _timed_out(console, stack, "the scale-up proposal")
+        return patience.give_up(console, "the scale-up proposal")
     console.print(broker_load_table(proposal))
-    if not approve_until_executing(console, bus, follow, request.name, deadline):
-        return _timed_out(console, stack, "the scale-up execution")
+    if not approve_until_executing(console, bus, rebalances, request.name, patience):
+        return patience.give_up(console, "the scale-up execution")
     throttled = threading.Event()
-    watcher = threading.Thread(target=_watch_throttle, args=(stack.kafka.bootstrap_servers, new, throttled, deadline),
+    watcher = threading.Thread(target=_watch_throttle, args=(stack.kafka.bootstrap_servers, new, throttled, patience),
                                daemon=True)
     watcher.start()
-    if follow.until(request.name, lambda s: s.state == RebalanceState.READY, deadline) is None:
-        return _timed_out(console, stack, "the scale-up execution")
+    if rebalances.until(request.name, lambda s: s.state == RebalanceState.READY, patience) is None:
+        return patience.give_up(console, "the scale-up execution")
     throttled_seen = throttled.is_set()
     console.print(_hosted_line(cluster, new) + ("; the throttle was on the brokers while data moved, and is off now"
                                                 if throttled_seen else ""))
 
-    console.rule(f"5. safe scale-down: broker {new} announced for removal, emptied, reported safe, shut down")
+    section(console, f"5. safe scale-down: broker {new} announced for removal, emptied, reported safe, shut down")
     console.print(f"[bold]ballast brokers remove {new}[/bold]")
     removal = BrokerRemovalRequested(brokers=[new])
     busio.produce(bus, [(TOPICS.scaling.name, removal.key.encode(), encode(removal), None)])
     name = f"auto-remove-brokers-{new}"
-    if follow.until(name, lambda s: s.state == RebalanceState.PROPOSAL_READY, deadline) is None:
-        return _timed_out(console, stack, "the scale-down proposal")
-    if not approve_until_executing(console, bus, follow, name, deadline):
-        return _timed_out(console, stack, "the scale-down execution")
-    safe = follow.until(name, lambda s: (c := s.condition("BrokersRemovable")) is not None and c.status == "True",
-                        deadline)
+    if rebalances.until(name, lambda s: s.state == RebalanceState.PROPOSAL_READY, patience) is None:
+        return patience.give_up(console, "the scale-down proposal")
+    if not approve_until_executing(console, bus, rebalances, name, patience):
+        return patience.give_up(console, "the scale-down execution")
+    safe = rebalances.until(name, lambda s: (c := s.condition("BrokersRemovable")) is not None and c.status == "True",
+                        patience)
     if safe is None:
-        return _timed_out(console, stack, "the broker to be reported safe to remove")
+        return patience.give_up(console, "the broker to be reported safe to remove")
     console.print(_hosted_line(cluster, new))
     stack.kafka.decommission_broker(new)
     alive = [b.id for b in cluster.run(cluster.admin.brokers())]
@@ -279,11 +287,11 @@ def _scale_up_and_down(console: Console, stack: LocalStack, bus: BusSettings, cl
     return True
 
 
-def _watch_throttle(bootstrap_servers: str, broker: int, seen: threading.Event, deadline: float) -> None:
+def _watch_throttle(bootstrap_servers: str, broker: int, seen: threading.Event, patience: Patience) -> None:
     """Sets ``seen`` once the broker carries the replication throttle Cruise Control's executor sets."""
     probe = KafkaView(bootstrap_servers)
     try:
-        while time.monotonic() < deadline and not seen.is_set():
+        while patience.waiting and not seen.is_set():
             try:
                 if "follower.replication.throttled.rate" in probe.run(probe.admin.broker_configs(broker)):
                     seen.set()
@@ -306,13 +314,14 @@ def _hosted_line(cluster: KafkaView, broker: int) -> str:
     return f"Kafka: broker {broker} hosts {sum(hosted.values())} replicas ({', '.join(items)})"
 
 
-def _load(console: Console, stack: LocalStack, bus: BusSettings, cluster: KafkaView, deadline: float) -> bool:
-    console.rule("6. load: real sizes and bytes-in rates -> Cruise Control's load -> load collector -> Spark -> "
-                 "aggregates -> placement")
+def _load(console: Console, stack: LocalStack, bus: BusSettings, cluster: KafkaView, patience: Patience) -> bool:
+    section(console, "6. load: real sizes and bytes-in rates -> Cruise Control's load -> load collector -> Spark "
+                     "-> aggregates -> placement")
     aggregates: list[LoadAggregate] = []
     said = False
-    while time.monotonic() < deadline:
+    while patience.waiting:
         aggregates = list(busio.latest(bus, TOPICS.load_aggregates).values())
+        patience.observe("aggregates", len(aggregates))
         if {"/dc1", "/dc2"} <= {a.entity for a in aggregates if a.entity_kind == "domain"} and any(
                 a.bytes_in_kb_s > 0 for a in aggregates if a.entity_kind == "broker"):
             break
@@ -321,13 +330,13 @@ def _load(console: Console, stack: LocalStack, bus: BusSettings, cluster: KafkaV
             said = True
         time.sleep(2)
     else:
-        return _timed_out(console, stack, "load aggregates")
+        return patience.give_up(console, "the Spark job's load aggregates of the real traffic")
     console.print(load_table(aggregates))
     brokers = {int(a.entity): a for a in latest_windows(aggregates) if a.entity_kind == "broker"}
     spec = TopicSpec(name="telemetry", partitions=1, replicas=2, placer="multi-level")
     busio.produce(bus, [(TOPICS.specs.name, spec.key.encode(), encode(spec), None)])
-    if not _wait(lambda: bool(cluster.topics([spec.name])), deadline):
-        return _timed_out(console, stack, spec.name)
+    if not _wait(lambda: bool(cluster.topics([spec.name])), patience):
+        return patience.give_up(console, f"{spec.name} to be created")
     partition = cluster.topics([spec.name])[spec.name].partitions[0]
     loads = "; ".join(f"{b}: {brokers[b].replicas}, {brokers[b].bytes_in_kb_s / 1024:.2f}" for b in sorted(brokers))
     console.print(f"Kafka placed {spec.name} (RF 2, multi-level) on brokers {list(partition.replicas)}: one per data "
@@ -337,8 +346,3 @@ def _load(console: Console, stack: LocalStack, bus: BusSettings, cluster: KafkaV
     if dirs:
         console.print(f"log directories (Kafka's DescribeLogDirs): {dirs}", soft_wrap=True)
     return True
-
-
-def _timed_out(console: Console, stack: LocalStack, what: str) -> bool:
-    console.print(f"[red]timed out waiting for {what}; logs in {stack.logs}[/red]")
-    return False

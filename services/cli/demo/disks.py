@@ -5,13 +5,14 @@ out, then a directory of another broker drained (remove-disks) and kept empty wh
 from __future__ import annotations
 
 import asyncio
-import time
 
 from rich.console import Console
 from rich.table import Table
 
 from events import TOPICS, RebalanceRequest, RebalanceState, TopicSpec, encode
-from services.cli.demo_scaling import RebalanceFollower
+from services.cli.demo.patience import Patience
+from services.cli.demo.scaling import RebalanceFollower
+from services.cli.output import section
 from services.common import busio
 from services.common.admin import ClusterAdmin, LogDirInfo, make_cluster_admin
 from services.common.settings import BusSettings
@@ -43,34 +44,34 @@ async def _crowd(admin: ClusterAdmin, broker: int, log_dir: str) -> int:
     return moved
 
 
-async def _settled(admin: ClusterAdmin, broker: int, path: str, replicas: int, deadline: float) -> bool:
-    while time.monotonic() < deadline:
+async def _settled(admin: ClusterAdmin, broker: int, path: str, replicas: int, patience: Patience) -> bool:
+    while patience.waiting:
         dirs = await admin.describe_log_dirs([broker])
         there = sum(1 for d in dirs if d.path == path for r in d.replicas if not r.is_future)
+        patience.observe(f"replicas in {path}", there)
         if there >= replicas and not any(r.is_future for d in dirs for r in d.replicas):
             return True
         await asyncio.sleep(0.5)
     return False
 
 
-def disks_step(console: Console, stack: LocalStack, bus: BusSettings, deadline: float, *, number: int,
+def disks_step(console: Console, stack: LocalStack, bus: BusSettings, patience: Patience, *, number: int,
                skewed: int, drained: int) -> bool:
-    return asyncio.run(_disks(console, stack, bus, deadline, number, skewed, drained))
+    return asyncio.run(_disks(console, stack, bus, patience, number, skewed, drained))
 
 
-async def _disks(console: Console, stack: LocalStack, bus: BusSettings, deadline: float, number: int, skewed: int,
+async def _disks(console: Console, stack: LocalStack, bus: BusSettings, patience: Patience, number: int, skewed: int,
                  drained: int) -> bool:
     admin = make_cluster_admin(stack.settings().cluster_admin)
-    follow = RebalanceFollower(console, bus, only={"demo-disk-balance", "demo-drain"})
+    rebalances = RebalanceFollower(console, bus, only={"demo-disk-balance", "demo-drain"})
     try:
-        console.rule(f"{number}. disks (JBOD): broker {skewed}'s replicas crowded into one directory, evened out by a "
-                     f"disk rebalance; a directory of broker {drained} drained and kept empty")
+        section(console, f"{number}. disks (JBOD): broker {skewed}'s replicas crowded into one directory, evened out "
+                         f"by a disk rebalance; a directory of broker {drained} drained and kept empty")
         dirs = sorted(d.path for d in await admin.describe_log_dirs([skewed]))
         before = sum(len(d.replicas) for d in await admin.describe_log_dirs([skewed]) if d.path == dirs[0])
         moved = await _crowd(admin, skewed, dirs[0])
-        if not await _settled(admin, skewed, dirs[0], before + moved, deadline):
-            console.print(f"[red]timed out crowding broker {skewed}'s replicas; logs in {stack.logs}[/red]")
-            return False
+        if not await _settled(admin, skewed, dirs[0], before + moved, patience):
+            return patience.give_up(console, f"broker {skewed}'s replicas to move into {dirs[0]}")
         console.print(_dirs_table(await admin.describe_log_dirs([skewed]), f"broker {skewed}: {moved} replicas moved "
                                   f"into {dirs[0]} (ballast log-dirs move)"))
 
@@ -79,10 +80,13 @@ async def _disks(console: Console, stack: LocalStack, bus: BusSettings, deadline
         console.print("[bold]ballast apply -f[/bold] kind: Rebalance, rebalanceDisk: true, autoApprove: true, "
                       "intraBrokerThrottle: 50 MB/s")
         busio.produce(bus, [(TOPICS.rebalance_requests.name, even.key.encode(), encode(even), None)])
-        done = follow.until(even.name, lambda s: s.state in (RebalanceState.READY, RebalanceState.NOT_READY),
-                            deadline)
-        if done is None or done.state != RebalanceState.READY:
-            console.print(f"[red]the disk rebalance did not finish ({done and done.message}); logs in {stack.logs}[/red]")
+        done = rebalances.until(even.name, lambda s: s.state in (RebalanceState.READY, RebalanceState.NOT_READY),
+                            patience)
+        if done is None:
+            return patience.give_up(console, "the disk rebalance")
+        if done.state != RebalanceState.READY:
+            console.print(f"[red]the disk rebalance failed: {done.message}; the logs are in {stack.logs}[/red]",
+                          soft_wrap=True)
             return False
         console.print(_dirs_table(await admin.describe_log_dirs([skewed]), f"broker {skewed} after the disk rebalance "
                                   f"({done.summary.num_intra_broker_replica_movements if done.summary else 0} moves "
@@ -95,30 +99,30 @@ async def _disks(console: Console, stack: LocalStack, bus: BusSettings, deadline
         console.print(f"[bold]ballast apply -f[/bold] KafkaRebalance mode: remove-disks, moveReplicasOffVolumes: "
                       f"[{{brokerId: {drained}, volumeIds: [1]}}]")
         busio.produce(bus, [(TOPICS.rebalance_requests.name, drain.key.encode(), encode(drain), None)])
-        if follow.until(drain.name, lambda s: (c := s.condition("DisksEmpty")) is not None and c.status == "True",
-                        deadline) is None:
-            console.print(f"[red]timed out draining; logs in {stack.logs}[/red]")
-            return False
+        if rebalances.until(drain.name, lambda s: (c := s.condition("DisksEmpty")) is not None and c.status == "True",
+                        patience) is None:
+            return patience.give_up(console, f"broker {drained}'s directory {drain_dirs[1]} to be drained")
         spec = TopicSpec(name="after-drain", partitions=12, replicas=3)
         busio.produce(bus, [(TOPICS.specs.name, spec.key.encode(), encode(spec), None)])
-        while time.monotonic() < deadline:
+        while patience.waiting:
             described = (await admin.describe_topics([spec.name]))[spec.name]
+            patience.observe("after-drain described", described is not None)
             if described is not None and all(dict(p.log_dirs).get(b) for p in described.partitions
                                              for b in p.replicas):
                 break
             await asyncio.sleep(0.5)
         else:
-            console.print(f"[red]timed out creating {spec.name}; logs in {stack.logs}[/red]")
-            return False
+            return patience.give_up(console, f"{spec.name} to be created")
         # Whatever Kafka put there on its own (the emptiest directory by count) is moved off at the next look.
-        while time.monotonic() < deadline:
+        while patience.waiting:
             after = await admin.describe_log_dirs([drained])
+            patience.observe("left in the drained directory",
+                             sum(len(d.replicas) for d in after if d.path == drain_dirs[1]))
             if not any(d.path == drain_dirs[1] and d.replicas for d in after):
                 break
             await asyncio.sleep(0.5)
         else:
-            console.print(f"[red]{drain_dirs[1]} of broker {drained} did not stay empty; logs in {stack.logs}[/red]")
-            return False
+            return patience.give_up(console, f"{drain_dirs[1]} of broker {drained} to be emptied again")
         console.print(_dirs_table(after, f"broker {drained}: {drain_dirs[1]} drained, and still empty after "
                                          f"{spec.name} ({spec.partitions} partitions, RF 3) was created"))
         console.print(f"Ballast keeps it empty until [bold]ballast log-dirs release {drain.name}[/bold].")

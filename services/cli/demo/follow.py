@@ -1,0 +1,73 @@
+"""What both demos do with topic specs: apply a scenario's specs, then follow the status topic, printing each
+transition, until the specs are reflected."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from importlib import resources
+
+from rich.console import Console
+
+from events import TOPICS, InvalidEvent, TopicSpec, TopicStatus, decode, encode
+from services.cli.demo.patience import Patience
+from services.cli.manifests import load_specs
+from services.cli.views import transition_line
+from services.common import busio
+from services.common.settings import BusSettings
+
+
+def scenario(name: str) -> list[TopicSpec]:
+    text = resources.files("services.local").joinpath("scenarios", name).read_text()
+    return load_specs(text, name)
+
+
+def apply(bus: BusSettings, specs: list[TopicSpec]) -> None:
+    busio.produce(bus, [(TOPICS.specs.name, s.key.encode(), encode(s), None) for s in specs])
+
+
+def settled(latest: dict[str, TopicStatus], specs: list[TopicSpec]) -> bool:
+    for spec in specs:
+        status = latest.get(spec.name)
+        if status is None or not status.ready or status.replicas != spec.replicas:
+            return False
+        if status.replicas_change is not None and status.replicas_change.state != "completed":
+            return False
+    return True
+
+
+def under_replicated(latest: dict[str, TopicStatus], specs: list[TopicSpec]) -> bool:
+    return all((s := latest.get(spec.name)) is not None and s.condition("UnderReplicated") is not None
+               for spec in specs)
+
+
+# Partition -> last offset printed, so a later step does not print the earlier steps' transitions again.
+Seen = dict[int, int]
+
+
+def follow(console: Console, bus: BusSettings, specs: list[TopicSpec], latest: dict[str, TopicStatus],
+           patience: Patience, until: Callable[[dict[str, TopicStatus], list[TopicSpec]], bool] = settled,
+           seen: Seen | None = None) -> bool:
+    """Print status transitions as they happen until ``until`` holds (default: every spec is reflected); False when
+    no status changed for the patience's while."""
+    seen = seen if seen is not None else {}
+    for record in busio.consume(bus, [TOPICS.status.name], follow=True, deadline=patience.deadline):
+        if record.offset <= seen.get(record.partition, -1):
+            continue
+        seen[record.partition] = record.offset
+        try:
+            status = decode(record.value, topic=TOPICS.status).event
+        except InvalidEvent:
+            continue
+        assert isinstance(status, TopicStatus)
+        previous = latest.get(status.topic)
+        if previous is not None and previous.model_dump(exclude={"conditions"}) == status.model_dump(exclude={"conditions"}) \
+                and [c.type for c in previous.conditions] == [c.type for c in status.conditions]:
+            latest[status.topic] = status
+            continue
+        latest[status.topic] = status
+        patience.moved()
+        console.print(f"[dim]{time.strftime('%H:%M:%S')}[/dim]  {transition_line(status, previous)}", soft_wrap=True)
+        if until(latest, specs):
+            return True
+    return until(latest, specs)
