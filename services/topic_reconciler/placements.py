@@ -15,7 +15,7 @@ from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
 from events import BrokerStatus, PlacedReplica, PlacementReason, ReplicasPlaced
-from services.common.admin import AdminError, ClusterAdmin, LogDirsUnsupported
+from services.common.admin import AdminError, ClusterAdmin
 from services.common.logging import get_logger
 from services.placement.log_dirs import LogDirUsage, choose_log_dirs
 from services.common.recent_load import RecentLoad
@@ -31,7 +31,7 @@ class PlacementLedger:
         self._admin = admin
         self._recent_load = recent_load
         self._rack_of = rack_of
-        self._choose_dirs = choose_dirs  # off once the adapter has said it cannot
+        self._choose_dirs = choose_dirs  # off: each broker puts a new replica in the directory it likes
         self._now = now
         # The cluster's own view of its directories, read at most every ``dirs_max_age`` (they change rarely).
         self._dirs_max_age = dirs_max_age
@@ -64,10 +64,6 @@ class PlacementLedger:
             return {}
         try:
             await self._admin.alter_replica_log_dirs(topic, chosen)
-        except LogDirsUnsupported as exc:
-            log.info("log directories are left to the brokers", reason=str(exc))
-            self._choose_dirs = False
-            return {}
         except AdminError as exc:
             # The topic is there and serves; only the directory is the broker's choice instead of ours.
             log.warning("could not choose log directories; the brokers chose", topic=topic, error=str(exc))

@@ -12,7 +12,7 @@ from typing import Any
 
 from events import TOPICS, PlaceholderRecord, PlacementReason, PlacementRequest, PlacementResponse
 from events import placeholders as placeholder
-from services.common.admin import AdminError, ClusterAdmin, ReassignmentUnsupported
+from services.common.admin import AdminError, ClusterAdmin
 from services.common.logging import get_logger
 from services.common.outbox import Outbox
 from services.common.settings import PlacementSettings
@@ -88,8 +88,7 @@ class Placing:
     async def fill(self, topic: str, record: PlaceholderRecord, *, load_aware: bool,
                    correlation_id: str | None) -> Filled | None:
         """Put brokers that are alive now where the topic has placeholders, through the admin port; None when
-        none can be filled now. Where the port cannot move replicas (a real Kafka through confluent-kafka), the
-        plan's replication-factor change through Cruise Control fills them instead."""
+        none can be filled now."""
         try:
             view = await self.view.view()
         except AdminError as exc:
@@ -102,8 +101,6 @@ class Placing:
             return None
         try:
             await self.admin.reassign_partitions(topic, changes)
-        except ReassignmentUnsupported:
-            return None
         except AdminError as exc:
             log.warning("filling placeholders failed; will retry", error=str(exc))
             return None

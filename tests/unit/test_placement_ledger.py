@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from datetime import UTC, datetime, timedelta
 
 from events import LoadAggregate
-from services.common.admin import AdminError, LogDirInfo, LogDirReplica, LogDirsUnsupported, Unsupported
+from services.common.admin import AdminError, LogDirInfo, LogDirReplica, Unsupported
 from services.topic_reconciler.placements import PlacementLedger
 from services.common.recent_load import RecentLoad
 
@@ -66,15 +66,6 @@ async def test_the_next_placement_counts_the_replicas_just_sent() -> None:
     assert set(admin.calls[-1][1].values()) == {"/d1"} and recent.log_dirs(NOW)[1]["/d1"].placed_since == 7
     await ledger(admin, recent).placed("b", "create", {0: [1]}, load_aware=True)
     assert admin.calls[-1] == ("b", {(0, 1): "/d0"})  # /d1 counts as 100 + 7 x 60 MB by now
-
-
-async def test_an_adapter_that_cannot_choose_is_asked_once_and_the_brokers_choose() -> None:
-    admin = Admin(LogDirsUnsupported("confluent-kafka has no AlterReplicaLogDirs"))
-    placements = ledger(admin)
-    first = await placements.placed("a", "create", {0: [1]}, load_aware=True)
-    second = await placements.placed("b", "create", {0: [2]}, load_aware=True)
-    assert len(admin.calls) == 1
-    assert [r.log_dir for r in first.placed + second.placed] == [None, None]
 
 
 async def test_a_failed_choice_leaves_the_topic_to_the_brokers_and_opted_out_specs_are_not_asked() -> None:

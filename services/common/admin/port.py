@@ -30,14 +30,6 @@ class Unsupported(AdminError):
     """This adapter cannot do this operation on its cluster."""
 
 
-class ReassignmentUnsupported(Unsupported):
-    """This adapter cannot move replicas itself; Cruise Control has to."""
-
-
-class LogDirsUnsupported(Unsupported):
-    """This adapter cannot choose log directories; each broker puts a new replica where it likes."""
-
-
 @dataclass(frozen=True)
 class BrokerInfo:
     id: int
@@ -160,13 +152,12 @@ class ClusterAdmin(Protocol):
         ...
 
     async def reassign_partitions(self, name: str, replicas: Mapping[int, Sequence[int]]) -> None:
-        """Give these partitions exactly these replicas (Kafka's AlterPartitionReassignments). Raises
-        ReassignmentUnsupported where the client library lacks it."""
+        """Give these partitions exactly these replicas (Kafka's AlterPartitionReassignments)."""
         ...
 
     async def alter_replica_log_dirs(self, name: str, dirs: Mapping[tuple[int, int], str]) -> None:
         """Put these replicas, (partition, broker) -> log directory, in these directories (Kafka's
-        AlterReplicaLogDirs, KIP-113). Raises LogDirsUnsupported where the client library lacks it."""
+        AlterReplicaLogDirs, KIP-113)."""
         ...
 
     async def list_reassignments(self, names: Sequence[str] | None = None) -> list[Reassignment]:
