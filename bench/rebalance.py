@@ -31,7 +31,7 @@ from confluent_kafka import Consumer, TopicPartition
 
 from bench.markdown import replace_section
 from bench.replicas_change import percentile
-from events import TOPICS, RebalanceAction, RebalanceRequest, encode
+from events import TOPICS, RebalanceAction, RebalanceRequest
 from services.common import busio
 from services.common.cruise_control import CruiseControlClient, OptimizationOptions
 from services.local.stack import LocalStack
@@ -148,14 +148,12 @@ def run(partitions: int, say) -> dict[str, float]:
         tail = StatusTail(stack.settings().bus)
         request = RebalanceRequest(name="bench-scale-up", mode="add-brokers", brokers=list(NEW))
         requested = time.monotonic()
-        busio.produce(stack.settings().bus, [(TOPICS.rebalance_requests.name, request.key.encode(),
-                                              encode(request), None)])
+        busio.publish(stack.settings().bus, TOPICS.rebalance_requests, [request])
         ready_at, proposal = tail.wait("ProposalReady", 120)
         say(f"proposal ready after {ready_at - requested:.2f} s: {proposal['summary']['numReplicaMovements']:,} "
             "replica movements")
         action = RebalanceAction(name=request.name, action="approve")
-        busio.produce(stack.settings().bus, [(TOPICS.rebalance_actions.name, action.key.encode(), encode(action),
-                                              None)])
+        busio.publish(stack.settings().bus, TOPICS.rebalance_actions, [action])
         _started_at, finished_at = execution_span(sim, timeout_s=600, interval_s=0.01)
         done_at, _ = tail.wait("Ready", 120)
         with tail.lock:
@@ -286,12 +284,10 @@ def run_pair_side(kafka: bool, partitions: int, partition_mb: float, throttle: i
         request = RebalanceRequest(name="bench-pair", mode="add-brokers", brokers=[JOINING[0]],
                                    replication_throttle=throttle, excluded_topics=BENCH_ONLY)
         requested = time.monotonic()
-        busio.produce(stack.settings().bus, [(TOPICS.rebalance_requests.name, request.key.encode(),
-                                              encode(request), None)])
+        busio.publish(stack.settings().bus, TOPICS.rebalance_requests, [request])
         ready_at, proposal = tail.wait("ProposalReady", 120)
         action = RebalanceAction(name=request.name, action="approve")
-        busio.produce(stack.settings().bus, [(TOPICS.rebalance_actions.name, action.key.encode(), encode(action),
-                                              None)])
+        busio.publish(stack.settings().bus, TOPICS.rebalance_actions, [action])
         started_at, finished_at = execution_span(sim, timeout_s=900, interval_s=0.02)
         done_at, _ = tail.wait("Ready", 120)
         tail.stop()

@@ -25,7 +25,7 @@ from pathlib import Path
 import httpx
 
 from bench.markdown import replace_section
-from events import TOPICS, DeadLetter, InvalidEvent, TopicSpec, decode, encode
+from events import TOPICS, TopicSpec, encode
 from services.common import busio
 from services.local.stack import LocalStack
 
@@ -168,12 +168,7 @@ def _count_dead_letters(bus, hostile: set[tuple[str, int, int]], deadline: float
     """Dead letters of the hostile records (matched by topic, partition and offset), one per record."""
     seen: set[tuple[str, int, int]] = set()
     counts: dict[str, int] = {}
-    for record in busio.consume(bus, [TOPICS.dead_letters.name], follow=True, deadline=deadline):
-        try:
-            letter = decode(record.value, topic=TOPICS.dead_letters).event
-        except InvalidEvent:
-            continue
-        assert isinstance(letter, DeadLetter)
+    for letter in busio.events(bus, TOPICS.dead_letters, follow=True, deadline=deadline):
         where = (letter.source_topic, letter.partition or 0, letter.offset if letter.offset is not None else -1)
         if where in hostile and where not in seen:
             seen.add(where)

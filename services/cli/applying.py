@@ -9,7 +9,7 @@ import time
 from rich.console import Console
 from rich.markup import escape
 
-from events import TOPICS, InvalidEvent, TopicSpec, TopicStatus, decode
+from events import TOPICS, TopicSpec, TopicStatus
 from services.cli.changes import Outcome, TopicDiff, Verdict, diff_topic, outcome
 from services.cli.output import fail
 from services.cli.views import transition_line
@@ -77,12 +77,7 @@ def wait_until_settled(settings: Settings, specs: list[TopicSpec], generations: 
     settled: dict[str, tuple[Outcome, str]] = {}
     deadline = time.monotonic() + timeout_s
     console.print(f"[dim]waiting for {len(wanted)} topic(s) (up to {timeout_s:.0f} s)[/dim]")
-    for record in busio.consume(settings.bus, [TOPICS.status.name], follow=True, deadline=deadline):
-        try:
-            status = decode(record.value, topic=TOPICS.status).event
-        except InvalidEvent:
-            continue
-        assert isinstance(status, TopicStatus)
+    for status in busio.events(settings.bus, TOPICS.status, follow=True, deadline=deadline):
         if status.topic not in wanted:
             continue
         previous = latest.get(status.topic)

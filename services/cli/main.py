@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Annotated, Optional
 import typer
 from rich.markup import escape
 
-from events import TOPICS, InvalidEvent, TopicSpecDeleted, TopicStatus, decode, encode
+from events import TOPICS, InvalidEvent, TopicSpecDeleted, TopicStatus, decode
 from events.models import Event
 from events.schema import json_schemas
 from events.topics import BusTopic
@@ -266,10 +266,10 @@ def apply(
             err.print(f"[yellow]warning:[/yellow] {escape(d.name)}: {escape(warning)}", soft_wrap=True)
     sent = [m for m in manifests if not isinstance(m, TopicSpec) or diffs[m.name].publish]
     offsets: dict[bytes, int] = {}  # of the specs: a spec's generation is its record's offset + 1
-    for topic, kind, found in ((TOPICS.specs.name, TopicSpec, offsets), (TOPICS.rebalance_requests.name,
-                                                                          RebalanceRequest, None)):
-        if items := [(topic, m.key.encode(), encode(m), None) for m in sent if isinstance(m, kind)]:
-            busio.produce(settings.bus, items, offsets_by_key=found)
+    if sent_specs := [m for m in sent if isinstance(m, TopicSpec)]:
+        busio.publish(settings.bus, TOPICS.specs, sent_specs, offsets_by_key=offsets)
+    if requests := [m for m in sent if isinstance(m, RebalanceRequest)]:
+        busio.publish(settings.bus, TOPICS.rebalance_requests, requests)
     for m in manifests:
         if isinstance(m, RebalanceRequest):
             brokers = f" brokers={m.brokers}" if m.brokers else ""
@@ -355,7 +355,7 @@ def delete(
         if not typer.confirm("go ahead?", default=False):
             raise fail("nothing deleted")
     events = [TopicSpecDeleted(name=name) for name in topics]
-    busio.produce(settings.bus, [(TOPICS.specs.name, e.key.encode(), encode(e), None) for e in events])
+    busio.publish(settings.bus, TOPICS.specs, events)
     for name in topics:
         console.print(f"topic spec {name}: withdrawn" + ("" if name in deleting else " (topic retained)"))
 
@@ -373,11 +373,7 @@ def brokers_list(output: OutputOption = None) -> None:
     from events import ObservedBroker
 
     registry: dict[str, ObservedBroker | None] = {}
-    for record in busio.consume(get_settings().bus, [TOPICS.observed_brokers.name], follow=False, idle_s=0.7):
-        try:
-            event = decode(record.value, topic=TOPICS.observed_brokers).event
-        except InvalidEvent:
-            continue
+    for event in busio.events(get_settings().bus, TOPICS.observed_brokers, follow=False, idle_s=0.7):
         registry[event.key] = event if isinstance(event, ObservedBroker) else None
     entries = sorted((e for e in registry.values() if e is not None), key=lambda e: e.id)
 
@@ -400,8 +396,7 @@ def brokers_forget(broker_ids: Annotated[list[int], typer.Argument(help="ids of 
     from events import BrokerForgotten
 
     events = [BrokerForgotten(id=broker) for broker in broker_ids]
-    busio.produce(get_settings().bus, [(TOPICS.observed_brokers.name, e.key.encode(), encode(e), None)
-                                       for e in events])
+    busio.publish(get_settings().bus, TOPICS.observed_brokers, events)
     for broker in broker_ids:
         console.print(f"broker {broker}: forgotten")
 
@@ -416,7 +411,7 @@ def brokers_remove(broker_ids: Annotated[list[int], typer.Argument(help="ids of 
     from events import BrokerRemovalRequested
 
     event = BrokerRemovalRequested(brokers=broker_ids)
-    busio.produce(get_settings().bus, [(TOPICS.scaling.name, event.key.encode(), encode(event), None)])
+    busio.publish(get_settings().bus, TOPICS.scaling, [event])
     console.print(f"brokers {', '.join(map(str, event.brokers))}: removal announced; follow it with "
                   f"`ballast rebalance status auto-remove-brokers-{'-'.join(map(str, event.brokers))}`")
 
@@ -446,12 +441,7 @@ def status(
         return
     previous: dict[str, TopicStatus] = {}
     try:
-        for record in busio.consume(get_settings().bus, [TOPICS.status.name], follow=True):
-            try:
-                event = decode(record.value, topic=TOPICS.status).event
-            except InvalidEvent:
-                continue
-            assert isinstance(event, TopicStatus)
+        for event in busio.events(get_settings().bus, TOPICS.status, follow=True):
             if topic is not None and event.topic != topic:
                 continue
             if fmt is Output.table:

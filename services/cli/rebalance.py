@@ -6,7 +6,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from events import TOPICS, InvalidEvent, RebalanceAction, RebalanceStatus, decode, encode
+from events import TOPICS, RebalanceAction, RebalanceStatus
 from services.common import busio
 from services.common.busio import BusUnavailable
 from services.cli.output import JsonFlag, Output, OutputOption, chosen, console, emit, emit_one, fail
@@ -36,7 +36,7 @@ def _act(name: str, action: str) -> None:
         raise fail(f"rebalance {name}: cannot {action} now, {why} (possible now: "
                     f"{', '.join(sorted(valid)) or 'nothing'})")
     event = RebalanceAction(name=name, action=action)  # type: ignore[arg-type]
-    busio.produce(get_settings().bus, [(TOPICS.rebalance_actions.name, event.key.encode(), encode(event), None)])
+    busio.publish(get_settings().bus, TOPICS.rebalance_actions, [event])
     console.print(f"rebalance {name}: {action} sent")
 
 
@@ -79,12 +79,7 @@ def status(
     fmt = chosen(output, as_json)
     if watch:
         try:
-            for record in busio.consume(get_settings().bus, [TOPICS.rebalance_status.name], follow=True):
-                try:
-                    event = decode(record.value, topic=TOPICS.rebalance_status).event
-                except InvalidEvent:
-                    continue
-                assert isinstance(event, RebalanceStatus)
+            for event in busio.events(get_settings().bus, TOPICS.rebalance_status, follow=True):
                 if name is not None and event.name != name:
                     continue
                 if fmt is Output.table:

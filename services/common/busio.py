@@ -8,13 +8,13 @@ from __future__ import annotations
 import asyncio
 import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
 from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
 
-from events import Decoded, InvalidEvent, decode
+from events import Decoded, InvalidEvent, decode, encode
 from events.limits import bounded
 from events.models import Event
 from events.topics import BusTopic
@@ -111,6 +111,19 @@ def produce(bus: BusSettings, items: list[tuple[str, bytes | None, bytes | None,
     return len(items)
 
 
+def publish(bus: BusSettings, topic: BusTopic[E], events: Iterable[E], *,
+            offsets_by_key: dict[bytes, int] | None = None) -> int:
+    """Produce these events to their topic, each keyed by its own key, and wait until the bus has them all. An event
+    the topic does not carry is refused before anything is sent."""
+    records = []
+    for event in events:
+        if not isinstance(event, topic.events):
+            raise TypeError(f"{topic.name} carries {', '.join(t.__name__ for t in topic.events)}, "
+                            f"not {type(event).__name__}")
+        records.append((topic.name, event.key.encode(), encode(event), None))
+    return produce(bus, records, offsets_by_key=offsets_by_key)
+
+
 def consume(bus: BusSettings, topics: list[str], *, follow: bool, idle_s: float = 1.0,
             from_beginning: bool = True, deadline: float | Callable[[], float] | None = None,
             must_exist: bool = False) -> Iterator[Record]:
@@ -154,6 +167,23 @@ def consume(bus: BusSettings, topics: list[str], *, follow: bool, idle_s: float 
                          list(message.headers() or []), message.timestamp()[1])
     finally:
         consumer.close()
+
+
+def events(bus: BusSettings, topic: BusTopic[E], **consuming: Any) -> Iterator[E]:
+    """The events of ``topic``, decoded and typed, as ``consume`` reads them (its keyword arguments: ``follow``,
+    ``idle_s``, ``deadline``, ...); a record that is not one of the topic's events is skipped."""
+    for _record, event in records_with_events(bus, topic, **consuming):
+        yield event
+
+
+def records_with_events(bus: BusSettings, topic: BusTopic[E], **consuming: Any) -> Iterator[tuple[Record, E]]:
+    """``events`` with the record each came from (its partition and offset)."""
+    for record in consume(bus, [topic.name], **consuming):
+        try:
+            event = decode(record.value, topic=topic).event
+        except InvalidEvent:
+            continue
+        yield record, event
 
 
 def latest(bus: BusSettings, topic: BusTopic[E], *, timeout_s: float = 60.0) -> dict[str, E]:

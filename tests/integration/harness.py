@@ -57,11 +57,7 @@ def change_sessions(settings: Settings, topics: list[str], *, after_generation: 
     one(s). Statuses may skip the ongoing state when it is short, so they do not serve here."""
     wanted = set(topics)
     sessions: dict[str, set[str]] = {t: set() for t in topics}
-    for record in busio.consume(settings.bus, [TOPICS.replicas_state.name], follow=False, idle_s=1.0):
-        try:
-            event = decode(record.value, topic=TOPICS.replicas_state).event
-        except InvalidEvent:
-            continue
+    for event in busio.events(settings.bus, TOPICS.replicas_state, follow=False, idle_s=1.0):
         if not isinstance(event, ReplicasChangeRecord) or event.topic not in wanted or event.session_id is None:
             continue
         floor = after_generation if isinstance(after_generation, int) else after_generation.get(event.topic, 0)
@@ -185,7 +181,7 @@ class Ballast:
 
     def delete(self, *names: str) -> None:
         events = [TopicSpecDeleted(name=n) for n in names]
-        busio.produce(self.settings.bus, [(TOPICS.specs.name, e.key.encode(), encode(e), None) for e in events])
+        busio.publish(self.settings.bus, TOPICS.specs, events)
 
     def produce_raw(self, topic: str, key: bytes | None, value: bytes | None) -> None:
         busio.produce(self.settings.bus, [(topic, key, value, None)])

@@ -20,7 +20,6 @@ from events import (
     RebalanceRequest,
     RebalanceState,
     RebalanceStatus,
-    encode,
 )
 from services.common import busio
 from services.local.stack import LocalStack
@@ -91,16 +90,16 @@ class Rebalancing(Follower):
 
     def request(self, **fields: object) -> RebalanceRequest:
         request = RebalanceRequest.model_validate(fields)
-        busio.produce(self.bus, [(TOPICS.rebalance_requests.name, request.key.encode(), encode(request), None)])
+        busio.publish(self.bus, TOPICS.rebalance_requests, [request])
         return request
 
     def act(self, name: str, action: str) -> None:
         event = RebalanceAction(name=name, action=action)  # type: ignore[arg-type]
-        busio.produce(self.bus, [(TOPICS.rebalance_actions.name, event.key.encode(), encode(event), None)])
+        busio.publish(self.bus, TOPICS.rebalance_actions, [event])
 
     def announce_removal(self, *brokers: int) -> None:
         event = BrokerRemovalRequested(brokers=list(brokers))
-        busio.produce(self.bus, [(TOPICS.scaling.name, event.key.encode(), encode(event), None)])
+        busio.publish(self.bus, TOPICS.scaling, [event])
 
     def add_broker(self, broker: int, rack: str) -> None:
         self.sim.post("/admin/brokers", json={"id": broker, "rack": rack}).raise_for_status()

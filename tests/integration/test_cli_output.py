@@ -25,7 +25,6 @@ from events import (
     TopicSpecDeleted,
     TopicStatus,
     decode,
-    encode,
 )
 from services.common import busio
 from services.common.settings import BusSettings
@@ -59,19 +58,17 @@ def bootstrap(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
                     type="Ready", status="False", reason="ReconcileError",
                     message="target replication factor 12 cannot be reached because only 6 broker(s) are "
                             "registered")]))
-        busio.produce(BusSettings(bootstrap_servers=bootstrap), [
-            (TOPICS.rebalance_status.name, r.key.encode(), encode(r), None) for r in (
-                RebalanceStatus(name="done", state=RebalanceState.READY, request=RebalanceRequest(name="done")),
-                RebalanceStatus(name="proposed", state=RebalanceState.PROPOSAL_READY,
-                                request=RebalanceRequest(name="proposed")))])
+        busio.publish(BusSettings(bootstrap_servers=bootstrap), TOPICS.rebalance_status, [
+            RebalanceStatus(name="done", state=RebalanceState.READY, request=RebalanceRequest(name="done")),
+            RebalanceStatus(name="proposed", state=RebalanceState.PROPOSAL_READY,
+                            request=RebalanceRequest(name="proposed"))])
         yield bootstrap
     finally:
         _stop(process)
 
 
 def publish(bootstrap: str, *statuses: TopicStatus) -> None:
-    busio.produce(BusSettings(bootstrap_servers=bootstrap),
-                  [(TOPICS.status.name, s.key.encode(), encode(s), None) for s in statuses])
+    busio.publish(BusSettings(bootstrap_servers=bootstrap), TOPICS.status, statuses)
 
 
 def _env(bootstrap: str) -> dict[str, str]:

@@ -167,8 +167,7 @@ def test_cruise_control_refusing_one_change_holds_back_only_that_one(ballast: Ba
     commands = [ReplicasChangeCommand(topic=t, target_replicas=3) for t in valid]
     commands += [ReplicasChangeCommand(topic=poison, target_replicas=7),
                  ReplicasChangeCommand(topic=missing, target_replicas=4)]
-    busio.produce(ballast.settings.bus, [(TOPICS.replicas_commands.name, c.key.encode(), encode(c), None)
-                                         for c in commands])
+    busio.publish(ballast.settings.bus, TOPICS.replicas_commands, commands)
     try:
         check_pinned(ballast, valid, poison)
     finally:

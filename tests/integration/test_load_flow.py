@@ -12,7 +12,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from events import TOPICS, TopicSpec, encode
+from events import TOPICS, TopicSpec
 from services.common import busio
 from services.cli.views import latest_windows
 from services.cluster_sim.load import _unit
@@ -79,7 +79,7 @@ def test_placement_follows_the_aggregates_to_the_lighter_brokers(stack: LocalSta
     name = next(n for n in (f"placed-{i}" for i in range(100)) if sorted(counts_only(n, hot, cold)) != [2, 4, 6]
                 and any(_unit(n, 0, b) < 0.5 for b in (2, 4, 6)))
     spec = TopicSpec(name=name, partitions=1, replicas=3)
-    busio.produce(bus, [(TOPICS.specs.name, spec.key.encode(), encode(spec), None)])
+    busio.publish(bus, TOPICS.specs, [spec])
     replicas = None
     while replicas is None and time.monotonic() < deadline + 30:
         found = sim.post("/admin/topics/describe", json={"names": [spec.name]}).json()["topics"]

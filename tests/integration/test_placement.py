@@ -6,7 +6,7 @@ from __future__ import annotations
 import time
 from collections import Counter
 
-from events import TOPICS, PlacementRequest, PlacementResponse, TopicSpec, decode, encode
+from events import TOPICS, PlacementRequest, PlacementResponse, TopicSpec, decode
 from services.common import busio
 from tests.integration.harness import Ballast
 from tests.unit.best_placement import improving_moves
@@ -70,8 +70,7 @@ def test_placement_request_and_response_on_the_bus(ballast: Ballast, name: str) 
                                  placer="multi-level"),
                 PlacementRequest(request_id=f"{name}-too-wide", topic=f"{name}-new", partitions=1,
                                  replication_factor=9)]
-    busio.produce(ballast.settings.bus, [(TOPICS.placement_requests.name, r.key.encode(), encode(r), None)
-                                         for r in requests])
+    busio.publish(ballast.settings.bus, TOPICS.placement_requests, requests)
     answers: dict[str, PlacementResponse] = {}
     deadline = time.monotonic() + 30
     for record in busio.consume(ballast.settings.bus, [TOPICS.placement_responses.name], follow=True,

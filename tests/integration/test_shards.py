@@ -13,7 +13,7 @@ from collections.abc import Iterator
 import httpx
 import pytest
 
-from events import TOPICS, InvalidEvent, ReplicasChangeCommand, decode
+from events import TOPICS
 from services.common import busio
 from services.common.shards import shard_of
 from services.local.stack import LocalStack
@@ -88,12 +88,7 @@ def one_session_each(ballast: Ballast, topics: list[str], generation_after: dict
 
 def commands_per_topic(ballast: Ballast, topics: list[str], target: int) -> Counter[str]:
     wanted, found = set(topics), Counter[str]()
-    for record in busio.consume(ballast.settings.bus, [TOPICS.replicas_commands.name], follow=False, idle_s=1.0):
-        try:
-            command = decode(record.value, topic=TOPICS.replicas_commands).event
-        except InvalidEvent:
-            continue
-        assert isinstance(command, ReplicasChangeCommand)
+    for command in busio.events(ballast.settings.bus, TOPICS.replicas_commands, follow=False, idle_s=1.0):
         if command.topic in wanted and command.target_replicas == target:
             found[command.topic] += 1
     return found

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from confluent_kafka import Producer
 
-from events import TOPICS, BrokerForgotten, encode
+from events import TOPICS, BrokerForgotten
 from services.common import busio
 from services.common.admin import AdminError, TopicAlreadyExists, UnknownTopic
 from services.common.admin.kafka import KafkaClusterAdmin
@@ -227,8 +227,7 @@ async def test_an_added_broker_with_a_failed_log_dir_then_decommissioned(admin: 
         kafka.decommission_broker(broker)
         # As an operator would (`ballast brokers forget`): placement keeps no room for it in the later tests.
         forgotten = BrokerForgotten(id=broker)
-        busio.produce(ballast.settings.bus, [(TOPICS.observed_brokers.name, forgotten.key.encode(),
-                                              encode(forgotten), None)])
+        busio.publish(ballast.settings.bus, TOPICS.observed_brokers, [forgotten])
     assert await eventually(lambda: _unregistered(admin, broker), "the broker unregistered")
 
 

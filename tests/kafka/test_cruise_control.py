@@ -268,10 +268,6 @@ async def _not_reassigning(admin: KafkaClusterAdmin, topic: str) -> bool:
     return not await admin.list_reassignments([topic])
 
 
-async def _no_throttles(admin: KafkaClusterAdmin, topic: str) -> bool:
-    return await _throttles_left(admin, topic) == {"brokers": {}, "topic": {}}
-
-
 async def _async(value: bool) -> bool:
     return value
 

@@ -9,7 +9,7 @@ import asyncio
 from rich.console import Console
 from rich.table import Table
 
-from events import TOPICS, RebalanceRequest, RebalanceState, TopicSpec, encode
+from events import TOPICS, RebalanceRequest, RebalanceState, TopicSpec
 from services.cli.demo.patience import Patience
 from services.cli.demo.scaling import RebalanceFollower
 from services.cli.output import section
@@ -79,7 +79,7 @@ async def _disks(console: Console, stack: LocalStack, bus: BusSettings, patience
                                 intra_broker_throttle=50_000_000)
         console.print("[bold]ballast apply -f[/bold] kind: Rebalance, rebalanceDisk: true, autoApprove: true, "
                       "intraBrokerThrottle: 50 MB/s")
-        busio.produce(bus, [(TOPICS.rebalance_requests.name, even.key.encode(), encode(even), None)])
+        busio.publish(bus, TOPICS.rebalance_requests, [even])
         done = rebalances.until(even.name, lambda s: s.state in (RebalanceState.READY, RebalanceState.NOT_READY),
                             patience)
         if done is None:
@@ -98,12 +98,12 @@ async def _disks(console: Console, stack: LocalStack, bus: BusSettings, patience
             "moveReplicasOffVolumes": [{"brokerId": drained, "volumeIds": [1]}]})
         console.print(f"[bold]ballast apply -f[/bold] KafkaRebalance mode: remove-disks, moveReplicasOffVolumes: "
                       f"[{{brokerId: {drained}, volumeIds: [1]}}]")
-        busio.produce(bus, [(TOPICS.rebalance_requests.name, drain.key.encode(), encode(drain), None)])
+        busio.publish(bus, TOPICS.rebalance_requests, [drain])
         if rebalances.until(drain.name, lambda s: (c := s.condition("DisksEmpty")) is not None and c.status == "True",
                         patience) is None:
             return patience.give_up(console, f"broker {drained}'s directory {drain_dirs[1]} to be drained")
         spec = TopicSpec(name="after-drain", partitions=12, replicas=3)
-        busio.produce(bus, [(TOPICS.specs.name, spec.key.encode(), encode(spec), None)])
+        busio.publish(bus, TOPICS.specs, [spec])
         while patience.waiting:
             described = (await admin.describe_topics([spec.name]))[spec.name]
             patience.observe("after-drain described", described is not None)

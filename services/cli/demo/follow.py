@@ -9,7 +9,7 @@ from importlib import resources
 
 from rich.console import Console
 
-from events import TOPICS, InvalidEvent, TopicSpec, TopicStatus, decode, encode
+from events import TOPICS, TopicSpec, TopicStatus
 from services.cli.demo.patience import Patience
 from services.cli.manifests import load_specs
 from services.cli.views import transition_line
@@ -23,7 +23,7 @@ def scenario(name: str) -> list[TopicSpec]:
 
 
 def apply(bus: BusSettings, specs: list[TopicSpec]) -> None:
-    busio.produce(bus, [(TOPICS.specs.name, s.key.encode(), encode(s), None) for s in specs])
+    busio.publish(bus, TOPICS.specs, specs)
 
 
 def settled(latest: dict[str, TopicStatus], specs: list[TopicSpec]) -> bool:
@@ -51,15 +51,10 @@ def follow(console: Console, bus: BusSettings, specs: list[TopicSpec], latest: d
     """Print status transitions as they happen until ``until`` holds (default: every spec is reflected); False when
     no status changed for the patience's while."""
     seen = seen if seen is not None else {}
-    for record in busio.consume(bus, [TOPICS.status.name], follow=True, deadline=patience.deadline):
+    for record, status in busio.records_with_events(bus, TOPICS.status, follow=True, deadline=patience.deadline):
         if record.offset <= seen.get(record.partition, -1):
             continue
         seen[record.partition] = record.offset
-        try:
-            status = decode(record.value, topic=TOPICS.status).event
-        except InvalidEvent:
-            continue
-        assert isinstance(status, TopicStatus)
         previous = latest.get(status.topic)
         if previous is not None and previous.model_dump(exclude={"conditions"}) == status.model_dump(exclude={"conditions"}) \
                 and [c.type for c in previous.conditions] == [c.type for c in status.conditions]:

@@ -28,7 +28,6 @@ from events import (
     RebalanceState,
     TopicSpec,
     TopicStatus,
-    encode,
 )
 from services.cli.demo.follow import Seen, apply, follow, scenario, under_replicated
 from services.cli.demo.disks import disks_step
@@ -248,7 +247,7 @@ def _scale_up_and_down(console: Console, stack: LocalStack, bus: BusSettings, cl
     new = stack.kafka.add_broker(NEW_RACK)
     console.print(f"broker {new} started in {NEW_RACK}")
     request = RebalanceRequest(name="scale-up", mode="add-brokers", brokers=[new], replication_throttle=THROTTLE)
-    busio.produce(bus, [(TOPICS.rebalance_requests.name, request.key.encode(), encode(request), None)])
+    busio.publish(bus, TOPICS.rebalance_requests, [request])
     proposal = rebalances.until(request.name, lambda s: s.state == RebalanceState.PROPOSAL_READY, patience)
     if proposal is None:
         return patience.give_up(console, "the scale-up proposal")
@@ -268,7 +267,7 @@ def _scale_up_and_down(console: Console, stack: LocalStack, bus: BusSettings, cl
     section(console, f"5. safe scale-down: broker {new} announced for removal, emptied, reported safe, shut down")
     console.print(f"[bold]ballast brokers remove {new}[/bold]")
     removal = BrokerRemovalRequested(brokers=[new])
-    busio.produce(bus, [(TOPICS.scaling.name, removal.key.encode(), encode(removal), None)])
+    busio.publish(bus, TOPICS.scaling, [removal])
     name = f"auto-remove-brokers-{new}"
     if rebalances.until(name, lambda s: s.state == RebalanceState.PROPOSAL_READY, patience) is None:
         return patience.give_up(console, "the scale-down proposal")
@@ -283,7 +282,7 @@ def _scale_up_and_down(console: Console, stack: LocalStack, bus: BusSettings, cl
     alive = [b.id for b in cluster.run(cluster.admin.brokers())]
     console.print(f"broker {new} shut down and unregistered; Kafka's brokers now: {alive}")
     forgotten = BrokerForgotten(id=new)
-    busio.produce(bus, [(TOPICS.observed_brokers.name, forgotten.key.encode(), encode(forgotten), None)])
+    busio.publish(bus, TOPICS.observed_brokers, [forgotten])
     return True
 
 
@@ -334,7 +333,7 @@ def _load(console: Console, stack: LocalStack, bus: BusSettings, cluster: KafkaV
     console.print(load_table(aggregates))
     brokers = {int(a.entity): a for a in latest_windows(aggregates) if a.entity_kind == "broker"}
     spec = TopicSpec(name="telemetry", partitions=1, replicas=2, placer="multi-level")
-    busio.produce(bus, [(TOPICS.specs.name, spec.key.encode(), encode(spec), None)])
+    busio.publish(bus, TOPICS.specs, [spec])
     if not _wait(lambda: bool(cluster.topics([spec.name])), patience):
         return patience.give_up(console, f"{spec.name} to be created")
     partition = cluster.topics([spec.name])[spec.name].partitions[0]

@@ -8,7 +8,7 @@ import time
 import httpx
 from rich.console import Console
 
-from events import TOPICS, LoadAggregate, TopicSpec, encode
+from events import TOPICS, LoadAggregate, TopicSpec
 from services.common import busio
 from services.cli.demo.patience import Patience
 from services.cli.output import section
@@ -43,7 +43,7 @@ def load_step(console: Console, stack: LocalStack, bus: BusSettings, patience: P
     console.print(load_table(aggregates))
     brokers = {int(a.entity): a for a in latest_windows(aggregates) if a.entity_kind == "broker"}
     spec = TopicSpec(name="telemetry", partitions=1, replicas=3, placer="multi-level")
-    busio.produce(bus, [(TOPICS.specs.name, spec.key.encode(), encode(spec), None)])
+    busio.publish(bus, TOPICS.specs, [spec])
     replicas, log_dirs = None, {}
     while patience.waiting and replicas is None:
         found = httpx.post(f"{stack.sim_url}/admin/topics/describe", json={"names": [spec.name]}).json()["topics"]

@@ -14,13 +14,10 @@ from events import (
     TOPICS,
     BrokerForgotten,
     BrokerRemovalRequested,
-    InvalidEvent,
     RebalanceAction,
     RebalanceRequest,
     RebalanceState,
     RebalanceStatus,
-    decode,
-    encode,
 )
 from services.common import busio
 from services.cli.demo.patience import Patience
@@ -47,15 +44,11 @@ class RebalanceFollower:
     def until(self, name: str, done: Callable[[RebalanceStatus], bool], patience: Patience) -> RebalanceStatus | None:
         """The named rebalance's status once ``done`` holds; None when no rebalance status changed for the patience's
         while."""
-        for record in busio.consume(self.bus, [TOPICS.rebalance_status.name], follow=True, deadline=patience.deadline):
+        for record, status in busio.records_with_events(self.bus, TOPICS.rebalance_status, follow=True,
+                                                        deadline=patience.deadline):
             if record.offset <= self.offset:
                 continue
             self.offset = record.offset
-            try:
-                status = decode(record.value, topic=TOPICS.rebalance_status).event
-            except InvalidEvent:
-                continue
-            assert isinstance(status, RebalanceStatus)
             previous = self.latest.get(status.name)
             self.latest[status.name] = status
             if previous is None or (previous.state, previous.message, previous.progress) != (
@@ -78,11 +71,6 @@ class RebalanceFollower:
         self.console.print(f"[dim]{time.strftime('%H:%M:%S')}[/dim]  {rebalance_line(status)}", soft_wrap=True)
 
 
-def _produce(bus: BusSettings, topic: str, event: RebalanceRequest | RebalanceAction | BrokerRemovalRequested
-             ) -> None:
-    busio.produce(bus, [(topic, event.key.encode(), encode(event), None)])
-
-
 def scale_up_and_down(console: Console, stack: LocalStack, bus: BusSettings, patience: Patience) -> bool:
     rebalances = RebalanceFollower(console, bus)
     sim = httpx.Client(base_url=stack.sim_url, timeout=10)
@@ -94,7 +82,7 @@ def scale_up_and_down(console: Console, stack: LocalStack, bus: BusSettings, pat
     text = resources.files("services.local").joinpath("scenarios", "demo-scale-up.yaml").read_text()
     (request,) = load_manifests(text, "demo-scale-up.yaml")
     assert isinstance(request, RebalanceRequest)
-    _produce(bus, TOPICS.rebalance_requests.name, request)
+    busio.publish(bus, TOPICS.rebalance_requests, [request])
     proposal = rebalances.until(request.name, lambda s: s.state == RebalanceState.PROPOSAL_READY, patience)
     if proposal is None:
         return patience.give_up(console, "the scale-up proposal")
@@ -107,7 +95,7 @@ def scale_up_and_down(console: Console, stack: LocalStack, bus: BusSettings, pat
     section(console, f"5. safe scale-down: broker {LEAVING} announced for removal, emptied, reported safe, removed")
     console.print(f"[bold]ballast brokers remove {LEAVING}[/bold]")
     removal = BrokerRemovalRequested(brokers=[LEAVING])
-    _produce(bus, TOPICS.scaling.name, removal)
+    busio.publish(bus, TOPICS.scaling, [removal])
     name = f"auto-remove-brokers-{LEAVING}"
     if rebalances.until(name, lambda s: s.state == RebalanceState.PROPOSAL_READY, patience) is None:
         return patience.give_up(console, "the scale-down proposal")
@@ -123,7 +111,7 @@ def scale_up_and_down(console: Console, stack: LocalStack, bus: BusSettings, pat
     # Decommissioned for good: placement stops keeping room for it (seed 002's registry would otherwise wait).
     console.print(f"[bold]ballast brokers forget {LEAVING}[/bold]")
     forgotten = BrokerForgotten(id=LEAVING)
-    busio.produce(bus, [(TOPICS.observed_brokers.name, forgotten.key.encode(), encode(forgotten), None)])
+    busio.publish(bus, TOPICS.observed_brokers, [forgotten])
     sim.close()
     return True
 
@@ -134,7 +122,7 @@ def approve_until_executing(console: Console, bus: BusSettings, rebalances: Reba
     for the execution drifted from the one shown (the simulator's partitions grow a simulated minute a second)."""
     for _ in range(3):
         console.print(f"approving: [bold]ballast rebalance approve {name}[/bold]")
-        _produce(bus, TOPICS.rebalance_actions.name, RebalanceAction(name=name, action="approve"))
+        busio.publish(bus, TOPICS.rebalance_actions, [RebalanceAction(name=name, action="approve")])
         checked = rebalances.until(name, lambda s: s.state != RebalanceState.PROPOSAL_READY
                                or (not s.checking_approval and s.condition("ProposalChanged") is not None), patience)
         if checked is None or checked.state != RebalanceState.PROPOSAL_READY:
