@@ -371,7 +371,7 @@ also holds Ballast's own.
 
 Both stacks run the same optimizer, so they move the same replicas. It fills the new broker up to its share of all
 replicas, taking only from brokers above that share; in this uneven tree (three brokers in /dc1, two in /dc2) that
-stops short of the DC's even share, which is the better target here (noted in the README's known limits).
+stops short of the DC's even share, which is the better target here (noted in docs/limits.md).
 Throughput counts the proposal's data (sizes in MiB) over the executor's busy time. On Kafka that includes, for
 each batch of at most 5 reassignments into the new broker, the round trips, the check every 0.5 s and the tail of
 each batch, so small partitions stay under the throttle; Kafka's quota keeps the copy itself at or under it
