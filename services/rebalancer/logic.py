@@ -40,7 +40,12 @@ from events import (
     RebalanceState,
     RebalanceStatus,
 )
-from services.common.cruise_control.errors import ClusterModelNotReady, ConnectionFailed, CruiseControlError
+from services.common.cruise_control.errors import (
+    ClusterModelNotReady,
+    ConnectionFailed,
+    CruiseControlError,
+    MalformedAnswer,
+)
 from services.common.cruise_control.models import BrokerLoads, ExecutorState, OptimizationResult, TaskStatus, UserTask
 from services.common.cruise_control.retry import backoff
 from services.rebalancer import drift
@@ -370,7 +375,9 @@ def on_failure(status: RebalanceStatus, error: CruiseControlError, now: datetime
     permanent: NotReady until the request changes or is refreshed. Everything else (unreachable, warming up, servlet
     full, another execution running) keeps the state and retries: with backoff, or at a steady pace while Cruise
     Control warms up (it is ready again within a minute or two)."""
-    if not error.temporary:
+    # An execution request answered in a way that cannot be read may have been taken: retried, its reason finds it.
+    in_doubt = isinstance(error, MalformedAnswer) and status.execution_reason is not None
+    if not error.temporary and not in_doubt:
         return _update(status, now, state=S.NOT_READY, session_id=None, execution_reason=None, message=error.message,
                        next_attempt_at=None, progress=None, checking_approval=False)
     warming = isinstance(error, ClusterModelNotReady)
@@ -380,9 +387,9 @@ def on_failure(status: RebalanceStatus, error: CruiseControlError, now: datetime
     session = None if status.state in (S.PENDING_PROPOSAL, S.PROPOSAL_READY) or status.checking_approval \
         else status.session_id
     reason = status.execution_reason
-    if reason is not None and not isinstance(error, ConnectionFailed):
+    if reason is not None and not isinstance(error, (ConnectionFailed, MalformedAnswer)):
         # Cruise Control answered, so that request is settled (failed): the next one gets a reason of its own. After
-        # a connection failure the request may have arrived, and the reason finds it.
+        # a connection failure, or an answer that could not be read, the request may have arrived: the reason finds it.
         reason = new_reason()
     message = f"{error.message}; waiting for it" if warming else \
         f"{error.message}; retrying in {delay.total_seconds():.0f} s"

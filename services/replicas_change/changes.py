@@ -17,7 +17,7 @@ from events.envelope import utcnow
 from events.topics import BusTopic
 from services.common.admin import AdminError, ClusterAdmin
 from services.common.bus import DeadLetters
-from services.common.cruise_control import ClusterModelNotReady, CruiseControlClient, CruiseControlError
+from services.common.cruise_control import ClusterModelNotReady, CruiseControlClient, CruiseControlError, MalformedAnswer
 from services.common.logging import correlation, get_logger
 from services.common.metrics import observe_since
 from services.common.outbox import Outbox, send
@@ -53,6 +53,9 @@ class ReplicasChanges:
         self.ready = asyncio.Event()
         self._cc_lock = asyncio.Lock()
         self._retry = {"initial_s": tuning.retry_initial_s, "max_s": tuning.retry_max_s}
+        # The batch of a request Cruise Control may or may not have taken (a crash mid-request, an answer that could
+        # not be read): open until its task is looked up by the batch id the request carried as its reason.
+        self._open_batch: ReplicasChangeBatch | None = None
 
     # -- timers --------------------------------------------------------------------------------------------------
 
@@ -86,18 +89,9 @@ class ReplicasChanges:
         if batch is not None:
             for record in logic.reopen_batch(self.in_flight, batch):
                 self._remember(record)
-        in_doubt = [r for r in self.in_flight.values() if r.batch_id]
-        while in_doubt:
-            try:
-                tasks = await self.cc.user_tasks(endpoints="topic_configuration")
-            except CruiseControlError as exc:
-                log.warning("cannot settle in-doubt submissions yet", error=exc.message, changes=len(in_doubt))
-                await asyncio.sleep(self.tuning.poll_interval_s)
-                continue
-            await self._publish(logic.recover_in_doubt(self.in_flight, tasks.user_tasks, utcnow()))
-            break
-        if batch is not None and batch.open:
-            await self._close(batch)
+        self._open_batch = batch if batch is not None and batch.open else None
+        while not await self._settle_in_doubt():
+            await asyncio.sleep(self.tuning.poll_interval_s)
         log.info("rebuilt state", changes=len(self.records),
                  in_flight=len(self.in_flight))
         self.ready.set()
@@ -160,6 +154,14 @@ class ReplicasChanges:
         await self._write(batch)
         try:
             submission = await self.cc.topic_configuration(groups, reason=batch.batch_id, **self._scope(topics))
+        except MalformedAnswer as exc:
+            # Cruise Control answered, but whether it took the request cannot be read from the answer: in doubt, as
+            # after a crash mid-request, until the next poll looks the task up by the batch id.
+            log.warning("replicas change request answered unreadably; looking its task up", error=exc.message,
+                        topics=len(topics))
+            self._open_batch = batch
+            await self._publish(logic.in_doubt(self.in_flight, topics, exc.message, utcnow()))
+            return
         except CruiseControlError as exc:
             if exc.temporary:
                 changed = logic.on_submit_failed(self.in_flight, topics, exc.message, utcnow(), **self._retry,
@@ -190,6 +192,22 @@ class ReplicasChanges:
             self._sent_at[topic] = time.time()
         await self._close(batch)
 
+    async def _settle_in_doubt(self) -> bool:
+        """Changes whose request may or may not have reached Cruise Control: its topic_configuration tasks say, by
+        the batch id the request carried as its reason. False when Cruise Control could not be asked."""
+        in_doubt = [r for r in self.in_flight.values() if r.batch_id]
+        if in_doubt:
+            try:
+                tasks = await self.cc.user_tasks(endpoints="topic_configuration")
+            except CruiseControlError as exc:
+                log.warning("cannot settle in-doubt submissions yet", error=exc.message, changes=len(in_doubt))
+                return False
+            await self._publish(logic.recover_in_doubt(self.in_flight, tasks.user_tasks, utcnow()))
+        if self._open_batch is not None:
+            await self._close(self._open_batch)
+            self._open_batch = None
+        return True
+
     async def _close(self, batch: ReplicasChangeBatch) -> None:
         """The batch's outcome is in its changes' records: nothing is in doubt any more."""
         await self._write(batch.model_copy(update={"open": False, "topics": []}))
@@ -205,6 +223,7 @@ class ReplicasChanges:
                 return
             if not quick:
                 self._last_full_poll = time.monotonic()
+                await self._settle_in_doubt()
             sessions = {r.session_id for r in self.in_flight.values() if r.session_id}
             try:
                 tasks = (await self.cc.user_tasks(sessions)).by_id() if sessions else {}

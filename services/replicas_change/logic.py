@@ -218,6 +218,13 @@ def waiting_behind_our_execution(records: Iterable[ReplicasChangeRecord]) -> boo
     return any(r.state == ONGOING for r in records) and any(r.state == PENDING and r.batch_id is None for r in records)
 
 
+def in_doubt(records: Records, topics: Iterable[str], message: str, now: datetime) -> list[ReplicasChangeRecord]:
+    """A request whose answer could not be read: its changes stay pending with the batch id, not sent again until
+    ``recover_in_doubt`` has looked their task up."""
+    return [_update(r, now, message=f"{message}; looking up whether Cruise Control took the request")
+            for topic in topics if (r := records.get(topic)) is not None and r.state == PENDING and r.batch_id]
+
+
 def recover_in_doubt(records: Records, tasks: Iterable[UserTask], now: datetime) -> list[ReplicasChangeRecord]:
     """After a restart: a pending record with a batch id was being submitted when the service stopped. If Cruise
     Control knows a task whose request carried that batch id as its reason, the change is ongoing under that task;
@@ -230,9 +237,9 @@ def recover_in_doubt(records: Records, tasks: Iterable[UserTask], now: datetime)
             continue
         session = by_batch.get(record.batch_id)
         if session:
-            changed.append(_update(record, now, state=ONGOING, session_id=session, batch_id=None))
+            changed.append(_update(record, now, state=ONGOING, session_id=session, batch_id=None, message=None))
         else:
-            changed.append(_update(record, now, batch_id=None))
+            changed.append(_update(record, now, batch_id=None, message=None))
     return changed
 
 

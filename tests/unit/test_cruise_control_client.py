@@ -156,6 +156,34 @@ async def test_connection_refused_is_connection_failed() -> None:
             await client.user_tasks(["x"])
 
 
+def test_every_error_says_once_whether_it_is_temporary() -> None:
+    import services.common.cruise_control.errors as errors
+
+    def concrete(cls: type) -> list[type]:
+        return [c for sub in cls.__subclasses__() for c in [sub, *concrete(sub)]]
+
+    kinds = concrete(errors.CruiseControlError)
+    assert {k.__name__ for k in kinds} >= {"RequestRejected", "MalformedAnswer", "ConnectionFailed", "StillComputing"}
+    assert not [k.__name__ for k in kinds if "temporary" not in vars(k)], "each class decides, none inherits it"
+    assert [k.__name__ for k in kinds if not k.temporary] == ["RequestRejected", "MalformedAnswer"]
+
+
+@pytest.mark.parametrize(("answer", "says"), [
+    (httpx.Response(200, json={"summary": {}}), "sent no User-Task-ID header"),  # accepted, but which task?
+    (httpx.Response(200, text="<html>proxy</html>", headers={"User-Task-ID": "t"}), "unexpected answer"),
+    (httpx.Response(200, json={"loadAfterOptimization": "not a list"}, headers={"User-Task-ID": "t"}),
+     "unexpected answer"),
+])
+async def test_an_answer_that_cannot_be_read_is_a_permanent_malformed_answer(answer: httpx.Response,
+                                                                              says: str) -> None:
+    from services.common.cruise_control import MalformedAnswer
+
+    async with CruiseControlClient(CruiseControlSettings(), transport=httpx.MockTransport(lambda r: answer)) as client:
+        with pytest.raises(MalformedAnswer, match=says) as raised:
+            await client.topic_configuration({2: ["a"]})
+    assert not raised.value.temporary
+
+
 def test_credentials_from_files(tmp_path: Path) -> None:
     (tmp_path / "user").write_text("topic-operator\n")
     (tmp_path / "pass").write_text("s3cret\n")

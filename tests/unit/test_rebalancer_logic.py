@@ -7,6 +7,7 @@ from events import RebalanceAction, RebalanceRequest, RebalanceState, RebalanceS
 from services.common.cruise_control.errors import (
     ClusterModelNotReady,
     ConnectionFailed,
+    MalformedAnswer,
     OngoingExecution,
     RequestRejected,
     ServletFull,
@@ -233,6 +234,15 @@ def test_an_execution_keeps_its_reason_only_when_its_request_may_have_arrived() 
     assert unanswered.state == S.REBALANCING and unanswered.execution_reason == approved.execution_reason
     refused = logic.on_failure(approved, OngoingExecution("Another task is executing"), NOW, **RETRY)
     assert refused.state == S.REBALANCING and refused.execution_reason not in (None, approved.execution_reason)
+    unreadable = logic.on_failure(approved, MalformedAnswer("Cruise Control accepted the request but sent no "
+                                                            "User-Task-ID header"), NOW, **RETRY)
+    assert unreadable.state == S.REBALANCING and unreadable.execution_reason == approved.execution_reason
+
+
+def test_a_proposal_that_cannot_be_read_is_not_ready_until_refreshed() -> None:
+    after = logic.on_failure(status(S.PENDING_PROPOSAL), MalformedAnswer("unexpected answer from Cruise Control"),
+                             NOW, **RETRY)
+    assert after.state == S.NOT_READY and after.message == "unexpected answer from Cruise Control"
 
 
 # -- execution --------------------------------------------------------------------------------------------------------

@@ -7,6 +7,7 @@ import asyncio
 from collections.abc import AsyncIterator
 from pathlib import Path
 
+import httpx
 import pytest
 
 from events import TOPICS, ReplicasChangeCommand, ReplicasChangeRecord
@@ -90,3 +91,74 @@ async def test_a_batch_left_open_by_a_crash_is_settled_from_cruise_controls_task
     await changes.rebuild()
     assert changes.records["a"].state == "ongoing" and changes.records["a"].session_id == sent.task_id
     assert outbox.on(TOPICS.replicas_batches)[-1].open is False, "settled: nothing is in doubt any more"
+
+
+class WithoutTaskId(httpx.AsyncBaseTransport):
+    """Forwards to Cruise Control, then loses the User-Task-ID of topic_configuration's answers: Cruise Control took
+    the request, but its answer cannot tell the service which task it made (a proxy in between, say)."""
+
+    def __init__(self) -> None:
+        self._real = httpx.AsyncHTTPTransport()
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        response = await self._real.handle_async_request(request)
+        if request.url.path.endswith("/topic_configuration"):
+            await response.aread()
+            return httpx.Response(response.status_code, content=response.content,
+                                  headers={k: v for k, v in response.headers.items() if k.lower() != "user-task-id"})
+        return response
+
+    async def aclose(self) -> None:
+        await self._real.aclose()
+
+
+def _submissions(simulator: Simulator) -> int:
+    return sum(1 for t in simulator.cruise_control.tasks.all() if t.endpoint == "topic_configuration")
+
+
+async def _finish(changes: ReplicasChanges, outbox: MemoryOutbox) -> None:
+    for _ in range(100):
+        await changes.submit_due()
+        await changes.poll()
+        if {r.state for r in latest(outbox).values()} == {"completed"}:
+            return
+        await asyncio.sleep(0.05)
+    raise AssertionError(latest(outbox))
+
+
+async def test_an_unreadable_answer_that_was_taken_is_found_by_its_reason_and_not_sent_twice(service) -> None:
+    changes, outbox, simulator = service
+    changes.cc = CruiseControlClient(CruiseControlSettings(port=simulator.settings.cruise_control_port),
+                                     transport=WithoutTaskId())
+    await changes.on_command_events([record(TOPICS.replicas_commands, ReplicasChangeCommand(
+        topic="a", target_replicas=3, generation=2), 0)])
+    await asyncio.sleep(0.02)
+    await changes.submit_due()
+    (doubt,) = latest(outbox).values()
+    assert doubt.state == "pending" and doubt.batch_id is not None
+    assert doubt.message.startswith("Cruise Control accepted the request but sent no User-Task-ID header; looking up")
+    await changes.submit_due()
+    assert _submissions(simulator) == 1, "in doubt: not sent again"
+    await changes.poll()
+    found = latest(outbox)["a"]
+    assert found.state == "ongoing" and found.session_id is not None and found.message is None
+    await _finish(changes, outbox)
+    assert _submissions(simulator) == 1
+    assert outbox.on(TOPICS.replicas_batches)[-1].open is False
+    await changes.cc.aclose()
+
+
+async def test_an_unreadable_answer_to_a_request_not_taken_sends_it_again(service) -> None:
+    changes, outbox, simulator = service
+    async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{simulator.settings.admin_port}") as sim:
+        (await sim.post("/faults/errors", json={"endpoint": "topic_configuration", "status": 200,
+                                                "message": "not what a client expects", "count": 1})).raise_for_status()
+    await changes.on_command_events([record(TOPICS.replicas_commands, ReplicasChangeCommand(
+        topic="a", target_replicas=3, generation=2), 0)])
+    await asyncio.sleep(0.02)
+    await changes.submit_due()
+    assert latest(outbox)["a"].batch_id is not None
+    await changes.poll()  # no task carries the batch id: pending again, and sent at the next tick
+    assert latest(outbox)["a"].state == "pending" and latest(outbox)["a"].batch_id is None
+    await _finish(changes, outbox)
+    assert all(len(p.replicas) == 3 for p in simulator.cluster.topics["a"].partitions)

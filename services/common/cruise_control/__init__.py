@@ -11,9 +11,11 @@ from services.common.cruise_control.errors import (
     ClusterModelNotReady,
     ConnectionFailed,
     CruiseControlError,
+    MalformedAnswer,
     OngoingExecution,
     RequestRejected,
     ServletFull,
+    StillComputing,
 )
 from services.common.cruise_control.models import (
     CruiseControlState,
@@ -33,6 +35,7 @@ __all__ = [
     "ConnectionFailed",
     "CruiseControlClient",
     "CruiseControlError",
+    "MalformedAnswer",
     "CruiseControlState",
     "ErrorResponse",
     "KafkaClusterState",
@@ -41,6 +44,7 @@ __all__ = [
     "ProgressResponse",
     "RequestRejected",
     "ServletFull",
+    "StillComputing",
     "Submission",
     "TaskStatus",
     "UserTask",

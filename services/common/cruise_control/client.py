@@ -30,7 +30,9 @@ from services.common.cruise_control.errors import (
     ClusterModelNotReady,
     ConnectionFailed,
     CruiseControlError,
+    MalformedAnswer,
     RequestRejected,
+    StillComputing,
     classify,
     may_be_warm_up,
     warming_up,
@@ -337,7 +339,7 @@ class CruiseControlClient:
         except httpx.TransportError as exc:
             raise ConnectionFailed(f"Connection failed: {exc}") from exc
         except httpx.HTTPError as exc:
-            raise CruiseControlError(f"request to Cruise Control failed: {type(exc).__name__}: {exc}") from exc
+            raise MalformedAnswer(f"Cruise Control's answer could not be read: {type(exc).__name__}: {exc}") from exc
         if response.status_code in (200, 202):
             return response
         raise _error_from(response)
@@ -390,7 +392,8 @@ class OptimizationOptions:
 def _submission(response: httpx.Response) -> Submission:
     task_id = response.headers.get(USER_TASK_ID)
     if not task_id:
-        raise CruiseControlError("Cruise Control accepted the request but sent no User-Task-ID header")
+        raise MalformedAnswer("Cruise Control accepted the request but sent no User-Task-ID header",
+                              status_code=response.status_code)
     if response.status_code == 202:
         return Submission(task_id=task_id, result=None, in_progress=True)
     return Submission(task_id=task_id, result=_parse(OptimizationResult, response), in_progress=False)
@@ -416,11 +419,11 @@ def _parse(model: type, response: httpx.Response) -> Any:
             steps = ", ".join(s.step for op in progress.progress for s in op.operation_progress)
         except (ValueError, ValidationError):
             steps = ""
-        raise CruiseControlError(f"Cruise Control is still working on the request ({steps or 'pending'})")
+        raise StillComputing(f"Cruise Control is still working on the request ({steps or 'pending'})")
     try:
         return model.model_validate(response.json())
     except (ValueError, ValidationError) as exc:
-        raise CruiseControlError(
+        raise MalformedAnswer(
             f"unexpected answer from Cruise Control {response.request.url.path}: {exc}",
             status_code=response.status_code,
         ) from exc

@@ -3,12 +3,15 @@
 Cruise Control itself does not tell the two apart (seed 000); the taxonomy below follows what its messages mean in
 practice. Messages are short and readable: they end up in users' status events.
 
-The policy both services follow: a temporary error (``temporary``: unreachable, credentials, the load model not ready
-or warming up, another execution, servlet full, a task Cruise Control forgot) keeps the state and is retried with the
-one backoff (``retry.backoff``). A permanent one (``RequestRejected``: Cruise Control refused the request itself) is
-not retried as it was: the rebalancer marks the rebalance NotReady until the request is changed or refreshed; the
-replicas-change service pins the refusal on the changes it names (``isolation``), which keep the message and are
-retried only after the backoff, in case the cluster changed (a broker back), while the other changes go at once.
+Every class says which it is (``temporary``), once. The policy both services follow: a temporary error
+(unreachable, credentials, the load model not ready or warming up, another execution, servlet full, a task Cruise
+Control forgot, a proposal still computing) keeps the state and is retried with the one backoff (``retry.backoff``).
+A permanent one is not retried as it was: Cruise Control refused the request itself (``RequestRejected``), or
+answered something Ballast cannot read (``MalformedAnswer``). The rebalancer marks the rebalance NotReady until the
+request is changed or refreshed; the replicas-change service pins a refusal on the changes it names (``isolation``),
+which keep the message and are retried only after the backoff, in case the cluster changed (a broker back), while
+the other changes go at once. A request that changes the cluster and got an answer Ballast cannot read may have been
+taken: both services then look its task up by the reason the request carried, as after a lost connection.
 
 Some refusals are either: "There is no topic in cluster matching pattern", "Broker [5] does not exist", "The broker
 id(-3) should be non-negative" are what a restarted Cruise Control answers for a minute while its load model fills
@@ -21,7 +24,8 @@ from __future__ import annotations
 
 
 class CruiseControlError(Exception):
-    temporary: bool = True
+    # Decided by each subclass (tests/unit/test_cruise_control_errors.py checks that every one does).
+    temporary: bool
     # Retried without a word to the user: the refusal says nothing about the request (ServletFull).
     quiet: bool = False
 
@@ -35,18 +39,26 @@ class CruiseControlError(Exception):
 class ConnectionFailed(CruiseControlError):
     """Cruise Control is unreachable or did not answer in time."""
 
+    temporary = True
+
 
 class AuthorizationError(CruiseControlError):
     """401/403: the credentials are wrong. Retried, since fixing them needs no new spec."""
+
+    temporary = True
 
 
 class ClusterModelNotReady(CruiseControlError):
     """NotEnoughValidWindowsException, or an answer of a Cruise Control still warming up: its load model cannot answer
     yet (e.g. just restarted)."""
 
+    temporary = True
+
 
 class OngoingExecution(CruiseControlError):
     """OngoingExecutionException: another proposal execution is running."""
+
+    temporary = True
 
 
 class ServletFull(CruiseControlError):
@@ -54,6 +66,7 @@ class ServletFull(CruiseControlError):
     Control's user tasks (Ballast's own services keep to their shares). Nothing is wrong with the request: it is
     asked again shortly, with no status published in between."""
 
+    temporary = True
     quiet = True
 
 
@@ -61,9 +74,25 @@ class TaskForgotten(CruiseControlError):
     """'Unexpected header <id> (value: User-Task-ID)': Cruise Control holds no task by that id for this request (it
     restarted, or the task aged out of its memory). The request is made anew, without the header."""
 
+    temporary = True
+
+
+class StillComputing(CruiseControlError):
+    """202 to a request whose answer was needed now: Cruise Control is still computing it."""
+
+    temporary = True
+
 
 class RequestRejected(CruiseControlError):
     """Any other refusal (bad parameters, unknown brokers, RF above alive brokers, ...): permanent for this request."""
+
+    temporary = False
+
+
+class MalformedAnswer(CruiseControlError):
+    """Cruise Control answered, but not in a shape Ballast reads (not JSON, not the documented fields, no
+    User-Task-ID): asking the same again gets the same answer (a version Ballast does not know, a proxy in between).
+    Whether a request that changes the cluster was taken is unknown: see the module's policy."""
 
     temporary = False
 
