@@ -12,7 +12,7 @@ from rich.markup import escape
 from events import TOPICS, TopicSpec, TopicStatus
 from services.cli.changes import Outcome, TopicDiff, Verdict, diff_topic, outcome
 from services.cli.output import fail
-from services.cli.views import transition_line
+from services.common.wording import transition_line
 from services.common import busio
 from services.common.admin import AdminError
 from services.common.admin.factory import make_cluster_admin

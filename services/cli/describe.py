@@ -14,7 +14,7 @@ from rich.table import Table
 
 from events import TOPICS, PlaceholderRecord, TopicSpec, TopicStatus
 from events import placeholders as placeholder
-from services.cli.views import change_text, status_notes
+from services.common.wording import change_text, status_notes
 from services.common import busio
 from services.common.admin import AdminError
 from services.common.admin.factory import make_cluster_admin

@@ -23,7 +23,8 @@ from services.cli.manifests import ManifestError, load_file
 from services.cli.log_dirs import log_dirs_app
 from services.cli.rebalance import rebalance_app
 from services.cli.output import JsonFlag, Output, OutputOption, chosen, console, emit, emit_one, err, fail
-from services.cli.views import status_table, transition_line
+from services.cli.views import status_table
+from services.common.wording import transition_line
 from services.common.settings import get_settings
 
 if TYPE_CHECKING:

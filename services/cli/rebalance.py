@@ -10,7 +10,8 @@ from events import TOPICS, RebalanceAction, RebalanceStatus
 from services.common import busio
 from services.common.busio import BusUnavailable
 from services.cli.output import JsonFlag, Output, OutputOption, chosen, console, emit, emit_one, fail
-from services.cli.views import rebalance_details, rebalance_line, rebalance_table
+from services.cli.views import rebalance_details, rebalance_table
+from services.common.wording import rebalance_line
 from services.common.settings import get_settings
 
 rebalance_app = typer.Typer(help="Rebalances: approve, refresh, stop or release one; show their status. Create one with "

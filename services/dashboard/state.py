@@ -9,7 +9,7 @@ from typing import Any
 
 from events import BrokerForgotten, BrokerLoadSample, ObservedBroker, RebalanceStatus, TopicStatus
 from events.models import Event
-from services.cli.views import change_text, progress_text, status_notes, summary_text
+from services.common.wording import change_text, progress_text, status_notes, summary_text
 
 HISTORY = 12  # transitions of a topic's replicas change kept for the page
 

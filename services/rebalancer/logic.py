@@ -48,7 +48,7 @@ from services.common.cruise_control.errors import (
 )
 from services.common.cruise_control.models import BrokerLoads, ExecutorState, OptimizationResult, TaskStatus, UserTask
 from services.common.cruise_control.retry import backoff
-from services.rebalancer import drift
+from services.domain import drift
 
 S = RebalanceState
 TERMINAL = {S.READY, S.NOT_READY, S.STOPPED}

@@ -14,7 +14,8 @@ from services.common.cruise_control.errors import (
 )
 from services.common.cruise_control.models import ExecutorState, OptimizationResult, UserTask
 from events.rebalance import ProposalSummary
-from services.rebalancer import drift, logic
+from services.domain import drift
+from services.rebalancer import logic
 from services.rebalancer.logic import Step
 
 S = RebalanceState

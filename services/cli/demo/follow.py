@@ -12,7 +12,7 @@ from rich.console import Console
 from events import TOPICS, TopicSpec, TopicStatus
 from services.cli.demo.patience import Patience
 from services.cli.manifests import load_specs
-from services.cli.views import transition_line
+from services.common.wording import transition_line
 from services.common import busio
 from services.common.settings import BusSettings
 

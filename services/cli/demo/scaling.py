@@ -23,7 +23,8 @@ from services.common import busio
 from services.cli.demo.patience import Patience
 from services.cli.manifests import load_manifests
 from services.cli.output import section
-from services.cli.views import broker_load_table, rebalance_line
+from services.cli.views import broker_load_table
+from services.common.wording import rebalance_line
 from services.common.settings import BusSettings
 from services.local.stack import LocalStack
 

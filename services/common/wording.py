@@ -1,0 +1,118 @@
+"""How statuses are said in words: the texts the CLI and the dashboard both show (a line per transition, the notes
+that say why a topic is not ready, a proposal's figures, an execution's progress)."""
+
+from __future__ import annotations
+
+from events import Condition, ProposalSummary, RebalanceRequest, RebalanceState, RebalanceStatus, TopicStatus
+from services.domain import drift
+
+
+def change_text(status: TopicStatus) -> str:
+    change = status.replicas_change
+    if change is None:
+        return "-"
+    text = f"{change.state} -> RF {change.target_replicas}"
+    if change.session_id:
+        text += f" (session {change.session_id[:8]})"
+    return text
+
+
+def transition_line(status: TopicStatus, previous: TopicStatus | None) -> str:
+    parts = [f"{status.topic:<24}"]
+    if status.deleted:
+        parts.append("deleted")
+    else:
+        parts.append("ready" if status.ready else "not ready")
+        parts.append(f"RF {status.replicas if status.replicas is not None else '?'}")
+        parts.append(f"partitions {status.partitions if status.partitions is not None else '?'}")
+    if status.replicas_change is not None:
+        parts.append(f"replicasChange {change_text(status)}")
+        if status.replicas_change.message:
+            parts.append(f"message: {status.replicas_change.message}")
+    for condition in status.conditions:
+        if condition.type != "Ready" or condition.status != "True":
+            if previous is None or previous.condition(condition.type) != condition:
+                note = f"[{condition.type}={condition.status}]"
+                if condition.message:
+                    note += f" {condition.message}"
+                parts.append(note)
+    return "  ".join(parts)
+
+
+def condition_note(condition: Condition) -> str | None:
+    """A condition as a person reads it, or None for the one that says all is well."""
+    if condition.type == "Ready":
+        if condition.status == "True":
+            return None
+        head = f"not ready ({condition.reason})" if condition.reason else "not ready"
+    elif condition.status == "True":
+        head = condition.type
+    else:
+        head = f"{condition.type}={condition.status}"
+    return f"{head}: {condition.message}" if condition.message else head
+
+
+def status_notes(status: TopicStatus) -> list[str]:
+    """Why a topic is as it is: the replicas change's message, then every condition but Ready=True."""
+    notes = [status.replicas_change.message] if status.replicas_change and status.replicas_change.message else []
+    return notes + [n for c in status.conditions if (n := condition_note(c)) is not None]
+
+
+def summary_text(status: RebalanceStatus) -> str:
+    """The proposal shown, and the one Cruise Control executed when it computed different figures."""
+    if status.summary is None:
+        return "-"
+    text = proposal_text(status.summary, status.request)
+    executed = status.executed_summary
+    if executed is not None and drift.differs(status.summary, executed):
+        text += f"; executed: {proposal_text(executed, status.request)}"
+    return text
+
+
+def proposal_text(s: ProposalSummary, request: RebalanceRequest) -> str:
+    text = (f"{s.num_replica_movements} replica / {s.num_leader_movements} leader movements, "
+            f"{s.data_to_move_mb:,.0f} MB")
+    if s.num_intra_broker_replica_movements or request.rebalance_disk or request.mode == "remove-disks":
+        text += (f", {s.num_intra_broker_replica_movements} between directories "
+                 f"({s.intra_broker_data_to_move_mb:,.0f} MB)")
+    if s.on_demand_balancedness_score_before is not None and s.on_demand_balancedness_score_after is not None:
+        text += (f", balancedness {s.on_demand_balancedness_score_before:.1f} -> "
+                 f"{s.on_demand_balancedness_score_after:.1f}")
+    return text
+
+
+def progress_text(status: RebalanceStatus) -> str:
+    p = status.progress
+    if p is None:
+        return ""
+    eta = f", about {p.estimated_seconds_to_completion:.0f} s left" if p.estimated_seconds_to_completion is not None \
+        else ""
+    moves = []
+    if p.total_partition_movements or not p.total_intra_broker_partition_movements:
+        moves.append(f"{p.finished_partition_movements}/{p.total_partition_movements} partitions")
+    if p.total_intra_broker_partition_movements:
+        moves.append(f"{p.finished_intra_broker_partition_movements}/{p.total_intra_broker_partition_movements} "
+                     "between directories")
+    return (f"{p.percent_data_moved:.0f}% of {p.total_data_mb + p.total_intra_broker_data_mb:,.0f} MB moved "
+            f"({', '.join(moves)}){eta}")
+
+
+def mode_text(request: RebalanceRequest) -> str:
+    return "full (disks)" if request.rebalance_disk else str(request.mode)
+
+
+def rebalance_line(status: RebalanceStatus) -> str:
+    request = status.request
+    parts = [f"{status.name:<28}", f"{status.state.value:<15}", mode_text(request)]
+    if request.brokers:
+        parts.append(f"brokers {','.join(map(str, request.brokers))}")
+    if status.state == RebalanceState.PROPOSAL_READY and status.summary:
+        parts.append(f"proposal: {summary_text(status)}")
+    if progress := progress_text(status):
+        parts.append(progress)
+    if status.message:
+        parts.append(status.message)
+    for condition in status.conditions:
+        if condition.message != status.message:
+            parts.append(f"[{condition.type}={condition.status}] {condition.message or ''}".rstrip())
+    return "  ".join(parts)

@@ -1,0 +1,2 @@
+"""Domain rules more than one part of Ballast needs (services, the CLI, the dashboard): each rule has its home here,
+and nothing here imports a service. ``drift``: how far a proposal moved from the one approved."""
