@@ -1,2 +1,3 @@
 """Domain rules more than one part of Ballast needs (services, the CLI, the dashboard): each rule has its home here,
-and nothing here imports a service. ``drift``: how far a proposal moved from the one approved."""
+and nothing here imports a service. ``drift``: how far a proposal moved from the one approved; ``replicas_change``: what a replication-factor
+command does to a topic's change record, and which change is in flight."""

@@ -22,6 +22,7 @@ from services.common.logging import correlation, get_logger
 from services.common.metrics import observe_since
 from services.common.outbox import Outbox, send
 from services.common.settings import ReplicasChangeSettings
+from services.domain import replicas_change as contract
 from services.replicas_change import isolation, logic
 
 log = get_logger(__name__)
@@ -118,8 +119,8 @@ class ReplicasChanges:
         changed = []
         for command in commands:
             with correlation(self.correlations.get(command.topic), topic=command.topic):
-                record = logic.on_command(self.records.get(command.topic), command, utcnow(),
-                                          actual.get(command.topic))
+                record = contract.on_command(self.records.get(command.topic), command, utcnow(),
+                                             actual.get(command.topic))
                 if record is not None:
                     log.debug("replicas change requested", target=command.target_replicas, state=record.state)
                     self._remember(record)  # a later command for the same topic in this batch builds on it

@@ -16,7 +16,7 @@ from datetime import datetime, timedelta
 from enum import StrEnum
 from urllib.parse import quote
 
-from events import ReplicasChangeBatch, ReplicasChangeCommand, ReplicasChangeRecord, ReplicasChangeState
+from events import ReplicasChangeBatch, ReplicasChangeRecord, ReplicasChangeState
 from services.common.cruise_control.topic_names import all_topics_but
 from services.common.cruise_control.models import TaskStatus, UserTask
 from services.common.cruise_control.retry import backoff
@@ -46,25 +46,6 @@ def task_outcome(task: UserTask | None) -> TaskOutcome:
 
 def _update(record: ReplicasChangeRecord, now: datetime, **fields: object) -> ReplicasChangeRecord:
     return record.model_copy(update={**fields, "updated_at": now})
-
-
-def on_command(current: ReplicasChangeRecord | None, command: ReplicasChangeCommand, now: datetime,
-               actual_rf: int | None) -> ReplicasChangeRecord | None:
-    """A new desired RF for one topic. Returns the new record, or None when nothing changes (a duplicate)."""
-    target = command.target_replicas
-    if current is not None and current.target_replicas == target and current.state in (PENDING, ONGOING):
-        return None
-    if current is not None and current.state == ONGOING:
-        # Cruise Control is executing the previous target; remember the new one. When that task ends, the RF is
-        # compared with this target and the change is resubmitted if they differ.
-        return _update(current, now, target_replicas=target, generation=command.generation)
-    if actual_rf == target:
-        if current is not None and current.state == COMPLETED and current.target_replicas == target:
-            return None
-        return ReplicasChangeRecord(topic=command.topic, state=COMPLETED, target_replicas=target,
-                                    generation=command.generation, updated_at=now)
-    return ReplicasChangeRecord(topic=command.topic, state=PENDING, target_replicas=target,
-                                generation=command.generation, updated_at=now)
 
 
 def due_for_submission(records: Records, now: datetime, *,

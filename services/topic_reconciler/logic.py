@@ -23,7 +23,7 @@ from events import placeholders as placeholder
 from events.models import TopicOrigin
 from services.common.admin import TopicDescription
 # The replicas-change service's rule for accepting a command, which the status predicts (written once, used by both).
-from services.replicas_change import logic as replicas_change_rules
+from services.domain.replicas_change import in_flight, in_flight_elsewhere, on_command
 
 
 @dataclass(frozen=True)
@@ -118,9 +118,9 @@ def plan(spec: TopicSpec | None, actual: TopicDescription | None, change: Replic
             message=f"target replication factor {spec.replicas} cannot be reached: only {alive_brokers} "
                     "broker(s) are alive; the change is requested once enough are"))
         return result
-    if actual.replication_factor != spec.replicas and not _change_in_flight(change, spec.replicas):
+    if actual.replication_factor != spec.replicas and not in_flight(change, spec.replicas):
         result.actions.append(RequestReplicasChange(spec.name, spec.replicas))
-    elif actual.replication_factor == spec.replicas and _change_in_flight_elsewhere(change, spec.replicas):
+    elif actual.replication_factor == spec.replicas and in_flight_elsewhere(change, spec.replicas):
         # The spec was reverted while a change to another RF was pending or ongoing: tell the replicas-change
         # service the target is the current RF again, so it settles (or follows up) instead of retrying the old one.
         result.actions.append(RequestReplicasChange(spec.name, spec.replicas, differs=False))
@@ -163,18 +163,8 @@ def expected_change(current: ReplicasChangeRecord | None, request: RequestReplic
     if not request.differs:
         return None
     command = ReplicasChangeCommand(topic=request.name, target_replicas=request.target_replicas, generation=generation)
-    record = replicas_change_rules.on_command(current, command, now, actual_rf=None)
+    record = on_command(current, command, now, actual_rf=None)
     return record if record is not None and record.state == ReplicasChangeState.PENDING else None
-
-
-def _change_in_flight(change: ReplicasChangeRecord | None, target: int) -> bool:
-    return (change is not None and change.target_replicas == target
-            and change.state in (ReplicasChangeState.PENDING, ReplicasChangeState.ONGOING))
-
-
-def _change_in_flight_elsewhere(change: ReplicasChangeRecord | None, target: int) -> bool:
-    return (change is not None and change.target_replicas != target
-            and change.state in (ReplicasChangeState.PENDING, ReplicasChangeState.ONGOING))
 
 
 def min_insync_warning(spec: TopicSpec, actual: TopicDescription | None) -> Condition | None:

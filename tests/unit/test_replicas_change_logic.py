@@ -6,6 +6,7 @@ import pytest
 
 from events import ReplicasChangeBatch, ReplicasChangeCommand, ReplicasChangeRecord
 from services.common.cruise_control.models import UserTask
+from services.domain import replicas_change as contract
 from services.replicas_change import logic
 from services.replicas_change.logic import COMPLETED, ONGOING, PENDING, TaskOutcome
 
@@ -36,22 +37,22 @@ def test_task_state_mapping(status: str | None, outcome: TaskOutcome) -> None:
 
 def test_command_creates_pending_and_duplicates_are_ignored() -> None:
     command = ReplicasChangeCommand(topic="a", target_replicas=3, generation=4)
-    first = logic.on_command(None, command, NOW, actual_rf=2)
+    first = contract.on_command(None, command, NOW, actual_rf=2)
     assert first is not None and first.state == PENDING and first.target_replicas == 3 and first.generation == 4
-    assert logic.on_command(first, command, NOW, actual_rf=2) is None
+    assert contract.on_command(first, command, NOW, actual_rf=2) is None
     ongoing = first.model_copy(update={"state": ONGOING, "session_id": "s1"})
-    assert logic.on_command(ongoing, command, NOW, actual_rf=2) is None
+    assert contract.on_command(ongoing, command, NOW, actual_rf=2) is None
 
 
 def test_command_while_ongoing_retargets_without_dropping_the_session() -> None:
     ongoing = rec("a", ONGOING, 3, session_id="s1")
-    updated = logic.on_command(ongoing, ReplicasChangeCommand(topic="a", target_replicas=2), NOW, actual_rf=2)
+    updated = contract.on_command(ongoing, ReplicasChangeCommand(topic="a", target_replicas=2), NOW, actual_rf=2)
     assert updated is not None
     assert (updated.state, updated.session_id, updated.target_replicas) == (ONGOING, "s1", 2)
 
 
 def test_command_for_rf_already_in_place_completes() -> None:
-    done = logic.on_command(None, ReplicasChangeCommand(topic="a", target_replicas=3), NOW, actual_rf=3)
+    done = contract.on_command(None, ReplicasChangeCommand(topic="a", target_replicas=3), NOW, actual_rf=3)
     assert done is not None and done.state == COMPLETED
 
 

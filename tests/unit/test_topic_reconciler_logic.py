@@ -199,7 +199,7 @@ def test_the_status_predicts_the_change_with_the_replicas_change_services_own_ru
     from datetime import UTC, datetime
 
     from events import ReplicasChangeCommand, ReplicasChangeRecord
-    from services.replicas_change.logic import on_command
+    from services.domain.replicas_change import on_command
     from services.topic_reconciler import logic as rules
 
     now = datetime.now(UTC)
