@@ -1,18 +1,27 @@
 """What applying specs would change: per topic, against the live cluster and the specs already on the bus
 (``ballast diff``, ``ballast apply --dry-run``), and when applied specs have settled (``apply --wait``).
 
-Pure functions over what the CLI gathered; the reconciler's own rules decide what it does (services/topic_reconciler/
-logic.py): configs only for the keys a spec names, partitions never removed, a replication factor held while too few
-brokers are alive."""
+Pure functions over what the CLI gathered. What the cluster gets is decided by the topic reconciler's own ``plan``
+(services/topic_reconciler/logic.py: configs only for the keys a spec names, partitions never removed, a replication
+factor held while too few brokers are alive), rendered here, never re-derived."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import StrEnum
 
+from events import conditions
 from events import ReplicasChangeState, TopicSpec, TopicStatus
 from events.topic_configs import topic_config_problem
 from services.common.admin.port import TopicDescription
+from services.topic_reconciler.logic import (
+    Action,
+    AlterConfig,
+    CreatePartitions,
+    CreateTopic,
+    RequestReplicasChange,
+    plan,
+)
 
 
 class Verdict(StrEnum):
@@ -43,46 +52,45 @@ _SPEC_ONLY = {"placer": "placer", "load_aware": "loadAware", "adopt": "adopt",
 def diff_topic(spec: TopicSpec, current: TopicSpec | None, actual: TopicDescription | None,
                alive_brokers: int | None) -> TopicDiff:
     """``current``: the spec on the bus now; ``actual``: the topic in the cluster (None: absent); ``alive_brokers``:
-    None when unknown."""
+    None when unknown. What the cluster gets is the topic reconciler's own plan, said in words; the CLI adds only
+    what concerns the spec itself (its config checked before publishing, adoption, placement choices)."""
     if problem := topic_config_problem(spec.config):
         return TopicDiff(spec.name, Verdict.REFUSED, warnings=[f"config: {problem}"], publish=False)
-    result = TopicDiff(spec.name, Verdict.UNCHANGED, publish=spec != current)
-    if actual is None:
-        result.verdict = Verdict.CREATE
-        configs = ", ".join(f"{k}={v}" for k, v in sorted(spec.config.items()))
-        result.changes.append(f"create: {spec.partitions} partitions, replication factor {spec.replicas}"
-                              + (f", {configs}" if configs else ""))
-        if spec.adopt:
-            result.warnings.append("adopt: true, but there is no topic to adopt: Ballast creates it")
-    else:
-        if spec.partitions > actual.partition_count:
-            result.changes.append(f"partitions {actual.partition_count} -> {spec.partitions}")
-        elif spec.partitions < actual.partition_count:
-            result.warnings.append(f"partitions {actual.partition_count} -> {spec.partitions}: Kafka cannot remove "
-                                   f"partitions; the topic keeps {actual.partition_count}")
-        if spec.replicas != actual.replication_factor:
-            result.changes.append(f"replication factor {actual.replication_factor} -> {spec.replicas} (through "
-                                  "Cruise Control)")
-        for key, value in sorted(spec.config.items()):
-            if key not in actual.config:
-                result.changes.append(f"config {key}: (default) -> {value}")
-            elif actual.config[key] != value:
-                result.changes.append(f"config {key}: {actual.config[key]} -> {value}")
-        if current is None and not spec.adopt:
-            result.warnings.append("the topic exists and Ballast did not create it: it is reconciled, but withdrawing "
-                                   "the spec leaves it (adopt: true makes it Ballast's, deletion included)")
-    if alive_brokers is not None and spec.replicas > alive_brokers and (
-            actual is None or spec.replicas != actual.replication_factor):
-        result.warnings.append(f"replication factor {spec.replicas} cannot be reached: {alive_brokers} broker(s) "
-                               "are alive")
+    result = TopicDiff(spec.name, Verdict.CREATE if actual is None else Verdict.UNCHANGED, publish=spec != current)
+    planned = plan(spec, actual, None, alive_brokers=alive_brokers)
+    result.changes = [line for action in planned.actions for line in _said(action, actual)]
+    result.warnings = [c.message for c in planned.warnings if c.message]
+    if actual is None and spec.adopt:
+        result.warnings.append("adopt: true, but there is no topic to adopt: Ballast creates it")
+    if actual is not None and current is None and not spec.adopt:
+        result.warnings.append("the topic exists and Ballast did not create it: it is reconciled, but withdrawing "
+                               "the spec leaves it (adopt: true makes it Ballast's, deletion included)")
     if current is not None:
         for attribute, shown in _SPEC_ONLY.items():
             before, after = getattr(current, attribute), getattr(spec, attribute)
             if before != after:
                 result.spec_changes.append(f"{shown}: {_text(before)} -> {_text(after)}")
-    if result.verdict is Verdict.UNCHANGED and (result.changes or result.spec_changes or current is None):
+    if result.verdict is Verdict.UNCHANGED and (result.changes or result.spec_changes or planned.warnings
+                                                or current is None):
         result.verdict = Verdict.CHANGE
     return result
+
+
+def _said(action: Action, actual: TopicDescription | None) -> list[str]:
+    """One planned action in words (with the cluster's values it replaces)."""
+    if isinstance(action, CreateTopic):
+        configs = ", ".join(f"{k}={v}" for k, v in sorted(action.config.items()))
+        return [f"create: {action.partitions} partitions, replication factor {action.replication_factor}"
+                + (f", {configs}" if configs else "")]
+    assert actual is not None, "only a create has no topic in the cluster"
+    if isinstance(action, CreatePartitions):
+        return [f"partitions {actual.partition_count} -> {action.total}"]
+    if isinstance(action, AlterConfig):
+        return [f"config {key}: {actual.config.get(key, '(default)')} -> {value}"
+                for key, value in sorted(action.config.items())]
+    if isinstance(action, RequestReplicasChange) and action.differs:
+        return [f"replication factor {actual.replication_factor} -> {action.target_replicas} (through Cruise Control)"]
+    return []
 
 
 def _text(value: object) -> str:
@@ -104,10 +112,10 @@ def outcome(spec: TopicSpec, generation: int, status: TopicStatus | None) -> tup
     topic has what the spec asks; failed when it says it cannot get there."""
     if status is None or status.observed_generation < generation or status.deleted:
         return Outcome.WAITING, "waiting for the reconciler"
-    ready = status.condition("Ready")
+    ready = status.condition(conditions.READY)
     if ready is not None and ready.status == "False" and ready.reason == "ReconcileError":
         return Outcome.FAILED, ready.message or "the reconciler failed"
-    blocked = status.condition("ReplicasChangeBlocked")
+    blocked = status.condition(conditions.REPLICAS_CHANGE_BLOCKED)
     if blocked is not None and blocked.status == "True":
         return Outcome.FAILED, blocked.message or "the replication-factor change is blocked"
     change = status.replicas_change

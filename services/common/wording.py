@@ -3,6 +3,7 @@ that say why a topic is not ready, a proposal's figures, an execution's progress
 
 from __future__ import annotations
 
+from events import conditions
 from events import Condition, ProposalSummary, RebalanceRequest, RebalanceState, RebalanceStatus, TopicStatus
 from services.domain import drift
 
@@ -30,7 +31,7 @@ def transition_line(status: TopicStatus, previous: TopicStatus | None) -> str:
         if status.replicas_change.message:
             parts.append(f"message: {status.replicas_change.message}")
     for condition in status.conditions:
-        if condition.type != "Ready" or condition.status != "True":
+        if condition.type != conditions.READY or condition.status != "True":
             if previous is None or previous.condition(condition.type) != condition:
                 note = f"[{condition.type}={condition.status}]"
                 if condition.message:
@@ -41,7 +42,7 @@ def transition_line(status: TopicStatus, previous: TopicStatus | None) -> str:
 
 def condition_note(condition: Condition) -> str | None:
     """A condition as a person reads it, or None for the one that says all is well."""
-    if condition.type == "Ready":
+    if condition.type == conditions.READY:
         if condition.status == "True":
             return None
         head = f"not ready ({condition.reason})" if condition.reason else "not ready"

@@ -49,6 +49,15 @@ from services.common.cruise_control.errors import (
 from services.common.cruise_control.models import BrokerLoads, ExecutorState, OptimizationResult, TaskStatus, UserTask
 from services.common.cruise_control.retry import backoff
 from services.domain import drift
+from events.conditions import (
+    BROKERS_REMOVABLE,
+    DISKS_EMPTY,
+    EXECUTION_INTERRUPTED,
+    INVALID_ACTION,
+    LOG_DIRS_OFFLINE,
+    PROPOSAL_CHANGED,
+    REQUEST_CHANGED,
+)
 
 S = RebalanceState
 TERMINAL = {S.READY, S.NOT_READY, S.STOPPED}
@@ -65,14 +74,7 @@ VALID_ACTIONS: dict[RebalanceState, frozenset[str]] = {
     S.STOPPED: frozenset({"refresh", "release"}),
 }
 
-INVALID_ACTION = "InvalidAction"
-REQUEST_CHANGED = "RequestChanged"
-BROKERS_REMOVABLE = "BrokersRemovable"
-PROPOSAL_CHANGED = "ProposalChanged"
-DISKS_EMPTY = "DisksEmpty"
-# Cruise Control forgot the execution (a restart): its new proposal for what was left is checked (reason
-# CruiseControlRestarted), then executed (reason NewProposalExecuted, said until the rebalance ends).
-EXECUTION_INTERRUPTED = "ExecutionInterrupted"
+# The reasons of ExecutionInterrupted (events.conditions): the new proposal checked, then executed.
 CRUISE_CONTROL_RESTARTED = "CruiseControlRestarted"
 NEW_PROPOSAL_EXECUTED = "NewProposalExecuted"
 # Executor states in which Cruise Control runs no execution.
@@ -712,9 +714,6 @@ def intra_throttle_brokers(status: RebalanceStatus, alive: Iterable[int]) -> lis
 
 
 # -- failed disks (KIP-112) ------------------------------------------------------------------------------------------
-
-LOG_DIRS_OFFLINE = "LogDirsOffline"
-
 
 def broker_status(broker: int, dirs: Iterable[tuple[str, str | None]], drained_by: Mapping[str, str],
                   previous: BrokerStatus | None, now: datetime) -> BrokerStatus | None:

@@ -20,6 +20,13 @@ from events import (
     TopicStatus,
 )
 from events import placeholders as placeholder
+from events.conditions import (
+    PARTITIONS_DECREASE_NOT_SUPPORTED,
+    READY,
+    REPLICAS_CHANGE_BLOCKED,
+    RF_BELOW_MIN_INSYNC,
+    UNDER_REPLICATED,
+)
 from events.models import TopicOrigin
 from services.common.admin import TopicDescription
 # The replicas-change service's rule for accepting a command, which the status predicts (written once, used by both).
@@ -66,7 +73,7 @@ class RequestReplicasChange:
 
 
 # The condition of a change held back because Cruise Control would refuse it (too few brokers alive).
-BLOCKED = "ReplicasChangeBlocked"
+BLOCKED = REPLICAS_CHANGE_BLOCKED
 
 Action = CreateTopic | DeleteTopic | CreatePartitions | AlterConfig | RequestReplicasChange
 
@@ -98,7 +105,7 @@ def plan(spec: TopicSpec | None, actual: TopicDescription | None, change: Replic
                                                tuple(p.replicas for p in actual.partitions), spec.placer))
     elif spec.partitions < actual.partition_count:
         result.warnings.append(Condition(
-            type="PartitionsDecreaseNotSupported", status="True", reason="NotSupported",
+            type=PARTITIONS_DECREASE_NOT_SUPPORTED, status="True", reason="NotSupported",
             message=f"Kafka cannot remove partitions: the topic keeps {actual.partition_count} "
                     f"(spec asks for {spec.partitions})"))
     drift = {k: v for k, v in spec.config.items() if actual.config.get(k) != v}
@@ -149,7 +156,7 @@ def under_replicated_condition(placeholders: PlaceholderRecord, alive_brokers: i
     when = (f"filled when broker(s) {', '.join(map(str, intended))} return" if intended
             else "filled when a broker joins or returns")
     return Condition(
-        type="UnderReplicated", status="True", reason="PlaceholderReplicas",
+        type=UNDER_REPLICATED, status="True", reason="PlaceholderReplicas",
         message=f"under-replicated by design: {placeholders.placeholders} placeholder replica(s) in {partitions} "
                 f"partition(s){alive}; {when}")
 
@@ -176,7 +183,7 @@ def min_insync_warning(spec: TopicSpec, actual: TopicDescription | None) -> Cond
         return None
     if min_isr is None or spec.replicas >= min_isr:
         return None
-    return Condition(type="ReplicationFactorBelowMinInsyncReplicas", status="True", reason="BelowMinInsyncReplicas",
+    return Condition(type=RF_BELOW_MIN_INSYNC, status="True", reason="BelowMinInsyncReplicas",
                      message=f"replicas {spec.replicas} < min.insync.replicas {min_isr}: producers using acks=all "
                              "will fail to write")
 
@@ -206,13 +213,13 @@ def build_status(*, name: str, spec: TopicSpec | None, generation: int, actual: 
                        "(adopt: true)")
         else:
             message = "deleting topic"
-        ready_condition = Condition(type="Ready", status="False", reason="Deleted", message=message)
+        ready_condition = Condition(type=READY, status="False", reason="Deleted", message=message)
     elif error is not None:
-        ready_condition = Condition(type="Ready", status="False", reason="ReconcileError", message=error)
+        ready_condition = Condition(type=READY, status="False", reason="ReconcileError", message=error)
     elif actual is None:
-        ready_condition = Condition(type="Ready", status="False", reason="Creating", message="creating topic")
+        ready_condition = Condition(type=READY, status="False", reason="Creating", message="creating topic")
     else:
-        ready_condition = Condition(type="Ready", status="True")
+        ready_condition = Condition(type=READY, status="True")
     conditions = [ready_condition, *warnings]
     if spec is not None and (w := min_insync_warning(spec, actual)) is not None:
         conditions.append(w)

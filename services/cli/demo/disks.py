@@ -9,9 +9,10 @@ import asyncio
 from rich.console import Console
 from rich.table import Table
 
+from events import conditions
 from events import TOPICS, RebalanceRequest, RebalanceState, TopicSpec
 from services.cli.demo.patience import Patience
-from services.cli.demo.scaling import RebalanceFollower
+from services.cli.demo.scaling import RebalanceFollower, holds
 from services.cli.output import section
 from services.common import busio
 from services.common.admin import ClusterAdmin, LogDirInfo, make_cluster_admin
@@ -99,8 +100,7 @@ async def _disks(console: Console, stack: LocalStack, bus: BusSettings, patience
         console.print(f"[bold]ballast apply -f[/bold] KafkaRebalance mode: remove-disks, moveReplicasOffVolumes: "
                       f"[{{brokerId: {drained}, volumeIds: [1]}}]")
         busio.publish(bus, TOPICS.rebalance_requests, [drain])
-        if rebalances.until(drain.name, lambda s: (c := s.condition("DisksEmpty")) is not None and c.status == "True",
-                        patience) is None:
+        if rebalances.until(drain.name, lambda s: holds(s, conditions.DISKS_EMPTY), patience) is None:
             return patience.give_up(console, f"broker {drained}'s directory {drain_dirs[1]} to be drained")
         spec = TopicSpec(name="after-drain", partitions=12, replicas=3)
         busio.publish(bus, TOPICS.specs, [spec])

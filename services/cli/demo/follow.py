@@ -9,6 +9,7 @@ from importlib import resources
 
 from rich.console import Console
 
+from events import conditions
 from events import TOPICS, TopicSpec, TopicStatus
 from services.cli.demo.patience import Patience
 from services.cli.manifests import load_specs
@@ -37,12 +38,18 @@ def settled(latest: dict[str, TopicStatus], specs: list[TopicSpec]) -> bool:
 
 
 def under_replicated(latest: dict[str, TopicStatus], specs: list[TopicSpec]) -> bool:
-    return all((s := latest.get(spec.name)) is not None and s.condition("UnderReplicated") is not None
+    return all((s := latest.get(spec.name)) is not None and s.condition(conditions.UNDER_REPLICATED) is not None
                for spec in specs)
 
 
 # Partition -> last offset printed, so a later step does not print the earlier steps' transitions again.
 Seen = dict[int, int]
+
+
+def _same(previous: TopicStatus, status: TopicStatus) -> bool:
+    """Nothing worth a line: the same status, conditions of the same kinds."""
+    return previous.model_dump(exclude={"conditions"}) == status.model_dump(exclude={"conditions"}) and [
+        c.type for c in previous.conditions] == [c.type for c in status.conditions]
 
 
 def follow(console: Console, bus: BusSettings, specs: list[TopicSpec], latest: dict[str, TopicStatus],
@@ -56,8 +63,7 @@ def follow(console: Console, bus: BusSettings, specs: list[TopicSpec], latest: d
             continue
         seen[record.partition] = record.offset
         previous = latest.get(status.topic)
-        if previous is not None and previous.model_dump(exclude={"conditions"}) == status.model_dump(exclude={"conditions"}) \
-                and [c.type for c in previous.conditions] == [c.type for c in status.conditions]:
+        if previous is not None and _same(previous, status):
             latest[status.topic] = status
             continue
         latest[status.topic] = status

@@ -19,6 +19,7 @@ from confluent_kafka import Producer
 from rich.console import Console
 from rich.table import Table
 
+from events import conditions
 from events import (
     TOPICS,
     BrokerForgotten,
@@ -32,7 +33,7 @@ from events import (
 from services.cli.demo.follow import Seen, apply, follow, scenario, under_replicated
 from services.cli.demo.disks import disks_step
 from services.cli.demo.patience import Patience
-from services.cli.demo.scaling import RebalanceFollower, approve_until_executing
+from services.cli.demo.scaling import RebalanceFollower, approve_until_executing, holds
 from services.cli.output import section
 from services.cli.views import broker_load_table, latest_windows, load_table, status_table
 from services.common import busio
@@ -146,7 +147,8 @@ def run_kafka_demo(console: Console, *, stall_s: float, keep: bool = False) -> i
     run_dir = Path(tempfile.mkdtemp(prefix="ballast-demo-kafka-"))
     started = time.monotonic()
     section(console, "[bold]Ballast demo on a real Apache Kafka cluster")
-    console.print(f"[dim]- run directory {run_dir} (logs, data); removed at the end unless --keep[/dim]", soft_wrap=True)
+    console.print(f"[dim]- run directory {run_dir} (logs, data); removed at the end unless --keep[/dim]",
+                  soft_wrap=True)
     with LocalStack(run_dir, env=KAFKA_DEMO_ENV, kafka=True) as stack:
         patience = Patience(stall_s, logs=stack.logs, command="ballast demo --kafka")
         stack.start(progress=lambda m: console.print(f"[dim]- {m}[/dim]"))
@@ -273,8 +275,7 @@ def _scale_up_and_down(console: Console, stack: LocalStack, bus: BusSettings, cl
         return patience.give_up(console, "the scale-down proposal")
     if not approve_until_executing(console, bus, rebalances, name, patience):
         return patience.give_up(console, "the scale-down execution")
-    safe = rebalances.until(name, lambda s: (c := s.condition("BrokersRemovable")) is not None and c.status == "True",
-                        patience)
+    safe = rebalances.until(name, lambda s: holds(s, conditions.BROKERS_REMOVABLE), patience)
     if safe is None:
         return patience.give_up(console, "the broker to be reported safe to remove")
     console.print(_hosted_line(cluster, new))

@@ -10,6 +10,7 @@ from importlib import resources
 import httpx
 from rich.console import Console
 
+from events import conditions
 from events import (
     TOPICS,
     BrokerForgotten,
@@ -30,6 +31,11 @@ from services.local.stack import LocalStack
 
 NEW_BROKERS = {7: "/dc1/r3", 8: "/dc2/r3", 9: "/dc3/r3"}
 LEAVING = 9
+
+
+def holds(status: RebalanceStatus, condition: str) -> bool:
+    """The rebalance has this condition, True."""
+    return (found := status.condition(condition)) is not None and found.status == "True"
 
 
 class RebalanceFollower:
@@ -102,8 +108,7 @@ def scale_up_and_down(console: Console, stack: LocalStack, bus: BusSettings, pat
         return patience.give_up(console, "the scale-down proposal")
     if not approve_until_executing(console, bus, rebalances, name, patience):
         return patience.give_up(console, "the scale-down execution")
-    safe = rebalances.until(name, lambda s: (c := s.condition("BrokersRemovable")) is not None and c.status == "True",
-                        patience)
+    safe = rebalances.until(name, lambda s: holds(s, conditions.BROKERS_REMOVABLE), patience)
     if safe is None:
         return patience.give_up(console, "the brokers to be reported safe to remove")
     sim.delete(f"/admin/brokers/{LEAVING}").raise_for_status()
@@ -124,8 +129,8 @@ def approve_until_executing(console: Console, bus: BusSettings, rebalances: Reba
     for _ in range(3):
         console.print(f"approving: [bold]ballast rebalance approve {name}[/bold]")
         busio.publish(bus, TOPICS.rebalance_actions, [RebalanceAction(name=name, action="approve")])
-        checked = rebalances.until(name, lambda s: s.state != RebalanceState.PROPOSAL_READY
-                               or (not s.checking_approval and s.condition("ProposalChanged") is not None), patience)
+        checked = rebalances.until(name, lambda s: s.state != RebalanceState.PROPOSAL_READY or (
+            not s.checking_approval and s.condition(conditions.PROPOSAL_CHANGED) is not None), patience)
         if checked is None or checked.state != RebalanceState.PROPOSAL_READY:
             return checked is not None
     return False

@@ -1,0 +1,24 @@
+"""The names of the conditions status events carry: part of the contract subscribers read, so written once, here,
+and used by the services that set them and by the CLI, the dashboard and the demo that read them."""
+
+from __future__ import annotations
+
+# -- topics (TopicStatus) -----------------------------------------------------------------------------------------
+READY = "Ready"
+UNDER_REPLICATED = "UnderReplicated"  # placeholder replicas kept for brokers that are down (seed 002)
+REPLICAS_CHANGE_BLOCKED = "ReplicasChangeBlocked"  # held: too few brokers alive for the target
+PARTITIONS_DECREASE_NOT_SUPPORTED = "PartitionsDecreaseNotSupported"
+RF_BELOW_MIN_INSYNC = "ReplicationFactorBelowMinInsyncReplicas"
+
+# -- rebalances (RebalanceStatus) ---------------------------------------------------------------------------------
+INVALID_ACTION = "InvalidAction"
+REQUEST_CHANGED = "RequestChanged"
+BROKERS_REMOVABLE = "BrokersRemovable"
+PROPOSAL_CHANGED = "ProposalChanged"
+DISKS_EMPTY = "DisksEmpty"
+# Cruise Control forgot the execution (a restart): its new proposal for what was left is checked (reason
+# CruiseControlRestarted), then executed (reason NewProposalExecuted, said until the rebalance ends).
+EXECUTION_INTERRUPTED = "ExecutionInterrupted"
+
+# -- brokers (BrokerStatus) ---------------------------------------------------------------------------------------
+LOG_DIRS_OFFLINE = "LogDirsOffline"
