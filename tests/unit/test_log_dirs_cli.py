@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from services.cli.log_dirs import parse_reassignment
+from services.cli.commands.log_dirs import parse_reassignment
 from services.cluster_sim.app import Simulator
 from services.common.admin.simulator import SimulatorClusterAdmin
 from services.common.settings import SimulatorSettings

@@ -1,0 +1,1 @@
+"""The ``ballast`` commands, one module per concern; ``services/cli/main.py`` wires them into the root app."""

@@ -1,0 +1,131 @@
+"""The bus itself: produce events, record topics to a log, replay a log, export the events' JSON schemas."""
+
+from __future__ import annotations
+
+import base64
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+from rich.markup import escape
+
+from events import TOPICS, InvalidEvent, decode
+from events.models import Event
+from events.schema import json_schemas
+from events.topics import BusTopic
+from services.cli.output import console, fail
+from services.common import busio
+from services.common.busio import NoSuchTopic
+from services.common.settings import get_settings
+
+
+def produce(
+    topic: Annotated[str, typer.Option(help="bus topic")] = TOPICS.specs.name,
+    key: Annotated[Optional[str], typer.Option(help="record key (default: the event's key)")] = None,  # noqa: UP007
+    file: Annotated[Optional[Path], typer.Option("-f", "--file", help="JSON lines; - or omitted: stdin")] = None,  # noqa: UP007
+    validate: Annotated[bool, typer.Option(help="refuse records that are not valid events of the topic")] = True,
+) -> None:
+    """Produce events, one JSON document per line, to a bus topic.
+
+    A line is an envelope ({"schema": ..., "payload": ...}), or just the event itself, which gets the envelope of the
+    topic's main event: on the specs topic {"name": "orders", "partitions": 6, "replicas": 3} is a topic spec."""
+    from events.serde import envelope_for
+
+    text = file.read_text() if file and str(file) != "-" else sys.stdin.read()
+    bus_topic = TOPICS.named(topic)
+    items = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        record_key, value = key, line.encode()
+        if validate:
+            try:
+                event, enveloped = _event_of_line(line, bus_topic, topic)
+            except InvalidEvent as exc:
+                raise fail(f"line {number}: {exc.reason}") from None
+            record_key = record_key or event.key
+            if not enveloped:
+                value = envelope_for(event).model_dump_json(by_alias=True).encode()
+        items.append((topic, record_key.encode() if record_key else None, value, None))
+    count = busio.produce(get_settings().bus, items)
+    console.print(f"produced {count} record(s) to {escape(topic)}")
+
+def _event_of_line(line: str, bus_topic: BusTopic[Event] | None, topic: str) -> tuple[Event, bool]:
+    """The event a line holds, and whether the line is an envelope: decoded from its envelope, or validated as the
+    topic's main event type."""
+    from pydantic import ValidationError
+
+    try:
+        document = json.loads(line)
+    except json.JSONDecodeError:
+        document = None  # not JSON: the validation below says where
+    if isinstance(document, dict) and "schema" in document:
+        return decode(line, topic=bus_topic).event, True
+    if bus_topic is None or not bus_topic.events:
+        raise InvalidEvent(f"{topic} is not a Ballast topic with events: give whole envelopes "
+                           '({"schema": ..., "version": ..., "payload": ...})')
+    cls = bus_topic.events[0]
+    try:
+        return cls.model_validate_json(line), False
+    except ValidationError as exc:
+        problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or '(root)'}: {e['msg']}"
+                             for e in exc.errors(include_url=False))
+        raise InvalidEvent(f"not a valid {cls.SCHEMA.removeprefix('ballast.')} nor an envelope: {problems}") from None
+
+def record(
+    topics: Annotated[list[str], typer.Argument(help="bus topics to record")],
+    follow: Annotated[bool, typer.Option(help="keep recording until Ctrl-C")] = False,
+    idle: Annotated[float, typer.Option(help="without --follow: stop after this many idle seconds")] = 1.0,
+) -> None:
+    """Write every record of TOPICS to stdout as JSON lines (keys, headers and timestamps kept)."""
+    try:
+        for r in busio.consume(get_settings().bus, topics, follow=follow, idle_s=idle, must_exist=True):
+            print(json.dumps({
+                "topic": r.topic, "partition": r.partition, "offset": r.offset, "timestampMs": r.timestamp_ms,
+                "key": _b64(r.key), "value": _b64(r.value),
+                "headers": [[k, _b64(v)] for k, v in r.headers],
+            }), flush=True)
+    except NoSuchTopic as exc:
+        raise fail(str(exc)) from None
+    except KeyboardInterrupt:
+        pass
+
+def replay(
+    log: Annotated[Path, typer.Argument(help="a log written by `ballast record`")],
+    speed: Annotated[float, typer.Option(help="time compression; 0 = as fast as possible")] = 0.0,
+    to_topic: Annotated[Optional[str], typer.Option(help="send everything to this topic instead")] = None,  # noqa: UP007
+) -> None:
+    """Feed a recorded log into the bus in order, keys and headers kept."""
+    settings = get_settings()
+    entries = [json.loads(line) for line in log.read_text().splitlines() if line.strip()]
+    entries.sort(key=lambda e: (e["timestampMs"], e["offset"]))
+    start_wall, start_log = time.monotonic(), entries[0]["timestampMs"] if entries else 0
+    for entry in entries:
+        if speed > 0:
+            due = (entry["timestampMs"] - start_log) / 1000.0 / speed
+            delay = due - (time.monotonic() - start_wall)
+            if delay > 0:
+                time.sleep(delay)
+        headers = [(k, _unb64(v)) for k, v in entry.get("headers", [])]
+        busio.produce(settings.bus, [(to_topic or entry["topic"], _unb64(entry["key"]), _unb64(entry["value"]), headers)])
+    console.print(f"replayed {len(entries)} record(s) from {log}")
+
+def _b64(data: bytes | None) -> str | None:
+    return base64.b64encode(data).decode() if data is not None else None
+
+def _unb64(text: str | None) -> bytes | None:
+    return base64.b64decode(text) if text is not None else None
+
+def schema(out: Annotated[Optional[Path], typer.Option(help="write one file per schema here")] = None) -> None:  # noqa: UP007
+    """Export the JSON schemas of the envelope and every event."""
+    schemas = json_schemas()
+    if out is None:
+        print(json.dumps(schemas, indent=2))
+        return
+    out.mkdir(parents=True, exist_ok=True)
+    for name, document in schemas.items():
+        (out / f"{name}.json").write_text(json.dumps(document, indent=2) + "\n")
+    console.print(f"wrote {len(schemas)} schemas to {out}")

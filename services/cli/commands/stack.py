@@ -1,0 +1,161 @@
+"""Running Ballast: one service in the foreground, the embedded stack in the background (up, env, down), the
+dashboard, and the demo."""
+
+from __future__ import annotations
+
+import time
+from typing import Annotated
+
+import typer
+from rich.markup import escape
+
+from services.cli.output import console, fail
+from services.common.settings import get_settings
+
+SERVICES = ("topic-reconciler", "replicas-change", "rebalancer", "load-collector", "spark-aggregates", "cluster-sim")
+
+
+def run(service: Annotated[str, typer.Argument(help=f"one of: {', '.join(SERVICES)}")]) -> None:
+    """Run one service in the foreground (settings from BALLAST_* environment variables)."""
+    from services.common.garbage_collection import tune_garbage_collection
+    from services.common.logging import configure_logging, stdlib_logging_config
+
+    settings = get_settings()
+    configure_logging(service, level=settings.log_level, fmt=settings.log_format)
+    tune_garbage_collection()
+    if service == "cluster-sim":
+        import asyncio
+
+        from services.cluster_sim.app import serve
+
+        asyncio.run(serve(settings.simulator, settings.cluster_admin))
+        return
+    if service == "spark-aggregates":
+        from spark.aggregates import main as run_job
+
+        run_job()
+        return
+    if service == "topic-reconciler":
+        from services.topic_reconciler.app import create_service
+    elif service == "replicas-change":
+        from services.replicas_change.app import create_service
+    elif service == "rebalancer":
+        from services.rebalancer.app import create_service
+    elif service == "load-collector":
+        from services.load_collector.app import create_service
+    else:
+        raise fail(f"unknown service {service!r}; choose one of: {', '.join(SERVICES)}", 2)
+    from faust.worker import Worker
+
+    from services.common.lease import Lease
+
+    # One instance of a service runs at a time and the others stand by until it stops; the topic reconciler's
+    # instances share its work by shards, one per partition of the bus topics (services/common/lease.py).
+    sharded = service == "topic-reconciler"
+    lease = Lease(settings.bus, service, shards=settings.bus.topic_partitions if sharded else 1)
+    lease.wait(host=settings.web_host, port=getattr(settings.ports, service.replace("-", "_")))
+    lease.keep()
+    created = create_service(settings, lease=lease) if sharded else create_service(settings)
+    worker = Worker(created.app, loglevel="warning", quiet=True, redirect_stdouts=False,
+                    logging_config=stdlib_logging_config(settings.log_level, settings.log_format))
+    worker.spinner = None  # a terminal progress spinner: escape codes at the top of a log file
+    code = 0
+    try:
+        worker.execute_from_commandline()
+    except SystemExit as exc:
+        code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+    lease.release(code)
+
+def up(
+    kafka: Annotated[bool, typer.Option(
+        "--kafka", help="a real Apache Kafka cluster (KRaft, 4 brokers, hierarchical racks, two log dirs each) as "
+                        "the bus and the managed cluster, instead of the embedded broker and simulated cluster")] = False,
+    spark: Annotated[bool, typer.Option(help="also start the Spark load-aggregates job, as the demo does")] = True,
+) -> None:
+    """Start the local stack in the background (stop it with `ballast down`).
+
+    Every `ballast` command then uses it, from any directory; other tools get its settings from
+    `eval "$(ballast env)"`."""
+    from services.local.stack import LocalStack
+    from services.local.stack_state import client_env, running_stack, state_file
+
+    state_dir = get_settings().state_dir
+    if running_stack(state_dir) is not None:
+        raise fail(f"a stack is already up (see {state_file(state_dir)}); run `ballast down` first")
+    run_dir = state_dir / f"stack-{int(time.time())}"
+    stack = LocalStack(run_dir.resolve(), detached=True, kafka=kafka)
+    try:
+        stack.start(progress=lambda m: console.print(f"[dim]{escape(m)}[/dim]"))
+        if spark:
+            console.print("[dim]starting the Spark load-aggregates job (its first aggregates take a minute)[/dim]")
+            stack.start_spark_job()
+    except BaseException:
+        stack.stop()
+        raise
+    info = stack.info()
+    info.save(state_file(state_dir))
+    console.print(f"stack is up ({state_file(state_dir)}): `ballast` commands use it from any directory.")
+    console.print("Other tools (any Kafka client, for the bootstrap servers): eval \"$(ballast env)\", which sets")
+    for key in client_env(info):
+        console.print(f"  {key}={escape(info.env[key])}", soft_wrap=True)
+    console.print(f"logs: {stack.logs}" + (f" and {stack.kafka.run_dir}/*/server.log" if stack.kafka else ""),
+                  soft_wrap=True)
+
+def env() -> None:
+    """Print the running local stack's settings as shell exports: eval "$(ballast env)"."""
+    import shlex
+
+    from services.local.stack_state import client_env, running_stack
+
+    stack = running_stack(get_settings().state_dir)
+    if stack is None:
+        raise fail("no stack is up: start one with `ballast up`")
+    for key, value in client_env(stack).items():
+        print(f"export {key}={shlex.quote(value)}")
+
+def down() -> None:
+    """Stop the stack started by `ballast up`."""
+    from services.local.stack import StackInfo, stop_detached
+    from services.local.stack_state import state_file
+
+    path = state_file(get_settings().state_dir)
+    if not path.exists():
+        console.print("no stack is up")
+        return
+    info = StackInfo.load(path)
+    stop_detached(info.pids, say=lambda m: console.print(m))
+    path.unlink()
+
+def dashboard(
+    port: Annotated[int, typer.Option(help="port on 127.0.0.1 (0: any free port)", min=0, max=65535)] = 8642,
+) -> None:
+    """Serve a live web page of topics, changes, rebalances and brokers.
+
+    Topics with their state, conditions and the history of their replication-factor change; rebalances with their
+    proposal and progress; brokers by rack with their load. Fed from the status topics; Ctrl-C stops it."""
+    from services.dashboard.app import serve
+
+    settings = get_settings()
+    try:
+        serve(settings, port=port, ready=lambda url: console.print(f"dashboard on {url} (bus "
+                                                                    f"{escape(settings.bus.bootstrap_servers)}); "
+                                                                    "Ctrl-C stops it", soft_wrap=True))
+    except OSError as exc:
+        raise fail(f"cannot listen on 127.0.0.1:{port}: {exc.strerror or exc}") from None
+
+def demo(
+    timeout: Annotated[float | None, typer.Option(
+        help="give up when nothing has moved for this many seconds  [default: 180; 300 with --kafka]")] = None,
+    kafka: Annotated[bool, typer.Option("--kafka", help="on a real Apache Kafka cluster (a controller and 4 brokers "
+                                        "from the jars `make kafka` fetched) instead of the embedded stack")] = False,
+    keep: Annotated[bool, typer.Option("--keep", help="keep the run directory (logs, data) after a demo that "
+                                       "succeeded; one that failed always keeps it")] = False,
+) -> None:
+    """Start the embedded stack, apply a sample scenario, show the status stream and a final table, stop."""
+    if kafka:
+        from services.cli.demo.kafka import run_kafka_demo
+
+        raise typer.Exit(run_kafka_demo(console, stall_s=timeout or 300.0, keep=keep))
+    from services.cli.demo.embedded import run_demo
+
+    raise typer.Exit(run_demo(console, stall_s=timeout or 180.0, keep=keep))

@@ -1,0 +1,193 @@
+"""Topic specs: apply, diff, delete, and their statuses (status, describe)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+from rich.markup import escape
+
+from events import TOPICS, TopicSpecDeleted, TopicStatus
+from services.cli.manifests import ManifestError, load_file
+from services.cli.output import JsonFlag, Output, OutputOption, chosen, console, emit, emit_one, err, fail
+from services.cli.views import status_table
+from services.common import busio
+from services.common.busio import BusUnavailable
+from services.common.settings import get_settings
+from services.common.wording import transition_line
+
+
+def apply(
+    file: Annotated[Path, typer.Option("-f", "--file", help="YAML: topic specs (Strimzi KafkaTopic or plain) and "
+                                       "rebalances (Strimzi KafkaRebalance or plain kind: Rebalance)")],
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="publish nothing: show what would change (as `ballast "
+                                          "diff`)")] = False,
+    wait: Annotated[bool, typer.Option("--wait", help="wait until every topic applied is ready or has failed; "
+                                       "exit 1 unless all are ready")] = False,
+    timeout: Annotated[float, typer.Option(help="with --wait: give up after this many seconds", min=1)] = 300.0,
+) -> None:
+    """Publish the desired state of topics and rebalances.
+
+    A spec identical to the one on the bus is not published again (its generation stays); warnings (partitions Kafka
+    cannot remove, a replication factor too few brokers can hold) are printed first."""
+    from events import RebalanceRequest, TopicSpec
+    from services.cli.applying import compare, print_diffs, wait_until_settled
+
+    try:
+        manifests = load_file(file)
+    except ManifestError as exc:
+        raise fail(str(exc)) from None
+    settings = get_settings()
+    specs = [m for m in manifests if isinstance(m, TopicSpec)]
+    diffs, unreachable = compare(settings, specs, need_cluster=dry_run)
+    if dry_run:
+        print_diffs(diffs, console)
+        return
+    if unreachable:
+        err.print(f"[yellow]note:[/yellow] {escape(unreachable)}: changes are not compared with the cluster",
+                  soft_wrap=True)
+    for d in diffs.values():
+        for warning in d.warnings:
+            err.print(f"[yellow]warning:[/yellow] {escape(d.name)}: {escape(warning)}", soft_wrap=True)
+    sent = [m for m in manifests if not isinstance(m, TopicSpec) or diffs[m.name].publish]
+    offsets: dict[bytes, int] = {}  # of the specs: a spec's generation is its record's offset + 1
+    if sent_specs := [m for m in sent if isinstance(m, TopicSpec)]:
+        busio.publish(settings.bus, TOPICS.specs, sent_specs, offsets_by_key=offsets)
+    if requests := [m for m in sent if isinstance(m, RebalanceRequest)]:
+        busio.publish(settings.bus, TOPICS.rebalance_requests, requests)
+    for m in manifests:
+        if isinstance(m, RebalanceRequest):
+            brokers = f" brokers={m.brokers}" if m.brokers else ""
+            console.print(f"rebalance {escape(m.name)}: mode={m.mode}{brokers}"
+                          f"{' (auto-approved)' if m.auto_approve else ''} applied", soft_wrap=True)
+        elif diffs[m.name].publish:
+            console.print(f"topic spec {escape(m.name)}: partitions={m.partitions} replicas={m.replicas} applied",
+                          soft_wrap=True)
+        else:
+            console.print(f"topic spec {escape(m.name)}: unchanged", soft_wrap=True)
+    if wait and specs:
+        # An unchanged spec keeps the generation it has.
+        generations = {key.decode(): offset + 1 for key, offset in offsets.items()}
+        raise typer.Exit(wait_until_settled(settings, specs, generations, timeout_s=timeout, console=console))
+
+def diff(
+    file: Annotated[Path, typer.Option("-f", "--file", help="YAML, as for `ballast apply`")],
+    output: OutputOption = None,
+) -> None:
+    """Show what `ballast apply -f FILE` would change, per topic.
+
+    Compared with the live cluster and the specs on the bus: created, partitions, replication factor, config keys,
+    placement choices; unchanged for no-ops. Exit 0: nothing would change, 1: something would, 2: a spec would be
+    refused or the cluster cannot be asked."""
+    from events import TopicSpec
+    from services.cli.applying import compare, print_diffs
+    from services.cli.changes import Verdict
+
+    try:
+        manifests = load_file(file)
+    except ManifestError as exc:
+        raise fail(str(exc), 2) from None
+    specs = [m for m in manifests if isinstance(m, TopicSpec)]
+    diffs, _ = compare(get_settings(), specs, need_cluster=True)
+    if output in (None, Output.table):
+        print_diffs(diffs, console)
+    else:
+        emit([d.document() for d in diffs.values()], output, lambda: "")
+    verdicts = {d.verdict for d in diffs.values()}
+    raise typer.Exit(2 if Verdict.REFUSED in verdicts else 0 if verdicts <= {Verdict.UNCHANGED} else 1)
+
+def delete(
+    topics: Annotated[list[str], typer.Argument(help="topic names")],
+    yes: Annotated[bool, typer.Option("--yes", "-y", help="do not ask for confirmation")] = False,
+) -> None:
+    """Withdraw topic specs. A topic Ballast created (or a spec adopted) is deleted; any other is left as it is.
+
+    Names without a live spec are refused, and so are Kafka's internal topics and Ballast's own."""
+    from events.models import check_topic_name
+    from events.topics import reserved_topic
+
+    settings = get_settings()
+    for name in topics:
+        try:
+            check_topic_name(name)
+        except ValueError as exc:  # refused before the bus is asked: no such topic can exist
+            raise fail(str(exc)) from None
+        if reason := reserved_topic(name):
+            raise fail(reason)
+    try:
+        statuses = busio.latest(settings.bus, TOPICS.status, timeout_s=10)
+    except BusUnavailable as exc:
+        raise fail(str(exc)) from None
+    deleting, retaining = [], []
+    for name in topics:
+        status = statuses.get(name)
+        if status is None or status.deleted:
+            raise fail(f"no spec for topic {name!r}: Ballast does not manage it, so there is nothing to withdraw")
+        assert isinstance(status, TopicStatus)
+        (deleting if status.origin is not None else retaining).append(name)
+    if deleting:
+        console.print(f"the topics {', '.join(deleting)} will be deleted with their data", soft_wrap=True)
+    if retaining:
+        console.print(f"the specs of {', '.join(retaining)} will be withdrawn; the topics stay (Ballast neither "
+                      "created nor adopted them)", soft_wrap=True)
+    if not yes:
+        if not sys.stdin.isatty():
+            raise fail("not a terminal, so nothing can be confirmed: pass --yes to delete")
+        if not typer.confirm("go ahead?", default=False):
+            raise fail("nothing deleted")
+    events = [TopicSpecDeleted(name=name) for name in topics]
+    busio.publish(settings.bus, TOPICS.specs, events)
+    for name in topics:
+        console.print(f"topic spec {name}: withdrawn" + ("" if name in deleting else " (topic retained)"))
+
+def _latest_statuses() -> dict[str, TopicStatus]:
+    return busio.latest(get_settings().bus, TOPICS.status, timeout_s=10)
+
+def status(
+    topic: Annotated[Optional[str], typer.Argument(help="only this topic")] = None,  # noqa: UP007 -- typer
+    output: OutputOption = None,
+    as_json: JsonFlag = False,
+    watch: Annotated[bool, typer.Option("--watch", "-w", help="keep printing transitions (Ctrl-C stops)")] = False,
+) -> None:
+    """Show topic statuses: the latest per topic, or every transition with --watch."""
+    fmt = chosen(output, as_json)
+    if not watch:
+        statuses = [s for s in _latest_statuses().values() if topic is None or s.topic == topic]
+        if topic is not None and not statuses:
+            raise fail(f"no status for topic {topic!r} yet")
+        emit(statuses, fmt, lambda: status_table(statuses))
+        return
+    previous: dict[str, TopicStatus] = {}
+    try:
+        for event in busio.events(get_settings().bus, TOPICS.status, follow=True):
+            if topic is not None and event.topic != topic:
+                continue
+            if fmt is Output.table:
+                console.print(transition_line(event, previous.get(event.topic)), soft_wrap=True)
+            else:
+                emit_one(event, fmt)
+            previous[event.topic] = event
+    except BusUnavailable as exc:
+        raise fail(f"stopped watching: {exc}") from None
+    except KeyboardInterrupt:
+        pass
+
+def describe(
+    topic: Annotated[str, typer.Argument(help="topic name")],
+    output: OutputOption = None,
+) -> None:
+    """Show one topic: its spec, the cluster and its status side by side, and every partition.
+
+    Partitions with their replicas' racks and log directories, leader, in-sync replicas, offline replicas and
+    placeholders. Works on any topic, managed or not."""
+    from services.cli.describe import AdminError, document, gather, render
+
+    try:
+        view = gather(get_settings(), topic)
+    except AdminError as exc:
+        raise fail(f"cannot describe {topic!r}: the cluster did not answer ({exc})") from None
+    if not view.exists:
+        raise fail(f"no topic {topic!r}: not in the cluster, and no spec names it")
+    emit([document(view)], output or Output.table, lambda: render(view))
