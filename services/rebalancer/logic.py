@@ -12,25 +12,23 @@ What Strimzi's users asked for (reference/strimzi.md), and this logic does:
 - a Cruise Control restart never leaves a rebalance stuck: a forgotten proposal task is asked for again; a forgotten
   execution is judged from ``/state``: Cruise Control is asked for a new proposal for what is left, which is executed
   (or shown for approval again when it drifted past the limit), for brokers that still exist;
-- connection errors, a Cruise Control warming up and a full servlet keep the state and retry;
-- a remove-brokers rebalance says whether its brokers are safe to remove, and keeps saying it while Ready.
+- connection errors, a Cruise Control warming up and a full servlet keep the state and retry.
+
+The rules beside the state machine have modules of their own: ``statuses`` (a status changed), ``scale_down``
+(whether removed brokers are safe to remove), ``scaling`` (automatic rebalances when brokers join or leave),
+``disks`` (remove-disks, drained directories, the intra-broker throttle, automatic disk rebalances) and
+``failed_disks`` (a broker's log-directory status, fix-offline-replicas).
 """
 
 from __future__ import annotations
 
-import uuid
-import zlib
 from dataclasses import dataclass
-from pathlib import PurePosixPath
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from datetime import datetime
 from enum import StrEnum
 
 from events import (
     BrokerLoadChange,
-    BrokerLogDirs,
-    BrokerStatus,
-    LogDirState,
     Condition,
     ProposalSummary,
     RebalanceAction,
@@ -49,18 +47,15 @@ from services.common.cruise_control.errors import (
 from services.common.cruise_control.models import BrokerLoads, ExecutorState, OptimizationResult, TaskStatus, UserTask
 from services.common.cruise_control.retry import backoff
 from services.domain import drift
+from services.rebalancer.statuses import TERMINAL, S, fresh, new_reason, update, without
 from events.conditions import (
-    BROKERS_REMOVABLE,
     DISKS_EMPTY,
     EXECUTION_INTERRUPTED,
     INVALID_ACTION,
-    LOG_DIRS_OFFLINE,
     PROPOSAL_CHANGED,
     REQUEST_CHANGED,
 )
 
-S = RebalanceState
-TERMINAL = {S.READY, S.NOT_READY, S.STOPPED}
 
 # Strimzi's table: which action each state accepts. Anything else leaves the state as it is, with a warning.
 VALID_ACTIONS: dict[RebalanceState, frozenset[str]] = {
@@ -91,44 +86,28 @@ class Step(StrEnum):
     STOP = "stop"  # stop_proposal_execution
 
 
-def _update(status: RebalanceStatus, now: datetime, **fields: object) -> RebalanceStatus:
-    return status.model_copy(update={**fields, "updated_at": now})
-
-
-def _without(conditions: Iterable[Condition], *types: str) -> list[Condition]:
-    return [c for c in conditions if c.type not in types]
-
-
-def _fresh(request: RebalanceRequest, now: datetime) -> RebalanceStatus:
-    return RebalanceStatus(name=request.name, state=S.NEW, request=request, updated_at=now)
-
-
-def new_reason() -> str:
-    return f"ballast-rebalance-{uuid.uuid4()}"
-
-
 # -- requests and actions -------------------------------------------------------------------------------------------
 
 def on_request(current: RebalanceStatus | None, request: RebalanceRequest, now: datetime) -> RebalanceStatus | None:
     """A new or changed request starts over from New; the same request again changes nothing. While executing, the
     execution goes on: the new request waits for a refresh (a warning says so)."""
     if current is None or current.deleted:
-        return _fresh(request, now)
+        return fresh(request, now)
     if current.state == S.REBALANCING:
         if request == current.request:
             if current.pending_request is None:
                 return None
-            return _update(current, now, pending_request=None, conditions=_without(current.conditions, REQUEST_CHANGED))
+            return update(current, now, pending_request=None, conditions=without(current.conditions, REQUEST_CHANGED))
         if request == current.pending_request:
             return None
         warning = Condition(type=REQUEST_CHANGED, status="True", reason=REQUEST_CHANGED, last_transition_time=now,
                             message="The request changed while rebalancing; the execution goes on with the previous "
                                     "request. Refresh to start over with the new one (this stops the execution).")
-        return _update(current, now, pending_request=request,
-                       conditions=[*_without(current.conditions, REQUEST_CHANGED), warning])
+        return update(current, now, pending_request=request,
+                       conditions=[*without(current.conditions, REQUEST_CHANGED), warning])
     if request == current.request:
         return None
-    return _fresh(request, now)
+    return fresh(request, now)
 
 
 def on_action(status: RebalanceStatus, action: RebalanceAction, now: datetime, *,
@@ -143,19 +122,19 @@ def on_action(status: RebalanceStatus, action: RebalanceAction, now: datetime, *
         warning = Condition(type=INVALID_ACTION, status="True", reason=INVALID_ACTION, last_transition_time=now,
                             message=f"Action {action.action!r} is not valid in state {status.state} "
                                     f"(valid: {allowed}); ignored.")
-        return _update(status, now, conditions=[*_without(status.conditions, INVALID_ACTION), warning])
-    conditions = _without(status.conditions, INVALID_ACTION)
+        return update(status, now, conditions=[*without(status.conditions, INVALID_ACTION), warning])
+    conditions = without(status.conditions, INVALID_ACTION)
     if action.action == "release":
-        return release(_update(status, now, conditions=conditions), now)
+        return release(update(status, now, conditions=conditions), now)
     if action.action == "refresh" and status.state != S.REBALANCING:
-        return _fresh(status.pending_request or status.request, now)
+        return fresh(status.pending_request or status.request, now)
     if action.action == "approve":
-        return approve(_update(status, now, conditions=conditions), now, check=max_drift_percent is not None)
+        return approve(update(status, now, conditions=conditions), now, check=max_drift_percent is not None)
     if status.state == S.PENDING_PROPOSAL:  # stop: a proposal being computed is simply abandoned
-        return _update(status, now, state=S.STOPPED, session_id=None, conditions=conditions, message=None,
+        return update(status, now, state=S.STOPPED, session_id=None, conditions=conditions, message=None,
                        next_attempt_at=None, attempts=0)
     # stop or refresh while executing: stop the execution first (Step.STOP), then Stopped or New
-    return _update(status, now, stopping=action.action, conditions=conditions, next_attempt_at=None)
+    return update(status, now, stopping=action.action, conditions=conditions, next_attempt_at=None)
 
 
 def release(status: RebalanceStatus, now: datetime) -> RebalanceStatus:
@@ -164,11 +143,11 @@ def release(status: RebalanceStatus, now: datetime) -> RebalanceStatus:
         warning = Condition(type=INVALID_ACTION, status="True", reason=INVALID_ACTION, last_transition_time=now,
                             message="Action 'release' is only for a remove-disks rebalance that has emptied its "
                                     "directories; ignored.")
-        return _update(status, now, conditions=[*status.conditions, warning])
+        return update(status, now, conditions=[*status.conditions, warning])
     if status.released:
         return status
     dirs = "; ".join(f"broker {d.broker}: {', '.join(d.log_dirs)}" for d in status.removed_log_dirs)
-    return _update(status, now, released=True, conditions=_without(status.conditions, DISKS_EMPTY),
+    return update(status, now, released=True, conditions=without(status.conditions, DISKS_EMPTY),
                    message=f"Directories released ({dirs}); placement may use them again")
 
 
@@ -181,12 +160,12 @@ def drift_limit(request: RebalanceRequest, default: float | None) -> float | Non
 def approve(status: RebalanceStatus, now: datetime, *, check: bool = False,
             message: str = "Approved; starting the execution") -> RebalanceStatus:
     """To execution; with ``check``, first to Cruise Control again for the proposal it would execute now."""
-    conditions = _without(status.conditions, PROPOSAL_CHANGED)
+    conditions = without(status.conditions, PROPOSAL_CHANGED)
     if check:
-        return _update(status, now, checking_approval=True, session_id=None, attempts=0, next_attempt_at=None,
+        return update(status, now, checking_approval=True, session_id=None, attempts=0, next_attempt_at=None,
                        conditions=conditions,
                        message="Approved; asking Cruise Control for the proposal again before executing it")
-    return _update(status, now, state=S.REBALANCING, checking_approval=False, session_id=None,
+    return update(status, now, state=S.REBALANCING, checking_approval=False, session_id=None,
                    execution_reason=new_reason(), progress=None, executed_summary=None, attempts=0,
                    next_attempt_at=None, conditions=conditions, message=message)
 
@@ -240,7 +219,7 @@ def next_move(status: RebalanceStatus, others: Iterable[RebalanceStatus], now: d
 
 def hold(status: RebalanceStatus, blocker: str, now: datetime) -> RebalanceStatus | None:
     message = f"Waiting for the scale-down rebalance {blocker!r} to finish first"
-    return None if status.message == message else _update(status, now, message=message)
+    return None if status.message == message else update(status, now, message=message)
 
 
 def auto_approved(status: RebalanceStatus, others: Iterable[RebalanceStatus], now: datetime) -> RebalanceStatus | None:
@@ -256,7 +235,7 @@ def auto_approved(status: RebalanceStatus, others: Iterable[RebalanceStatus], no
 
 def begin_proposal(status: RebalanceStatus, now: datetime) -> RebalanceStatus | None:
     if status.state == S.NEW:
-        return _update(status, now, state=S.PENDING_PROPOSAL, message="Asking Cruise Control for a proposal")
+        return update(status, now, state=S.PENDING_PROPOSAL, message="Asking Cruise Control for a proposal")
     return None
 
 
@@ -294,15 +273,15 @@ def on_proposal(status: RebalanceStatus, task_id: str, result: OptimizationResul
                 now: datetime) -> RebalanceStatus:
     """Cruise Control's answer to the dry run: still computing (``result`` None, the 202), or the proposal."""
     if result is None:
-        return _update(status, now, state=S.PENDING_PROPOSAL, session_id=task_id,
+        return update(status, now, state=S.PENDING_PROPOSAL, session_id=task_id,
                        message="Cruise Control is computing the proposal")
     summary = summary_of(result)
     fields: dict[str, object] = dict(session_id=None, summary=summary, broker_load=broker_load_of(result),
                                      attempts=0, next_attempt_at=None, progress=None)
     if _nothing_to_move(summary):
-        return _update(status, now, state=S.READY, message="Nothing to move: the cluster already meets the goals",
+        return update(status, now, state=S.READY, message="Nothing to move: the cluster already meets the goals",
                        **fields)
-    return _update(status, now, state=S.PROPOSAL_READY, message=None, **fields)
+    return update(status, now, state=S.PROPOSAL_READY, message=None, **fields)
 
 
 def on_check(status: RebalanceStatus, task_id: str, result: OptimizationResult | None, now: datetime, *,
@@ -312,14 +291,14 @@ def on_check(status: RebalanceStatus, task_id: str, result: OptimizationResult |
     ``ProposalChanged`` condition: the operator approves again, or not). After Cruise Control forgot an execution
     (``ExecutionInterrupted``), the new proposal is held to what was left of the one executing."""
     if result is None:
-        return _update(status, now, session_id=task_id,
+        return update(status, now, session_id=task_id,
                        message="Cruise Control is computing the proposal again before executing it")
     fresh = summary_of(result)
     interrupted = status.condition(EXECUTION_INTERRUPTED)
     if interrupted is not None and interrupted.reason == CRUISE_CONTROL_RESTARTED:
         return _after_interruption(status, result, fresh, now, max_drift_percent)
     if status.summary is None or _nothing_to_move(fresh):
-        return on_proposal(_update(status, now, checking_approval=False), task_id, result, now)
+        return on_proposal(update(status, now, checking_approval=False), task_id, result, now)
     compared = drift.comparison(status.summary, fresh)
     if drift.drift_percent(status.summary, fresh) <= max_drift_percent:
         return approve(status, now, message=f"Approved; the proposal asked again just before executing is within "
@@ -334,9 +313,9 @@ def _drifted(status: RebalanceStatus, result: OptimizationResult, fresh: Proposa
              now: datetime) -> RebalanceStatus:
     condition = Condition(type=PROPOSAL_CHANGED, status="True", reason="ProposalDrifted", last_transition_time=now,
                           message=message)
-    return _update(status, now, state=S.PROPOSAL_READY, checking_approval=False, session_id=None, summary=fresh,
+    return update(status, now, state=S.PROPOSAL_READY, checking_approval=False, session_id=None, summary=fresh,
                    broker_load=broker_load_of(result), message=message, progress=None, executed_summary=None,
-                   conditions=[*_without(status.conditions, PROPOSAL_CHANGED, EXECUTION_INTERRUPTED), condition])
+                   conditions=[*without(status.conditions, PROPOSAL_CHANGED, EXECUTION_INTERRUPTED), condition])
 
 
 def _after_interruption(status: RebalanceStatus, result: OptimizationResult, fresh: ProposalSummary,
@@ -344,9 +323,9 @@ def _after_interruption(status: RebalanceStatus, result: OptimizationResult, fre
     """Cruise Control's new proposal after it forgot the execution: a proposal of its own, computed on the cluster
     as the interrupted execution left it, not "the remaining movements". Said with its figures; executed when it is
     within the limit of what was left (or auto-approved), shown for approval again otherwise."""
-    conditions = _without(status.conditions, EXECUTION_INTERRUPTED)
+    conditions = without(status.conditions, EXECUTION_INTERRUPTED)
     if _nothing_to_move(fresh):
-        return nothing_left(_update(status, now, conditions=conditions, checking_approval=False), now,
+        return nothing_left(update(status, now, conditions=conditions, checking_approval=False), now,
                             "Rebalance complete: Cruise Control restarted during the execution, and its new "
                             "proposal moves nothing more")
     left = drift.left_after(status.executed_summary or status.summary, status.progress)
@@ -358,12 +337,12 @@ def _after_interruption(status: RebalanceStatus, result: OptimizationResult, fre
         # Said for as long as it executes, and kept once done (so worded for both): what ran is not what was approved.
         restarted = Condition(type=EXECUTION_INTERRUPTED, status="False", reason=NEW_PROPOSAL_EXECUTED,
                               last_transition_time=now, message=message)
-        approved = approve(_update(status, now, conditions=[*conditions, restarted]), now, message=message)
+        approved = approve(update(status, now, conditions=[*conditions, restarted]), now, message=message)
         return approved.model_copy(update={"summary": fresh, "broker_load": broker_load_of(result)})
     message = (f"Cruise Control restarted during the execution; its new proposal ({figures}) differs by more than "
                f"{max_drift_percent:g}% from what was left of the interrupted one ({drift.describe(left)}). The new "
                "proposal is shown; approve it to go on, or refresh later.")
-    return _drifted(_update(status, now, conditions=conditions), result, fresh, message, now)
+    return _drifted(update(status, now, conditions=conditions), result, fresh, message, now)
 
 
 def _nothing_to_move(summary: ProposalSummary) -> bool:
@@ -380,7 +359,7 @@ def on_failure(status: RebalanceStatus, error: CruiseControlError, now: datetime
     # An execution request answered in a way that cannot be read may have been taken: retried, its reason finds it.
     in_doubt = isinstance(error, MalformedAnswer) and status.execution_reason is not None
     if not error.temporary and not in_doubt:
-        return _update(status, now, state=S.NOT_READY, session_id=None, execution_reason=None, message=error.message,
+        return update(status, now, state=S.NOT_READY, session_id=None, execution_reason=None, message=error.message,
                        next_attempt_at=None, progress=None, checking_approval=False)
     warming = isinstance(error, ClusterModelNotReady)
     attempts = status.attempts if warming else status.attempts + 1
@@ -395,7 +374,7 @@ def on_failure(status: RebalanceStatus, error: CruiseControlError, now: datetime
         reason = new_reason()
     message = f"{error.message}; waiting for it" if warming else \
         f"{error.message}; retrying in {delay.total_seconds():.0f} s"
-    return _update(status, now, message=message, attempts=attempts, next_attempt_at=now + delay, session_id=session,
+    return update(status, now, message=message, attempts=attempts, next_attempt_at=now + delay, session_id=session,
                    execution_reason=reason)
 
 
@@ -410,7 +389,7 @@ def quiet(status: RebalanceStatus, error: CruiseControlError) -> bool:
 def refused(status: RebalanceStatus, message: str, now: datetime) -> RebalanceStatus:
     """A request that cannot be carried out as it stands (say, a volume the broker does not have): NotReady until it
     changes or is refreshed."""
-    return _update(status, now, state=S.NOT_READY, session_id=None, execution_reason=None, message=message,
+    return update(status, now, state=S.NOT_READY, session_id=None, execution_reason=None, message=message,
                    next_attempt_at=None, progress=None)
 
 
@@ -434,7 +413,7 @@ def on_execution_started(status: RebalanceStatus, task_id: str, now: datetime,
                          result: OptimizationResult | None = None) -> RebalanceStatus:
     """``result``: the proposal the execution request computed, when Cruise Control answered with it (200)."""
     executed = summary_of(result) if result is not None else status.executed_summary
-    started = _update(status, now, session_id=task_id, execution_reason=None, attempts=0, next_attempt_at=None,
+    started = update(status, now, session_id=task_id, execution_reason=None, attempts=0, next_attempt_at=None,
                       executed_summary=executed)
     return started.model_copy(update={"message": executing_message(started)})
 
@@ -464,7 +443,7 @@ def executed_summary_of(task: UserTask) -> ProposalSummary | None:
 
 
 def nothing_left(status: RebalanceStatus, now: datetime, message: str) -> RebalanceStatus:
-    return _update(status, now, state=S.READY, session_id=None, execution_reason=None, progress=None,
+    return update(status, now, state=S.READY, session_id=None, execution_reason=None, progress=None,
                    message=message, attempts=0, next_attempt_at=None)
 
 
@@ -511,7 +490,7 @@ def on_executing(status: RebalanceStatus, executor: ExecutorState | None, now: d
     progress = progress_of(executor, status, now)
     if progress is None or progress == status.progress:
         return None
-    return _update(status, now, progress=progress)
+    return update(status, now, progress=progress)
 
 
 def on_poll(status: RebalanceStatus, task: UserTask | None, executor: ExecutorState | None,
@@ -527,12 +506,12 @@ def on_poll(status: RebalanceStatus, task: UserTask | None, executor: ExecutorSt
         message = executing_message(status.model_copy(update={"executed_summary": executed}))
         if (progress, message, executed) == (status.progress, status.message, status.executed_summary):
             return None
-        return _update(status, now, progress=progress or status.progress, message=message, executed_summary=executed)
+        return update(status, now, progress=progress or status.progress, message=message, executed_summary=executed)
     if task.status == TaskStatus.COMPLETED:
         executed = status.executed_summary or executed_summary_of(task)
         return nothing_left(status.model_copy(update={"executed_summary": executed}), now, "Rebalance complete")
     error = (task.original_result() or {}).get("errorMessage") or "the execution completed with an error"
-    return _update(status, now, state=S.NOT_READY, session_id=None, progress=None, message=str(error))
+    return update(status, now, state=S.NOT_READY, session_id=None, progress=None, message=str(error))
 
 
 def _forgotten(status: RebalanceStatus, executor: ExecutorState | None, now: datetime) -> RebalanceStatus | None:
@@ -541,11 +520,11 @@ def _forgotten(status: RebalanceStatus, executor: ExecutorState | None, now: dat
     lost = f"Cruise Control no longer knows task {status.session_id} (restarted?)"
     if executor is not None and executor.state not in IDLE_EXECUTOR:
         message = f"{lost}; an execution is still in progress, waiting for it"
-        return None if status.message == message else _update(status, now, message=message)
+        return None if status.message == message else update(status, now, message=message)
     condition = Condition(type=EXECUTION_INTERRUPTED, status="True", reason=CRUISE_CONTROL_RESTARTED,
                           last_transition_time=now, message=f"{lost} during the execution")
-    return _update(status, now, session_id=None, execution_reason=None, checking_approval=True,
-                   conditions=[*_without(status.conditions, EXECUTION_INTERRUPTED), condition],
+    return update(status, now, session_id=None, execution_reason=None, checking_approval=True,
+                   conditions=[*without(status.conditions, EXECUTION_INTERRUPTED), condition],
                    message=f"{lost}; asking it for a new proposal for what is left")
 
 
@@ -553,7 +532,7 @@ def on_stop_sent(status: RebalanceStatus, now: datetime) -> RebalanceStatus:
     """Cruise Control took the stop: it starts no more movements and lets those in flight finish."""
     if status.session_id is None:
         return stopped(status, now)
-    return _update(status, now, state=S.STOPPING, next_attempt_at=None, attempts=0,
+    return update(status, now, state=S.STOPPING, next_attempt_at=None, attempts=0,
                    message="Stopping: Cruise Control starts no more movements and lets those in flight finish")
 
 
@@ -562,7 +541,7 @@ def on_stopping(status: RebalanceStatus, executor: ExecutorState | None, now: da
     """While stopping: the executor's figures, until it no longer runs this rebalance's execution."""
     if executor_on(status, executor):
         progress = progress_of(executor, status, now, task)
-        return None if progress is None or progress == status.progress else _update(status, now, progress=progress)
+        return None if progress is None or progress == status.progress else update(status, now, progress=progress)
     return stopped(status, now)
 
 
@@ -570,222 +549,10 @@ def stopped(status: RebalanceStatus, now: datetime) -> RebalanceStatus:
     """The execution has ended after a stop: Stopped with what was moved and what was left (or, for a refresh, New
     again)."""
     if status.stopping == "refresh":
-        return _fresh(status.pending_request or status.request, now)
-    return _update(status, now, state=S.STOPPED, stopping=None, session_id=None, execution_reason=None,
+        return fresh(status.pending_request or status.request, now)
+    return update(status, now, state=S.STOPPED, stopping=None, session_id=None, execution_reason=None,
                    message=f"Stopped; by Cruise Control's last report, {drift.moved_and_left(status.progress)}",
                    next_attempt_at=None, attempts=0)
-
-
-# -- safe scale-down ------------------------------------------------------------------------------------------------
-
-def removal_check(status: RebalanceStatus, hosted: Mapping[int, Mapping[str, int]],
-                  now: datetime) -> RebalanceStatus | None:
-    """For a Ready remove-brokers rebalance: are its brokers empty? ``hosted``: broker -> topic -> replicas there.
-    Returns the status with the ``BrokersRemovable`` condition updated, or None when it did not change."""
-    if status.state != S.READY or status.request.mode != RebalanceMode.REMOVE_BROKERS:
-        return None
-    brokers = status.request.brokers
-    busy = {b: hosted[b] for b in brokers if hosted.get(b)}
-    if not busy:
-        condition = Condition(type=BROKERS_REMOVABLE, status="True", reason="NoReplicas", last_transition_time=now,
-                              message=f"Brokers {_ids(brokers)} host no replicas; safe to remove.")
-    else:
-        parts = []
-        for broker, topics in sorted(busy.items()):
-            names = ", ".join(sorted(topics)[:5]) + (", ..." if len(topics) > 5 else "")
-            parts.append(f"broker {broker} hosts {sum(topics.values())} replica(s) of {names}")
-        condition = Condition(type=BROKERS_REMOVABLE, status="False", reason="ReplicasLanded",
-                              last_transition_time=now,
-                              message=f"Not safe to remove: {'; '.join(parts)}. Refresh this rebalance to move "
-                                      "them off.")
-    old = status.condition(BROKERS_REMOVABLE)
-    if old is not None and (old.status, old.message) == (condition.status, condition.message):
-        return None
-    return _update(status, now, conditions=[*_without(status.conditions, BROKERS_REMOVABLE), condition])
-
-
-def _ids(brokers: Iterable[int]) -> str:
-    return ", ".join(map(str, brokers))
-
-
-def hosted_replicas(assignments: Mapping[str, Iterable[Iterable[int]]]) -> dict[int, dict[str, int]]:
-    """broker -> topic -> number of its replicas there."""
-    hosted: dict[int, dict[str, int]] = {}
-    for topic, partitions in assignments.items():
-        for replicas in partitions:
-            for broker in replicas:
-                per_topic = hosted.setdefault(broker, {})
-                per_topic[topic] = per_topic.get(topic, 0) + 1
-    return hosted
-
-
-# -- automatic rebalancing on scaling -------------------------------------------------------------------------------
-
-def joined(known: Iterable[int] | None, alive: Iterable[int]) -> tuple[list[int], list[int]]:
-    """(brokers that joined since ``known``, the new known set). On the very first look nothing has joined: the
-    brokers there are the cluster as it was."""
-    current = sorted(set(alive))
-    if known is None:
-        return [], current
-    known_set = set(known)
-    new = [b for b in current if b not in known_set]
-    return new, sorted((known_set & set(current)) | set(new))
-
-
-def scaling_request(direction: str, brokers: list[int], template: Mapping[str, object],
-                    auto_approve: bool) -> RebalanceRequest:
-    """An automatic rebalance from the mode's template (the options of a RebalanceRequest)."""
-    mode = RebalanceMode.ADD_BROKERS if direction == "up" else RebalanceMode.REMOVE_BROKERS
-    name = f"auto-{mode.value}-{'-'.join(map(str, brokers))}"
-    return RebalanceRequest.model_validate({**template, "name": name, "mode": mode, "brokers": brokers,
-                                            "auto_approve": auto_approve, "scaling": direction})
-
-
-# -- disks ----------------------------------------------------------------------------------------------------------
-
-def resolve_disk_removal(request: RebalanceRequest, dirs: Mapping[int, Iterable[str]]) -> list[BrokerLogDirs]:
-    """The log directories a remove-disks request names, checked against each broker's directories (``dirs``).
-    A volume id ``N`` is the directory with a path component ``data-N`` (Strimzi's JBOD layout). Raises
-    ValueError with what is wrong."""
-    resolved: dict[int, set[str]] = {}
-    for entry in request.move_replicas_off_volumes:
-        known = sorted(dirs.get(entry.broker_id, ()))
-        if not known:
-            raise ValueError(f"broker {entry.broker_id} is not in the cluster or reports no log directories")
-        chosen = resolved.setdefault(entry.broker_id, set())
-        for path in entry.log_dirs:
-            if path not in known:
-                raise ValueError(f"broker {entry.broker_id} has no log directory {path} (it has {', '.join(known)})")
-            chosen.add(path)
-        for volume in entry.volume_ids:
-            matches = [d for d in known if f"data-{volume}" in PurePosixPath(d).parts]
-            if len(matches) != 1:
-                raise ValueError(f"broker {entry.broker_id}: volume {volume} matches "
-                                 f"{'no' if not matches else len(matches)} log directories (a volume N is the "
-                                 f"directory under data-N; the broker has {', '.join(known)})")
-            chosen.add(matches[0])
-        if chosen >= set(known):
-            raise ValueError(f"broker {entry.broker_id} would have no log directory left")
-    return [BrokerLogDirs(broker=b, log_dirs=sorted(d)) for b, d in sorted(resolved.items())]
-
-
-def drained_log_dirs(statuses: Iterable[RebalanceStatus]) -> dict[int, set[str]]:
-    """broker -> directories Ballast keeps empty: those of remove-disks rebalances executing or done, not
-    released."""
-    drained: dict[int, set[str]] = {}
-    for status in statuses:
-        if (status.request.mode == RebalanceMode.REMOVE_DISKS and not status.deleted and not status.released
-                and status.state in (S.REBALANCING, S.READY)):
-            for entry in status.removed_log_dirs:
-                drained.setdefault(entry.broker, set()).update(entry.log_dirs)
-    return drained
-
-
-def disks_check(status: RebalanceStatus, hosted: Mapping[tuple[int, str], int], now: datetime
-                ) -> RebalanceStatus | None:
-    """For a Ready remove-disks rebalance: are its directories empty? ``hosted``: (broker, dir) -> replicas there."""
-    if status.state != S.READY or status.request.mode != RebalanceMode.REMOVE_DISKS or status.released:
-        return None
-    busy = {(d.broker, path): hosted[(d.broker, path)] for d in status.removed_log_dirs for path in d.log_dirs
-            if hosted.get((d.broker, path))}
-    if not busy:
-        condition = Condition(type=DISKS_EMPTY, status="True", reason="NoReplicas", last_transition_time=now,
-                              message="The removed directories hold no replicas; Ballast keeps them empty until "
-                                      "released (ballast log-dirs release).")
-    else:
-        where = "; ".join(f"broker {b} {path}: {n} replica(s)" for (b, path), n in sorted(busy.items()))
-        condition = Condition(type=DISKS_EMPTY, status="False", reason="ReplicasLanded", last_transition_time=now,
-                              message=f"Replicas landed on removed directories ({where}); moving them off.")
-    old = status.condition(DISKS_EMPTY)
-    if old is not None and (old.status, old.message) == (condition.status, condition.message):
-        return None
-    return _update(status, now, conditions=[*_without(status.conditions, DISKS_EMPTY), condition])
-
-
-def intra_throttle_brokers(status: RebalanceStatus, alive: Iterable[int]) -> list[int]:
-    """Brokers whose directories an execution moves replicas between: a remove-disks rebalance's, every alive one for
-    a disk rebalance; none without an intra-broker throttle."""
-    request = status.request
-    if not request.intra_broker_throttle:
-        return []
-    if request.mode == RebalanceMode.REMOVE_DISKS:
-        return sorted(d.broker for d in status.removed_log_dirs)
-    return sorted(set(alive)) if request.rebalance_disk else []
-
-
-# -- failed disks (KIP-112) ------------------------------------------------------------------------------------------
-
-def broker_status(broker: int, dirs: Iterable[tuple[str, str | None]], drained_by: Mapping[str, str],
-                  previous: BrokerStatus | None, now: datetime) -> BrokerStatus | None:
-    """A broker's status from its log directories (path, error or None when online) and the directories drained
-    by remove-disks rebalances (path -> rebalance); None when nothing changed since ``previous``."""
-    states = [LogDirState(path=path, online=error is None, error=error, drained_by=drained_by.get(path))
-              for path, error in sorted(dirs)]
-    offline = [d for d in states if not d.online]
-    if offline:
-        names = ", ".join(f"{d.path} ({d.error})" for d in offline)
-        condition = Condition(type=LOG_DIRS_OFFLINE, status="True", reason="LogDirFailure", last_transition_time=now,
-                              message=f"{len(offline)} of {len(states)} log directories offline: {names}. The "
-                                      "broker serves the replicas on the others; those in the failed directories are "
-                                      "offline until moved (fix-offline-replicas) or the disk is replaced.")
-    else:
-        condition = Condition(type=LOG_DIRS_OFFLINE, status="False", reason="AllOnline", last_transition_time=now,
-                              message=f"all {len(states)} log directories online")
-    if previous is not None and previous.log_dirs == states:
-        old = previous.condition(LOG_DIRS_OFFLINE)
-        if old is not None and (old.status, old.message) == (condition.status, condition.message):
-            return None
-    return BrokerStatus(broker=broker, log_dirs=states, conditions=[condition], updated_at=now)
-
-
-def fix_offline_request(statuses: Iterable[BrokerStatus], template: Mapping[str, object]) -> RebalanceRequest | None:
-    """The remediation for failed disks: a fix-offline-replicas rebalance, auto-approved, named after the failed
-    directories (a disk failing later gets a rebalance of its own); None when every directory is online."""
-    failed = sorted(f"{s.broker}:{d.path}" for s in statuses for d in s.log_dirs if not d.online)
-    if not failed:
-        return None
-    suffix = f"{zlib.crc32(','.join(failed).encode()):08x}"
-    return RebalanceRequest.model_validate({**template, "name": f"auto-fix-offline-replicas-{suffix}",
-                                            "mode": RebalanceMode.FIX_OFFLINE_REPLICAS, "auto_approve": True})
-
-
-# -- automatic disk rebalance ---------------------------------------------------------------------------------------
-
-AUTO_DISK_PREFIX = "auto-rebalance-disk-"
-
-
-def disk_drift(usage: Mapping[int, Mapping[str, float]], excluded: Mapping[int, set[str]]
-               ) -> dict[int, tuple[float, float]]:
-    """Per broker with two or more directories that take replicas: (max - min MB, that as a share of the mean)."""
-    drift = {}
-    for broker, dirs in usage.items():
-        values = [mb for path, mb in dirs.items() if path not in excluded.get(broker, set())]
-        if len(values) < 2:
-            continue
-        spread_mb, mean = max(values) - min(values), sum(values) / len(values)
-        drift[broker] = (spread_mb, spread_mb / mean if mean > 0 else 0.0)
-    return drift
-
-
-def disk_rebalance_request(drift: Mapping[int, tuple[float, float]], others: Iterable[RebalanceStatus], *,
-                           threshold: float, min_mb: float, cooldown_s: float, template: Mapping[str, object],
-                           now: datetime) -> RebalanceRequest | None:
-    """A disk rebalance when some broker's directories drifted past both thresholds, no rebalance is under way and
-    the last automatic one ended ``cooldown_s`` ago or more."""
-    drifted = sorted(b for b, (mb, share) in drift.items() if share > threshold and mb >= min_mb)
-    if not drifted:
-        return None
-    for other in others:
-        if other.deleted:
-            continue
-        if other.state not in TERMINAL:
-            return None
-        if other.name.startswith(AUTO_DISK_PREFIX) and (now - other.updated_at).total_seconds() < cooldown_s:
-            return None
-    options = {k: v for k, v in template.items() if k not in ("autoApprove", "auto_approve")}
-    approve = bool(template.get("autoApprove", template.get("auto_approve", False)))
-    return RebalanceRequest.model_validate({**options, "name": f"{AUTO_DISK_PREFIX}{now:%Y%m%dt%H%M%S}",
-                                            "rebalance_disk": True, "auto_approve": approve})
 
 
 def data_moved_percent(status: RebalanceStatus) -> float | None:

@@ -12,6 +12,7 @@ from datetime import timedelta
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from events import conditions
 from events import (
     TOPICS,
     BrokerRemovalRequested,
@@ -32,7 +33,8 @@ from services.common.outbox import Outbox, send
 from services.common.recent_load import RecentLoad
 from services.common.settings import RebalancerSettings
 from services.placement.disk_balance import Directory, NoDirectory, choose_dir
-from services.rebalancer import logic
+from services.rebalancer import disks, failed_disks, logic, scale_down, scaling
+from services.rebalancer.statuses import TERMINAL, S
 from services.rebalancer.logic import Step
 
 log = get_logger(__name__)
@@ -120,7 +122,7 @@ class Rebalances:
         if known is not None and isinstance(known.decoded.event, KnownBrokers):
             self.known_brokers = known.decoded.event.brokers
         log.info("rebuilt state", rebalances=len(self.statuses),
-                 in_flight=sum(1 for s in self.statuses.values() if s.state not in logic.TERMINAL))
+                 in_flight=sum(1 for s in self.statuses.values() if s.state not in TERMINAL))
         await self.observe()  # the first look at the brokers before anything else: what is there now is not new
         self.ready.set()
 
@@ -153,7 +155,7 @@ class Rebalances:
 
     async def on_removal_requested(self, removal: BrokerRemovalRequested) -> None:
         auto = self.tuning.auto
-        request = logic.scaling_request("down", removal.brokers, auto.remove_brokers, auto_approve=auto.enabled)
+        request = scaling.scaling_request("down", removal.brokers, auto.remove_brokers, auto_approve=auto.enabled)
         if request.name not in self.statuses:
             log.info("brokers announced for removal", brokers=removal.brokers, auto_approve=auto.enabled)
             await send(self.outbox, TOPICS.rebalance_requests, request)
@@ -178,7 +180,7 @@ class Rebalances:
                         log.exception("rebalance step failed unexpectedly; retried at the next tick")
 
     async def _step(self, status: RebalanceStatus) -> None:
-        if status.state in logic.TERMINAL and status.intra_throttled_brokers:
+        if status.state in TERMINAL and status.intra_throttled_brokers:
             await self._clear_intra_throttle(status)
             return
         move = logic.next_move(status, [s for s in self.statuses.values() if s.name != status.name], utcnow())
@@ -247,7 +249,7 @@ class Rebalances:
         limit = logic.drift_limit(status.request, self.tuning.approval_max_drift_percent)
         checked = logic.on_check(status, submission.task_id, submission.result, utcnow(),
                                  max_drift_percent=limit if limit is not None else float("inf"))
-        if checked.condition(logic.PROPOSAL_CHANGED) is not None:
+        if checked.condition(conditions.PROPOSAL_CHANGED) is not None:
             log.warning("approval refused: the proposal drifted", message=checked.message)
         await self._publish(checked)
 
@@ -259,7 +261,7 @@ class Rebalances:
         for d in described:
             dirs.setdefault(d.broker, []).append(d.path)
         try:
-            removed = logic.resolve_disk_removal(status.request, dirs)
+            removed = disks.resolve_disk_removal(status.request, dirs)
         except ValueError as exc:
             await self._publish(logic.refused(status, str(exc), utcnow()))
             return None
@@ -269,7 +271,7 @@ class Rebalances:
 
     async def _set_intra_throttle(self, status: RebalanceStatus) -> RebalanceStatus:
         alive = [b.id for b in await self.admin.brokers() if b.alive]
-        brokers = logic.intra_throttle_brokers(status, alive)
+        brokers = disks.intra_throttle_brokers(status, alive)
         if not brokers:
             return status
         # Recorded before it is set: a crash in between still takes it off afterwards.
@@ -340,11 +342,11 @@ class Rebalances:
             executor = (await self.cc.state("executor")).executor
             task = None
             if not logic.executor_on(status, executor) or (status.executed_summary is None
-                                                            and status.state == logic.S.REBALANCING):
+                                                            and status.state == S.REBALANCING):
                 tasks = (await self.cc.user_tasks([status.session_id], fetch_completed_task=True)).by_id() \
                     if status.session_id else {}
                 task = tasks.get(status.session_id or "")
-            elif status.state == logic.S.REBALANCING:
+            elif status.state == S.REBALANCING:
                 await self._publish(logic.on_executing(status, executor, utcnow()))
                 return
         except CruiseControlError as exc:
@@ -356,7 +358,7 @@ class Rebalances:
             return
         after = logic.on_poll(status, task, executor, utcnow())
         await self._publish(after)
-        if after is not None and after.state == logic.S.READY:
+        if after is not None and after.state == S.READY:
             await self._check_removal(after)  # say at once whether its brokers may go, not at the next look
 
     async def _check_removal(self, status: RebalanceStatus) -> None:
@@ -368,8 +370,8 @@ class Rebalances:
         except AdminError as exc:
             log.warning("cannot read the cluster's topics", error=str(exc))
             return
-        hosted = logic.hosted_replicas({name: [p.replicas for p in t.partitions] for name, t in topics.items()})
-        await self._publish(logic.removal_check(self.statuses[status.name], hosted, utcnow()))
+        hosted = scale_down.hosted_replicas({name: [p.replicas for p in t.partitions] for name, t in topics.items()})
+        await self._publish(scale_down.removal_check(self.statuses[status.name], hosted, utcnow()))
 
     async def _stop(self, status: RebalanceStatus) -> None:
         try:
@@ -386,16 +388,16 @@ class Rebalances:
         try:
             brokers = await self.admin.brokers()
             removals = [s for s in self.statuses.values()
-                        if s.state == logic.S.READY and s.request.mode == RebalanceMode.REMOVE_BROKERS
+                        if s.state == S.READY and s.request.mode == RebalanceMode.REMOVE_BROKERS
                         and not s.deleted]
             topics = await self.admin.list_topics() if removals else {}
         except AdminError as exc:
             log.warning("cannot read the cluster's brokers", error=str(exc))
             return
         await self._auto_scale_up([b.id for b in brokers if b.alive])
-        hosted = logic.hosted_replicas({name: [p.replicas for p in t.partitions] for name, t in topics.items()})
+        hosted = scale_down.hosted_replicas({name: [p.replicas for p in t.partitions] for name, t in topics.items()})
         for status in removals:
-            await self._change(status.name, lambda s: logic.removal_check(s, hosted, utcnow()))
+            await self._change(status.name, lambda s: scale_down.removal_check(s, hosted, utcnow()))
         alive = [b.id for b in brokers if b.alive]
         try:  # one DescribeLogDirs per look: the brokers' status and the drained directories read the same answer
             described = await self.admin.describe_log_dirs(alive) if alive else []
@@ -419,11 +421,11 @@ class Rebalances:
             return
         now = utcnow()
         usage = {b: {d: u.disk_mb for d, u in dirs.items()} for b, dirs in self.recent_load.log_dirs(now).items()}
-        excluded = logic.drained_log_dirs(self.statuses.values())
+        excluded = disks.drained_log_dirs(self.statuses.values())
         for broker, status in self.broker_statuses.items():
             excluded.setdefault(broker, set()).update(d.path for d in status.log_dirs if not d.online)
-        drift = logic.disk_drift(usage, excluded)
-        request = logic.disk_rebalance_request(drift, self.statuses.values(), threshold=auto.disk_drift,
+        drift = disks.disk_drift(usage, excluded)
+        request = disks.disk_rebalance_request(drift, self.statuses.values(), threshold=auto.disk_drift,
                                                min_mb=auto.disk_drift_min_mb, cooldown_s=auto.disk_cooldown_s,
                                                template=auto.rebalance_disk, now=now)
         if request is not None and request.name not in self.statuses:
@@ -439,21 +441,21 @@ class Rebalances:
         look); with remediation on, a failed disk's offline replicas are moved off (fix-offline-replicas)."""
         drained_by: dict[tuple[int, str], str] = {}
         for status in self.statuses.values():
-            for broker, paths in logic.drained_log_dirs([status]).items():
+            for broker, paths in disks.drained_log_dirs([status]).items():
                 drained_by.update({(broker, path): status.name for path in paths})
         for broker in alive:
             dirs = [(d.path, d.error) for d in described if d.broker == broker]
             if not dirs:
                 continue
             own = {path: name for (b, path), name in drained_by.items() if b == broker}
-            status = logic.broker_status(broker, dirs, own, self.broker_statuses.get(broker), utcnow())
+            status = failed_disks.broker_status(broker, dirs, own, self.broker_statuses.get(broker), utcnow())
             if status is None:
                 continue
             self.broker_statuses[broker] = status
             await send(self.outbox, TOPICS.broker_status, status)
             log.info("broker status", broker=broker, offline=[d.path for d in status.log_dirs if not d.online])
         if self.tuning.remediate_failed_disks:
-            request = logic.fix_offline_request([self.broker_statuses[b] for b in alive if b in self.broker_statuses],
+            request = failed_disks.fix_offline_request([self.broker_statuses[b] for b in alive if b in self.broker_statuses],
                                                 self.tuning.auto.fix_offline_replicas)
             if request is not None and request.name not in self.statuses:
                 log.warning("failed disks: moving their offline replicas", rebalance=request.name)
@@ -462,8 +464,8 @@ class Rebalances:
     async def _keep_drained_empty(self, described: list[LogDirInfo]) -> None:
         """Kafka puts a new replica in the directory with the fewest partitions, which a drained one is: whatever
         lands in a directory a Ready remove-disks rebalance emptied moves to the broker's best other directory."""
-        done = [s for s in self.statuses.values() if s.state == logic.S.READY]
-        drained = logic.drained_log_dirs(done)
+        done = [s for s in self.statuses.values() if s.state == S.READY]
+        drained = disks.drained_log_dirs(done)
         if not drained:
             return
         hosted: dict[tuple[int, str], int] = {}
@@ -496,13 +498,13 @@ class Rebalances:
             except AdminError as exc:
                 log.warning("cannot move replicas off a drained directory", topic=topic, error=str(exc))
         for status in done:
-            await self._change(status.name, lambda s: logic.disks_check(s, hosted, utcnow()))
+            await self._change(status.name, lambda s: disks.disks_check(s, hosted, utcnow()))
 
     async def _auto_scale_up(self, alive: list[int]) -> None:
-        new, known = logic.joined(self.known_brokers, alive)
+        new, known = scaling.joined(self.known_brokers, alive)
         auto = self.tuning.auto
         if new and auto.enabled:
-            request = logic.scaling_request("up", new, auto.add_brokers, auto_approve=True)
+            request = scaling.scaling_request("up", new, auto.add_brokers, auto_approve=True)
             log.info("brokers joined; rebalancing onto them", brokers=new, rebalance=request.name)
             await send(self.outbox, TOPICS.rebalance_requests, request)
         elif new:

@@ -3,6 +3,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from pydantic import ValidationError
 
+from events import conditions
 from events import RebalanceAction, RebalanceRequest, RebalanceState, RebalanceStatus
 from services.common.cruise_control.errors import (
     ClusterModelNotReady,
@@ -15,7 +16,7 @@ from services.common.cruise_control.errors import (
 from services.common.cruise_control.models import ExecutorState, OptimizationResult, UserTask
 from events.rebalance import ProposalSummary
 from services.domain import drift
-from services.rebalancer import logic
+from services.rebalancer import disks, failed_disks, logic, scale_down, scaling
 from services.rebalancer.logic import Step
 
 S = RebalanceState
@@ -75,18 +76,18 @@ def test_every_action_in_every_state(state: S, action: str) -> None:
     if (state, action) in EXPECTED:
         next_state, stopping = EXPECTED[(state, action)]
         assert (after.state, after.stopping) == (next_state, stopping)
-        assert after.condition(logic.INVALID_ACTION) is None
+        assert after.condition(conditions.INVALID_ACTION) is None
     else:
         assert after.state == state, "an invalid action leaves the state alone"
-        warning = after.condition(logic.INVALID_ACTION)
+        warning = after.condition(conditions.INVALID_ACTION)
         assert warning is not None and f"'{action}' is not valid in state {state}" in (warning.message or "")
 
 
 def test_a_valid_action_clears_an_earlier_warning() -> None:
     warned = logic.on_action(status(S.PROPOSAL_READY), RebalanceAction(name=ADD.name, action="stop"), NOW)
-    assert warned.condition(logic.INVALID_ACTION) is not None
+    assert warned.condition(conditions.INVALID_ACTION) is not None
     approved = logic.on_action(warned, RebalanceAction(name=ADD.name, action="approve"), NOW)
-    assert approved.condition(logic.INVALID_ACTION) is None
+    assert approved.condition(conditions.INVALID_ACTION) is None
     assert approved.execution_reason and approved.session_id is None
     assert logic.next_step(approved, [], NOW) is Step.EXECUTE
 
@@ -95,7 +96,7 @@ def test_no_second_action_while_a_stop_is_under_way() -> None:
     stopping = logic.on_action(status(S.REBALANCING, session_id="t"), RebalanceAction(name=ADD.name, action="stop"),
                                NOW)
     again = logic.on_action(stopping, RebalanceAction(name=ADD.name, action="refresh"), NOW)
-    assert again.stopping == "stop" and again.condition(logic.INVALID_ACTION) is not None
+    assert again.stopping == "stop" and again.condition(conditions.INVALID_ACTION) is not None
     assert logic.next_step(stopping, [], NOW) is Step.STOP
     sent = logic.on_stop_sent(stopping, NOW)
     assert sent.state == S.STOPPING and logic.next_step(sent, [], NOW) is Step.POLL
@@ -152,7 +153,7 @@ def test_a_request_changed_while_executing_waits_for_a_refresh() -> None:
     changed = ADD.model_copy(update={"replication_throttle": 1000})
     after = logic.on_request(running, changed, NOW)
     assert after is not None and after.state == S.REBALANCING and after.request == ADD
-    assert after.pending_request == changed and after.condition(logic.REQUEST_CHANGED) is not None
+    assert after.pending_request == changed and after.condition(conditions.REQUEST_CHANGED) is not None
     assert logic.on_request(after, changed, NOW) is None
     refreshed = logic.stopped(logic.on_action(after, RebalanceAction(name=ADD.name, action="refresh"), NOW), NOW)
     assert refreshed.state == S.NEW and refreshed.request == changed
@@ -278,7 +279,7 @@ def test_a_forgotten_execution_waits_for_a_busy_executor_then_runs_again() -> No
     idle = ExecutorState.model_validate({"state": "NO_TASK_IN_PROGRESS"})
     again = logic.on_poll(waiting, None, idle, NOW)
     assert again.state == S.REBALANCING and again.session_id is None and again.checking_approval
-    assert again.condition(logic.EXECUTION_INTERRUPTED) is not None
+    assert again.condition(conditions.EXECUTION_INTERRUPTED) is not None
     assert "asking it for a new proposal for what is left" in again.message
     assert logic.next_step(again, [], NOW) is Step.CHECK
 
@@ -305,7 +306,7 @@ def test_after_a_restart_mid_execution_the_new_proposal_is_said_with_its_figures
                           "replica movements) replaced what was left of the interrupted one (600 MB to move, 6 replica "
                           "movements)")
     assert "remaining movements" not in go.message
-    said = go.condition(logic.EXECUTION_INTERRUPTED)
+    said = go.condition(conditions.EXECUTION_INTERRUPTED)
     assert said is not None and said.reason == logic.NEW_PROPOSAL_EXECUTED and said.message == go.message
     assert logic.next_step(go, [], NOW) is Step.EXECUTE
     # Said for as long as it executes (a poll's message does not replace it).
@@ -321,7 +322,7 @@ def test_after_a_restart_mid_execution_the_new_proposal_is_said_with_its_figures
 def test_after_a_restart_a_new_proposal_past_the_drift_limit_waits_for_approval_again() -> None:
     bigger = OptimizationResult.model_validate(_executed(2000, 20))
     held = logic.on_check(_interrupted(), "t2", bigger, NOW, max_drift_percent=20.0)
-    assert held.state == S.PROPOSAL_READY and held.condition(logic.PROPOSAL_CHANGED) is not None
+    assert held.state == S.PROPOSAL_READY and held.condition(conditions.PROPOSAL_CHANGED) is not None
     assert held.summary.data_to_move_mb == 2000 and "approve it to go on" in held.message
     auto = logic.on_check(_interrupted(auto_approve=True), "t2", bigger, NOW, max_drift_percent=20.0)
     assert auto.state == S.REBALANCING, "an auto-approved rebalance goes on with Cruise Control's new proposal"
@@ -350,37 +351,37 @@ def test_an_execution_in_doubt_is_found_by_its_reason() -> None:
 
 def test_removable_only_while_the_brokers_host_nothing() -> None:
     ready = status(S.READY, request=REMOVE)
-    safe = logic.removal_check(ready, logic.hosted_replicas({"a": [[1, 2], [2, 3]]}), NOW)
-    assert safe is not None and safe.condition(logic.BROKERS_REMOVABLE).status == "True"
-    assert logic.removal_check(safe, {}, NOW) is None, "unchanged: nothing to publish"
-    landed = logic.removal_check(safe, logic.hosted_replicas({"new-topic": [[6, 1], [6, 2]], "a": [[1, 2]]}), NOW)
-    condition = landed.condition(logic.BROKERS_REMOVABLE)
+    safe = scale_down.removal_check(ready, scale_down.hosted_replicas({"a": [[1, 2], [2, 3]]}), NOW)
+    assert safe is not None and safe.condition(conditions.BROKERS_REMOVABLE).status == "True"
+    assert scale_down.removal_check(safe, {}, NOW) is None, "unchanged: nothing to publish"
+    landed = scale_down.removal_check(safe, scale_down.hosted_replicas({"new-topic": [[6, 1], [6, 2]], "a": [[1, 2]]}), NOW)
+    condition = landed.condition(conditions.BROKERS_REMOVABLE)
     assert condition.status == "False" and "broker 6 hosts 2 replica(s) of new-topic" in condition.message
-    assert logic.removal_check(status(S.READY), {}, NOW) is None, "only remove-brokers rebalances"
-    assert logic.removal_check(status(S.REBALANCING, request=REMOVE), {}, NOW) is None
+    assert scale_down.removal_check(status(S.READY), {}, NOW) is None, "only remove-brokers rebalances"
+    assert scale_down.removal_check(status(S.REBALANCING, request=REMOVE), {}, NOW) is None
 
 
 # -- automatic rebalancing --------------------------------------------------------------------------------------------
 
 def test_brokers_that_joined() -> None:
-    assert logic.joined(None, [3, 1, 2]) == ([], [1, 2, 3]), "the first look finds the cluster as it was"
-    assert logic.joined([1, 2, 3], [1, 2, 3, 4, 5]) == ([4, 5], [1, 2, 3, 4, 5])
-    assert logic.joined([1, 2, 3, 4], [1, 2, 3]) == ([], [1, 2, 3])
-    assert logic.joined([1, 2, 3], [1, 2, 3, 4]) == ([4], [1, 2, 3, 4]), "a broker that left and came back is new"
+    assert scaling.joined(None, [3, 1, 2]) == ([], [1, 2, 3]), "the first look finds the cluster as it was"
+    assert scaling.joined([1, 2, 3], [1, 2, 3, 4, 5]) == ([4, 5], [1, 2, 3, 4, 5])
+    assert scaling.joined([1, 2, 3, 4], [1, 2, 3]) == ([], [1, 2, 3])
+    assert scaling.joined([1, 2, 3], [1, 2, 3, 4]) == ([4], [1, 2, 3, 4]), "a broker that left and came back is new"
 
 
 def test_scaling_requests_come_from_the_templates() -> None:
-    up = logic.scaling_request("up", [7, 8], {"replicationThrottle": 5000}, auto_approve=True)
+    up = scaling.scaling_request("up", [7, 8], {"replicationThrottle": 5000}, auto_approve=True)
     assert (up.name, up.mode, up.brokers, up.auto_approve, up.scaling) == (
         "auto-add-brokers-7-8", "add-brokers", [7, 8], True, "up")
     assert up.replication_throttle == 5000
-    down = logic.scaling_request("down", [9], {}, auto_approve=False)
+    down = scaling.scaling_request("down", [9], {}, auto_approve=False)
     assert (down.name, down.mode, down.auto_approve) == ("auto-remove-brokers-9", "remove-brokers", False)
 
 
 def test_scale_down_goes_first() -> None:
-    up = status(S.PROPOSAL_READY, request=logic.scaling_request("up", [7], {}, auto_approve=True))
-    down = status(S.REBALANCING, request=logic.scaling_request("down", [3], {}, auto_approve=True))
+    up = status(S.PROPOSAL_READY, request=scaling.scaling_request("up", [7], {}, auto_approve=True))
+    down = status(S.REBALANCING, request=scaling.scaling_request("down", [3], {}, auto_approve=True))
     held = logic.auto_approved(up, [down], NOW)
     assert held is not None and held.state == S.PROPOSAL_READY and "auto-remove-brokers-3" in held.message
     assert logic.auto_approved(held, [down], NOW) is None
@@ -428,44 +429,44 @@ def test_remove_disks_requests_are_checked_where_they_are_written() -> None:
 
 
 def test_volumes_resolve_to_the_brokers_directories_by_strimzis_layout() -> None:
-    resolved = logic.resolve_disk_removal(DRAIN, DIRS)
+    resolved = disks.resolve_disk_removal(DRAIN, DIRS)
     assert [(d.broker, d.log_dirs) for d in resolved] == [(1, ["/k/data-1"]), (2, ["/k/data-0"])]
     for dirs, why in (({1: ["/k/data-0"], 2: DIRS[2]}, "volume 1 matches no log directories"),
                       ({2: DIRS[2]}, "broker 1 is not in the cluster"),
                       ({1: DIRS[1], 2: ["/k/data-0"]}, "broker 2 would have no log directory left")):
         with pytest.raises(ValueError, match=why):
-            logic.resolve_disk_removal(DRAIN, dirs)
+            disks.resolve_disk_removal(DRAIN, dirs)
 
 
 def test_drained_directories_are_those_of_executing_or_ready_unreleased_remove_disks_rebalances() -> None:
-    removed = logic.resolve_disk_removal(DRAIN, DIRS)
+    removed = disks.resolve_disk_removal(DRAIN, DIRS)
     ready = status(S.READY, DRAIN, removed_log_dirs=removed)
-    assert logic.drained_log_dirs([ready]) == {1: {"/k/data-1"}, 2: {"/k/data-0"}}
-    assert logic.drained_log_dirs([status(S.PROPOSAL_READY, DRAIN, removed_log_dirs=removed)]) == {}
+    assert disks.drained_log_dirs([ready]) == {1: {"/k/data-1"}, 2: {"/k/data-0"}}
+    assert disks.drained_log_dirs([status(S.PROPOSAL_READY, DRAIN, removed_log_dirs=removed)]) == {}
     released = logic.on_action(ready, RebalanceAction(name="drain", action="release"), NOW)
     assert released.released and "placement may use them again" in (released.message or "")
-    assert logic.drained_log_dirs([released]) == {}
+    assert disks.drained_log_dirs([released]) == {}
     # release on anything else is a warning, not a change
     other = logic.on_action(status(S.READY), RebalanceAction(name="add", action="release"), NOW)
-    assert not other.released and other.condition(logic.INVALID_ACTION) is not None
+    assert not other.released and other.condition(conditions.INVALID_ACTION) is not None
 
 
 def test_disks_check_says_whether_the_removed_directories_are_empty() -> None:
-    ready = status(S.READY, DRAIN, removed_log_dirs=logic.resolve_disk_removal(DRAIN, DIRS))
-    busy = logic.disks_check(ready, {(1, "/k/data-1"): 2}, NOW)
-    assert busy is not None and busy.condition(logic.DISKS_EMPTY).status == "False"
-    empty = logic.disks_check(busy, {}, NOW)
-    assert empty is not None and empty.condition(logic.DISKS_EMPTY).status == "True"
-    assert logic.disks_check(empty, {}, NOW) is None
+    ready = status(S.READY, DRAIN, removed_log_dirs=disks.resolve_disk_removal(DRAIN, DIRS))
+    busy = disks.disks_check(ready, {(1, "/k/data-1"): 2}, NOW)
+    assert busy is not None and busy.condition(conditions.DISKS_EMPTY).status == "False"
+    empty = disks.disks_check(busy, {}, NOW)
+    assert empty is not None and empty.condition(conditions.DISKS_EMPTY).status == "True"
+    assert disks.disks_check(empty, {}, NOW) is None
 
 
 def test_the_intra_broker_throttle_goes_on_the_brokers_whose_disks_move() -> None:
     throttled = DRAIN.model_copy(update={"intra_broker_throttle": 1000})
-    removed = logic.resolve_disk_removal(DRAIN, DIRS)
-    assert logic.intra_throttle_brokers(status(S.REBALANCING, throttled, removed_log_dirs=removed), [1, 2, 3]) == [1, 2]
+    removed = disks.resolve_disk_removal(DRAIN, DIRS)
+    assert disks.intra_throttle_brokers(status(S.REBALANCING, throttled, removed_log_dirs=removed), [1, 2, 3]) == [1, 2]
     disk = RebalanceRequest(name="disk", rebalance_disk=True, intra_broker_throttle=1000)
-    assert logic.intra_throttle_brokers(status(S.REBALANCING, disk), [3, 1, 2]) == [1, 2, 3]
-    assert logic.intra_throttle_brokers(status(S.REBALANCING, DRAIN, removed_log_dirs=removed), [1, 2]) == []
+    assert disks.intra_throttle_brokers(status(S.REBALANCING, disk), [3, 1, 2]) == [1, 2, 3]
+    assert disks.intra_throttle_brokers(status(S.REBALANCING, DRAIN, removed_log_dirs=removed), [1, 2]) == []
 
 
 def test_progress_counts_moves_between_directories() -> None:
@@ -483,45 +484,45 @@ def test_progress_counts_moves_between_directories() -> None:
 
 
 def test_a_brokers_status_changes_only_when_its_directories_do() -> None:
-    online = logic.broker_status(1, [("/d1", None), ("/d0", None)], {}, None, NOW)
+    online = failed_disks.broker_status(1, [("/d1", None), ("/d0", None)], {}, None, NOW)
     assert online is not None and [d.path for d in online.log_dirs] == ["/d0", "/d1"]
-    assert online.condition(logic.LOG_DIRS_OFFLINE).status == "False"
-    assert logic.broker_status(1, [("/d0", None), ("/d1", None)], {}, online, NOW) is None
-    failed = logic.broker_status(1, [("/d0", None), ("/d1", "KAFKA_STORAGE_ERROR")], {"/d0": "drain"}, online, NOW)
-    assert failed is not None and failed.condition(logic.LOG_DIRS_OFFLINE).status == "True"
-    assert "/d1 (KAFKA_STORAGE_ERROR)" in failed.condition(logic.LOG_DIRS_OFFLINE).message
+    assert online.condition(conditions.LOG_DIRS_OFFLINE).status == "False"
+    assert failed_disks.broker_status(1, [("/d0", None), ("/d1", None)], {}, online, NOW) is None
+    failed = failed_disks.broker_status(1, [("/d0", None), ("/d1", "KAFKA_STORAGE_ERROR")], {"/d0": "drain"}, online, NOW)
+    assert failed is not None and failed.condition(conditions.LOG_DIRS_OFFLINE).status == "True"
+    assert "/d1 (KAFKA_STORAGE_ERROR)" in failed.condition(conditions.LOG_DIRS_OFFLINE).message
     assert failed.log_dirs[0].drained_by == "drain"
 
 
 def test_the_remediation_is_one_auto_approved_fix_per_set_of_failed_disks() -> None:
-    healthy = logic.broker_status(1, [("/d0", None), ("/d1", None)], {}, None, NOW)
-    assert logic.fix_offline_request([healthy], {}) is None
-    one = logic.broker_status(1, [("/d0", None), ("/d1", "KAFKA_STORAGE_ERROR")], {}, None, NOW)
-    two = logic.broker_status(2, [("/d0", "KAFKA_STORAGE_ERROR"), ("/d1", None)], {}, None, NOW)
-    first = logic.fix_offline_request([one], {"replicationThrottle": 1000})
+    healthy = failed_disks.broker_status(1, [("/d0", None), ("/d1", None)], {}, None, NOW)
+    assert failed_disks.fix_offline_request([healthy], {}) is None
+    one = failed_disks.broker_status(1, [("/d0", None), ("/d1", "KAFKA_STORAGE_ERROR")], {}, None, NOW)
+    two = failed_disks.broker_status(2, [("/d0", "KAFKA_STORAGE_ERROR"), ("/d1", None)], {}, None, NOW)
+    first = failed_disks.fix_offline_request([one], {"replicationThrottle": 1000})
     assert first.mode == "fix-offline-replicas" and first.auto_approve and first.replication_throttle == 1000
-    assert logic.fix_offline_request([one], {}).name == first.name
-    assert logic.fix_offline_request([one, two], {}).name != first.name
+    assert failed_disks.fix_offline_request([one], {}).name == first.name
+    assert failed_disks.fix_offline_request([one, two], {}).name != first.name
 
 
 def test_disk_drift_leaves_out_drained_and_failed_directories() -> None:
     usage = {1: {"/d0": 900.0, "/d1": 100.0, "/d2": 500.0}, 2: {"/d0": 10.0}}
-    assert logic.disk_drift(usage, {}) == {1: (800.0, 1.6)}
-    assert logic.disk_drift(usage, {1: {"/d1"}}) == {1: (400.0, 400.0 / 700.0)}
+    assert disks.disk_drift(usage, {}) == {1: (800.0, 1.6)}
+    assert disks.disk_drift(usage, {1: {"/d1"}}) == {1: (400.0, 400.0 / 700.0)}
 
 
 def test_an_automatic_disk_rebalance_waits_for_others_and_the_cooldown() -> None:
     drift = {1: (800.0, 1.6)}
     ask = dict(threshold=0.5, min_mb=100.0, cooldown_s=600.0, template={"intraBrokerThrottle": 5}, now=NOW)
-    request = logic.disk_rebalance_request(drift, [], **ask)
+    request = disks.disk_rebalance_request(drift, [], **ask)
     assert request is not None and request.rebalance_disk and not request.auto_approve
     assert request.intra_broker_throttle == 5
-    assert logic.disk_rebalance_request({1: (50.0, 1.6)}, [], **ask) is None  # too few bytes to matter
-    assert logic.disk_rebalance_request(drift, [status(S.REBALANCING)], **ask) is None
+    assert disks.disk_rebalance_request({1: (50.0, 1.6)}, [], **ask) is None  # too few bytes to matter
+    assert disks.disk_rebalance_request(drift, [status(S.REBALANCING)], **ask) is None
     recent = status(S.READY, request).model_copy(update={"updated_at": NOW - timedelta(seconds=60)})
-    assert logic.disk_rebalance_request(drift, [recent], **ask) is None
+    assert disks.disk_rebalance_request(drift, [recent], **ask) is None
     old = recent.model_copy(update={"updated_at": NOW - timedelta(hours=1)})
-    assert logic.disk_rebalance_request(drift, [old], **ask) is not None
+    assert disks.disk_rebalance_request(drift, [old], **ask) is not None
 
 
 # -- an approval checked against the proposal Cruise Control would execute (issue 18, defect 10) -------------------
@@ -564,7 +565,7 @@ def test_a_drifted_proposal_refuses_the_approval_and_shows_the_new_one() -> None
     refused = logic.on_check(checking, "t1", proposed(41_115), NOW, max_drift_percent=10)
     assert refused.state == S.PROPOSAL_READY and not refused.checking_approval and refused.session_id is None
     assert refused.summary is not None and refused.summary.data_to_move_mb == 41_115
-    condition = refused.condition(logic.PROPOSAL_CHANGED)
+    condition = refused.condition(conditions.PROPOSAL_CHANGED)
     assert condition is not None and condition.reason == "ProposalDrifted"
     assert refused.message == condition.message == (
         "Approval refused: the proposal drifted more than 10% from the approved one (data to move 36,024 -> "
@@ -572,7 +573,7 @@ def test_a_drifted_proposal_refuses_the_approval_and_shows_the_new_one() -> None
         "proposal. The new proposal is shown; approve it, or refresh later.")
     assert logic.next_move(refused, [], NOW) == logic.Move(), "waits for the operator"
     again = logic.approve(refused, NOW, check=True)
-    assert again.condition(logic.PROPOSAL_CHANGED) is None
+    assert again.condition(conditions.PROPOSAL_CHANGED) is None
     other_moves = logic.on_check(again, "t2", proposed(41_115, replica_moves=20), NOW, max_drift_percent=10)
     assert "Cruise Control's goals chose other movements" in (other_moves.message or "")
 

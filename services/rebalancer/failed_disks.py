@@ -1,0 +1,51 @@
+"""Failed disks (KIP-112): a broker's status from its log directories (condition LogDirsOffline), and the
+fix-offline-replicas request that moves a failed disk's replicas to healthy brokers."""
+
+from __future__ import annotations
+
+import zlib
+from collections.abc import Iterable, Mapping
+from datetime import datetime
+
+from events import (
+    BrokerStatus,
+    Condition,
+    LogDirState,
+    RebalanceMode,
+    RebalanceRequest,
+)
+from events.conditions import LOG_DIRS_OFFLINE
+
+
+def broker_status(broker: int, dirs: Iterable[tuple[str, str | None]], drained_by: Mapping[str, str],
+                  previous: BrokerStatus | None, now: datetime) -> BrokerStatus | None:
+    """A broker's status from its log directories (path, error or None when online) and the directories drained
+    by remove-disks rebalances (path -> rebalance); None when nothing changed since ``previous``."""
+    states = [LogDirState(path=path, online=error is None, error=error, drained_by=drained_by.get(path))
+              for path, error in sorted(dirs)]
+    offline = [d for d in states if not d.online]
+    if offline:
+        names = ", ".join(f"{d.path} ({d.error})" for d in offline)
+        condition = Condition(type=LOG_DIRS_OFFLINE, status="True", reason="LogDirFailure", last_transition_time=now,
+                              message=f"{len(offline)} of {len(states)} log directories offline: {names}. The "
+                                      "broker serves the replicas on the others; those in the failed directories are "
+                                      "offline until moved (fix-offline-replicas) or the disk is replaced.")
+    else:
+        condition = Condition(type=LOG_DIRS_OFFLINE, status="False", reason="AllOnline", last_transition_time=now,
+                              message=f"all {len(states)} log directories online")
+    if previous is not None and previous.log_dirs == states:
+        old = previous.condition(LOG_DIRS_OFFLINE)
+        if old is not None and (old.status, old.message) == (condition.status, condition.message):
+            return None
+    return BrokerStatus(broker=broker, log_dirs=states, conditions=[condition], updated_at=now)
+
+
+def fix_offline_request(statuses: Iterable[BrokerStatus], template: Mapping[str, object]) -> RebalanceRequest | None:
+    """The remediation for failed disks: a fix-offline-replicas rebalance, auto-approved, named after the failed
+    directories (a disk failing later gets a rebalance of its own); None when every directory is online."""
+    failed = sorted(f"{s.broker}:{d.path}" for s in statuses for d in s.log_dirs if not d.online)
+    if not failed:
+        return None
+    suffix = f"{zlib.crc32(','.join(failed).encode()):08x}"
+    return RebalanceRequest.model_validate({**template, "name": f"auto-fix-offline-replicas-{suffix}",
+                                            "mode": RebalanceMode.FIX_OFFLINE_REPLICAS, "auto_approve": True})
