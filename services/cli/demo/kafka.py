@@ -19,11 +19,8 @@ from confluent_kafka import Producer
 from rich.console import Console
 from rich.table import Table
 
-from events import conditions
 from events import (
     TOPICS,
-    BrokerForgotten,
-    BrokerRemovalRequested,
     LoadAggregate,
     RebalanceRequest,
     RebalanceState,
@@ -33,7 +30,7 @@ from events import (
 from services.cli.demo.follow import Seen, apply, follow, scenario, under_replicated
 from services.cli.demo.disks import disks_step
 from services.cli.demo.patience import Patience
-from services.cli.demo.scaling import RebalanceFollower, approve_until_executing, holds
+from services.cli.demo.scaling import RebalanceFollower, approve_until_executing, emptied_for_removal, forget
 from services.cli.output import section
 from services.cli.views import broker_load_table, latest_windows, load_table, status_table
 from services.common import busio
@@ -267,23 +264,13 @@ def _scale_up_and_down(console: Console, stack: LocalStack, bus: BusSettings, cl
                                                 if throttled_seen else ""))
 
     section(console, f"5. safe scale-down: broker {new} announced for removal, emptied, reported safe, shut down")
-    console.print(f"[bold]ballast brokers remove {new}[/bold]")
-    removal = BrokerRemovalRequested(brokers=[new])
-    busio.publish(bus, TOPICS.scaling, [removal])
-    name = f"auto-remove-brokers-{new}"
-    if rebalances.until(name, lambda s: s.state == RebalanceState.PROPOSAL_READY, patience) is None:
-        return patience.give_up(console, "the scale-down proposal")
-    if not approve_until_executing(console, bus, rebalances, name, patience):
-        return patience.give_up(console, "the scale-down execution")
-    safe = rebalances.until(name, lambda s: holds(s, conditions.BROKERS_REMOVABLE), patience)
-    if safe is None:
-        return patience.give_up(console, "the broker to be reported safe to remove")
+    if not emptied_for_removal(console, bus, rebalances, new, patience):
+        return False
     console.print(_hosted_line(cluster, new))
     stack.kafka.decommission_broker(new)
     alive = [b.id for b in cluster.run(cluster.admin.brokers())]
     console.print(f"broker {new} shut down and unregistered; Kafka's brokers now: {alive}")
-    forgotten = BrokerForgotten(id=new)
-    busio.publish(bus, TOPICS.observed_brokers, [forgotten])
+    forget(console, bus, new)
     return True
 
 

@@ -100,26 +100,36 @@ def scale_up_and_down(console: Console, stack: LocalStack, bus: BusSettings, pat
         return patience.give_up(console, "the scale-up execution")
 
     section(console, f"5. safe scale-down: broker {LEAVING} announced for removal, emptied, reported safe, removed")
-    console.print(f"[bold]ballast brokers remove {LEAVING}[/bold]")
-    removal = BrokerRemovalRequested(brokers=[LEAVING])
-    busio.publish(bus, TOPICS.scaling, [removal])
-    name = f"auto-remove-brokers-{LEAVING}"
+    if not emptied_for_removal(console, bus, rebalances, LEAVING, patience):
+        return False
+    sim.delete(f"/admin/brokers/{LEAVING}").raise_for_status()
+    brokers = [b["id"] for b in sim.get("/admin/brokers").json()["brokers"]]
+    console.print(f"broker {LEAVING} removed from the cluster; brokers now: {brokers}")
+    forget(console, bus, LEAVING)
+    sim.close()
+    return True
+
+
+def emptied_for_removal(console: Console, bus: BusSettings, rebalances: RebalanceFollower, broker: int,
+                        patience: Patience) -> bool:
+    """``ballast brokers remove``: the remove-brokers rebalance it makes is approved and executed, until the broker
+    is reported safe to remove (False, said, when nothing moved for the patience's while)."""
+    console.print(f"[bold]ballast brokers remove {broker}[/bold]")
+    busio.publish(bus, TOPICS.scaling, [BrokerRemovalRequested(brokers=[broker])])
+    name = f"auto-remove-brokers-{broker}"
     if rebalances.until(name, lambda s: s.state == RebalanceState.PROPOSAL_READY, patience) is None:
         return patience.give_up(console, "the scale-down proposal")
     if not approve_until_executing(console, bus, rebalances, name, patience):
         return patience.give_up(console, "the scale-down execution")
-    safe = rebalances.until(name, lambda s: holds(s, conditions.BROKERS_REMOVABLE), patience)
-    if safe is None:
-        return patience.give_up(console, "the brokers to be reported safe to remove")
-    sim.delete(f"/admin/brokers/{LEAVING}").raise_for_status()
-    brokers = [b["id"] for b in sim.get("/admin/brokers").json()["brokers"]]
-    console.print(f"broker {LEAVING} removed from the cluster; brokers now: {brokers}")
-    # Decommissioned for good: placement stops keeping room for it (seed 002's registry would otherwise wait).
-    console.print(f"[bold]ballast brokers forget {LEAVING}[/bold]")
-    forgotten = BrokerForgotten(id=LEAVING)
-    busio.publish(bus, TOPICS.observed_brokers, [forgotten])
-    sim.close()
+    if rebalances.until(name, lambda s: holds(s, conditions.BROKERS_REMOVABLE), patience) is None:
+        return patience.give_up(console, f"broker {broker} to be reported safe to remove")
     return True
+
+
+def forget(console: Console, bus: BusSettings, broker: int) -> None:
+    """Decommissioned for good: placement stops keeping room for it (seed 002's registry would otherwise wait)."""
+    console.print(f"[bold]ballast brokers forget {broker}[/bold]")
+    busio.publish(bus, TOPICS.observed_brokers, [BrokerForgotten(id=broker)])
 
 
 def approve_until_executing(console: Console, bus: BusSettings, rebalances: RebalanceFollower, name: str,
