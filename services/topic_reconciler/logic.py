@@ -72,9 +72,6 @@ class RequestReplicasChange:
     differs: bool = True
 
 
-# The condition of a change held back because Cruise Control would refuse it (too few brokers alive).
-BLOCKED = REPLICAS_CHANGE_BLOCKED
-
 Action = CreateTopic | DeleteTopic | CreatePartitions | AlterConfig | RequestReplicasChange
 
 
@@ -121,7 +118,7 @@ def plan(spec: TopicSpec | None, actual: TopicDescription | None, change: Replic
         # Cruise Control would refuse it, and with it every change sent in the same request: hold it here (a change
         # sent before the brokers went stays with the replicas-change service, which retries it on its own).
         result.warnings.append(Condition(
-            type=BLOCKED, status="True", reason="NotEnoughBrokers",
+            type=REPLICAS_CHANGE_BLOCKED, status="True", reason="NotEnoughBrokers",
             message=f"target replication factor {spec.replicas} cannot be reached: only {alive_brokers} "
                     "broker(s) are alive; the change is requested once enough are"))
         return result

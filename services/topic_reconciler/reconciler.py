@@ -9,6 +9,7 @@ from collections.abc import Callable, Iterable
 from datetime import datetime
 from typing import Any
 
+from events import conditions
 from events import TOPICS, PlaceholderRecord, ReplicasChangeCommand, ReplicasChangeRecord, ReplicasChangeState, encode
 from events.limits import MAX_RECORD_BYTES
 from services.common.admin import AdminError, ClusterAdmin
@@ -278,7 +279,7 @@ def _still_holding(topic: TopicMemory) -> list[Any]:
     """The last reconcile's warnings, less what held a change back once Cruise Control has taken it."""
     warnings = topic.outcome[1]
     if topic.change is not None and topic.change.state != ReplicasChangeState.PENDING:
-        warnings = [w for w in warnings if w.type != logic.BLOCKED]
+        warnings = [w for w in warnings if w.type != conditions.REPLICAS_CHANGE_BLOCKED]
     return warnings
 
 

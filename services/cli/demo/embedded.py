@@ -4,15 +4,13 @@ start to finish, in a few minutes."""
 from __future__ import annotations
 
 import os
-import shutil
-import tempfile
 import time
-from pathlib import Path
 
 import httpx
 from rich.console import Console
 
 from events import TopicStatus
+from services.cli.demo import run_dir as run_directory
 from services.cli.demo.disks import disks_step
 from services.cli.demo.follow import Seen, apply, follow, scenario, under_replicated
 from services.cli.demo.load import load_step
@@ -36,10 +34,9 @@ DOWN_DC = (5, 6)  # the simulator's /dc3 brokers
 
 
 def run_demo(console: Console, *, stall_s: float, keep: bool = False) -> int:
-    run_dir = Path(tempfile.mkdtemp(prefix="ballast-demo-"))
     started = time.monotonic()
     section(console, "[bold]Ballast demo")
-    console.print(f"[dim]- run directory {run_dir} (logs, data); removed at the end unless --keep[/dim]", soft_wrap=True)
+    run_dir = run_directory.create(console, "ballast-demo-")
     with LocalStack(run_dir, env={**DEMO_ENV, **{k: v for k, v in os.environ.items() if k.startswith("BALLAST_SIM")}}) as stack:
         patience = Patience(stall_s, logs=stack.logs)
         stack.start(progress=lambda m: console.print(f"[dim]- {m}[/dim]"))
@@ -49,12 +46,7 @@ def run_demo(console: Console, *, stall_s: float, keep: bool = False) -> int:
             return 1
         console.print(f"total demo time {time.monotonic() - started:.1f} s.")
         console.print("[dim]stopping the stack ...[/dim]")
-    if keep:
-        console.print(f"[dim]kept {run_dir}[/dim]", soft_wrap=True)
-    else:
-        shutil.rmtree(run_dir, ignore_errors=True)
-    console.print("[green]demo finished[/green]")
-    return 0
+    return run_directory.finish(console, run_dir, keep=keep)
 
 
 def _steps(console: Console, stack: LocalStack, patience: Patience) -> bool:

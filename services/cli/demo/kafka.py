@@ -6,13 +6,10 @@ from __future__ import annotations
 
 import asyncio
 import os
-import shutil
-import tempfile
 import threading
 import time
 from collections import Counter
 from collections.abc import Coroutine
-from pathlib import Path
 from typing import Any, TypeVar
 
 from confluent_kafka import Producer
@@ -27,12 +24,14 @@ from events import (
     TopicSpec,
     TopicStatus,
 )
-from services.cli.demo.follow import Seen, apply, follow, scenario, under_replicated
+from services.cli.demo import run_dir as run_directory
 from services.cli.demo.disks import disks_step
+from services.cli.demo.follow import Seen, apply, follow, scenario, under_replicated
+from services.cli.demo.load import aggregates_once
 from services.cli.demo.patience import Patience
-from services.cli.demo.scaling import RebalanceFollower, approve_until_executing, emptied_for_removal, forget
+from services.cli.demo.scaling import RebalanceFollower, emptied_for_removal, forget, shown_and_approved
 from services.cli.output import section
-from services.cli.views import broker_load_table, latest_windows, load_table, status_table
+from services.cli.views import latest_windows, load_table, status_table
 from services.common import busio
 from services.common.admin.kafka import KafkaClusterAdmin
 from services.common.admin.port import TopicDescription
@@ -141,11 +140,9 @@ def _in_sync(cluster: KafkaView, names: list[str]) -> bool:
 
 
 def run_kafka_demo(console: Console, *, stall_s: float, keep: bool = False) -> int:
-    run_dir = Path(tempfile.mkdtemp(prefix="ballast-demo-kafka-"))
     started = time.monotonic()
     section(console, "[bold]Ballast demo on a real Apache Kafka cluster")
-    console.print(f"[dim]- run directory {run_dir} (logs, data); removed at the end unless --keep[/dim]",
-                  soft_wrap=True)
+    run_dir = run_directory.create(console, "ballast-demo-kafka-")
     with LocalStack(run_dir, env=KAFKA_DEMO_ENV, kafka=True) as stack:
         patience = Patience(stall_s, logs=stack.logs, command="ballast demo --kafka")
         stack.start(progress=lambda m: console.print(f"[dim]- {m}[/dim]"))
@@ -161,12 +158,7 @@ def run_kafka_demo(console: Console, *, stall_s: float, keep: bool = False) -> i
         if not ok:
             return 1
         console.print(f"total demo time {time.monotonic() - started:.1f} s; stopping the stack ...")
-    if keep:
-        console.print(f"[dim]kept {run_dir}[/dim]", soft_wrap=True)
-    else:
-        shutil.rmtree(run_dir, ignore_errors=True)
-    console.print("[green]demo finished[/green]")
-    return 0
+    return run_directory.finish(console, run_dir, keep=keep)
 
 
 def _steps(console: Console, stack: LocalStack, bus: BusSettings, cluster: KafkaView, patience: Patience) -> bool:
@@ -247,12 +239,8 @@ def _scale_up_and_down(console: Console, stack: LocalStack, bus: BusSettings, cl
     console.print(f"broker {new} started in {NEW_RACK}")
     request = RebalanceRequest(name="scale-up", mode="add-brokers", brokers=[new], replication_throttle=THROTTLE)
     busio.publish(bus, TOPICS.rebalance_requests, [request])
-    proposal = rebalances.until(request.name, lambda s: s.state == RebalanceState.PROPOSAL_READY, patience)
-    if proposal is None:
-        return patience.give_up(console, "the scale-up proposal")
-    console.print(broker_load_table(proposal))
-    if not approve_until_executing(console, bus, rebalances, request.name, patience):
-        return patience.give_up(console, "the scale-up execution")
+    if not shown_and_approved(console, bus, rebalances, request.name, patience, "scale-up"):
+        return False
     throttled = threading.Event()
     watcher = threading.Thread(target=_watch_throttle, args=(stack.kafka.bootstrap_servers, new, throttled, patience),
                                daemon=True)
@@ -301,23 +289,19 @@ def _hosted_line(cluster: KafkaView, broker: int) -> str:
     return f"Kafka: broker {broker} hosts {sum(hosted.values())} replicas ({', '.join(items)})"
 
 
+def _traffic_aggregated(aggregates: list[LoadAggregate]) -> bool:
+    """Both data centres aggregated, and bytes in on some broker: the producers' traffic reached the figures."""
+    return {"/dc1", "/dc2"} <= {a.entity for a in aggregates if a.entity_kind == "domain"} and any(
+        a.bytes_in_kb_s > 0 for a in aggregates if a.entity_kind == "broker")
+
+
 def _load(console: Console, stack: LocalStack, bus: BusSettings, cluster: KafkaView, patience: Patience) -> bool:
     section(console, "6. load: real sizes and bytes-in rates -> Cruise Control's load -> load collector -> Spark "
                      "-> aggregates -> placement")
-    aggregates: list[LoadAggregate] = []
-    said = False
-    while patience.waiting:
-        aggregates = list(busio.latest(bus, TOPICS.load_aggregates).values())
-        patience.observe("aggregates", len(aggregates))
-        if {"/dc1", "/dc2"} <= {a.entity for a in aggregates if a.entity_kind == "domain"} and any(
-                a.bytes_in_kb_s > 0 for a in aggregates if a.entity_kind == "broker"):
-            break
-        if not said:
-            console.print("[dim]waiting for the Spark job's aggregates of the real traffic ...[/dim]")
-            said = True
-        time.sleep(2)
-    else:
-        return patience.give_up(console, "the Spark job's load aggregates of the real traffic")
+    aggregates = aggregates_once(console, bus, patience, _traffic_aggregated,
+                                 "the Spark job's aggregates of the real traffic")
+    if aggregates is None:
+        return False
     console.print(load_table(aggregates))
     brokers = {int(a.entity): a for a in latest_windows(aggregates) if a.entity_kind == "broker"}
     spec = TopicSpec(name="telemetry", partitions=1, replicas=2, placer="multi-level")

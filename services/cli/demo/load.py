@@ -4,6 +4,7 @@ rack-tree domain and broker, and a topic placed towards the lighter brokers."""
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 
 import httpx
 from rich.console import Console
@@ -19,27 +20,33 @@ from services.local.stack import LocalStack
 DOMAINS = {"/dc1", "/dc2", "/dc3"}
 
 
-def _aggregates(bus: BusSettings) -> list[LoadAggregate]:
-    return list(busio.latest(bus, TOPICS.load_aggregates).values())
+def aggregates_once(console: Console, bus: BusSettings, patience: Patience,
+                    ready: Callable[[list[LoadAggregate]], bool], what: str) -> list[LoadAggregate] | None:
+    """The Spark job's aggregates once ``ready`` holds for them (the job warms up during the steps before); None,
+    said, when none came for the patience's while."""
+    started, said = time.monotonic(), False
+    while patience.waiting:
+        aggregates = list(busio.latest(bus, TOPICS.load_aggregates).values())
+        patience.observe("aggregates", len(aggregates))
+        if ready(aggregates):
+            if said:
+                console.print(f"[dim]first aggregates after {time.monotonic() - started:.0f} s more[/dim]")
+            return aggregates
+        if not said:
+            console.print(f"[dim]waiting for {what} ...[/dim]")
+            said = True
+        time.sleep(2)
+    patience.give_up(console, what)
+    return None
 
 
 def load_step(console: Console, stack: LocalStack, bus: BusSettings, patience: Patience) -> bool:
     section(console, "6. load: Cruise Control's load -> load collector -> Spark (local[2]) -> aggregates -> placement")
-    aggregates: list[LoadAggregate] = []
-    started, said = time.monotonic(), False
-    while patience.waiting:
-        aggregates = _aggregates(bus)
-        patience.observe("aggregates", len(aggregates))
-        if DOMAINS <= {a.entity for a in aggregates if a.entity_kind == "domain"}:
-            break
-        if not said:
-            console.print("[dim]waiting for the Spark job's first aggregates ...[/dim]")
-            said = True
-        time.sleep(2)
-    else:
-        return patience.give_up(console, "the Spark job's load aggregates of every data centre")
-    if said:
-        console.print(f"[dim]first aggregates after {time.monotonic() - started:.0f} s more[/dim]")
+    aggregates = aggregates_once(console, bus, patience,
+                                 lambda found: DOMAINS <= {a.entity for a in found if a.entity_kind == "domain"},
+                                 "the Spark job's load aggregates of every data centre")
+    if aggregates is None:
+        return False
     console.print(load_table(aggregates))
     brokers = {int(a.entity): a for a in latest_windows(aggregates) if a.entity_kind == "broker"}
     spec = TopicSpec(name="telemetry", partitions=1, replicas=3, placer="multi-level")

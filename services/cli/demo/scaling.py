@@ -90,12 +90,8 @@ def scale_up_and_down(console: Console, stack: LocalStack, bus: BusSettings, pat
     (request,) = load_manifests(text, "demo-scale-up.yaml")
     assert isinstance(request, RebalanceRequest)
     busio.publish(bus, TOPICS.rebalance_requests, [request])
-    proposal = rebalances.until(request.name, lambda s: s.state == RebalanceState.PROPOSAL_READY, patience)
-    if proposal is None:
-        return patience.give_up(console, "the scale-up proposal")
-    console.print(broker_load_table(proposal))
-    if not approve_until_executing(console, bus, rebalances, request.name, patience):
-        return patience.give_up(console, "the scale-up execution")
+    if not shown_and_approved(console, bus, rebalances, request.name, patience, "scale-up"):
+        return False
     if rebalances.until(request.name, lambda s: s.state == RebalanceState.READY, patience) is None:
         return patience.give_up(console, "the scale-up execution")
 
@@ -107,6 +103,19 @@ def scale_up_and_down(console: Console, stack: LocalStack, bus: BusSettings, pat
     console.print(f"broker {LEAVING} removed from the cluster; brokers now: {brokers}")
     forget(console, bus, LEAVING)
     sim.close()
+    return True
+
+
+def shown_and_approved(console: Console, bus: BusSettings, rebalances: RebalanceFollower, name: str,
+                       patience: Patience, what: str) -> bool:
+    """A rebalance's proposal shown with the per-broker load before and after, then approved until it executes
+    (False, said, when nothing moved for the patience's while)."""
+    proposal = rebalances.until(name, lambda s: s.state == RebalanceState.PROPOSAL_READY, patience)
+    if proposal is None:
+        return patience.give_up(console, f"the {what} proposal")
+    console.print(broker_load_table(proposal))
+    if not approve_until_executing(console, bus, rebalances, name, patience):
+        return patience.give_up(console, f"the {what} execution")
     return True
 
 

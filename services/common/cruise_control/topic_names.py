@@ -47,8 +47,6 @@ def _render(node: dict) -> tuple[str, bool]:
         (ch, node), = node.items()
         run.append(_escape(ch))
     literal = "".join(run)
-    if not node:
-        return literal, False
     by_rest: dict[str, list[str]] = {}
     for ch, child in node.items():
         if ch != _END:
