@@ -1,6 +1,6 @@
 """What Cruise Control's semantics run on: a cluster backend. Cruise Control reads a model of the cluster (brokers,
 racks, partitions, sizes, load) and hands executions to the cluster; the simulator keeps one code path for the
-former (``cruise_control.py``) and two backends for the latter:
+former (``cruise_control.py``, ``endpoints.py``, ``executor.py``) and two backends for the latter:
 
 - ``MemoryBackend`` (the default): the model *is* the cluster; executions move numbers over accelerated time and the
   load is a deterministic model. Fast, and scales to 1,000 brokers.
@@ -69,7 +69,7 @@ class MemoryBackend:
                               intra_concurrency=intra_per_broker)
 
     async def reassignments_in_progress(self) -> bool:
-        return False  # the simulator's own orphaned executions are counted by its Cruise Control
+        return False  # the simulator's own orphaned executions are counted by its executor
 
     async def close(self) -> None:
         pass

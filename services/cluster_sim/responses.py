@@ -340,7 +340,7 @@ def kafka_cluster_state(cluster: Cluster, *, verbose: bool = False) -> dict[str,
 
 def cruise_control_state(*, executor: dict[str, Any], warm_up: str, loaded: float, num_partitions: int,
                          goals: list[str]) -> dict[str, Any]:
-    """``warm_up``: the phase of a (re)start's warm-up (``cruise_control.WarmUp``); ``loaded``: how far the samples
+    """``warm_up``: the phase of a (re)start's warm-up (``warm_up.WarmUp``); ``loaded``: how far the samples
     are loaded while in its first phase. The real one counts 3 windows throughout, and covers no partition, with no
     proposal ready, until the warm-up ends."""
     ready = warm_up == "warm"

@@ -261,7 +261,7 @@ class SimulatorSettings(BaseModel):
     replica_bandwidth_mb_s: float = Field(default=100.0, gt=0)
     min_execution_s: float = Field(default=0.5, ge=0)
     proposal_s: float = Field(default=0.1, ge=0)
-    # Cruise Control warms up after a start (cluster_sim.cruise_control.WarmUp): bootstrap-only metadata (no topic
+    # Cruise Control warms up after a start (cluster_sim.warm_up.WarmUp): bootstrap-only metadata (no topic
     # matches, no broker exists), then no valid window (NotEnoughValidWindows), then a state that does not say it is
     # ready yet. warmup_s at the first start (none: the embedded stack is ready at once), restart_warmup_s after a
     # restart that names no length (the real one's, measured: its state says ready about 30 s after it listens).
