@@ -1,10 +1,12 @@
 """Wiring of the rebalancer: agents for requests, actions and scaling signals; a timer that moves every rebalance one
-step and one that looks at the brokers; a start-up rebuild. The work is ``rebalances``'s; decisions are ``logic``'s."""
+step and one that looks at the brokers, one handler per concern; a start-up rebuild. The work is ``rebalances``'s and
+``observers``'s; decisions are ``logic``'s."""
 
 from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Awaitable, Callable
+from functools import partial
 
 import faust
 
@@ -18,6 +20,8 @@ from services.common.metrics import gauge
 from services.common.outbox import FaustOutbox, Outbox
 from services.common.settings import Settings
 from services.rebalancer import logic
+from services.rebalancer.observers import broker_status, disk_drift, drained_dirs, removal_check, scale_up
+from services.rebalancer.observers.timer import Concern, Observers
 from services.rebalancer.rebalances import Rebalances
 
 SERVICE = "rebalancer"
@@ -36,6 +40,13 @@ class RebalancerService:
                                      cruise_control=cruise_control,
                                      outbox=self.outbox, dead_letters=self.dead_letters)
         rebalances = self.rebalances
+        # In this order: disk_drift leaves out the disks broker_status has just seen fail.
+        self.observers = Observers(rebalances, [
+            Concern("scale_up", scale_up.observe),
+            Concern("removal_check", removal_check.observe, needs_topics=removal_check.needs_topics),
+            Concern("broker_status", broker_status.observe),
+            Concern("drained_dirs", drained_dirs.observe),
+            Concern("disk_drift", disk_drift.observe)])
         add_health_page(self.app, SERVICE, lambda: {
             "ready": rebalances.ready.is_set(), "knownBrokers": rebalances.known_brokers,
             "rebalances": {n: s.state.value for n, s in rebalances.statuses.items()}}, self.supervisor)
@@ -47,12 +58,17 @@ class RebalancerService:
                                                             if (moved := logic.data_moved_percent(s)) is not None})
         self._wire()
 
+    async def start(self) -> None:
+        await self.rebalances.rebuild()
+        await self.observers.look()  # the first look before anything else: the brokers there now are not new
+        self.rebalances.ready.set()
+
     def _wire(self) -> None:
         app, rebalances, tuning, bus = self.app, self.rebalances, self.settings.rebalancer, self.settings.bus
 
         @app.task
         async def rebuild() -> None:
-            await rebalances.rebuild()
+            await self.start()
 
         def when_ready(name: str, handler: Handler) -> Callable[[faust.StreamT], Awaitable[None]]:
             async def agent(stream: faust.StreamT) -> None:
@@ -69,9 +85,9 @@ class RebalancerService:
         self.supervisor.agent(raw_topic(app, TOPICS.scaling, bus), when_ready("scaling", rebalances.on_scaling_events))
         if tuning.auto.disk_drift is not None:  # the log-dir aggregates matter only to the automatic disk rebalance
             self.supervisor.agent(raw_topic(app, TOPICS.load_aggregates, bus),
-                                  when_ready("load", rebalances.on_load_events))
+                                  when_ready("load", partial(disk_drift.on_load_events, rebalances)))
         self.supervisor.timer(tuning.poll_interval_s)(rebalances.tick_when_ready)
-        self.supervisor.timer(tuning.observe_interval_s)(rebalances.observe_when_ready)
+        self.supervisor.timer(tuning.observe_interval_s)(self.observers.look_when_ready)
 
 
 def create_service(settings: Settings) -> RebalancerService:

@@ -1,6 +1,7 @@
-"""The rebalancer's work: requests, actions and scaling signals taken in, every rebalance moved one step at a tick
-(``logic.next_move``), the brokers watched for automatic rebalances; statuses rebuilt from the compacted status topic.
-Decisions are ``logic``'s; this executes them against Cruise Control, the cluster and the bus.
+"""The rebalancer's shared state and its step timer: requests, actions and scaling signals taken in, every rebalance
+moved one step at a tick (``logic.next_move``); statuses rebuilt from the compacted status topic. The brokers timer
+(``observers``) works on the same state. Decisions are ``logic``'s; this executes them against Cruise Control, the
+cluster and the bus.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from events import (
     RebalanceStatus,
 )
 from events.envelope import utcnow
-from services.common.admin import INTRA_BROKER_THROTTLE, AdminError, ClusterAdmin, LogDirInfo, Unsupported
+from services.common.admin import INTRA_BROKER_THROTTLE, AdminError, ClusterAdmin, Unsupported
 from services.common.bus import DeadLetters
 from services.common.cruise_control import CruiseControlClient, CruiseControlError
 from services.common.cruise_control.client import OptimizationOptions, Submission
@@ -32,8 +33,7 @@ from services.common.logging import correlation, get_logger
 from services.common.outbox import Outbox, send
 from services.common.recent_load import RecentLoad
 from services.common.settings import RebalancerSettings
-from services.placement.disk_balance import Directory, NoDirectory, choose_dir
-from services.rebalancer import disks, failed_disks, logic, scale_down, scaling
+from services.rebalancer import disks, logic, scale_down, scaling
 from services.rebalancer.statuses import TERMINAL, S
 from services.rebalancer.logic import Step
 
@@ -66,6 +66,7 @@ class Rebalances:
         self.known_brokers: list[int] | None = None
         self.broker_statuses: dict[int, BrokerStatus] = {}
         self.recent_load = RecentLoad(timedelta(minutes=5))
+        # Set by the service's start once the memory is rebuilt and the brokers looked at a first time.
         self.ready = asyncio.Event()
         # One lock per rebalance: an action never interleaves with a step on the same rebalance.
         self._locks: defaultdict[str, asyncio.Lock] = defaultdict(asyncio.Lock)
@@ -77,10 +78,6 @@ class Rebalances:
     async def tick_when_ready(self) -> None:
         if self.ready.is_set():
             await self.tick()
-
-    async def observe_when_ready(self) -> None:
-        if self.ready.is_set():
-            await self.observe()
 
     # -- agents' handlers: each takes a batch of records and may be called again on any part of it ------------
 
@@ -123,34 +120,37 @@ class Rebalances:
             self.known_brokers = known.decoded.event.brokers
         log.info("rebuilt state", rebalances=len(self.statuses),
                  in_flight=sum(1 for s in self.statuses.values() if s.state not in TERMINAL))
-        await self.observe()  # the first look at the brokers before anything else: what is there now is not new
-        self.ready.set()
 
-    async def _publish(self, status: RebalanceStatus | None) -> None:
+    # -- what the observers share (observers.shared.Shared) -----------------------------------------------------
+
+    def lock(self, name: str) -> asyncio.Lock:
+        return self._locks[name]
+
+    async def publish(self, status: RebalanceStatus | None) -> None:
         if status is None:
             return
         self.statuses[status.name] = status
         await send(self.outbox, TOPICS.rebalance_status, status, correlation_id=self.correlations.get(status.name))
         log.info("rebalance status", rebalance=status.name, state=status.state.value, message=status.message)
 
-    async def _change(self, name: str, change: Callable[[RebalanceStatus], RebalanceStatus | None]) -> None:
+    async def change(self, name: str, change: Callable[[RebalanceStatus], RebalanceStatus | None]) -> None:
         async with self._locks[name]:
             current = self.statuses.get(name)
             if current is not None:
-                await self._publish(change(current))
+                await self.publish(change(current))
 
     # -- inputs ------------------------------------------------------------------------------------------------
 
     async def on_request(self, request: RebalanceRequest) -> None:
         with correlation(self.correlations.get(request.name), rebalance=request.name):
             async with self._locks[request.name]:
-                await self._publish(logic.on_request(self.statuses.get(request.name), request, utcnow()))
+                await self.publish(logic.on_request(self.statuses.get(request.name), request, utcnow()))
 
     async def on_action(self, action: RebalanceAction) -> None:
         with correlation(self.correlations.get(action.name), rebalance=action.name):
             log.info("rebalance action", action=action.action)
             default = self.tuning.approval_max_drift_percent
-            await self._change(action.name, lambda s: logic.on_action(
+            await self.change(action.name, lambda s: logic.on_action(
                 s, action, utcnow(), max_drift_percent=logic.drift_limit(s.request, default)))
 
     async def on_removal_requested(self, removal: BrokerRemovalRequested) -> None:
@@ -185,7 +185,7 @@ class Rebalances:
             return
         move = logic.next_move(status, [s for s in self.statuses.values() if s.name != status.name], utcnow())
         if move.step is None:
-            await self._publish(move.status)
+            await self.publish(move.status)
             return
         steps = {Step.PROPOSE: self._propose, Step.CHECK: self._check, Step.EXECUTE: self._execute,
                  Step.POLL: self._poll, Step.STOP: self._stop}
@@ -221,7 +221,7 @@ class Rebalances:
 
     async def _propose(self, status: RebalanceStatus) -> None:
         begun = logic.begin_proposal(status, utcnow())
-        await self._publish(begun)
+        await self.publish(begun)
         status = begun or status
         if status.request.mode == RebalanceMode.REMOVE_DISKS and not status.removed_log_dirs:
             resolved = await self._resolve_disks(status)
@@ -231,9 +231,9 @@ class Rebalances:
         try:
             submission = await self._submit(status, dryrun=True)
         except CruiseControlError as exc:
-            await self._publish(self._retry(status, exc))
+            await self.publish(self._retry(status, exc))
             return
-        await self._publish(logic.on_proposal(status, submission.task_id, submission.result, utcnow()))
+        await self.publish(logic.on_proposal(status, submission.task_id, submission.result, utcnow()))
 
     async def _check(self, status: RebalanceStatus) -> None:
         """An approved proposal asked again (or, after Cruise Control forgot an execution, a new one for what is
@@ -244,14 +244,14 @@ class Rebalances:
         try:
             submission = await self._submit(status, dryrun=True, brokers=brokers)
         except CruiseControlError as exc:
-            await self._publish(self._retry(status, exc))
+            await self.publish(self._retry(status, exc))
             return
         limit = logic.drift_limit(status.request, self.tuning.approval_max_drift_percent)
         checked = logic.on_check(status, submission.task_id, submission.result, utcnow(),
                                  max_drift_percent=limit if limit is not None else float("inf"))
         if checked.condition(conditions.PROPOSAL_CHANGED) is not None:
             log.warning("approval refused: the proposal drifted", message=checked.message)
-        await self._publish(checked)
+        await self.publish(checked)
 
     async def _resolve_disks(self, status: RebalanceStatus) -> RebalanceStatus | None:
         """The directories a remove-disks request names, from the brokers' own list; None when refused."""
@@ -263,10 +263,10 @@ class Rebalances:
         try:
             removed = disks.resolve_disk_removal(status.request, dirs)
         except ValueError as exc:
-            await self._publish(logic.refused(status, str(exc), utcnow()))
+            await self.publish(logic.refused(status, str(exc), utcnow()))
             return None
         resolved = status.model_copy(update={"removed_log_dirs": removed, "updated_at": utcnow()})
-        await self._publish(resolved)
+        await self.publish(resolved)
         return resolved
 
     async def _set_intra_throttle(self, status: RebalanceStatus) -> RebalanceStatus:
@@ -279,7 +279,7 @@ class Rebalances:
             status = status.model_copy(update={
                 "intra_throttled_brokers": sorted(set(brokers) | set(status.intra_throttled_brokers)),
                 "updated_at": utcnow()})
-            await self._publish(status)
+            await self.publish(status)
         rate = str(status.request.intra_broker_throttle)
         try:
             for broker in brokers:
@@ -299,7 +299,7 @@ class Rebalances:
                 except Unsupported:
                     break
         log.info("intra-broker throttle removed", brokers=status.intra_throttled_brokers)
-        await self._publish(status.model_copy(update={"intra_throttled_brokers": [], "updated_at": utcnow()}))
+        await self.publish(status.model_copy(update={"intra_throttled_brokers": [], "updated_at": utcnow()}))
 
     async def _execute(self, status: RebalanceStatus) -> None:
         status = await self._set_intra_throttle(status)
@@ -307,10 +307,10 @@ class Rebalances:
         try:
             tasks = await self.cc.user_tasks()
         except CruiseControlError as exc:
-            await self._publish(self._retry(status, exc))
+            await self.publish(self._retry(status, exc))
             return
         if (task := logic.find_execution(status, tasks.user_tasks)) is not None:
-            await self._publish(logic.on_execution_started(status, task.user_task_id, utcnow()))
+            await self.publish(logic.on_execution_started(status, task.user_task_id, utcnow()))
             return
         brokers = await self._brokers_still_there(status)
         if brokers == []:
@@ -318,10 +318,10 @@ class Rebalances:
         try:
             submission = await self._submit(status, dryrun=False, brokers=brokers, reason=status.execution_reason)
         except CruiseControlError as exc:
-            await self._publish(self._retry(status, exc))
+            await self.publish(self._retry(status, exc))
             return
         log.info("rebalance execution started", session_id=submission.task_id, brokers=brokers)
-        await self._publish(logic.on_execution_started(status, submission.task_id, utcnow(), submission.result))
+        await self.publish(logic.on_execution_started(status, submission.task_id, utcnow(), submission.result))
 
     async def _brokers_still_there(self, status: RebalanceStatus) -> list[int] | None:
         """For add / remove: the brokers an execution may name (those still in the cluster), [] when none is left
@@ -330,7 +330,7 @@ class Rebalances:
             return None
         brokers = logic.execution_brokers(status, [b.id for b in await self.admin.brokers()])
         if not brokers:
-            await self._publish(logic.nothing_left(
+            await self.publish(logic.nothing_left(
                 status, utcnow(), f"Brokers {', '.join(map(str, status.request.brokers))} are no longer in the "
                                   "cluster; nothing left to move"))
         return brokers
@@ -347,17 +347,17 @@ class Rebalances:
                     if status.session_id else {}
                 task = tasks.get(status.session_id or "")
             elif status.state == S.REBALANCING:
-                await self._publish(logic.on_executing(status, executor, utcnow()))
+                await self.publish(logic.on_executing(status, executor, utcnow()))
                 return
         except CruiseControlError as exc:
             if logic.quiet(status, exc):
                 return
             message = f"{exc.message}; retrying"
             if status.message != message:
-                await self._publish(status.model_copy(update={"message": message, "updated_at": utcnow()}))
+                await self.publish(status.model_copy(update={"message": message, "updated_at": utcnow()}))
             return
         after = logic.on_poll(status, task, executor, utcnow())
-        await self._publish(after)
+        await self.publish(after)
         if after is not None and after.state == S.READY:
             await self._check_removal(after)  # say at once whether its brokers may go, not at the next look
 
@@ -371,146 +371,13 @@ class Rebalances:
             log.warning("cannot read the cluster's topics", error=str(exc))
             return
         hosted = scale_down.hosted_replicas({name: [p.replicas for p in t.partitions] for name, t in topics.items()})
-        await self._publish(scale_down.removal_check(self.statuses[status.name], hosted, utcnow()))
+        await self.publish(scale_down.removal_check(self.statuses[status.name], hosted, utcnow()))
 
     async def _stop(self, status: RebalanceStatus) -> None:
         try:
             await self.cc.stop_proposal_execution()
         except CruiseControlError as exc:
-            await self._publish(self._retry(status, exc))
+            await self.publish(self._retry(status, exc))
             return
         log.info("rebalance execution stopping", then=status.stopping)
-        await self._publish(logic.on_stop_sent(status, utcnow()))
-
-    # -- the brokers timer -------------------------------------------------------------------------------------
-
-    async def observe(self) -> None:
-        try:
-            brokers = await self.admin.brokers()
-            removals = [s for s in self.statuses.values()
-                        if s.state == S.READY and s.request.mode == RebalanceMode.REMOVE_BROKERS
-                        and not s.deleted]
-            topics = await self.admin.list_topics() if removals else {}
-        except AdminError as exc:
-            log.warning("cannot read the cluster's brokers", error=str(exc))
-            return
-        await self._auto_scale_up([b.id for b in brokers if b.alive])
-        hosted = scale_down.hosted_replicas({name: [p.replicas for p in t.partitions] for name, t in topics.items()})
-        for status in removals:
-            await self._change(status.name, lambda s: scale_down.removal_check(s, hosted, utcnow()))
-        alive = [b.id for b in brokers if b.alive]
-        try:  # one DescribeLogDirs per look: the brokers' status and the drained directories read the same answer
-            described = await self.admin.describe_log_dirs(alive) if alive else []
-        except AdminError as exc:
-            log.info("log directories not described", error=str(exc))
-        else:
-            await self._report_brokers(alive, described)
-            await self._keep_drained_empty(described)
-        await self._auto_rebalance_disks()
-
-    async def on_load_events(self, events: Sequence[Any]) -> None:
-        """The Spark job's log-directory aggregates: how far each broker's disks drift apart."""
-        for event in events:
-            decoded = await self.dead_letters.decode_or_reject(event, TOPICS.load_aggregates)
-            if decoded is not None and decoded.event.entity_kind == "log-dir":
-                self.recent_load.take(decoded.event)
-
-    async def _auto_rebalance_disks(self) -> None:
-        auto = self.tuning.auto
-        if auto.disk_drift is None:
-            return
-        now = utcnow()
-        usage = {b: {d: u.disk_mb for d, u in dirs.items()} for b, dirs in self.recent_load.log_dirs(now).items()}
-        excluded = disks.drained_log_dirs(self.statuses.values())
-        for broker, status in self.broker_statuses.items():
-            excluded.setdefault(broker, set()).update(d.path for d in status.log_dirs if not d.online)
-        drift = disks.disk_drift(usage, excluded)
-        request = disks.disk_rebalance_request(drift, self.statuses.values(), threshold=auto.disk_drift,
-                                               min_mb=auto.disk_drift_min_mb, cooldown_s=auto.disk_cooldown_s,
-                                               template=auto.rebalance_disk, now=now)
-        if request is not None and request.name not in self.statuses:
-            log.info("disks drifted apart; requesting a disk rebalance", rebalance=request.name,
-                     drift={b: round(share, 3) for b, (_, share) in drift.items()})
-            # Its status first: the next look must not ask again before the request comes back from the bus.
-            async with self._locks[request.name]:
-                await self._publish(logic.on_request(None, request, now))
-            await send(self.outbox, TOPICS.rebalance_requests, request)
-
-    async def _report_brokers(self, alive: list[int], described: list[LogDirInfo]) -> None:
-        """Each alive broker's log directories as a BrokerStatus when they change (a failed disk is seen within one
-        look); with remediation on, a failed disk's offline replicas are moved off (fix-offline-replicas)."""
-        drained_by: dict[tuple[int, str], str] = {}
-        for status in self.statuses.values():
-            for broker, paths in disks.drained_log_dirs([status]).items():
-                drained_by.update({(broker, path): status.name for path in paths})
-        for broker in alive:
-            dirs = [(d.path, d.error) for d in described if d.broker == broker]
-            if not dirs:
-                continue
-            own = {path: name for (b, path), name in drained_by.items() if b == broker}
-            status = failed_disks.broker_status(broker, dirs, own, self.broker_statuses.get(broker), utcnow())
-            if status is None:
-                continue
-            self.broker_statuses[broker] = status
-            await send(self.outbox, TOPICS.broker_status, status)
-            log.info("broker status", broker=broker, offline=[d.path for d in status.log_dirs if not d.online])
-        if self.tuning.remediate_failed_disks:
-            request = failed_disks.fix_offline_request([self.broker_statuses[b] for b in alive if b in self.broker_statuses],
-                                                self.tuning.auto.fix_offline_replicas)
-            if request is not None and request.name not in self.statuses:
-                log.warning("failed disks: moving their offline replicas", rebalance=request.name)
-                await send(self.outbox, TOPICS.rebalance_requests, request)
-
-    async def _keep_drained_empty(self, described: list[LogDirInfo]) -> None:
-        """Kafka puts a new replica in the directory with the fewest partitions, which a drained one is: whatever
-        lands in a directory a Ready remove-disks rebalance emptied moves to the broker's best other directory."""
-        done = [s for s in self.statuses.values() if s.state == S.READY]
-        drained = disks.drained_log_dirs(done)
-        if not drained:
-            return
-        hosted: dict[tuple[int, str], int] = {}
-        moves: dict[str, dict[tuple[int, int], str]] = {}
-        for broker, paths in drained.items():
-            dirs = [d for d in described if d.broker == broker]
-            moving = {(r.topic, r.partition) for d in dirs for r in d.replicas if r.is_future}
-            planned: dict[str, float] = {}
-            directories = [Directory(d.path, capacity_mb=(d.total_bytes or 1e12) / 1e6, used_mb=d.size_bytes / 1e6,
-                                     online=d.online, draining=d.path in paths) for d in dirs]
-            for d in dirs:
-                if d.path not in paths:
-                    continue
-                landed = [r for r in d.replicas if not r.is_future]
-                hosted[(broker, d.path)] = len(landed)
-                for replica in landed:
-                    if (replica.topic, replica.partition) in moving:
-                        continue  # already on its way out
-                    try:
-                        destination = choose_dir(directories, planned_mb=planned)
-                    except NoDirectory:
-                        log.warning("no directory can take a replica off a drained one", broker=broker, dir=d.path)
-                        break
-                    planned[destination] = planned.get(destination, 0.0) + replica.size_bytes / 1e6
-                    moves.setdefault(replica.topic, {})[(replica.partition, broker)] = destination
-        for topic, chosen in moves.items():
-            try:
-                await self.admin.alter_replica_log_dirs(topic, chosen)
-                log.info("replicas moved off drained directories", topic=topic, replicas=len(chosen))
-            except AdminError as exc:
-                log.warning("cannot move replicas off a drained directory", topic=topic, error=str(exc))
-        for status in done:
-            await self._change(status.name, lambda s: disks.disks_check(s, hosted, utcnow()))
-
-    async def _auto_scale_up(self, alive: list[int]) -> None:
-        new, known = scaling.joined(self.known_brokers, alive)
-        auto = self.tuning.auto
-        if new and auto.enabled:
-            request = scaling.scaling_request("up", new, auto.add_brokers, auto_approve=True)
-            log.info("brokers joined; rebalancing onto them", brokers=new, rebalance=request.name)
-            await send(self.outbox, TOPICS.rebalance_requests, request)
-        elif new:
-            log.info("brokers joined; automatic rebalancing is off", brokers=new)
-        if known != self.known_brokers:
-            # After the request: a crash in between repeats the same request, which changes nothing.
-            await send(self.outbox, TOPICS.scaling, KnownBrokers(brokers=known))
-            self.known_brokers = known
-
+        await self.publish(logic.on_stop_sent(status, utcnow()))

@@ -168,9 +168,10 @@ async def _remediate(stack: LocalStack, admin: KafkaClusterAdmin) -> RebalanceSt
         "rebalancer": settings.rebalancer.model_copy(update={"remediate_failed_disks": True})})
     cc = CruiseControlClient(settings.cruise_control)
     outbox = MemoryOutbox()
-    rebalancer = RebalancerService(settings, admin=admin, cruise_control=cc, outbox=outbox).rebalances
+    service = RebalancerService(settings, admin=admin, cruise_control=cc, outbox=outbox)
+    rebalancer = service.rebalances
     try:
-        await rebalancer.rebuild()  # its first look at the brokers: the failed disk, and the request to fix it
+        await service.start()  # its first look at the brokers: the failed disk, and the request to fix it
         requests = [r for r in outbox.on(TOPICS.rebalance_requests) if r.mode == "fix-offline-replicas"]
         assert len(requests) == 1, outbox.on(TOPICS.rebalance_requests)
         assert requests[0].auto_approve

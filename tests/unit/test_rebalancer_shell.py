@@ -1,5 +1,6 @@
-"""The rebalancer's shell driven through its ports without a broker: a request handed to its handler, its timer's
-tick called directly, Cruise Control and the cluster the simulator, the bus an in-memory outbox."""
+"""The rebalancer's shell driven through its ports without a broker: a request handed to its handler, its timers'
+ticks (the step timer's, the brokers timer's look) called directly, Cruise Control and the cluster the simulator, the
+bus an in-memory outbox."""
 
 from __future__ import annotations
 
@@ -17,6 +18,9 @@ from services.common.outbox import MemoryOutbox
 from services.common.settings import CruiseControlSettings, Settings, SimulatorSettings
 from services.local.broker import free_port
 from services.rebalancer.app import RebalancerService
+from services.rebalancer.observers.look import ClusterLook
+from services.rebalancer.observers.shared import Shared
+from services.rebalancer.observers.timer import Concern, Observers
 from services.rebalancer.rebalances import Rebalances
 from tests.unit.records import record
 
@@ -28,7 +32,19 @@ async def service(stack) -> AsyncIterator[tuple[Rebalances, MemoryOutbox]]:
 
 
 @pytest.fixture
-async def stack(tmp_path: Path) -> AsyncIterator[tuple[Rebalances, MemoryOutbox, Simulator]]:
+def stack(started: tuple[RebalancerService, Simulator]) -> tuple[Rebalances, MemoryOutbox, Simulator]:
+    service, simulator = started
+    assert isinstance(service.outbox, MemoryOutbox)
+    return service.rebalances, service.outbox, simulator
+
+
+@pytest.fixture
+def observers(started: tuple[RebalancerService, Simulator]) -> Observers:
+    return started[0].observers
+
+
+@pytest.fixture
+async def started(tmp_path: Path) -> AsyncIterator[tuple[RebalancerService, Simulator]]:
     simulator = Simulator(SimulatorSettings(cruise_control_port=free_port(), admin_port=free_port(),
                                             min_execution_s=0.1, proposal_s=0.01,
                                             brokers=["1:/dc1/r1", "2:/dc1/r2", "3:/dc2/r1", "4:/dc2/r2"]))
@@ -37,11 +53,10 @@ async def stack(tmp_path: Path) -> AsyncIterator[tuple[Rebalances, MemoryOutbox,
     await admin.create_topic("a", 8, 2, assignment=[[1, 2]] * 8)  # all on two brokers: something to balance
     cc = CruiseControlClient(CruiseControlSettings(port=simulator.settings.cruise_control_port))
     outbox = MemoryOutbox()
-    rebalancer = RebalancerService(Settings(data_dir=tmp_path), admin=admin, cruise_control=cc,
-                                   outbox=outbox).rebalances
-    await rebalancer.rebuild()
+    service = RebalancerService(Settings(data_dir=tmp_path), admin=admin, cruise_control=cc, outbox=outbox)
+    await service.start()
     try:
-        yield rebalancer, outbox, simulator
+        yield service, simulator
     finally:
         await cc.aclose()
         await admin.aclose()
@@ -76,7 +91,7 @@ async def test_an_action_on_an_unknown_rebalance_is_a_dead_letter(service) -> No
     assert "no rebalance named 'nope'" in letter.reason
 
 
-async def test_remove_disks_empties_a_volume_keeps_it_empty_and_releases_it(service) -> None:
+async def test_remove_disks_empties_a_volume_keeps_it_empty_and_releases_it(service, observers) -> None:
     rebalancer, outbox = service
     admin = rebalancer.admin
     data0, data1 = "/var/kafka/data-0", "/var/kafka/data-1"
@@ -97,9 +112,9 @@ async def test_remove_disks_empties_a_volume_keeps_it_empty_and_releases_it(serv
     # A replica put there behind Ballast's back is moved off at the next look.
     await admin.alter_replica_log_dirs("a", {(0, 1): data1})
     assert data1 in await dirs_of_broker_1()
-    await rebalancer.observe()
+    await observers.look()
     assert set(await dirs_of_broker_1()) == {data0}
-    await rebalancer.observe()
+    await observers.look()
     kept = rebalancer.statuses["drain-1"].condition("DisksEmpty")
     assert kept is not None and kept.status == "True"
     # Released: placement may use it again, and nothing moves it off any more.
@@ -107,7 +122,7 @@ async def test_remove_disks_empties_a_volume_keeps_it_empty_and_releases_it(serv
                                               RebalanceAction(name="drain-1", action="release"), 0)])
     assert rebalancer.statuses["drain-1"].released
     await admin.alter_replica_log_dirs("a", {(0, 1): data1})
-    await rebalancer.observe()
+    await observers.look()
     assert data1 in await dirs_of_broker_1()
 
 
@@ -120,7 +135,8 @@ async def test_remove_disks_naming_a_volume_the_broker_lacks_is_not_ready_with_t
     assert "volume 9 matches no log directories" in (refused.message or "")
 
 
-async def test_a_failed_disk_is_reported_at_the_next_look_and_remediated_when_allowed(stack) -> None:
+async def test_a_failed_disk_is_reported_at_the_next_look_and_remediated_when_allowed(
+        stack, observers) -> None:
     import httpx
 
     from events import BrokerStatus
@@ -129,13 +145,13 @@ async def test_a_failed_disk_is_reported_at_the_next_look_and_remediated_when_al
     rebalancer.tuning = rebalancer.tuning.model_copy(update={"remediate_failed_disks": True})
     data0, data1 = "/var/kafka/data-0", "/var/kafka/data-1"
     await rebalancer.admin.alter_replica_log_dirs("a", {(p, 1): (data0, data1)[p % 2] for p in range(8)})
-    await rebalancer.observe()
+    await observers.look()
     first = {s.broker: s for s in outbox.on(TOPICS.broker_status)}
     assert set(first) == {1, 2, 3, 4} and first[1].condition("LogDirsOffline").status == "False"
     async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{simulator.settings.admin_port}") as sim:
         failed = (await sim.post("/faults/brokers/1/log-dirs/fail", json={"path": data1})).json()
     assert failed["offlineReplicas"] == 4
-    await rebalancer.observe()
+    await observers.look()
     latest: BrokerStatus = outbox.on(TOPICS.broker_status)[-1]
     assert latest.broker == 1 and [(d.path, d.online) for d in latest.log_dirs] == [(data0, True), (data1, False)]
     condition = latest.condition("LogDirsOffline")
@@ -149,11 +165,12 @@ async def test_a_failed_disk_is_reported_at_the_next_look_and_remediated_when_al
     described = (await rebalancer.admin.describe_topics(["a"]))["a"]
     assert [p.offline for p in described.partitions] == [()] * 8
     assert sum(1 for p in described.partitions if 1 in p.replicas) == 4  # those on the healthy disk stay
-    await rebalancer.observe()  # the same failure does not ask again
+    await observers.look()  # the same failure does not ask again
     assert len(outbox.on(TOPICS.rebalance_requests)) == 1
 
 
-async def test_disks_drifting_apart_request_a_disk_rebalance_once_and_not_while_another_runs(stack) -> None:
+async def test_disks_drifting_apart_request_a_disk_rebalance_once_and_not_while_another_runs(
+        stack, observers) -> None:
     from datetime import timedelta
 
     from events import LoadAggregate
@@ -171,16 +188,47 @@ async def test_disks_drifting_apart_request_a_disk_rebalance_once_and_not_while_
 
     rebalancer.recent_load.take(window(1, "/var/kafka/data-0", 900.0))
     rebalancer.recent_load.take(window(1, "/var/kafka/data-1", 700.0))  # within 50 % of the mean: nothing
-    await rebalancer.observe()
+    await observers.look()
     assert outbox.on(TOPICS.rebalance_requests) == []
     rebalancer.recent_load.take(window(2, "/var/kafka/data-0", 900.0))
     rebalancer.recent_load.take(window(2, "/var/kafka/data-1", 100.0))  # 800 MB apart: 160 % of the mean
-    await rebalancer.observe()
+    await observers.look()
     (request,) = outbox.on(TOPICS.rebalance_requests)
     assert request.rebalance_disk and request.auto_approve and request.name.startswith("auto-rebalance-disk-")
-    await rebalancer.observe()  # asked already: its status is there, not finished
+    await observers.look()  # asked already: its status is there, not finished
     assert len(outbox.on(TOPICS.rebalance_requests)) == 1
     await rebalancer.on_request_events([record(TOPICS.rebalance_requests, request, 0)])
     await until(rebalancer, outbox, RebalanceState.READY)
-    await rebalancer.observe()  # finished, but within the cooldown
+    await observers.look()  # finished, but within the cooldown
     assert len(outbox.on(TOPICS.rebalance_requests)) == 1
+
+
+async def test_an_observer_that_fails_is_logged_by_its_concern_and_the_others_still_look(stack, observers) -> None:
+    import httpx
+    from structlog.testing import capture_logs
+
+    from services.common.admin import AdminError
+
+    rebalancer, outbox, simulator = stack
+    looked: list[list[int]] = []
+
+    async def bug(shared: Shared, look: ClusterLook) -> None:
+        raise RuntimeError("a bug in this concern")
+
+    async def refused(shared: Shared, look: ClusterLook) -> None:
+        raise AdminError("the cluster said no")
+
+    async def last(shared: Shared, look: ClusterLook) -> None:
+        looked.append(look.alive)
+
+    observers.concerns = [Concern("bug", bug), Concern("refused", refused), *observers.concerns, Concern("last", last)]
+    async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{simulator.settings.admin_port}") as sim:
+        await sim.post("/faults/brokers/1/log-dirs/fail", json={"path": "/var/kafka/data-1"})
+    reported = len(outbox.on(TOPICS.broker_status))
+    with capture_logs() as logs:
+        await observers.look()
+    failed = {e["concern"]: e["log_level"] for e in logs if "concern" in e}
+    assert failed == {"bug": "error", "refused": "warning"}
+    # The real concerns after them still did their work: broker 1's failed disk is reported.
+    assert [s.broker for s in outbox.on(TOPICS.broker_status)[reported:]] == [1]
+    assert looked == [[1, 2, 3, 4]]
