@@ -87,7 +87,7 @@ dashboard: $(STAMP)
 	$(BIN)/ballast dashboard
 
 test: $(STAMP) $(KAFKA_STAMP) $(SELECTOR_JAR) $(HARNESS_JAR) $(SPARK_JARS_STAMP) $(CHROMIUM)
-	$(BIN)/pytest -q
+	$(BIN)/pytest -q -n 2 --dist loadscope --no-loadscope-reorder
 
 test-unit: $(STAMP)
 	$(BIN)/pytest -q -m 'not integration and not kafka'

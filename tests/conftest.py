@@ -1,11 +1,16 @@
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
 import tempfile
 from pathlib import Path
 
 import pytest
 from hypothesis import settings
+
+from services.local.broker import port_range
+from tests.scheduling import GroupScheduling, rank_of
 
 # `make test` (and CI) runs the property tests on a fixed set of examples, so a run is reproducible and a red build
 # means a change, not a new random draw. To explore further: HYPOTHESIS_PROFILE=explore make test, or pytest
@@ -19,7 +24,32 @@ REPO = Path(__file__).resolve().parents[1]
 # The CLI uses the stack `ballast up` started when nothing else says where the bus is: tests never see a developer's
 # stack (their own `ballast up` runs record theirs here, or in a directory of their own).
 os.environ["BALLAST_STATE_DIR"] = tempfile.mkdtemp(prefix="ballast-test-state-")
+atexit.register(shutil.rmtree, os.environ["BALLAST_STATE_DIR"], ignore_errors=True)
 SHARED = REPO.parent / "shared" / "reference"
+
+
+def _own_port_range() -> None:
+    """Each of `make test`'s workers (pytest-xdist) picks its stacks' ports from a slice of its own, so that two workers
+    starting stacks at once never pick the same port before either has bound it."""
+    worker, count = os.environ.get("PYTEST_XDIST_WORKER"), os.environ.get("PYTEST_XDIST_WORKER_COUNT")
+    if not worker or not count:
+        return
+    low, high = port_range()
+    width = (high - low) // int(count)
+    start = low + width * int(worker.removeprefix("gw"))
+    os.environ["BALLAST_LOCAL_PORTS"] = f"{start}-{start + width}"
+
+
+_own_port_range()
+
+
+def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> GroupScheduling:
+    return GroupScheduling(config, log)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    order = {item.nodeid: index for index, item in enumerate(items)}
+    items.sort(key=lambda item: (rank_of(item.nodeid), order[item.nodeid]))
 
 
 @pytest.fixture(scope="session")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ctypes
 import functools
+import os
 import random
 import ctypes.util
 import signal
@@ -27,12 +28,23 @@ def _ephemeral_low() -> int:
         return 32768
 
 
+def port_range() -> tuple[int, int]:
+    """``BALLAST_LOCAL_PORTS=low-high`` when set (processes that start stacks at the same time, such as the test
+    suite's workers, each take a range of their own, so none picks a port another has picked but not bound yet);
+    otherwise the 12,000 ports below the kernel's ephemeral range."""
+    given = os.environ.get("BALLAST_LOCAL_PORTS")
+    if given:
+        low, _, high = given.partition("-")
+        return int(low), int(high)
+    high = _ephemeral_low()
+    return max(1024, high - 12_000), high
+
+
 def free_port() -> int:
     """A port free on 127.0.0.1 now, taken below the kernel's ephemeral range: a port from that range (what binding
     port 0 gives) can be taken by any outgoing connection between this call and the moment a server binds it, and a
     stack of a dozen processes connecting to each other makes that happen. Never the same port twice in a process."""
-    high = _ephemeral_low()
-    low = max(1024, high - 12_000)
+    low, high = port_range()
     chooser = random.SystemRandom()
     for _ in range(500):
         port = chooser.randrange(low, high)

@@ -1,0 +1,34 @@
+"""How `make test` shares the suite between its workers (pytest-xdist, `-n 2`).
+
+A group of tests runs in one worker, so a stack or cluster its tests share starts once: every test in tests/kafka is
+one group (the real Kafka cluster they share, and the other clusters they start, one at a time rather than beside it
+on two cores); every other module is a group of its own (its module-scoped stack). The longest groups go first, so
+no worker is left with a long one when the other is done.
+
+pytest-xdist's own ``--dist loadgroup`` reads groups from a suffix it writes into each test's node id, which pytest 9
+no longer lets it write; a scheduler that computes the group from the node id needs no suffix.
+"""
+
+from __future__ import annotations
+
+from xdist.scheduler import LoadScopeScheduling
+
+KAFKA = "tests/kafka/"
+ORDER = (KAFKA, "tests/integration/", "tests/unit/")
+
+
+def group_of(nodeid: str) -> str:
+    module = nodeid.split("::", 1)[0]
+    return KAFKA if module.startswith(KAFKA) else module
+
+
+def rank_of(nodeid: str) -> int:
+    """The Kafka group first (the longest), then the modules that start stacks, then the unit tests."""
+    return next((rank for rank, folder in enumerate(ORDER) if nodeid.startswith(folder)), len(ORDER))
+
+
+class GroupScheduling(LoadScopeScheduling):
+    """Whole groups to a worker, in the order the suite was collected in (``pytest_collection_modifyitems``)."""
+
+    def _split_scope(self, nodeid: str) -> str:
+        return group_of(nodeid)
