@@ -155,6 +155,11 @@ class ReplicasChangeSettings(BaseModel):
 class ReconcilerSettings(BaseModel):
     # Full comparison of desired and actual state; catches topics deleted or changed outside Ballast.
     resync_interval_s: float = Field(default=10.0, gt=0)
+    # A topic whose action the cluster refused (a config or RF it does not take, no authorization: the cluster-admin
+    # port's permanent errors) is acted on again only after this backoff, doubling up to the max, or at once when its
+    # spec changes; every resync would only be refused again. Temporary failures are retried at the next resync.
+    retry_initial_s: float = Field(default=30.0, gt=0)
+    retry_max_s: float = Field(default=300.0, gt=0)
 
 
 class AutoRebalanceSettings(BaseModel):

@@ -45,7 +45,7 @@ from services.common.cruise_control.errors import (
     MalformedAnswer,
 )
 from services.common.cruise_control.models import BrokerLoads, ExecutorState, OptimizationResult, TaskStatus, UserTask
-from services.common.cruise_control.retry import backoff
+from services.common.retry import backoff
 from services.domain import drift
 from services.rebalancer.statuses import TERMINAL, S, fresh, new_reason, update, without
 from events.conditions import (

@@ -24,7 +24,7 @@ from datetime import datetime
 
 from events import ReplicasChangeRecord
 from services.common.cruise_control.topic_names import topic_regex
-from services.common.cruise_control.retry import backoff
+from services.common.retry import backoff
 from services.replicas_change.logic import PENDING
 
 # Cruise Control's own messages (RunnableUtils and UpdateTopicConfigurationRunnable in its source).

@@ -48,7 +48,8 @@ class TopicReconciler:
         self.supervisor = Supervisor(self.app, self.dead_letters)
         admin = admin or make_cluster_admin(settings.cluster_admin)
         placing = Placing(admin, self.outbox, settings.placement, utcnow)
-        self.reconciler = Reconciler(admin, self.outbox, placing, utcnow, fence=lambda names: self.intake.fence(names))
+        self.reconciler = Reconciler(admin, self.outbox, placing, utcnow, fence=lambda names: self.intake.fence(names),
+                                     settings=settings.reconciler)
         self.intake = Intake(self.reconciler, self.dead_letters, shards=shards, lease=lease,
                              load_max_age_s=settings.placement.load_max_age_s)
         # How old the last batch of spec events was on arrival, and how long handling it took (seconds).

@@ -12,6 +12,7 @@ from events.models import TopicOrigin
 from events.topics import reserved_topic
 from services.common.admin import TopicDescription
 from services.common.busio import Stored
+from services.topic_reconciler.refusals import Refusal
 
 
 @dataclass
@@ -36,6 +37,9 @@ class TopicMemory:
     # the last status built (to skip building one that cannot differ).
     outcome: tuple[str | None, list[Any]] = (None, [])
     status_inputs: tuple[Any, ...] | None = None
+    # The cluster's last permanent refusal of its actions, which the topic waits out (``refusals``). Not on the bus:
+    # a restarted or new owner asks once more.
+    refusal: Refusal | None = None
 
 
 @dataclass

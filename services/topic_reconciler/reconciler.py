@@ -1,6 +1,7 @@
 """The topic reconciler's work on the cluster: compare each topic's spec with the cluster, act through the admin
 port (placing replicas through ``placing``), ask the replicas-change service for replication-factor changes, and
-publish every status that changed. Decisions are ``logic``'s; this executes them."""
+publish every status that changed. Decisions are ``logic``'s (and ``refusals``': when a topic the cluster refused is
+acted on again); this executes them."""
 
 from __future__ import annotations
 
@@ -15,8 +16,9 @@ from events.limits import MAX_RECORD_BYTES
 from services.common.admin import AdminError, ClusterAdmin
 from services.common.logging import correlation, get_logger
 from services.common.outbox import Outbox
+from services.common.settings import ReconcilerSettings
 from services.placement.model import PlacementError
-from services.topic_reconciler import logic
+from services.topic_reconciler import logic, refusals
 from services.topic_reconciler.memory import Memory, TopicMemory
 from services.topic_reconciler.placing import Placing
 from services.topic_reconciler.status import StatusPublisher
@@ -32,8 +34,9 @@ DESCRIBE_AGAIN_ATTEMPTS = 6
 
 class Reconciler:
     def __init__(self, admin: ClusterAdmin, outbox: Outbox, placing: Placing, clock: Callable[[], datetime], *,
-                 fence: Callable[[Iterable[str]], set[str]]) -> None:
+                 fence: Callable[[Iterable[str]], set[str]], settings: ReconcilerSettings | None = None) -> None:
         self.admin = admin
+        self.settings = settings or ReconcilerSettings()
         self.outbox = outbox
         self.placing = placing
         self.memory = Memory()
@@ -97,25 +100,55 @@ class Reconciler:
         alive = len(self.alive_brokers) if self.alive_brokers is not None else None
         topic.origin = logic.origin_now(topic.origin, spec, topic.actual)
         plan = logic.plan(spec, topic.actual, topic.change, topic.placeholders, alive, topic.origin)
-        error = None
-        for action in plan.actions:
-            try:
-                sends.extend(await self._execute(topic, action))
-            except (AdminError, PlacementError) as exc:
-                # Temporary or permanent, the topic is retried at the next resync (brokers may return, a spec
-                # may change); the status says why it is not there yet.
-                error = f"{type(action).__name__} failed: {exc}"
-                log.warning("reconcile action failed", action=type(action).__name__, error=str(exc))
-        if any(isinstance(a, logic.CreateTopic | logic.DeleteTopic | logic.CreatePartitions) for a in plan.actions):
+        now = self._now()
+        if refusals.may_act(topic.refusal, topic.generation, plan.actions, now):
+            acted = plan.actions
+            error = await self._act(topic, plan.actions, sends, now)
+        else:
+            # The same request would be refused again: the topic keeps the refusal's message until its next attempt.
+            assert topic.refusal is not None
+            acted, error = [], topic.refusal.message
+        if any(isinstance(a, logic.CreateTopic | logic.DeleteTopic | logic.CreatePartitions) for a in acted):
             await self._describe_again(name, topic, expect=_expected_partitions(plan.actions))
             topic.origin = logic.origin_now(topic.origin, spec, topic.actual)
-            if topic.placeholders is not None and any(isinstance(a, logic.CreateTopic) for a in plan.actions):
+            if topic.placeholders is not None and any(isinstance(a, logic.CreateTopic) for a in acted):
                 plan.warnings.append(logic.under_replicated_condition(topic.placeholders, alive))
         if logic.placeholders_filled(topic.placeholders, topic.actual, spec):
             sends.append(await self._close_placeholders(topic))
         topic.outcome = (error, plan.warnings)
         sends.extend(await self.statuses.publish(name, topic, error=error, warnings=plan.warnings))
         return sends
+
+    async def _act(self, topic: TopicMemory, actions: list[logic.Action], sends: Sends, now: datetime) -> str | None:
+        """Carry out ``actions``; the status's error when one failed. A permanent refusal is remembered, for the
+        topic to wait out (``refusals``); anything else is tried again at the next resync."""
+        error: str | None = None
+        refused: list[logic.Action] = []
+        failure = ""
+        for action in actions:
+            try:
+                sends.extend(await self._execute(topic, action))
+            except AdminError as exc:
+                if exc.temporary:
+                    error = refusals.temporary(f"{type(action).__name__} failed: {exc}")
+                    log.warning("reconcile action failed; retried at the next resync", action=type(action).__name__,
+                                error=str(exc))
+                else:
+                    refused.append(action)
+                    failure = f"{type(action).__name__} failed: {exc}"
+            except PlacementError as exc:
+                # Brokers may return or join: the placement is tried again at the next resync.
+                error = f"{type(action).__name__} failed: {exc}"
+                log.warning("reconcile action failed", action=type(action).__name__, error=str(exc))
+        if not refused:
+            topic.refusal = None
+            return error
+        topic.refusal = refusals.refused(topic.refusal, refused, failure, topic.generation, now,
+                                         initial_s=self.settings.retry_initial_s, max_s=self.settings.retry_max_s)
+        log.warning("reconcile action refused by the cluster; not asked again until the backoff has passed or the "
+                    "spec changes", actions=[type(a).__name__ for a in refused], error=failure,
+                    attempts=topic.refusal.attempts, next_attempt_at=topic.refusal.next_attempt_at.isoformat())
+        return topic.refusal.message
 
     async def _describe_again(self, name: str, topic: TopicMemory, *, expect: int | None) -> None:
         """``expect``: the partitions a create or growth just asked for. A real Kafka answers from each broker's

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import timedelta
 
 from services.common.cruise_control.models import UserTask
-from services.common.cruise_control.retry import backoff
+from services.common.retry import backoff
 
 
 def task(url: str | None) -> UserTask:

@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from datetime import UTC, datetime, timedelta
 
 from events import LoadAggregate
-from services.common.admin import AdminError, LogDirInfo, LogDirReplica, Unsupported
+from services.common.admin import AdminError, ClusterUnavailable, LogDirInfo, LogDirReplica, Unsupported
 from services.topic_reconciler.placements import PlacementLedger
 from services.common.recent_load import RecentLoad
 
@@ -69,7 +69,7 @@ async def test_the_next_placement_counts_the_replicas_just_sent() -> None:
 
 
 async def test_a_failed_choice_leaves_the_topic_to_the_brokers_and_opted_out_specs_are_not_asked() -> None:
-    admin = Admin(AdminError("broker 1 is down"))
+    admin = Admin(ClusterUnavailable("broker 1 is down"))
     event = await ledger(admin).placed("a", "create", {0: [1]}, load_aware=True)
     assert event.placed[0].log_dir is None and len(admin.calls) == 1
     quiet = Admin()

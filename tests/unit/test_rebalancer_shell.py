@@ -207,7 +207,7 @@ async def test_an_observer_that_fails_is_logged_by_its_concern_and_the_others_st
     import httpx
     from structlog.testing import capture_logs
 
-    from services.common.admin import AdminError
+    from services.common.admin import OperationRefused
 
     rebalancer, outbox, simulator = stack
     looked: list[list[int]] = []
@@ -216,7 +216,7 @@ async def test_an_observer_that_fails_is_logged_by_its_concern_and_the_others_st
         raise RuntimeError("a bug in this concern")
 
     async def refused(shared: Shared, look: ClusterLook) -> None:
-        raise AdminError("the cluster said no")
+        raise OperationRefused("the cluster said no")
 
     async def last(shared: Shared, look: ClusterLook) -> None:
         looked.append(look.alive)

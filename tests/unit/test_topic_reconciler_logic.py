@@ -211,3 +211,34 @@ def test_the_status_predicts_the_change_with_the_replicas_change_services_own_ru
         predicted = rules.expected_change(current, request, 5, now)
         recorded = on_command(current, ReplicasChangeCommand(topic="t", target_replicas=3, generation=5), now, None)
         assert predicted == recorded, current
+
+
+def test_a_refused_topic_waits_out_the_backoff_unless_its_spec_or_the_plan_changes() -> None:
+    from services.topic_reconciler import refusals
+
+    alter = logic.AlterConfig("t", {"min.cleanable.dirty.ratio": "2"})
+    first = refusals.refused(None, [alter], "AlterConfig failed: Invalid value 2", 5, NOW, initial_s=30, max_s=100)
+    assert (first.attempts, first.next_attempt_at) == (1, NOW + timedelta(seconds=30))
+    assert first.message == ("AlterConfig failed: Invalid value 2 (refused: tried again after 2026-11-22T12:00:30Z, "
+                             "or at once when the spec changes)")
+    assert refusals.may_act(None, 5, [alter], NOW)
+    assert not refusals.may_act(first, 5, [alter], NOW + timedelta(seconds=10)), "the next resync leaves it"
+    assert refusals.may_act(first, 5, [alter], NOW + timedelta(seconds=30)), "the backoff has passed"
+    assert refusals.may_act(first, 6, [alter], NOW + timedelta(seconds=1)), "a new spec is acted on at once"
+    # The cluster changed under the refusal (the topic deleted meanwhile): what is planned now was not refused.
+    assert refusals.may_act(first, 5, [logic.CreateTopic("t", 3, 3, {})], NOW + timedelta(seconds=1))
+    assert refusals.may_act(first, 5, [], NOW + timedelta(seconds=1))
+    # Refused again: twice the wait, up to the cap; a new generation's first refusal starts over.
+    later = NOW + timedelta(seconds=30)
+    second = refusals.refused(first, [alter], "AlterConfig failed: Invalid value 2", 5, later, initial_s=30, max_s=100)
+    assert (second.attempts, second.next_attempt_at) == (2, later + timedelta(seconds=60))
+    third = refusals.refused(second, [alter], "x", 5, later, initial_s=30, max_s=100)
+    assert third.next_attempt_at == later + timedelta(seconds=100)
+    assert refusals.refused(third, [alter], "x", 6, later, initial_s=30, max_s=100).attempts == 1
+
+
+def test_a_temporary_failure_says_it_is_tried_again_at_the_next_resync() -> None:
+    from services.topic_reconciler import refusals
+
+    assert refusals.temporary("CreateTopic failed: cluster admin unreachable: ConnectError") == (
+        "CreateTopic failed: cluster admin unreachable: ConnectError (temporary: tried again at the next resync)")

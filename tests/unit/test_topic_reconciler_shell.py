@@ -3,18 +3,24 @@ would, the bus an in-memory outbox, the cluster the simulator's admin API."""
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import AsyncIterator
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from events import TOPICS, TopicSpec, TopicStatus
+from events import TOPICS, Condition, TopicSpec, TopicStatus
 from services.cluster_sim.app import Simulator
+from services.common.admin import ClusterUnavailable
 from services.common.admin.simulator import SimulatorClusterAdmin
 from services.common.outbox import MemoryOutbox
-from services.common.settings import Settings, SimulatorSettings
+from services.common.settings import PlacementSettings, ReconcilerSettings, Settings, SimulatorSettings
 from services.local.broker import free_port
 from services.topic_reconciler.app import TopicReconciler
+from services.topic_reconciler.placing import Placing
+from services.topic_reconciler.reconciler import Reconciler
 from tests.unit.records import Message, Record, record
 
 
@@ -77,3 +83,108 @@ async def test_an_rf_change_is_a_command_to_the_replicas_change_service(reconcil
     (command,) = outbox.on(TOPICS.replicas_commands)
     assert (command.topic, command.target_replicas, command.generation) == ("logs", 3, 2)
     assert statuses(outbox, "logs")[-1].replicas_change.state == "pending"  # type: ignore[union-attr]
+
+
+# -- temporary and permanent failures (the cluster-admin port's policy) --------------------------------------------
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)
+
+    def __call__(self) -> datetime:
+        return self.now
+
+    def advance(self, seconds: float) -> None:
+        self.now += timedelta(seconds=seconds)
+
+
+class Failing:
+    """The simulator's admin, failing the operations it is told to fail and counting every call."""
+
+    def __init__(self, admin: SimulatorClusterAdmin) -> None:
+        self.admin = admin
+        self.failures: dict[str, Exception] = {}
+        self.calls: Counter[str] = Counter()
+
+    def __getattr__(self, name: str) -> Any:
+        real = getattr(self.admin, name)
+
+        async def call(*args: Any, **kwargs: Any) -> Any:
+            self.calls[name] += 1
+            if (error := self.failures.get(name)) is not None:
+                raise error
+            return await real(*args, **kwargs)
+        return call
+
+
+@pytest.fixture
+async def refusing() -> AsyncIterator[tuple[Reconciler, Failing, Clock, MemoryOutbox]]:
+    simulator = Simulator(SimulatorSettings(cruise_control_port=free_port(), admin_port=free_port(),
+                                            brokers=["1:/dc1/r1", "2:/dc1/r2", "3:/dc2/r1"]))
+    await simulator.start()
+    admin = Failing(SimulatorClusterAdmin(f"http://127.0.0.1:{simulator.settings.admin_port}"))
+    clock, outbox = Clock(), MemoryOutbox()
+    placing = Placing(admin, outbox, PlacementSettings(), clock)  # type: ignore[arg-type]
+    reconciler = Reconciler(admin, outbox, placing, clock, fence=set,  # type: ignore[arg-type]
+                            settings=ReconcilerSettings(retry_initial_s=30, retry_max_s=120))
+    try:
+        yield reconciler, admin, clock, outbox
+    finally:
+        await admin.aclose()
+        await simulator.stop()
+
+
+async def applied(reconciler: Reconciler, spec: TopicSpec, offset: int) -> None:
+    """A spec record at ``offset``, as the intake hands it over: remembered, then reconciled at once."""
+    reconciler.memory.apply_spec(spec.name, spec, offset, "c")
+    await reconciler.reconcile([spec.name])
+
+
+def ready(outbox: MemoryOutbox, topic: str) -> Condition:
+    condition = statuses(outbox, topic)[-1].condition("Ready")
+    assert condition is not None
+    return condition
+
+
+async def test_a_permanent_refusal_waits_out_the_backoff_and_a_new_spec_is_tried_at_once(refusing) -> None:
+    reconciler, admin, clock, outbox = refusing
+    await applied(reconciler, TopicSpec(name="t", partitions=1, replicas=2), 0)
+    # A value the cluster refuses, as Kafka does (the simulator answers 400: permanent).
+    await applied(reconciler, TopicSpec(name="t", partitions=1, replicas=2,
+                                        config={"min.cleanable.dirty.ratio": "2"}), 1)
+    assert admin.calls["alter_configs"] == 1
+    refused = ready(outbox, "t")
+    assert refused.reason == "ReconcileError" and "AlterConfig failed: " in (refused.message or "")
+    assert "(refused: tried again after 2026-11-22T12:00:30Z, or at once when the spec changes)" in (
+        refused.message or "")
+    published = len(statuses(outbox, "t"))
+    clock.advance(10)
+    await reconciler.resync()  # the next resync: not asked again, and the status keeps the refusal
+    assert admin.calls["alter_configs"] == 1 and len(statuses(outbox, "t")) == published
+    clock.advance(21)
+    await reconciler.resync()  # the backoff has passed: asked again, refused again, twice the wait
+    assert admin.calls["alter_configs"] == 2
+    assert "tried again after 2026-11-22T12:01:31Z" in (ready(outbox, "t").message or "")
+    # A new spec is acted on at once, backoff or not.
+    clock.advance(1)
+    await applied(reconciler, TopicSpec(name="t", partitions=1, replicas=2,
+                                        config={"min.cleanable.dirty.ratio": "0.2"}), 2)
+    assert admin.calls["alter_configs"] == 3
+    assert statuses(outbox, "t")[-1].ready and reconciler.memory["t"].refusal is None
+
+
+async def test_a_temporary_failure_is_tried_again_at_the_next_resync(refusing) -> None:
+    reconciler, admin, clock, outbox = refusing
+    await applied(reconciler, TopicSpec(name="t", partitions=1, replicas=2), 0)
+    admin.failures["alter_configs"] = ClusterUnavailable("cluster admin unreachable: ConnectError: refused")
+    await applied(reconciler, TopicSpec(name="t", partitions=1, replicas=2, config={"retention.ms": "60000"}), 1)
+    assert ready(outbox, "t").message == ("AlterConfig failed: cluster admin unreachable: ConnectError: refused "
+                                          "(temporary: tried again at the next resync)")
+    assert reconciler.memory["t"].refusal is None
+    clock.advance(10)
+    await reconciler.resync()
+    assert admin.calls["alter_configs"] == 2
+    del admin.failures["alter_configs"]
+    clock.advance(10)
+    await reconciler.resync()
+    assert admin.calls["alter_configs"] == 3 and statuses(outbox, "t")[-1].ready

@@ -20,7 +20,7 @@ from rich.table import Table
 from services.cli.output import Output, OutputOption, chosen, console, emit, err, fail
 from services.common.admin import INTRA_BROKER_THROTTLE, AdminError
 from services.common.admin.factory import make_cluster_admin
-from services.common.admin.port import ClusterAdmin, LogDirInfo, Unsupported
+from services.common.admin.port import ClusterAdmin, LogDirInfo, UnknownTopic, Unsupported
 from services.common.settings import get_settings
 
 log_dirs_app = typer.Typer(help="Log directories (JBOD): describe them, move replicas between them.",
@@ -273,13 +273,13 @@ async def _move(wanted: list[Wanted], brokers: list[int], timeout_s: float, thro
                 throttled.append(broker)
         described = await admin.describe_topics(sorted({w.topic for w in wanted}))
         if missing := sorted({w.topic for w in wanted if described.get(w.topic) is None}):
-            raise AdminError(f"no such topic(s): {', '.join(missing)}")
+            raise UnknownTopic(f"no such topic(s): {', '.join(missing)}")
         reassign: dict[str, dict[int, list[int]]] = {}
         for w in wanted:
             topic = described[w.topic]
             assert topic is not None
             if w.partition >= len(topic.partitions):
-                raise AdminError(f"{w.topic} has no partition {w.partition}")
+                raise UnknownTopic(f"{w.topic} has no partition {w.partition}")
             if tuple(topic.partitions[w.partition].replicas) != w.replicas:
                 reassign.setdefault(w.topic, {})[w.partition] = list(w.replicas)
         for topic, replicas in reassign.items():

@@ -23,14 +23,17 @@ from services.common.admin.port import (
     AdminError,
     Assignment,
     BrokerInfo,
+    ClusterUnavailable,
     LogDirInfo,
     LogDirReplica,
+    OperationRefused,
     PartitionInfo,
     Reassignment,
     ReplicaInfo,
     TopicAlreadyExists,
     TopicDescription,
     UnknownTopic,
+    UnreadableAnswer,
 )
 
 T = TypeVar("T")
@@ -54,14 +57,38 @@ def _reason(exc: Exception) -> str:
     return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
 
 
+# Kafka does not call these retriable, but each only says the cluster is changing under the request: a broker this
+# client's metadata does not know yet (it joined or moved) or one that is down, another reassignment of the partition
+# still running (Cruise Control executing). The same request succeeds once that is over.
+_MOMENTARY = (kafka_errors.UnknownBrokerIdError, kafka_errors.BrokerNotAvailableError,
+              kafka_errors.ReassignmentInProgressError)
+
+
+def _temporary(kind: type[BaseException]) -> bool:
+    """Kafka's own word (``retriable``) decides, with connections and timeouts, which never reached the cluster."""
+    return bool(getattr(kind, "retriable", False)) or issubclass(kind, (*_MOMENTARY, OSError, TimeoutError))
+
+
 def _admin_error(exc: Exception) -> AdminError:
+    """The port's kind of a failure of the client (see the port's policy)."""
     if isinstance(exc, AdminError):
         return exc
     if isinstance(exc, kafka_errors.TopicAlreadyExistsError):
         return TopicAlreadyExists(_reason(exc))
     if isinstance(exc, kafka_errors.UnknownTopicOrPartitionError):
         return UnknownTopic(_reason(exc))
-    return AdminError(_reason(exc))
+    if _temporary(type(exc)):
+        return ClusterUnavailable(_reason(exc))
+    # A refusal of Kafka's; or the client failed on the request itself, which it would do again.
+    return OperationRefused(_reason(exc))
+
+
+def _answered(error: str, message: str) -> AdminError:
+    """An ``error`` kafka-python hands back as text ("InvalidConfigurationError: ..."): the kind its name says."""
+    kind = getattr(kafka_errors, error.split(":", 1)[0].strip(), None)
+    if not (isinstance(kind, type) and issubclass(kind, kafka_errors.KafkaError)):
+        return UnreadableAnswer(message)
+    return ClusterUnavailable(message) if _temporary(kind) else OperationRefused(message)
 
 
 def _check(errors: Mapping[Any, Any], what: str) -> None:
@@ -72,7 +99,7 @@ def _check(errors: Mapping[Any, Any], what: str) -> None:
         key, error = next(iter(failed.items()))
         name = error.__name__ if isinstance(error, type) else type(error).__name__
         exc = error() if isinstance(error, type) else error
-        raise _admin_error(exc) if isinstance(exc, Exception) else AdminError(f"{what} {key}: {name}")
+        raise _admin_error(exc) if isinstance(exc, Exception) else UnreadableAnswer(f"{what} {key}: {name}")
 
 
 class KafkaClusterAdmin:
@@ -108,7 +135,7 @@ class KafkaClusterAdmin:
         for tries in range(1, READ_ATTEMPTS + 1):
             try:
                 return await asyncio.to_thread(attempt)
-            except Exception as exc:  # noqa: BLE001 -- every client failure becomes the port's AdminError
+            except Exception as exc:  # noqa: BLE001 -- every client failure becomes one of the port's kinds
                 retriable = getattr(exc, "retriable", False) or isinstance(exc, kafka_errors.UnknownBrokerIdError)
                 if read and tries < READ_ATTEMPTS and retriable:
                     await asyncio.sleep(RETRY_BACKOFF_S * tries)
@@ -241,7 +268,7 @@ class KafkaClusterAdmin:
         for per_kind in answer.values():
             for resource_name, result in per_kind.items():
                 if result != "OK":
-                    raise AdminError(f"altering configs of {kind.name.lower()} {resource_name} failed: {result}")
+                    raise _answered(result, f"altering configs of {kind.name.lower()} {resource_name} failed: {result}")
 
     # -- moving replicas ---------------------------------------------------------------------------------------
 
@@ -284,7 +311,7 @@ class KafkaClusterAdmin:
             if not pending:
                 return
             if asyncio.get_running_loop().time() > deadline:
-                raise AdminError(f"replicas not available on their brokers within {self._timeout_s:.0f} s: "
+                raise ClusterUnavailable(f"replicas not available on their brokers within {self._timeout_s:.0f} s: "
                                  + ", ".join(f"{r.topic}-{r.partition} on {r.broker_id}" for r in pending))
             moves = pending
             await asyncio.sleep(0.2)

@@ -1,5 +1,23 @@
 """The port every service uses to read and change the managed cluster (adapters: ``kafka``, ``simulator``; the
-one the settings ask for: ``factory``)."""
+one the settings ask for: ``factory``).
+
+Its failures, sorted into temporary and permanent ones, once, here; the adapters only say which class a failure is.
+Every class says which it is (``temporary``), once; ``AdminError`` itself is never raised. Temporary
+(``ClusterUnavailable``): the cluster could not be reached or did not answer in time, answered with an error Kafka
+itself calls retriable (NotController, LeaderNotAvailable, RequestTimedOut, NotEnoughReplicas, ...), or with one
+that only says it is changing under the request (a broker down or not known yet, another reassignment of the
+partition running): the same request may succeed in a moment. Permanent (``OperationRefused`` and its kinds): the
+cluster refused the operation itself (InvalidReplicationFactor, InvalidPartitions, PolicyViolation,
+InvalidConfiguration, an authorization failure, a topic that does not exist or already does, an operation the
+adapter cannot do on its cluster), or answered something the adapter cannot read (``UnreadableAnswer``): asking the
+same again gets the same answer.
+
+What follows from each kind: the topic reconciler tries a temporary failure again at its next resync; a permanent
+one keeps the refusal's message in the topic's status and is asked again only after the one backoff
+(``services.common.retry.backoff``, as Cruise Control's permanent refusals are), in case the cluster changed (ACLs
+granted, a policy relaxed), or at once when the topic's spec changes (``services/topic_reconciler/refusals.py``). A
+read the services could not make is made again at their next look, whatever the kind: reading changes nothing.
+"""
 
 from __future__ import annotations
 
@@ -15,19 +33,44 @@ INTRA_BROKER_THROTTLE = "replica.alter.log.dirs.io.max.bytes.per.second"
 
 
 class AdminError(Exception):
-    """The managed cluster refused or failed an admin operation."""
+    """The managed cluster refused or failed an admin operation (the module's policy says what follows)."""
+
+    # Decided by each subclass (tests/unit/test_admin_errors.py checks that every one does).
+    temporary: bool
 
 
-class UnknownTopic(AdminError):
-    pass
+class ClusterUnavailable(AdminError):
+    """The cluster could not be reached, did not answer in time, or answered with an error Kafka calls retriable."""
+
+    temporary = True
 
 
-class TopicAlreadyExists(AdminError):
-    pass
+class OperationRefused(AdminError):
+    """The cluster refused the operation itself (invalid replication factor or partitions, a policy, a config,
+    authorization), or the client could not make it: the same request gets the same answer."""
+
+    temporary = False
 
 
-class Unsupported(AdminError):
+class UnknownTopic(OperationRefused):
+    temporary = False
+
+
+class TopicAlreadyExists(OperationRefused):
+    temporary = False
+
+
+class Unsupported(OperationRefused):
     """This adapter cannot do this operation on its cluster."""
+
+    temporary = False
+
+
+class UnreadableAnswer(OperationRefused):
+    """The cluster answered, but not in a shape the adapter reads (not JSON, an error it cannot name): asking again
+    gets the same answer (a version the adapter does not know, a proxy in between)."""
+
+    temporary = False
 
 
 @dataclass(frozen=True)

@@ -12,14 +12,17 @@ from services.common.admin.port import (
     AdminError,
     Assignment,
     BrokerInfo,
+    ClusterUnavailable,
     LogDirInfo,
     LogDirReplica,
+    OperationRefused,
     PartitionInfo,
     Reassignment,
     ReplicaInfo,
     TopicAlreadyExists,
     TopicDescription,
     UnknownTopic,
+    UnreadableAnswer,
     Unsupported,
 )
 
@@ -49,6 +52,19 @@ def _racks(document: dict[str, Any]) -> dict[int, str | None]:
     return {int(b): rack for b, rack in document.get("racks", {}).items()}
 
 
+# 4xx answers that refuse the moment, not the request (a proxy's request timeout, its rate limit).
+_NOT_NOW = (408, 429)
+
+
+def _refusal(response: httpx.Response) -> AdminError:
+    """An error answer's kind (the port's policy): the server's own trouble (5xx: it, or a proxy before it, cannot
+    answer now) is temporary; a refusal of the request (4xx) is permanent."""
+    if response.status_code >= 500 or response.status_code in _NOT_NOW:
+        return ClusterUnavailable(_error_text(response))
+    kind = {404: UnknownTopic, 409: TopicAlreadyExists}.get(response.status_code, OperationRefused)
+    return kind(_error_text(response))
+
+
 def _error_text(response: httpx.Response) -> str:
     """The error an answer carries: its JSON ``error``, or the start of whatever body a proxy or server sent."""
     try:
@@ -67,18 +83,20 @@ class SimulatorClusterAdmin:
     async def _call(self, method: str, path: str, **kwargs: Any) -> Any:
         try:
             response = await self._http.request(method, path, **kwargs)
-        except httpx.HTTPError as exc:
-            raise AdminError(f"cluster admin unreachable: {type(exc).__name__}: {exc}") from exc
+        except httpx.TransportError as exc:  # connecting, timeouts, a connection cut mid-answer
+            raise ClusterUnavailable(f"cluster admin unreachable: {type(exc).__name__}: {exc}") from exc
+        except httpx.HTTPError as exc:  # an answer httpx cannot decode, redirects without end
+            raise UnreadableAnswer(f"cluster admin answered {method} {path} unreadably: {type(exc).__name__}: "
+                                   f"{exc}") from exc
         if response.status_code >= 400:
-            error = {404: UnknownTopic, 409: TopicAlreadyExists}.get(response.status_code, AdminError)
-            raise error(_error_text(response))
+            raise _refusal(response)
         if not response.content:
             return None
         try:
             return response.json()
         except ValueError as exc:
-            raise AdminError(f"cluster admin answered {method} {path} with a body that is not JSON "
-                             f"({len(response.content):,} bytes)") from exc
+            raise UnreadableAnswer(f"cluster admin answered {method} {path} with a body that is not JSON "
+                                   f"({len(response.content):,} bytes)") from exc
 
     async def brokers(self) -> list[BrokerInfo]:
         data = await self._call("GET", "brokers")

@@ -5,7 +5,8 @@ practice. Messages are short and readable: they end up in users' status events.
 
 Every class says which it is (``temporary``), once. The policy both services follow: a temporary error
 (unreachable, credentials, the load model not ready or warming up, another execution, servlet full, a task Cruise
-Control forgot, a proposal still computing) keeps the state and is retried with the one backoff (``retry.backoff``).
+Control forgot, a proposal still computing) keeps the state and is retried with the one backoff
+(``services.common.retry.backoff``, which the cluster-admin port's errors follow too).
 A permanent one is not retried as it was: Cruise Control refused the request itself (``RequestRejected``), or
 answered something Ballast cannot read (``MalformedAnswer``). The rebalancer marks the rebalance NotReady until the
 request is changed or refreshed; the replicas-change service pins a refusal on the changes it names (``isolation``),

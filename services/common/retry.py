@@ -1,4 +1,5 @@
-"""When to ask Cruise Control again after a refusal or an unreachable moment: one rule for every service."""
+"""When to try again after a refusal or an unreachable moment: one rule for every service and every port (Cruise
+Control's, the cluster admin's)."""
 
 from __future__ import annotations
 

@@ -1,0 +1,168 @@
+"""The cluster-admin port's one error policy: every error class says once whether it is temporary, and both adapters
+sort what their cluster answers into those classes (the Kafka one by Kafka's own ``retriable``, the simulator's by
+HTTP status)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import httpx
+import pytest
+from kafka import TopicPartition
+from kafka import errors as kafka_errors
+
+import services.common.admin.port as port
+from services.common.admin import (
+    AdminError,
+    ClusterUnavailable,
+    OperationRefused,
+    TopicAlreadyExists,
+    UnknownTopic,
+    UnreadableAnswer,
+)
+from services.common.admin.kafka import KafkaClusterAdmin
+from services.common.admin.simulator import SimulatorClusterAdmin
+
+
+def test_every_error_says_once_whether_it_is_temporary() -> None:
+    def concrete(cls: type) -> list[type]:
+        return [c for sub in cls.__subclasses__() for c in [sub, *concrete(sub)]]
+
+    kinds = concrete(port.AdminError)
+    assert "temporary" not in vars(port.AdminError), "the base decides nothing"
+    assert {k.__name__ for k in kinds} >= {"ClusterUnavailable", "OperationRefused", "UnknownTopic",
+                                           "TopicAlreadyExists", "Unsupported", "UnreadableAnswer"}
+    assert not [k.__name__ for k in kinds if "temporary" not in vars(k)], "each class decides, none inherits it"
+    assert [k.__name__ for k in kinds if k.temporary] == ["ClusterUnavailable"]
+    permanent = [k for k in kinds if not k.temporary and k is not port.OperationRefused]
+    assert all(issubclass(k, port.OperationRefused) for k in permanent)
+
+
+# -- the Kafka adapter ---------------------------------------------------------------------------------------------
+
+class Client:
+    """A KafkaAdminClient whose every call fails as told, or answers ``answer``."""
+
+    def __init__(self, error: Exception | None = None, answer: Any = None) -> None:
+        self.error, self.answer = error, answer
+        self.closed = False
+
+    def __getattr__(self, name: str) -> Any:
+        def call(*args: Any, **kwargs: Any) -> Any:
+            if self.error is not None:
+                raise self.error
+            return self.answer
+        return call
+
+    def close(self) -> None:
+        self.closed = True
+
+
+def kafka_admin(client: Client) -> KafkaClusterAdmin:
+    admin = KafkaClusterAdmin({"bootstrap_servers": "127.0.0.1:1"}, timeout_s=1)
+    admin._client = client  # type: ignore[assignment]
+    return admin
+
+
+@pytest.mark.parametrize(("error", "kind"), [
+    # Kafka's retriable errors, and what never reached the cluster.
+    (kafka_errors.NotControllerError(), ClusterUnavailable),
+    (kafka_errors.LeaderNotAvailableError(), ClusterUnavailable),
+    (kafka_errors.RequestTimedOutError(), ClusterUnavailable),
+    (kafka_errors.NotEnoughReplicasError(), ClusterUnavailable),
+    (kafka_errors.KafkaConnectionError("refused"), ClusterUnavailable),
+    (kafka_errors.KafkaTimeoutError("no answer"), ClusterUnavailable),
+    (kafka_errors.NodeNotReadyError(), ClusterUnavailable),
+    (ConnectionResetError("reset by peer"), ClusterUnavailable),
+    # Not retriable to Kafka, but only the cluster changing under the request.
+    (kafka_errors.ReassignmentInProgressError(), ClusterUnavailable),
+    (kafka_errors.UnknownBrokerIdError(), ClusterUnavailable),
+    # The cluster refusing the operation itself.
+    (kafka_errors.InvalidReplicationFactorError("Replication factor: 4 larger than available brokers: 3."),
+     OperationRefused),
+    (kafka_errors.InvalidPartitionsError("Topic currently has 3 partitions, 2 would not be an increase."),
+     OperationRefused),
+    (kafka_errors.PolicyViolationError(), OperationRefused),
+    (kafka_errors.InvalidConfigurationError(), OperationRefused),
+    (kafka_errors.TopicAuthorizationFailedError(), OperationRefused),
+    (kafka_errors.ClusterAuthorizationFailedError(), OperationRefused),
+    (kafka_errors.TopicAlreadyExistsError(), TopicAlreadyExists),
+    (kafka_errors.UnknownTopicOrPartitionError(), UnknownTopic),
+    (ValueError("the client refused the request before sending it"), OperationRefused),
+])
+async def test_kafka_failures_take_the_kind_kafka_gives_them(error: Exception, kind: type[AdminError]) -> None:
+    with pytest.raises(AdminError) as raised:
+        await kafka_admin(Client(error)).create_topic("t", 1, 4)
+    assert type(raised.value) is kind
+    assert raised.value.temporary is kind.temporary
+
+
+async def test_a_lost_connection_is_temporary_and_the_next_call_starts_afresh() -> None:
+    client = Client(kafka_errors.KafkaConnectionError("refused"))
+    admin = kafka_admin(client)
+    with pytest.raises(ClusterUnavailable):
+        await admin.delete_topic("t")
+    assert client.closed and admin._client is None
+
+
+async def test_errors_kafka_answers_per_item_take_their_kind() -> None:
+    tp = TopicPartition("t", 0)
+    with pytest.raises(ClusterUnavailable):
+        await kafka_admin(Client(answer={tp: kafka_errors.NotControllerError})).reassign_partitions("t", {0: [1]})
+    with pytest.raises(OperationRefused, match="InvalidReplicationAssignment"):
+        await kafka_admin(Client(answer={tp: kafka_errors.InvalidReplicationAssignmentError})).reassign_partitions(
+            "t", {0: [1]})
+    with pytest.raises(UnreadableAnswer, match="reassign"):
+        await kafka_admin(Client(answer={tp: 77})).reassign_partitions("t", {0: [1]})
+
+
+@pytest.mark.parametrize(("result", "kind"), [
+    ("InvalidConfigurationError: Unknown topic config name: no.such.key", OperationRefused),
+    ("PolicyViolationError: retention.ms is above the limit", OperationRefused),
+    ("TopicAuthorizationFailedError: TopicAuthorizationFailedError", OperationRefused),
+    ("NotControllerError: this is not the controller", ClusterUnavailable),
+    ("RequestTimedOutError: RequestTimedOutError", ClusterUnavailable),
+    ("something no Kafka error is called", UnreadableAnswer),
+])
+async def test_config_changes_kafka_refuses_by_name_take_that_names_kind(result: str, kind: type[AdminError]) -> None:
+    admin = kafka_admin(Client(answer={"topic": {"t": result}}))
+    with pytest.raises(AdminError) as raised:
+        await admin.alter_configs("t", {"retention.ms": "1"})
+    assert type(raised.value) is kind
+    assert str(raised.value) == f"altering configs of topic t failed: {result}"
+
+
+# -- the simulator's adapter ---------------------------------------------------------------------------------------
+
+def simulator_admin(answer: Any) -> SimulatorClusterAdmin:
+    def handler(request: httpx.Request) -> httpx.Response:
+        if isinstance(answer, Exception):
+            raise answer
+        return answer
+
+    return SimulatorClusterAdmin("http://127.0.0.1:1", transport=httpx.MockTransport(handler))
+
+
+@pytest.mark.parametrize(("answer", "kind"), [
+    (httpx.ConnectError("refused"), ClusterUnavailable),
+    (httpx.ReadTimeout("no answer"), ClusterUnavailable),
+    (httpx.RemoteProtocolError("cut mid-answer"), ClusterUnavailable),
+    (httpx.Response(500, json={"error": "boom"}), ClusterUnavailable),
+    (httpx.Response(502, text="<html>Bad Gateway</html>"), ClusterUnavailable),
+    (httpx.Response(503, text=""), ClusterUnavailable),
+    (httpx.Response(429, text="slow down"), ClusterUnavailable),
+    (httpx.Response(400, json={"error": "Replication factor: 4 larger than available brokers: 3."}),
+     OperationRefused),
+    (httpx.Response(403, text="forbidden"), OperationRefused),
+    (httpx.Response(413, text="<html>413 Request Entity Too Large</html>"), OperationRefused),
+    (httpx.Response(404, json={"error": "Topic t does not exist"}), UnknownTopic),
+    (httpx.Response(409, json={"error": "Topic 't' already exists."}), TopicAlreadyExists),
+    (httpx.Response(201, text="<html>not JSON</html>"), UnreadableAnswer),
+])
+async def test_simulator_answers_take_the_kind_their_status_gives_them(answer: Any, kind: type[AdminError]) -> None:
+    admin = simulator_admin(answer)
+    with pytest.raises(AdminError) as raised:
+        await admin.create_topic("t", 1, 4)
+    await admin.aclose()
+    assert type(raised.value) is kind
+    assert raised.value.temporary is kind.temporary
