@@ -15,6 +15,9 @@ TEST_ENV = {
     "BALLAST_REPLICAS_CHANGE__RETRY_MAX_S": "2",
     "BALLAST_REPLICAS_CHANGE__POLL_INTERVAL_S": "0.5",
     "BALLAST_RECONCILER__RESYNC_INTERVAL_S": "2",
+    # A topic the cluster refused is asked again after 2 s, not 30 s (the backoff doubles up to 10 s).
+    "BALLAST_RECONCILER__RETRY_INITIAL_S": "2",
+    "BALLAST_RECONCILER__RETRY_MAX_S": "10",
     "BALLAST_SIMULATOR__MIN_EXECUTION_S": "0.3",
     # A burst applied at once reaches the service over several stream batches; on a loaded machine they can be more
     # than the default 0.3 s apart, and the tests count requests.
