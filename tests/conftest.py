@@ -26,6 +26,10 @@ REPO = Path(__file__).resolve().parents[1]
 os.environ["BALLAST_STATE_DIR"] = tempfile.mkdtemp(prefix="ballast-test-state-")
 atexit.register(shutil.rmtree, os.environ["BALLAST_STATE_DIR"], ignore_errors=True)
 SHARED = REPO.parent / "shared" / "reference"
+# The CLI's output is tested as a pipe gets it (no width limit); pytest-xdist's workers are started with COLUMNS=80 and
+# LINES=24, which rich would take for a terminal's size.
+for _size in ("COLUMNS", "LINES"):
+    os.environ.pop(_size, None)
 
 
 def _own_port_range() -> None:

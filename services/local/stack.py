@@ -116,6 +116,10 @@ class LocalStack:
                 "BALLAST_CLUSTER_ADMIN__BOOTSTRAP_SERVERS": bootstrap,
                 # The simulated Cruise Control reads and executes on the real cluster.
                 "BALLAST_SIMULATOR__BACKEND": "kafka",
+                # Kafka answers a waiting fetch as soon as a record arrives, so its own default wait costs no latency
+                # and, idle, a fifth of the empty fetches the default for the local broker (Tansu) makes: measured on
+                # the test suite's cluster, the stack's idle CPU went from 56 % to 47 % of a core.
+                "BALLAST_BUS__FETCH_MAX_WAIT_MS": "500",
             })
         self.env.update(env or {})
 
