@@ -47,6 +47,18 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalStack]:
         yield local
 
 
+def first_batch_written(stack: LocalStack, timeout_s: float = 420) -> None:
+    """Until the Spark job has written its first batch. Starting Spark is the slow part, and slower still while the
+    other worker runs its own Spark job or Kafka cluster (seen: 78 s to start, 63 s for the first batch)."""
+    log = stack.logs / "spark-aggregates.log"
+    deadline = time.monotonic() + timeout_s
+    while '"event": "batch written"' not in (text := log.read_text(errors="replace")):
+        assert stack.processes["spark-aggregates"].poll() is None, text[-3000:]
+        assert time.monotonic() < deadline, f"no batch written within {timeout_s:.0f} s:\n{text[-3000:]}"
+        time.sleep(1)
+
+
+@pytest.mark.timeout(900)
 def test_placement_follows_the_aggregates_to_the_lighter_brokers(stack: LocalStack) -> None:
     names = sorted((f"load-{i}" for i in range(200)), key=heat)
     cold, hot = names[0], names[-1]
@@ -65,6 +77,7 @@ def test_placement_follows_the_aggregates_to_the_lighter_brokers(stack: LocalSta
         window = [a for a in latest_windows(aggregates) if a.entity_kind == "broker"]  # type: ignore[arg-type]
         return {int(a.entity): a.bytes_in_kb_s for a in window}
 
+    first_batch_written(stack)
     deadline, loads = time.monotonic() + 150, {}
     while time.monotonic() < deadline:
         loads = broker_loads()

@@ -19,6 +19,9 @@ from services.common.settings import BusSettings, Settings, SparkSettings
 from services.local.broker import free_port, start_tansu
 
 pytest.importorskip("pyspark")
+# A query's first batch can take minutes while the other worker runs a Spark job or a Kafka cluster too: its waits
+# are generous, and so is the test timeout.
+pytestmark = pytest.mark.timeout(900)
 LOG = Path(__file__).resolve().parents[1] / "data" / "load-samples.jsonl"
 WINDOW = "2026-11-23T12:00:00+00:00"
 
@@ -60,7 +63,7 @@ def aggregates(bus: BusSettings) -> tuple[dict[str, LoadAggregate], int]:
     return latest, records
 
 
-def run_job(spark, bus: BusSettings, checkpoint: Path, done, timeout: float = 120) -> None:
+def run_job(spark, bus: BusSettings, checkpoint: Path, done, timeout: float = 300) -> None:
     from spark.aggregates import start
 
     settings = Settings(bus=bus, spark=SparkSettings(checkpoint_dir=checkpoint, window_s=60, slide_s=60,
@@ -140,7 +143,7 @@ def test_a_stop_while_batches_run_back_to_back_lands_between_two_of_them(spark, 
              .writeStream.trigger(processingTime="0.2 seconds").option("checkpointLocation", str(checkpoint))
              .foreachBatch(write).start())
     try:
-        deadline = time.monotonic() + 120
+        deadline = time.monotonic() + 300
         while len(written) < 2 or len(begun) == len(written):  # stopped while a batch is being written
             assert time.monotonic() < deadline and query.isActive, f"written: {written}, {query.exception()}"
             time.sleep(0.01)

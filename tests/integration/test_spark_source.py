@@ -16,6 +16,9 @@ from services.local.broker import free_port, start_tansu
 from spark.bus_source import BusSource, BusStreamReader, Range, read_range
 
 pyspark = pytest.importorskip("pyspark")
+# A query's first batch can take minutes while the other worker runs a Spark job or a Kafka cluster too: its waits
+# are generous, and so is the test timeout.
+pytestmark = pytest.mark.timeout(900)
 
 
 @pytest.fixture(scope="module")
@@ -97,7 +100,7 @@ def test_offset_ranges_cover_each_record_once(bootstrap: str) -> None:
 
 
 def run_query(spark, bootstrap: str, topic: str, checkpoint: Path, seen: list[str], until: int,
-              timeout: float = 90) -> None:
+              timeout: float = 240) -> None:
     def collect(batch, _batch_id: int) -> None:
         seen.extend(row.value for row in batch.select("value").collect())
 

@@ -20,6 +20,9 @@ from spark.aggregates import WindowBrokers, batch_aggregates, start
 
 LOG = Path(__file__).resolve().parents[1] / "data" / "load-samples.jsonl"
 RECORDED_WINDOW = "2026-11-23T12:00:00+00:00"  # the recorded log's; the live samples are in today's windows
+# A query's first batch can take minutes while the other worker runs a Spark job or a Kafka cluster too: its waits
+# are generous, and so is the test timeout.
+pytestmark = pytest.mark.timeout(900)
 
 
 @pytest.fixture(scope="module")
@@ -31,7 +34,7 @@ def spark():
     session.stop()
 
 
-def run(spark: Any, settings: Settings, checkpoint: Path, timeout_s: float = 120) -> dict[str, LoadAggregate]:
+def run(spark: Any, settings: Settings, checkpoint: Path, timeout_s: float = 300) -> dict[str, LoadAggregate]:
     """The job with a sink that keeps the latest aggregate of each key of the recorded window, until every entity of
     the recorded log has one and a few more triggers added nothing."""
     job = settings.model_copy(update={"spark": settings.spark.model_copy(update={"checkpoint_dir": checkpoint})})
