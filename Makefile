@@ -86,8 +86,12 @@ status: $(STAMP)
 dashboard: $(STAMP)
 	$(BIN)/ballast dashboard
 
+# TEST_WORKERS=2: the suite in two processes (tests/scheduling.py); faster, but on two cores some timing-bound
+# tests (a burst counted as one Cruise Control request) are not yet reliable there, so the default is one.
+TEST_WORKERS ?=
+
 test: $(STAMP) $(KAFKA_STAMP) $(SELECTOR_JAR) $(HARNESS_JAR) $(SPARK_JARS_STAMP) $(CHROMIUM)
-	$(BIN)/pytest -q -n 2 --dist loadscope --no-loadscope-reorder
+	$(BIN)/pytest -q $(if $(TEST_WORKERS),-n $(TEST_WORKERS) --dist loadscope --no-loadscope-reorder)
 
 test-unit: $(STAMP)
 	$(BIN)/pytest -q -m 'not integration and not kafka'

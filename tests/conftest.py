@@ -52,6 +52,10 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> GroupSche
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    # Only in workers: a serial run keeps the files' order, so that the Kafka stack (a session fixture) starts after
+    # the integration tests and is not kept running, idle but busy, while they run.
+    if not os.environ.get("PYTEST_XDIST_WORKER"):
+        return
     order = {item.nodeid: index for index, item in enumerate(items)}
     items.sort(key=lambda item: (rank_of(item.nodeid), order[item.nodeid]))
 

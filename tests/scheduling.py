@@ -1,4 +1,4 @@
-"""How `make test` shares the suite between its workers (pytest-xdist, `-n 2`).
+"""How `make test TEST_WORKERS=2` shares the suite between its workers (pytest-xdist).
 
 A group of tests runs in one worker, so a stack or cluster its tests share starts once: every test in tests/kafka is
 one group (the real Kafka cluster they share, and the other clusters they start, one at a time rather than beside it
