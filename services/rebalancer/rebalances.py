@@ -36,6 +36,7 @@ from services.common.settings import RebalancerSettings
 from services.rebalancer import disks, logic, scale_down, scaling
 from services.rebalancer.statuses import TERMINAL, S
 from services.rebalancer.logic import Step
+from services.rebalancer.observers import removal_check
 
 log = get_logger(__name__)
 
@@ -370,8 +371,7 @@ class Rebalances:
         except AdminError as exc:
             log.warning("cannot read the cluster's topics", error=str(exc))
             return
-        hosted = scale_down.hosted_replicas({name: [p.replicas for p in t.partitions] for name, t in topics.items()})
-        await self.publish(scale_down.removal_check(self.statuses[status.name], hosted, utcnow()))
+        await self.publish(scale_down.removal_check(self.statuses[status.name], removal_check.hosted(topics), utcnow()))
 
     async def _stop(self, status: RebalanceStatus) -> None:
         try:
