@@ -17,6 +17,7 @@ from events.limits import MAX_RECORD_BYTES, bounded
 from events.models import Event
 from events.topics import BusTopic
 from services.common.busio import check_key
+from services.common.faust_stream import BatchingStream
 from services.common.faust_transport import BallastApp
 from services.common.logging import get_logger, quiet_libraries
 from services.common.metrics import dead_lettered, events_in, events_out
@@ -28,8 +29,7 @@ if TYPE_CHECKING:
 log = get_logger(__name__)
 E = TypeVar("E", bound=Event)
 
-# How long an agent's ``take_events`` waits for more events before handling those it has. faust waits this long
-# again after every batch, even when events are already buffered, so it is added to every hop between services.
+# How long an agent's ``take_events`` waits, after a batch's first event, for more to join it (``faust_stream``).
 BATCH_WAIT_S = 0.02
 
 
@@ -76,6 +76,7 @@ def make_app(service: str, settings: Settings, *, web_port: int, group: str | No
         datadir=str(datadir),
         # Ballast's state lives in compacted topics it reads itself; no faust tables or changelogs.
         topic_allow_declare=True,
+        Stream=BatchingStream,
     )
 
     @app.task
