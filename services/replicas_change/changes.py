@@ -47,6 +47,7 @@ class ReplicasChanges:
         # changed)).
         self.in_flight: dict[str, ReplicasChangeRecord] = {}
         self._last_full_poll = 0.0
+        self._last_follow = 0.0
         # For the latency metrics: when each topic's change was asked for (the command's time) and sent.
         self._asked_at: dict[str, float] = {}
         self._sent_at: dict[str, float] = {}
@@ -68,12 +69,30 @@ class ReplicasChanges:
         if not self.ready.is_set():
             return
         if not self.cc.can_ask_now:
-            return  # the service's share of Cruise Control's tasks is in use: a look is never worth waiting for
+            # The service's share of Cruise Control's tasks is in use: a look is never worth waiting for. A request
+            # answered 202 holds it until its answer comes, which only following it brings.
+            await self._follow_computing()
+            return
         if time.monotonic() - self._last_full_poll >= self.tuning.poll_interval_s:
             await self.poll()
         elif logic.waiting_behind_our_execution(self.in_flight.values()):
             # Changes wait for our executing task to end: look more often, so they go as soon as it does.
             await self.poll(quick=True)
+
+    async def _follow_computing(self) -> None:
+        if time.monotonic() - self._last_follow < self.tuning.poll_interval_s:
+            return
+        self._last_follow = time.monotonic()
+        async with self._cc_lock:
+            for task_id in self.cc.computing:
+                try:
+                    answer = await self.cc.follow(task_id)
+                except CruiseControlError as exc:
+                    # Its answer is lost (a restart, an expired session): the next poll finds the task by its id.
+                    log.info("cannot follow a computing task; polling it instead", task=task_id, error=exc.message)
+                    continue
+                if not answer.in_progress:
+                    log.info("computing task answered", task=task_id)
 
     # -- steps -------------------------------------------------------------------------------------------------
 

@@ -63,6 +63,19 @@ def test_servlet_full_keeps_the_change_and_retries(ballast: Ballast, name: str) 
                    for s in ballast.watcher.history[topic])
 
 
+def test_a_request_answered_202_is_followed_and_gives_its_slot_back(ballast: Ballast, name: str) -> None:
+    # Proposals that take longer than Cruise Control lets a request block: it answers 202, and the task holds the
+    # service's only slot of Cruise Control's user tasks until its answer is asked for (a poll would be a task too).
+    topic = f"{name}-t"
+    ballast.apply(spec(topic, 3))
+    ballast.watcher.wait_rf(topic, 3)
+    ballast.tune(proposal_s=1.0, max_block_s=0.05)
+    for rf in (2, 3):
+        ballast.apply(spec(topic, rf))
+        # Unfollowed, the slot would come back after 3 minutes, and the change with it.
+        ballast.watcher.wait_rf(topic, rf, timeout=60)
+
+
 def test_ongoing_execution_of_another_client(ballast: Ballast, name: str) -> None:
     topic, foreign = f"{name}-t", f"{name}-foreign"
     ballast.apply(spec(topic, 3))

@@ -147,6 +147,30 @@ async def test_202_returns_task_id_in_progress() -> None:
     assert submission.in_progress and submission.result is None and submission.task_id == "t"
 
 
+async def test_a_task_answered_202_is_followed_by_the_same_request_naming_it() -> None:
+    seen: list[httpx.Request] = []
+    done = json.loads((RECORDED / "topic-config-success.json").read_text())
+    computing = json.loads((RECORDED / "CC-Rebalance-no-goals-in-progress.json").read_text())
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        seen.append(request)
+        status, body = (202, computing) if len(seen) < 3 else (200, done)
+        return httpx.Response(status, json=body, headers={"User-Task-ID": "t-1"})
+
+    async with CruiseControlClient(CruiseControlSettings(), service="replicas-change",
+                                   transport=httpx.MockTransport(handler)) as client:
+        assert (await client.topic_configuration({2: ["a"]}, reason="batch-1")).in_progress
+        assert client.computing == ["t-1"] and not client.can_ask_now
+        assert (await client.follow("t-1")).in_progress
+        assert not (await client.follow("t-1")).in_progress
+        assert client.computing == []
+    first, *follows = seen
+    assert "user-task-id" not in first.headers
+    for again in follows:
+        assert again.headers["user-task-id"] == "t-1"
+        assert (again.url, again.content) == (first.url, first.content)
+
+
 async def test_connection_refused_is_connection_failed() -> None:
     def refuse(request: httpx.Request) -> httpx.Response:
         raise httpx.ConnectError("refused", request=request)

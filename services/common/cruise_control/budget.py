@@ -26,8 +26,12 @@ BUDGET_WAIT_SECONDS = Histogram("ballast_cruise_control_budget_wait_seconds", "T
                                 buckets=(0.001, 0.01, 0.1, 0.5, 1, 2.5, 5, 10, 30, 60))
 
 
+# A task answered 202 that nobody asks about again is taken for gone after this long.
+MAX_HOLD_S = 180.0
+
+
 class TaskBudget:
-    def __init__(self, slots: int, *, retention_s: float, max_hold_s: float = 180.0) -> None:
+    def __init__(self, slots: int, *, retention_s: float, max_hold_s: float = MAX_HOLD_S) -> None:
         """``retention_s``: how long Cruise Control keeps a finished task active (its scanner period);
         ``max_hold_s``: a task answered 202 that nobody asks about again frees its slot after this long."""
         self.slots = slots

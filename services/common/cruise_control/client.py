@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import ssl
+import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from http.cookiejar import DefaultCookiePolicy
@@ -25,7 +26,7 @@ import httpx
 from pydantic import ValidationError
 from tenacity import AsyncRetrying, retry_if_exception_type, stop_after_attempt, wait_exponential
 
-from services.common.cruise_control.budget import TaskBudget
+from services.common.cruise_control.budget import MAX_HOLD_S, TaskBudget
 from services.common.cruise_control.errors import (
     ClusterModelNotReady,
     ConnectionFailed,
@@ -88,6 +89,8 @@ class CruiseControlClient:
         self.budget = TaskBudget(share, retention_s=settings.task_scanner_period_s) if share else None
         # Set by an answer of a Cruise Control warming up: until its state says it is warm, nothing is submitted.
         self._warming_up = False
+        # Tasks answered 202 (still computing), with the request that asks for their answer again (``follow``).
+        self._computing: dict[str, _Asked] = {}
         auth = None
         if settings.auth_enabled and settings.username and settings.password:
             auth = httpx.BasicAuth(settings.username, settings.password.get_secret_value())
@@ -108,6 +111,23 @@ class CruiseControlClient:
     def can_ask_now(self) -> bool:
         """A request now would not wait for this service's share of Cruise Control's user tasks."""
         return self.budget is None or self.budget.free
+
+    @property
+    def computing(self) -> list[str]:
+        """The tasks Cruise Control answered 202 that no answer has ended yet: each holds a user-task slot (one
+        nobody followed for ``MAX_HOLD_S`` is forgotten, as the budget forgets it)."""
+        now = time.monotonic()
+        for task_id in [t for t, asked in self._computing.items() if now - asked.at > MAX_HOLD_S]:
+            del self._computing[task_id]
+        return list(self._computing)
+
+    async def follow(self, task_id: str) -> Submission:
+        """Ask again for the answer of a task answered 202: the same request naming the task in ``User-Task-ID``,
+        which makes no new task. A share held by a computing task has no slot left for anything else (a look at
+        ``user_tasks`` is a task too), so this is how its holder learns the answer and gets the slot back."""
+        asked = self._computing[task_id]
+        return _submission(await self._send(asked.method, asked.path, params=asked.params, json_body=asked.json_body,
+                                            headers={USER_TASK_ID: task_id}))
 
     async def aclose(self) -> None:
         await self._http.aclose()
@@ -290,6 +310,7 @@ class CruiseControlClient:
         try:
             response = await self._request(method, path, params=params, json_body=json_body, headers=headers)
         except CruiseControlError as exc:
+            self._computing.pop(following or "", None)
             if following and self.budget is not None:
                 # Forgotten, or its answer lost: the caller asks anew, so the task no longer holds a slot here.
                 self.budget.answered(following)
@@ -300,8 +321,12 @@ class CruiseControlClient:
             if isinstance(exc, ClusterModelNotReady):
                 self._warming_up = True
             raise
-        if following and self.budget is not None and response.status_code != 202:
-            self.budget.answered(following)
+        if following and response.status_code != 202:
+            self._computing.pop(following, None)
+            if self.budget is not None:
+                self.budget.answered(following)
+        elif response.status_code == 202 and (task_id := response.headers.get(USER_TASK_ID)):
+            self._computing[task_id] = _Asked(method, path, params, json_body, at=time.monotonic())
         return response
 
     async def _warm_up_reason(self) -> str | None:
@@ -387,6 +412,15 @@ class OptimizationOptions:
         if self.reason:
             params["reason"] = self.reason
         return params
+
+
+@dataclass(frozen=True)
+class _Asked:
+    method: str
+    path: str
+    params: dict[str, Any]
+    json_body: dict[str, Any] | None
+    at: float
 
 
 def _submission(response: httpx.Response) -> Submission:
