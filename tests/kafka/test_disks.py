@@ -72,8 +72,12 @@ async def test_remove_disks_from_the_bus_empties_a_real_directory_under_the_thro
         await eventually(lambda: _throttle_cleared(admin), "the intra-broker throttle removed")
 
         # A replica that lands there (Kafka's own choice, or anyone's move) is moved off again.
+        seen = len(rb.history[drain])
         await admin.alter_replica_log_dirs(name, {(0, BROKER): data1})
-        await eventually(lambda: _in(admin, name, 0, data1), "the replica landing in the drained directory")
+        # The rebalancer says what it found there before it moves it (it may be gone again before a look from
+        # here would see it).
+        rb.wait(f"{drain}: the replica seen in the drained directory",
+                lambda: any(_landed(s, data1) for s in rb.history[drain][seen:]), 60)
         await eventually(lambda: _in(admin, name, 0, data0), "the replica moved off the drained directory", 60)
         kept = rb.wait_for(drain, lambda s: (c := s.condition("DisksEmpty")) is not None and c.status == "True",
                            "DisksEmpty", timeout=30)
@@ -85,6 +89,12 @@ async def test_remove_disks_from_the_bus_empties_a_real_directory_under_the_thro
     await eventually(lambda: _in(admin, name, 1, data1), "a replica staying in the released directory")
     await asyncio.sleep(2)  # several of the rebalancer's looks (every 0.5 s)
     assert (await _dirs(admin, name))[1] == data1
+
+
+def _landed(status: RebalanceStatus, log_dir: str) -> bool:
+    empty = status.condition("DisksEmpty")
+    return (empty is not None and empty.reason == "ReplicasLanded"
+            and f"broker {BROKER} {log_dir}: 1 replica(s)" in (empty.message or ""))
 
 
 async def _all_in(admin: KafkaClusterAdmin, topic: str, log_dir: str) -> bool:
