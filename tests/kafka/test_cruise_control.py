@@ -61,7 +61,7 @@ async def test_round_trip_3_2_3_on_the_real_partitions(ballast: Ballast, admin: 
 
 
 async def test_fifty_mixed_changes_in_one_request_touch_only_the_named_topics(
-        ballast: Ballast, admin: KafkaClusterAdmin, name: str) -> None:
+        ballast: Ballast, admin: KafkaClusterAdmin, kafka_stack: LocalStack, name: str) -> None:
     # ``a.c`` changes and ``abc`` (which the regex a.c would match) must not; the rest go to 1, 2 or stay at 3.
     topics = [f"{name}.a.c", f"{name}.abc"] + [f"{name}-t{i:02d}" for i in range(48)]
     ballast.apply(*(spec(t, 3, partitions=1) for t in topics))
@@ -69,7 +69,16 @@ async def test_fifty_mixed_changes_in_one_request_touch_only_the_named_topics(
         ballast.watcher.wait_rf(t, 3, timeout=120)
     before = {t["UserTaskId"] for t in ballast.topic_configuration_tasks()}
     targets = {topics[0]: 2, topics[1]: 3} | {t: (1, 2, 3)[i % 3] for i, t in enumerate(topics[2:])}
-    ballast.apply(*(spec(t, rf, partitions=1) for t, rf in targets.items()))
+    # The changes wait for the replicas-change service until all are planned, so that one request takes them all
+    # however the machine's load spreads them (the live burst batched in one request: test_replication_factor).
+    kafka_stack.kill("replicas-change")
+    try:
+        ballast.apply(*(spec(t, rf, partitions=1) for t, rf in targets.items()))
+        for t in targets:
+            ballast.watcher.wait_status(t, lambda s: s.generation >= 2, "the new spec planned", timeout=120)
+    finally:
+        kafka_stack.start_process("replicas-change")
+        kafka_stack.wait_http(kafka_stack.health_url("replicas-change"), "replicas-change")
     for t, rf in targets.items():
         ballast.watcher.wait_rf(t, rf, timeout=120)
     described = await admin.describe_topics(topics)
