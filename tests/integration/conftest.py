@@ -32,7 +32,8 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.integration)
 
 
-@pytest.fixture(scope="session")
+# Package-scoped: stopped once the last test of tests/integration has run (see tests/kafka/conftest.py).
+@pytest.fixture(scope="package")
 def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalStack]:
     run_dir: Path = tmp_path_factory.mktemp("stack")
     local = LocalStack(run_dir, env=TEST_ENV)
@@ -43,7 +44,7 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalStack]:
         local.stop()
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def ballast(stack: LocalStack) -> Iterator[Ballast]:
     client = Ballast(stack)
     yield client

@@ -47,7 +47,9 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.kafka)
 
 
-@pytest.fixture(scope="session")
+# Package-scoped: the cluster stops when the last test of tests/kafka has run, not when the session ends (idle, it
+# still takes a third of a core, which the tests that follow it in the same run need).
+@pytest.fixture(scope="package")
 def kafka_stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalStack]:
     run_dir: Path = tmp_path_factory.mktemp("kafka-stack")
     stack = LocalStack(run_dir, env=KAFKA_ENV, kafka=True)
@@ -58,13 +60,13 @@ def kafka_stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalStack
         stack.stop()
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def kafka(kafka_stack: LocalStack) -> LocalKafka:
     assert kafka_stack.kafka is not None
     return kafka_stack.kafka
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def ballast(kafka_stack: LocalStack) -> Iterator[Ballast]:
     client = Ballast(kafka_stack)
     yield client
