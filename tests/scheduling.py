@@ -1,9 +1,9 @@
 """How `make test TEST_WORKERS=2` shares the suite between its workers (pytest-xdist).
 
-A group of tests runs in one worker, so a stack or cluster its tests share starts once: every test in tests/kafka is
-one group (the real Kafka cluster they share, and the other clusters they start, one at a time rather than beside it
-on two cores); every other module is a group of its own (its module-scoped stack). The longest groups go first, so
-no worker is left with a long one when the other is done.
+A group of tests runs in one worker, so a stack or cluster its tests share starts once: the tests in tests/kafka that
+use its shared cluster are one group; every other module is a group of its own (its module-scoped stack, or a
+cluster of its own, as test_up's). The longest groups go first, so no worker is left with a long one when the other
+is done.
 
 pytest-xdist's own ``--dist loadgroup`` reads groups from a suffix it writes into each test's node id, which pytest 9
 no longer lets it write; a scheduler that computes the group from the node id needs no suffix.
@@ -15,11 +15,14 @@ from xdist.scheduler import LoadScopeScheduling
 
 KAFKA = "tests/kafka/"
 ORDER = (KAFKA, "tests/integration/", "tests/unit/")
+# Modules of tests/kafka that start clusters of their own, or none: off the shared cluster's worker (test_up's two
+# minutes were the last of that worker's group, the longest of the suite).
+OWN_CLUSTERS = {f"{KAFKA}{name}.py" for name in ("test_up", "test_striped_vs_kafka", "test_topic_regex_java")}
 
 
 def group_of(nodeid: str) -> str:
     module = nodeid.split("::", 1)[0]
-    return KAFKA if module.startswith(KAFKA) else module
+    return KAFKA if module.startswith(KAFKA) and module not in OWN_CLUSTERS else module
 
 
 def rank_of(nodeid: str) -> int:
