@@ -86,9 +86,9 @@ status: $(STAMP)
 dashboard: $(STAMP)
 	$(BIN)/ballast dashboard
 
-# TEST_WORKERS=2: the suite in two processes (tests/scheduling.py); faster, but on two cores some timing-bound
-# tests (a burst counted as one Cruise Control request) are not yet reliable there, so the default is one.
-TEST_WORKERS ?=
+# The suite in two processes (pytest-xdist, tests/scheduling.py): the shared Kafka cluster's tests in one, the other
+# modules whole in either. TEST_WORKERS= (empty) runs it in one.
+TEST_WORKERS ?= 2
 
 test: $(STAMP) $(KAFKA_STAMP) $(SELECTOR_JAR) $(HARNESS_JAR) $(SPARK_JARS_STAMP) $(CHROMIUM)
 	$(BIN)/pytest -q $(if $(TEST_WORKERS),-n $(TEST_WORKERS) --dist loadscope --no-loadscope-reorder)

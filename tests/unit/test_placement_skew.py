@@ -5,7 +5,6 @@ each domain the counts per broker end within one of the best any placer could re
 
 from __future__ import annotations
 
-import random
 from collections import Counter
 
 from hypothesis import HealthCheck, given, settings
@@ -27,7 +26,7 @@ def skewed_clusters(draw: st.DrawFn) -> tuple[list[Broker], list[list[int]], int
     weights = draw(st.lists(st.sampled_from([0, 1, 1, 4, 16]), min_size=len(brokers), max_size=len(brokers)))
     if not any(weights):
         weights[0] = 1
-    rng = random.Random(draw(st.integers(0, 2**16)))
+    rng = draw(st.randoms(use_true_random=False))
     old: list[list[int]] = []
     for _ in range(draw(st.integers(1, 80))):
         candidates = {b.id: w for b, w in zip(brokers, weights) if w}
