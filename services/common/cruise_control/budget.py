@@ -26,12 +26,8 @@ BUDGET_WAIT_SECONDS = Histogram("ballast_cruise_control_budget_wait_seconds", "T
                                 buckets=(0.001, 0.01, 0.1, 0.5, 1, 2.5, 5, 10, 30, 60))
 
 
-# A task answered 202 that nobody asks about again is taken for gone after this long.
-MAX_HOLD_S = 180.0
-
-
 class TaskBudget:
-    def __init__(self, slots: int, *, retention_s: float, max_hold_s: float = MAX_HOLD_S) -> None:
+    def __init__(self, slots: int, *, retention_s: float, max_hold_s: float = 180.0) -> None:
         """``retention_s``: how long Cruise Control keeps a finished task active (its scanner period);
         ``max_hold_s``: a task answered 202 that nobody asks about again frees its slot after this long."""
         self.slots = slots
@@ -65,6 +61,10 @@ class TaskBudget:
                 self._hold(slot.computing_task)
             else:
                 self._release_later()
+
+    def holds(self, task_id: str) -> bool:
+        """The task answered 202 and still holds its slot (neither answered since nor given up)."""
+        return task_id in self._computing
 
     def answered(self, task_id: str) -> None:
         """The final answer of a task that was computing: its slot is given back a scanner period later."""

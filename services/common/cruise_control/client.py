@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import json
 import ssl
-import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from http.cookiejar import DefaultCookiePolicy
@@ -26,7 +25,7 @@ import httpx
 from pydantic import ValidationError
 from tenacity import AsyncRetrying, retry_if_exception_type, stop_after_attempt, wait_exponential
 
-from services.common.cruise_control.budget import MAX_HOLD_S, TaskBudget
+from services.common.cruise_control.budget import TaskBudget
 from services.common.cruise_control.errors import (
     ClusterModelNotReady,
     ConnectionFailed,
@@ -114,11 +113,11 @@ class CruiseControlClient:
 
     @property
     def computing(self) -> list[str]:
-        """The tasks Cruise Control answered 202 that no answer has ended yet: each holds a user-task slot (one
-        nobody followed for ``MAX_HOLD_S`` is forgotten, as the budget forgets it)."""
-        now = time.monotonic()
-        for task_id in [t for t, asked in self._computing.items() if now - asked.at > MAX_HOLD_S]:
-            del self._computing[task_id]
+        """The tasks Cruise Control answered 202 that no answer has ended yet, each holding a user-task slot (one
+        the budget gave up on is forgotten here too)."""
+        if self.budget is not None:
+            for task_id in [t for t in self._computing if not self.budget.holds(t)]:
+                del self._computing[task_id]
         return list(self._computing)
 
     async def follow(self, task_id: str) -> Submission:
@@ -326,7 +325,7 @@ class CruiseControlClient:
             if self.budget is not None:
                 self.budget.answered(following)
         elif response.status_code == 202 and (task_id := response.headers.get(USER_TASK_ID)):
-            self._computing[task_id] = _Asked(method, path, params, json_body, at=time.monotonic())
+            self._computing[task_id] = _Asked(method, path, params, json_body)
         return response
 
     async def _warm_up_reason(self) -> str | None:
@@ -420,7 +419,6 @@ class _Asked:
     path: str
     params: dict[str, Any]
     json_body: dict[str, Any] | None
-    at: float
 
 
 def _submission(response: httpx.Response) -> Submission:
