@@ -96,3 +96,32 @@ def test_place_with_log_dirs_sends_new_replicas_to_the_least_used_directories(tm
     assert chosen.count("/b") > chosen.count("/a") > 0 and "any" not in chosen
     plain = CliRunner().invoke(app, ["place", "--cluster", str(path), "--partitions", "1", "--replication-factor", "2"])
     assert json.loads(plain.stdout)["partitions"][0]["log_dirs"] == ["any", "any"]
+
+
+def test_release_by_broker_and_directory_releases_the_rebalance_that_drained_it(monkeypatch: pytest.MonkeyPatch
+                                                                                ) -> None:
+    """`ballast log-dirs release --broker B --log-dir D` finds the remove-disks rebalance that keeps D empty (the
+    command failed on an import before it read its arguments)."""
+    from datetime import UTC, datetime
+
+    from typer.testing import CliRunner
+
+    from events import RebalanceRequest, RebalanceStatus
+    from services.cli.commands import rebalance
+    from services.cli.main import app
+    from services.rebalancer.disks import resolve_disk_removal
+
+    drain = RebalanceRequest.model_validate({"name": "drain", "mode": "remove-disks",
+                                             "moveReplicasOffVolumes": [{"brokerId": 2, "logDirs": ["/k/data-0"]}]})
+    ready = RebalanceStatus(name="drain", state="Ready", request=drain, updated_at=datetime.now(UTC),
+                            removed_log_dirs=resolve_disk_removal(drain, {2: ["/k/data-0", "/k/data-1"]}))
+    sent: list[tuple[str, str]] = []
+    monkeypatch.setattr(rebalance, "latest_rebalances", lambda: {"drain": ready})
+    monkeypatch.setattr(rebalance, "_act", lambda name, action: sent.append((name, action)))
+
+    released = CliRunner().invoke(app, ["log-dirs", "release", "--broker", "2", "--log-dir", "/k/data-0"])
+    assert released.exit_code == 0, released.output
+    assert sent == [("drain", "release")]
+    other = CliRunner().invoke(app, ["log-dirs", "release", "--broker", "2", "--log-dir", "/k/data-1"])
+    assert other.exit_code != 0 and "no remove-disks rebalance keeps /k/data-1 of broker 2 empty" in other.output
+    assert sent == [("drain", "release")]

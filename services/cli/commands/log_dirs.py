@@ -340,7 +340,7 @@ def release(
     """Let placement use drained directories again. Ballast keeps a directory a remove-disks rebalance emptied
     empty until it is released here (by the rebalance's name, or by broker and directory)."""
     from services.cli.commands.rebalance import _act, latest_rebalances
-    from services.rebalancer.logic import drained_log_dirs
+    from services.rebalancer.disks import drained_log_dirs
 
     if name is None and (broker is None or log_dir is None):
         raise fail("name the remove-disks rebalance, or give --broker and --log-dir")
