@@ -19,7 +19,7 @@ from services.common.health import add_health_page
 from services.common.metrics import gauge
 from services.common.outbox import FaustOutbox, Outbox
 from services.common.settings import Settings
-from services.rebalancer import logic
+from services.rebalancer import execution
 from services.rebalancer.observers import broker_status, disk_drift, drained_dirs, removal_check, scale_up
 from services.rebalancer.observers.timer import Concern, Observers
 from services.rebalancer.rebalances import Rebalances
@@ -55,7 +55,7 @@ class RebalancerService:
               lambda: {(state,): float(n) for state, n in Counter(s.state.value for s in live()).items()})
         gauge("ballast_rebalance_data_moved_percent", "Share of its data a rebalance has moved: while it executes, "
               "and 100 once Ready", ["rebalance"], lambda: {(s.name,): moved for s in live()
-                                                            if (moved := logic.data_moved_percent(s)) is not None})
+                                                            if (moved := execution.data_moved_percent(s)) is not None})
         self._wire()
 
     async def start(self) -> None:

@@ -33,7 +33,7 @@ from services.common.logging import correlation, get_logger
 from services.common.outbox import Outbox, send
 from services.common.recent_load import RecentLoad
 from services.common.settings import RebalancerSettings
-from services.rebalancer import disks, logic, scale_down, scaling
+from services.rebalancer import disks, execution, logic, proposals, scale_down, scaling
 from services.rebalancer.statuses import TERMINAL, S
 from services.rebalancer.logic import Step
 from services.rebalancer.observers import removal_check
@@ -221,7 +221,7 @@ class Rebalances:
         return await self.cc.remove_broker(chosen, options, dryrun=dryrun, task_id=task_id)
 
     async def _propose(self, status: RebalanceStatus) -> None:
-        begun = logic.begin_proposal(status, utcnow())
+        begun = proposals.begin_proposal(status, utcnow())
         await self.publish(begun)
         status = begun or status
         if status.request.mode == RebalanceMode.REMOVE_DISKS and not status.removed_log_dirs:
@@ -234,7 +234,7 @@ class Rebalances:
         except CruiseControlError as exc:
             await self.publish(self._retry(status, exc))
             return
-        await self.publish(logic.on_proposal(status, submission.task_id, submission.result, utcnow()))
+        await self.publish(proposals.on_proposal(status, submission.task_id, submission.result, utcnow()))
 
     async def _check(self, status: RebalanceStatus) -> None:
         """An approved proposal asked again (or, after Cruise Control forgot an execution, a new one for what is
@@ -248,7 +248,7 @@ class Rebalances:
             await self.publish(self._retry(status, exc))
             return
         limit = logic.drift_limit(status.request, self.tuning.approval_max_drift_percent)
-        checked = logic.on_check(status, submission.task_id, submission.result, utcnow(),
+        checked = proposals.on_check(status, submission.task_id, submission.result, utcnow(),
                                  max_drift_percent=limit if limit is not None else float("inf"))
         if checked.condition(conditions.PROPOSAL_CHANGED) is not None:
             log.warning("approval refused: the proposal drifted", message=checked.message)
@@ -310,8 +310,8 @@ class Rebalances:
         except CruiseControlError as exc:
             await self.publish(self._retry(status, exc))
             return
-        if (task := logic.find_execution(status, tasks.user_tasks)) is not None:
-            await self.publish(logic.on_execution_started(status, task.user_task_id, utcnow()))
+        if (task := execution.find_execution(status, tasks.user_tasks)) is not None:
+            await self.publish(execution.on_execution_started(status, task.user_task_id, utcnow()))
             return
         brokers = await self._brokers_still_there(status)
         if brokers == []:
@@ -322,14 +322,14 @@ class Rebalances:
             await self.publish(self._retry(status, exc))
             return
         log.info("rebalance execution started", session_id=submission.task_id, brokers=brokers)
-        await self.publish(logic.on_execution_started(status, submission.task_id, utcnow(), submission.result))
+        await self.publish(execution.on_execution_started(status, submission.task_id, utcnow(), submission.result))
 
     async def _brokers_still_there(self, status: RebalanceStatus) -> list[int] | None:
         """For add / remove: the brokers an execution may name (those still in the cluster), [] when none is left
         (then the rebalance is done: published here); None for the other modes."""
         if status.request.mode not in (RebalanceMode.ADD_BROKERS, RebalanceMode.REMOVE_BROKERS):
             return None
-        brokers = logic.execution_brokers(status, [b.id for b in await self.admin.brokers()])
+        brokers = execution.execution_brokers(status, [b.id for b in await self.admin.brokers()])
         if not brokers:
             await self.publish(logic.nothing_left(
                 status, utcnow(), f"Brokers {', '.join(map(str, status.request.brokers))} are no longer in the "
@@ -342,13 +342,13 @@ class Rebalances:
         try:
             executor = (await self.cc.state("executor")).executor
             task = None
-            if not logic.executor_on(status, executor) or (status.executed_summary is None
+            if not execution.executor_on(status, executor) or (status.executed_summary is None
                                                             and status.state == S.REBALANCING):
                 tasks = (await self.cc.user_tasks([status.session_id], fetch_completed_task=True)).by_id() \
                     if status.session_id else {}
                 task = tasks.get(status.session_id or "")
             elif status.state == S.REBALANCING:
-                await self.publish(logic.on_executing(status, executor, utcnow()))
+                await self.publish(execution.on_executing(status, executor, utcnow()))
                 return
         except CruiseControlError as exc:
             if logic.quiet(status, exc):
@@ -357,7 +357,7 @@ class Rebalances:
             if status.message != message:
                 await self.publish(status.model_copy(update={"message": message, "updated_at": utcnow()}))
             return
-        after = logic.on_poll(status, task, executor, utcnow())
+        after = execution.on_poll(status, task, executor, utcnow())
         await self.publish(after)
         if after is not None and after.state == S.READY:
             await self._check_removal(after)  # say at once whether its brokers may go, not at the next look
@@ -380,4 +380,4 @@ class Rebalances:
             await self.publish(self._retry(status, exc))
             return
         log.info("rebalance execution stopping", then=status.stopping)
-        await self.publish(logic.on_stop_sent(status, utcnow()))
+        await self.publish(execution.on_stop_sent(status, utcnow()))

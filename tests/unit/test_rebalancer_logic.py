@@ -16,7 +16,7 @@ from services.common.cruise_control.errors import (
 from services.common.cruise_control.models import ExecutorState, OptimizationResult, UserTask
 from events.rebalance import ProposalSummary
 from services.domain import drift
-from services.rebalancer import disks, failed_disks, logic, scale_down, scaling
+from services.rebalancer import disks, execution, failed_disks, logic, proposals, scale_down, scaling
 from services.rebalancer.logic import Step
 
 S = RebalanceState
@@ -98,43 +98,43 @@ def test_no_second_action_while_a_stop_is_under_way() -> None:
     again = logic.on_action(stopping, RebalanceAction(name=ADD.name, action="refresh"), NOW)
     assert again.stopping == "stop" and again.condition(conditions.INVALID_ACTION) is not None
     assert logic.next_step(stopping, [], NOW) is Step.STOP
-    sent = logic.on_stop_sent(stopping, NOW)
+    sent = execution.on_stop_sent(stopping, NOW)
     assert sent.state == S.STOPPING and logic.next_step(sent, [], NOW) is Step.POLL
     assert logic.VALID_ACTIONS[S.STOPPING] == frozenset(), "nothing to do but wait while it stops"
     idle = ExecutorState.model_validate({"state": "NO_TASK_IN_PROGRESS"})
-    assert logic.on_poll(sent, task("t", "InExecution"), idle, NOW).state == S.STOPPED
+    assert execution.on_poll(sent, task("t", "InExecution"), idle, NOW).state == S.STOPPED
 
 
 def test_a_stop_waits_for_the_movements_in_flight_and_says_what_was_moved_and_left() -> None:
     """The real Cruise Control answers the stop at once and stays STOPPING_EXECUTION for up to 84 s."""
     running = status(S.REBALANCING, session_id="t", stopping="stop")
-    sent = logic.on_stop_sent(running, NOW)
+    sent = execution.on_stop_sent(running, NOW)
     assert sent.state == S.STOPPING and "lets those in flight finish" in (sent.message or "")
     stopping = ExecutorState.model_validate({
         "state": "STOPPING_EXECUTION", "triggeredUserTaskId": "t", "numTotalPartitionMovements": 76,
         "numFinishedPartitionMovements": 7, "totalDataToMove": 760, "finishedDataMovement": 70})
-    still = logic.on_poll(sent, task("t", "InExecution"), stopping, NOW)
+    still = execution.on_poll(sent, task("t", "InExecution"), stopping, NOW)
     assert still is not None and still.state == S.STOPPING and still.progress.finished_partition_movements == 7
-    assert logic.on_poll(still, task("t", "InExecution"), stopping, NOW) is None, "no status without news"
+    assert execution.on_poll(still, task("t", "InExecution"), stopping, NOW) is None, "no status without news"
     ended = stopping.model_copy(update={"state": "NO_TASK_IN_PROGRESS"})
-    stopped = logic.on_poll(still, task("t", "CompletedWithError"), ended, NOW)
+    stopped = execution.on_poll(still, task("t", "CompletedWithError"), ended, NOW)
     assert stopped.state == S.STOPPED and stopped.session_id is None and stopped.stopping is None
     assert stopped.message == ("Stopped; by Cruise Control's last report, 7 of 76 partition movements made (70 of 760 "
                                "MB); the other 69 were not started. Movements already made stay")
     in_flight = stopped.progress.model_copy(update={"in_progress_partition_movements": 3})
-    assert logic.stopped(still.model_copy(update={"progress": in_flight}), NOW).message.endswith(
+    assert execution.stopped(still.model_copy(update={"progress": in_flight}), NOW).message.endswith(
         "7 of 76 partition movements made (70 of 760 MB) and 3 in flight, let finish; the other 66 were not started. "
         "Movements already made stay")
     # While stopping, the real one reports only what is in flight: the last figures stand.
     figureless = ExecutorState.model_validate({"state": "STOPPING_EXECUTION", "triggeredUserTaskId": "t",
                                                "numInProgressPartitionMovements": 0})
-    assert logic.on_poll(still, task("t", "InExecution"), figureless, NOW) is None
+    assert execution.on_poll(still, task("t", "InExecution"), figureless, NOW) is None
 
 
 def test_refresh_while_executing_stops_then_starts_over() -> None:
     refreshing = logic.on_action(status(S.REBALANCING, session_id="t"),
                                  RebalanceAction(name=ADD.name, action="refresh"), NOW)
-    after = logic.stopped(logic.on_stop_sent(refreshing, NOW), NOW)
+    after = execution.stopped(execution.on_stop_sent(refreshing, NOW), NOW)
     assert after.state == S.NEW and after.session_id is None and after.stopping is None
 
 
@@ -155,7 +155,7 @@ def test_a_request_changed_while_executing_waits_for_a_refresh() -> None:
     assert after is not None and after.state == S.REBALANCING and after.request == ADD
     assert after.pending_request == changed and after.condition(conditions.REQUEST_CHANGED) is not None
     assert logic.on_request(after, changed, NOW) is None
-    refreshed = logic.stopped(logic.on_action(after, RebalanceAction(name=ADD.name, action="refresh"), NOW), NOW)
+    refreshed = execution.stopped(logic.on_action(after, RebalanceAction(name=ADD.name, action="refresh"), NOW), NOW)
     assert refreshed.state == S.NEW and refreshed.request == changed
 
 
@@ -176,11 +176,11 @@ def test_invalid_requests_say_why(fields: dict, error: str) -> None:
 # -- proposals --------------------------------------------------------------------------------------------------------
 
 def test_a_proposal_still_computing_keeps_its_task_id_and_a_ready_one_carries_summary_and_load() -> None:
-    pending = logic.begin_proposal(status(S.NEW), NOW)
+    pending = proposals.begin_proposal(status(S.NEW), NOW)
     assert pending is not None and pending.state == S.PENDING_PROPOSAL
-    computing = logic.on_proposal(pending, "task-1", None, NOW)
+    computing = proposals.on_proposal(pending, "task-1", None, NOW)
     assert computing.state == S.PENDING_PROPOSAL and computing.session_id == "task-1"
-    ready = logic.on_proposal(computing, "task-1", result(), NOW)
+    ready = proposals.on_proposal(computing, "task-1", result(), NOW)
     assert ready.state == S.PROPOSAL_READY and ready.session_id is None
     assert ready.summary is not None and ready.summary.num_replica_movements == 12
     assert ready.summary.data_to_move_mb == 1200 and ready.summary.on_demand_balancedness_score_after == 98.0
@@ -190,7 +190,7 @@ def test_a_proposal_still_computing_keeps_its_task_id_and_a_ready_one_carries_su
 
 
 def test_an_empty_proposal_is_ready_at_once() -> None:
-    ready = logic.on_proposal(status(S.PENDING_PROPOSAL), "t", result(0, 0), NOW)
+    ready = proposals.on_proposal(status(S.PENDING_PROPOSAL), "t", result(0, 0), NOW)
     assert ready.state == S.READY and "Nothing to move" in (ready.message or "")
 
 
@@ -255,17 +255,17 @@ def test_progress_comes_from_the_executor_with_an_estimate() -> None:
         "state": "INTER_BROKER_REPLICA_MOVEMENT_TASK_IN_PROGRESS", "triggeredUserTaskId": "t1",
         "numTotalPartitionMovements": 40, "numFinishedPartitionMovements": 10, "totalDataToMove": 4000,
         "finishedDataMovement": 1000})
-    after = logic.on_poll(running, task("t1", "InExecution"), executor, NOW)
+    after = execution.on_poll(running, task("t1", "InExecution"), executor, NOW)
     assert after is not None and after.progress is not None
     assert after.progress.percent_data_moved == 25.0 and after.progress.finished_partition_movements == 10
     assert after.progress.estimated_seconds_to_completion == 30.0  # 1000 MB in 10 s, 3000 MB left
-    assert logic.on_poll(after, task("t1", "InExecution"), executor, NOW) is None
+    assert execution.on_poll(after, task("t1", "InExecution"), executor, NOW) is None
 
 
 def test_completion_and_failure_of_the_execution() -> None:
     running = status(S.REBALANCING, session_id="t1")
-    assert logic.on_poll(running, task("t1", "Completed"), None, NOW).state == S.READY
-    failed = logic.on_poll(running, task("t1", "CompletedWithError", response='{"errorMessage": "broker died"}'),
+    assert execution.on_poll(running, task("t1", "Completed"), None, NOW).state == S.READY
+    failed = execution.on_poll(running, task("t1", "CompletedWithError", response='{"errorMessage": "broker died"}'),
                            None, NOW)
     assert failed.state == S.NOT_READY and failed.message == "broker died"
 
@@ -273,11 +273,11 @@ def test_completion_and_failure_of_the_execution() -> None:
 def test_a_forgotten_execution_waits_for_a_busy_executor_then_runs_again() -> None:
     running = status(S.REBALANCING, session_id="t1")
     busy = ExecutorState.model_validate({"state": "INTER_BROKER_REPLICA_MOVEMENT_TASK_IN_PROGRESS"})
-    waiting = logic.on_poll(running, None, busy, NOW)
+    waiting = execution.on_poll(running, None, busy, NOW)
     assert waiting is not None and waiting.session_id == "t1" and "still in progress" in (waiting.message or "")
-    assert logic.on_poll(waiting, None, busy, NOW) is None
+    assert execution.on_poll(waiting, None, busy, NOW) is None
     idle = ExecutorState.model_validate({"state": "NO_TASK_IN_PROGRESS"})
-    again = logic.on_poll(waiting, None, idle, NOW)
+    again = execution.on_poll(waiting, None, idle, NOW)
     assert again.state == S.REBALANCING and again.session_id is None and again.checking_approval
     assert again.condition(conditions.EXECUTION_INTERRUPTED) is not None
     assert "asking it for a new proposal for what is left" in again.message
@@ -292,15 +292,15 @@ def _interrupted(**fields) -> RebalanceStatus:
     progress = {"executorState": "INTER_BROKER_REPLICA_MOVEMENT_TASK_IN_PROGRESS", "finishedDataMovementMB": 400,
                 "totalDataToMoveMB": 1000, "finishedPartitionMovements": 4, "totalPartitionMovements": 10}
     running = status(S.REBALANCING, session_id="t1", request=ADD.model_copy(update=fields),
-                     summary=logic.summary_of(OptimizationResult.model_validate(_executed(1000, 10))),
+                     summary=proposals.summary_of(OptimizationResult.model_validate(_executed(1000, 10))),
                      progress=progress)
-    return logic.on_poll(running, None, ExecutorState.model_validate({"state": "NO_TASK_IN_PROGRESS"}), NOW)
+    return execution.on_poll(running, None, ExecutorState.model_validate({"state": "NO_TASK_IN_PROGRESS"}), NOW)
 
 
 def test_after_a_restart_mid_execution_the_new_proposal_is_said_with_its_figures_and_executed() -> None:
     interrupted = _interrupted()
     fresh = OptimizationResult.model_validate(_executed(620, 6))
-    go = logic.on_check(interrupted, "t2", fresh, NOW, max_drift_percent=20.0)
+    go = proposals.on_check(interrupted, "t2", fresh, NOW, max_drift_percent=20.0)
     assert go.state == S.REBALANCING and go.execution_reason and not go.checking_approval
     assert go.message == ("Cruise Control restarted during the execution; its new proposal (620 MB to move, 6 "
                           "replica movements) replaced what was left of the interrupted one (600 MB to move, 6 replica "
@@ -315,36 +315,36 @@ def test_after_a_restart_mid_execution_the_new_proposal_is_said_with_its_figures
                                              "triggeredUserTaskId": "t2", "numTotalPartitionMovements": 6,
                                              "numFinishedPartitionMovements": 1, "totalDataToMove": 620,
                                              "finishedDataMovement": 100})
-    polled = logic.on_poll(running, task("t2", "InExecution"), executor, NOW)
+    polled = execution.on_poll(running, task("t2", "InExecution"), executor, NOW)
     assert polled.message == go.message and polled.progress.finished_partition_movements == 1
 
 
 def test_after_a_restart_a_new_proposal_past_the_drift_limit_waits_for_approval_again() -> None:
     bigger = OptimizationResult.model_validate(_executed(2000, 20))
-    held = logic.on_check(_interrupted(), "t2", bigger, NOW, max_drift_percent=20.0)
+    held = proposals.on_check(_interrupted(), "t2", bigger, NOW, max_drift_percent=20.0)
     assert held.state == S.PROPOSAL_READY and held.condition(conditions.PROPOSAL_CHANGED) is not None
     assert held.summary.data_to_move_mb == 2000 and "approve it to go on" in held.message
-    auto = logic.on_check(_interrupted(auto_approve=True), "t2", bigger, NOW, max_drift_percent=20.0)
+    auto = proposals.on_check(_interrupted(auto_approve=True), "t2", bigger, NOW, max_drift_percent=20.0)
     assert auto.state == S.REBALANCING, "an auto-approved rebalance goes on with Cruise Control's new proposal"
-    done = logic.on_check(_interrupted(), "t2", OptimizationResult.model_validate(_executed(0, 0)), NOW,
+    done = proposals.on_check(_interrupted(), "t2", OptimizationResult.model_validate(_executed(0, 0)), NOW,
                           max_drift_percent=20.0)
     assert done.state == S.READY and "moves nothing more" in done.message
 
 
 def test_executions_name_only_brokers_still_in_the_cluster() -> None:
     draining = status(S.REBALANCING, request=REMOVE)
-    assert logic.execution_brokers(draining, [1, 2, 3, 4, 5]) == [5]
-    assert logic.execution_brokers(draining, [1, 2, 3, 4]) == []
+    assert execution.execution_brokers(draining, [1, 2, 3, 4, 5]) == [5]
+    assert execution.execution_brokers(draining, [1, 2, 3, 4]) == []
 
 
 def test_an_execution_in_doubt_is_found_by_its_reason() -> None:
     approved = logic.approve(status(S.PROPOSAL_READY), NOW)
     tasks = [task("other", "Active", url="POST /rebalance?reason=x"),
              task("mine", "InExecution", url=f"POST /add_broker?dryrun=false&reason={approved.execution_reason}")]
-    assert logic.find_execution(approved, tasks).user_task_id == "mine"
-    assert logic.find_execution(approved, tasks[:1]) is None
+    assert execution.find_execution(approved, tasks).user_task_id == "mine"
+    assert execution.find_execution(approved, tasks[:1]) is None
     failed = task("failed", "CompletedWithError", url=f"POST /add_broker?reason={approved.execution_reason}")
-    assert logic.find_execution(approved, [failed]) is None, "a failed request is made again, not adopted"
+    assert execution.find_execution(approved, [failed]) is None, "a failed request is made again, not adopted"
 
 
 # -- safe scale-down --------------------------------------------------------------------------------------------------
@@ -477,7 +477,7 @@ def test_progress_counts_moves_between_directories() -> None:
         "state": "INTRA_BROKER_REPLICA_MOVEMENT_TASK_IN_PROGRESS", "triggeredUserTaskId": "t",
         "numTotalIntraBrokerPartitionMovements": 4, "numFinishedIntraBrokerPartitionMovements": 1,
         "totalIntraBrokerDataToMove": 400, "finishedIntraBrokerDataMovement": 100})
-    progress = logic.progress_of(executor, status(S.REBALANCING, session_id="t"), NOW, task)
+    progress = execution.progress_of(executor, status(S.REBALANCING, session_id="t"), NOW, task)
     assert progress is not None
     assert (progress.total_intra_broker_partition_movements, progress.finished_intra_broker_partition_movements) == (4, 1)
     assert progress.percent_data_moved == 25.0 and progress.estimated_seconds_to_completion == 30.0
@@ -534,7 +534,7 @@ def proposed(data_mb: float, replica_moves: int = 12) -> OptimizationResult:
 
 
 def shown(data_mb: float, replica_moves: int = 12) -> RebalanceStatus:
-    return logic.on_proposal(status(S.PENDING_PROPOSAL), "t0", proposed(data_mb, replica_moves), NOW)
+    return proposals.on_proposal(status(S.PENDING_PROPOSAL), "t0", proposed(data_mb, replica_moves), NOW)
 
 
 def test_an_approval_with_a_drift_limit_asks_for_the_proposal_again_first() -> None:
@@ -542,7 +542,7 @@ def test_an_approval_with_a_drift_limit_asks_for_the_proposal_again_first() -> N
     approved = logic.on_action(ready, RebalanceAction(name=ADD.name, action="approve"), NOW, max_drift_percent=10)
     assert approved.state == S.PROPOSAL_READY and approved.checking_approval and approved.session_id is None
     assert logic.next_move(approved, [], NOW) == logic.Move(step=Step.CHECK)
-    computing = logic.on_check(approved, "t1", None, NOW, max_drift_percent=10)
+    computing = proposals.on_check(approved, "t1", None, NOW, max_drift_percent=10)
     assert computing.session_id == "t1" and computing.checking_approval, "a 202: the same task asked again"
     unlimited = logic.on_action(ready, RebalanceAction(name=ADD.name, action="approve"), NOW)
     assert unlimited.state == S.REBALANCING and not unlimited.checking_approval
@@ -550,19 +550,19 @@ def test_an_approval_with_a_drift_limit_asks_for_the_proposal_again_first() -> N
 
 def test_a_proposal_within_the_limit_executes() -> None:
     checking = logic.approve(shown(36_024), NOW, check=True)
-    after = logic.on_check(checking, "t1", proposed(38_000), NOW, max_drift_percent=10)
+    after = proposals.on_check(checking, "t1", proposed(38_000), NOW, max_drift_percent=10)
     assert after.state == S.REBALANCING and not after.checking_approval and after.execution_reason
     assert after.summary is not None and after.summary.data_to_move_mb == 36_024, "the approved figures stay shown"
     assert "within 10% of the approved one (data to move 36,024 -> 38,000 MB (+5.5%), replica movements 12 " \
            "(unchanged))" in (after.message or "")
-    shrunk = logic.on_check(checking, "t1", proposed(35_000), NOW, max_drift_percent=1)
+    shrunk = proposals.on_check(checking, "t1", proposed(35_000), NOW, max_drift_percent=1)
     assert "(data to move 36,024 -> 35,000 MB (-2.8%), replica movements 12 (unchanged)): the same movements; the " \
            "partitions shrank since the proposal" in (shrunk.message or "")
 
 
 def test_a_drifted_proposal_refuses_the_approval_and_shows_the_new_one() -> None:
     checking = logic.approve(shown(36_024), NOW, check=True)
-    refused = logic.on_check(checking, "t1", proposed(41_115), NOW, max_drift_percent=10)
+    refused = proposals.on_check(checking, "t1", proposed(41_115), NOW, max_drift_percent=10)
     assert refused.state == S.PROPOSAL_READY and not refused.checking_approval and refused.session_id is None
     assert refused.summary is not None and refused.summary.data_to_move_mb == 41_115
     condition = refused.condition(conditions.PROPOSAL_CHANGED)
@@ -574,13 +574,13 @@ def test_a_drifted_proposal_refuses_the_approval_and_shows_the_new_one() -> None
     assert logic.next_move(refused, [], NOW) == logic.Move(), "waits for the operator"
     again = logic.approve(refused, NOW, check=True)
     assert again.condition(conditions.PROPOSAL_CHANGED) is None
-    other_moves = logic.on_check(again, "t2", proposed(41_115, replica_moves=20), NOW, max_drift_percent=10)
+    other_moves = proposals.on_check(again, "t2", proposed(41_115, replica_moves=20), NOW, max_drift_percent=10)
     assert "Cruise Control's goals chose other movements" in (other_moves.message or "")
 
 
 def test_a_check_that_finds_nothing_left_to_move_is_ready() -> None:
     checking = logic.approve(shown(36_024), NOW, check=True)
-    done = logic.on_check(checking, "t1", result(0, 0), NOW, max_drift_percent=10)
+    done = proposals.on_check(checking, "t1", result(0, 0), NOW, max_drift_percent=10)
     assert done.state == S.READY and not done.checking_approval
 
 
@@ -600,21 +600,21 @@ def test_a_failing_check_retries_from_a_new_task_or_refuses() -> None:
 
 def test_the_executed_proposal_is_recorded_beside_the_approved_one_and_the_difference_explained() -> None:
     approved = logic.approve(shown(36_024), NOW)
-    same = logic.on_execution_started(approved, "t2", NOW, proposed(36_024))
+    same = execution.on_execution_started(approved, "t2", NOW, proposed(36_024))
     assert same.message == "Executing the proposal" and same.executed_summary == same.summary
-    grown = logic.on_execution_started(approved, "t2", NOW, proposed(41_115))
+    grown = execution.on_execution_started(approved, "t2", NOW, proposed(41_115))
     assert grown.executed_summary is not None and grown.executed_summary.data_to_move_mb == 41_115
     assert grown.message == ("Executing the proposal Cruise Control computed again at execution, not quite the "
                              "approved one (data to move 36,024 -> 41,115 MB (+14.1%), replica movements 12 "
                              "(unchanged)): the same movements; the partitions grew since the proposal")
     # A 202 to the execution request: the figures come from the task's original response at the next poll.
-    unknown = logic.on_execution_started(approved, "t2", NOW)
+    unknown = execution.on_execution_started(approved, "t2", NOW)
     assert unknown.executed_summary is None
     response = proposed(41_115).model_dump_json(by_alias=True)
-    polled = logic.on_poll(unknown, task("t2", "InExecution", response=response), None, NOW)
+    polled = execution.on_poll(unknown, task("t2", "InExecution", response=response), None, NOW)
     assert polled is not None and polled.executed_summary == grown.executed_summary
     assert polled.message == grown.message
-    done = logic.on_poll(unknown, task("t2", "Completed", response=response), None, NOW)
+    done = execution.on_poll(unknown, task("t2", "Completed", response=response), None, NOW)
     assert done.state == S.READY and done.executed_summary == grown.executed_summary
 
 
@@ -643,12 +643,12 @@ def test_a_proposal_without_the_load_before_it_shows_only_the_load_after() -> No
 
     recorded = Path(__file__).resolve().parents[3] / "shared" / "reference" / "cruise-control-real" / "responses"
     answer = json.loads((recorded / "remove_disks-dryrun-real.json").read_text())["body"]
-    rows = logic.broker_load_of(OptimizationResult.model_validate(answer))
+    rows = proposals.broker_load_of(OptimizationResult.model_validate(answer))
     assert rows and all(r.replicas_before is None and r.disk_mb_before is None for r in rows)
     assert rows[1].replicas_after == 90
     table = broker_load_table(status(S.PROPOSAL_READY, broker_load=rows))
     assert list(table.columns[1].cells)[1] == "90", "after only, no invented 0 before it"
-    with_before = logic.broker_load_of(result())
+    with_before = proposals.broker_load_of(result())
     assert [(r.replicas_before, r.replicas_after) for r in with_before] == [(12, 8), (12, 8), (0, 8)]
 
 
