@@ -4,7 +4,9 @@ import atexit
 import os
 import shutil
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import settings
@@ -58,6 +60,19 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         return
     order = {item.nodeid: index for index, item in enumerate(items)}
     items.sort(key=lambda item: (rank_of(item.nodeid), order[item.nodeid]))
+
+
+@pytest.fixture(scope="session")
+def spark() -> Iterator[Any]:
+    """One local Spark session per test process. Its JVM takes 20 to 40 s to start, so the modules that drive Spark in
+    process are one scheduling group (tests/scheduling.py) and share it; it has Spark's Kafka source on its classpath
+    when `make spark-kafka` has fetched it (spark.session.local_session)."""
+    pytest.importorskip("pyspark")
+    from spark.session import local_session
+
+    session = local_session("ballast-tests")
+    yield session
+    session.stop()
 
 
 @pytest.fixture(scope="session")

@@ -1,7 +1,8 @@
 """How `make test TEST_WORKERS=2` shares the suite between its workers (pytest-xdist).
 
-A group of tests runs in one worker, so a stack or cluster its tests share starts once: the tests in tests/kafka that
-use its shared cluster are one group; every other module is a group of its own (its module-scoped stack, or a
+A group of tests runs in one worker, so a stack, cluster or Spark session its tests share starts once: the tests in
+tests/kafka that use its shared cluster are one group; the modules that drive Spark in process are another (they share
+the worker's session, tests/conftest.py); every other module is a group of its own (its module-scoped stack, or a
 cluster of its own, as test_up's). The longest groups go first, so no worker is left with a long one when the other
 is done.
 
@@ -18,15 +19,23 @@ ORDER = (KAFKA, "tests/integration/", "tests/unit/")
 # Modules of tests/kafka that start clusters of their own, or none: off the shared cluster's worker (test_up's two
 # minutes were the last of that worker's group, the longest of the suite).
 OWN_CLUSTERS = {f"{KAFKA}{name}.py" for name in ("test_up", "test_striped_vs_kafka", "test_topic_regex_java")}
+SPARK = "spark"
+IN_PROCESS_SPARK = {"tests/integration/test_spark_source.py", "tests/integration/test_spark_aggregates.py",
+                    f"{KAFKA}test_spark_sources.py"}
 
 
 def group_of(nodeid: str) -> str:
     module = nodeid.split("::", 1)[0]
+    if module in IN_PROCESS_SPARK:
+        return SPARK
     return KAFKA if module.startswith(KAFKA) and module not in OWN_CLUSTERS else module
 
 
 def rank_of(nodeid: str) -> int:
-    """The Kafka group first (the longest), then the modules that start stacks, then the unit tests."""
+    """The Kafka group first (the longest), the Spark group with it, then the modules that start stacks, then the
+    unit tests."""
+    if group_of(nodeid) == SPARK:
+        return 0
     return next((rank for rank, folder in enumerate(ORDER) if nodeid.startswith(folder)), len(ORDER))
 
 

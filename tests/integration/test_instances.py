@@ -103,13 +103,10 @@ def test_kill_9_of_the_owner_mid_change_hands_over_to_a_standby(stack: LocalStac
     victim = owner(stack, service)
     ballast.apply(*[spec(t, 3, partitions=1) for t in topics])
     stack.kill(victim, signal.SIGKILL)
-    started = time.monotonic()
-    successor = owner(stack, service)
-    took = time.monotonic() - started
-    assert successor != victim
+    # A standby takes over within owner()'s deadline (session timeout 6 s, the group's rebalance, the start).
+    assert owner(stack, service) != victim
     converge(ballast, topics, 3)
     assert set(sessions_per_change(ballast, topics, before).values()) == {1}
-    assert took < 40, f"takeover took {took:.1f} s"  # session timeout 6 s + rebalance + start
 
 
 def test_a_rolling_restart_of_every_service_during_300_changes(stack: LocalStack, ballast: Ballast,

@@ -39,15 +39,6 @@ def bus(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BusSettings]:
         process.wait(timeout=10)
 
 
-@pytest.fixture(scope="module")
-def spark():
-    from spark.session import local_session
-
-    session = local_session("ballast-aggregates-tests")
-    yield session
-    session.stop()
-
-
 def replay(bus: BusSettings) -> None:
     entries = [json.loads(line) for line in LOG.read_text().splitlines() if line.strip()]
     busio.produce(bus, [(e["topic"], e["key"].encode(), json.dumps(e["value"]).encode(), None) for e in entries])

@@ -33,13 +33,9 @@ def bootstrap(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 
 
 @pytest.fixture(scope="module")
-def spark():
-    from spark.session import local_session
-
-    session = local_session("ballast-source-tests")
-    session.dataSource.register(BusSource)
-    yield session
-    session.stop()
+def spark(spark):  # the process's session (tests/conftest.py), with the bus source registered
+    spark.dataSource.register(BusSource)
+    return spark
 
 
 def create(bootstrap: str, topic: str, partitions: int = 2) -> None:

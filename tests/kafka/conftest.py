@@ -34,6 +34,10 @@ KAFKA_ENV = {
     # Failed disks (seed 004) are reported within a look at the brokers (remediation is tested with a rebalancer of
     # its own: on here, it would act on every test that fails a disk).
     "BALLAST_REBALANCER__OBSERVE_INTERVAL_S": "1",
+    # The simulator reads the model afresh before every answer that needs it; its own reads in between only sample
+    # the sizes its load rates come from (a 60 s window). Every 2 s, with the hundreds of topics the tests leave, they
+    # took a tenth of a core in the simulator and as much again in the brokers.
+    "BALLAST_SIMULATOR__SYNC_INTERVAL_S": "10",
     # A burst of specs reaches the replicas-change service spread over more than the default 0.3 s batch window when
     # this 2-core machine is busy (seen: fifty changes in two requests); the batching test counts one.
     "BALLAST_REPLICAS_CHANGE__BATCH_QUIET_S": "0.3",

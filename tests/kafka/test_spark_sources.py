@@ -1,11 +1,16 @@
-"""The load-aggregates job on the real cluster through Spark's JVM ``kafka`` source (spark-sql-kafka at PySpark's
+"""The load-aggregates job on a real Kafka bus through Spark's JVM ``kafka`` source (spark-sql-kafka at PySpark's
 version, from Maven Central) and through Ballast's own Python source: the same aggregates from the same recorded
-log."""
+log.
+
+The bus is a one-broker cluster of the module's own, not the shared one: there the live stack's load collector adds
+samples for as long as the other tests run, which both queries then read, and this module would lengthen the
+shared cluster's worker by minutes."""
 
 from __future__ import annotations
 
 import json
 import time
+from collections.abc import Iterator
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -13,9 +18,11 @@ from typing import Any
 import pytest
 
 from events import LoadAggregate
+from events import TOPICS
 from services.common import busio
-from services.common.settings import Settings, SparkSettings
-from services.local.stack import LocalStack
+from services.common.bus import ensure_topics
+from services.common.settings import BusSettings, Settings, SparkSettings
+from services.local.kafka_cluster import LocalKafka
 from spark.aggregates import WindowBrokers, batch_aggregates, start
 
 LOG = Path(__file__).resolve().parents[1] / "data" / "load-samples.jsonl"
@@ -26,12 +33,20 @@ pytestmark = pytest.mark.timeout(900)
 
 
 @pytest.fixture(scope="module")
-def spark():
-    from spark.session import kafka_source_jars, local_session
+def bus(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BusSettings]:
+    with LocalKafka(tmp_path_factory.mktemp("spark-bus"), racks=["/dc1/r1"]) as kafka:
+        kafka.start()
+        settings = BusSettings(bootstrap_servers=kafka.bootstrap_servers)
+        ensure_topics(settings, [TOPICS.load_samples, TOPICS.placements])
+        yield settings
 
-    session = local_session("ballast-kafka-source-tests", jars=kafka_source_jars())
-    yield session
-    session.stop()
+
+@pytest.fixture(scope="module")
+def spark(spark):  # the process's session (tests/conftest.py), which has the Kafka source's jars when they are there
+    from spark.session import kafka_source_jars
+
+    kafka_source_jars()  # says what to run when they are not
+    return spark
 
 
 def run(spark: Any, settings: Settings, checkpoint: Path, timeout_s: float = 300) -> dict[str, LoadAggregate]:
@@ -58,15 +73,14 @@ def run(spark: Any, settings: Settings, checkpoint: Path, timeout_s: float = 300
     return latest
 
 
-def test_jvm_kafka_source_gives_the_python_sources_aggregates(spark, kafka_stack: LocalStack, tmp_path: Path) -> None:
-    base = kafka_stack.settings()
+def test_jvm_kafka_source_gives_the_python_sources_aggregates(spark, bus: BusSettings, tmp_path: Path) -> None:
     entries = [json.loads(line) for line in LOG.read_text().splitlines() if line.strip()]
-    busio.produce(base.bus, [(e["topic"], e["key"].encode(), json.dumps(e["value"]).encode(), None) for e in entries])
+    busio.produce(bus, [(e["topic"], e["key"].encode(), json.dumps(e["value"]).encode(), None) for e in entries])
     spark_settings = SparkSettings(window_s=60, slide_s=60, watermark_s=30, trigger_s=0.5,
                                    max_records_per_batch=1_000_000)
 
     def with_source(source: str) -> Settings:
-        return Settings(bus=base.bus, spark=spark_settings.model_copy(update={"source": source}))
+        return Settings(bus=bus, spark=spark_settings.model_copy(update={"source": source}))
 
     jvm = run(spark, with_source("kafka"), tmp_path / "jvm")
     python = run(spark, with_source("ballast_bus"), tmp_path / "python")
