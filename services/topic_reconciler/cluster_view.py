@@ -32,9 +32,7 @@ class ClusterViewCache:
         now = time.monotonic()
         self.set_brokers(await self._admin.brokers())
         if self._read_at is None or now - self._read_at > self._max_age_s:
-            topics = await self._admin.list_topics()
-            self._assignments = {name: [list(p.replicas) for p in sorted(t.partitions, key=lambda p: p.id)]
-                                 for name, t in topics.items()}
+            self._assignments = await self._admin.assignments()
             self._read_at = now
         return ClusterView(self._brokers, self._assignments, self._load() if load_aware else {})
 

@@ -52,6 +52,8 @@ async def test_create_with_an_assignment_and_describe_replicas_racks_and_log_dir
     described = await eventually(lambda: _sized(admin, name), "sizes of the new topic's replicas")
 
     assert [p.replicas for p in described.partitions] == [(1, 3), (4, 2), (2, 1)]
+    assignments = await admin.assignments()  # what placement counts: the same, from the metadata alone
+    assert assignments[name] == [[1, 3], [4, 2], [2, 1]] and not any(t.startswith("__") for t in assignments)
     assert [p.leader for p in described.partitions] == [1, 4, 2]  # the first replica leads
     assert [set(p.isr) for p in described.partitions] == [{1, 3}, {4, 2}, {2, 1}]
     assert described.config["retention.ms"] == "3600000"

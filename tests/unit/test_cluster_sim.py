@@ -177,6 +177,7 @@ async def test_task_lifecycle_and_one_execution_at_a_time(sim: Simulator) -> Non
         await cc.topic_configuration({2: ["b"]})
     await wait_status(cc, first.task_id, "Completed")
     assert (await admin.describe_topics(["a"]))["a"].replication_factor == 2
+    assert [len(replicas) for replicas in (await admin.assignments())["a"]] == [2, 2]
     await cc.aclose()
     await admin.aclose()
 

@@ -12,6 +12,7 @@ import logging
 import re
 import threading
 from collections.abc import Callable, Mapping, Sequence
+from operator import itemgetter
 from typing import Any, TypeVar
 
 from kafka import TopicPartition
@@ -166,6 +167,12 @@ class KafkaClusterAdmin:
                  if include_internal or (not t.get("is_internal") and not t["name"].startswith("__"))]
         described = await self._describe(names, metadata)
         return {name: d for name, d in described.items() if d is not None}
+
+    async def assignments(self) -> dict[str, list[list[int]]]:
+        metadata = await self._run(lambda a: a.describe_topics())
+        return {t["name"]: [list(p["replica_nodes"]) for p in sorted(t["partitions"], key=itemgetter("partition_index"))]
+                for t in metadata if t.get("error_code", 0) == 0 and not t.get("is_internal")
+                and not t["name"].startswith("__")}
 
     async def describe_topics(self, names: list[str]) -> dict[str, TopicDescription | None]:
         if not names:

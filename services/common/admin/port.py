@@ -176,6 +176,11 @@ class ClusterAdmin(Protocol):
         """``None`` for a topic that does not exist."""
         ...
 
+    async def assignments(self) -> dict[str, list[list[int]]]:
+        """Every topic that is not internal: its partitions' replicas, in partition order. What placement counts, read
+        from the metadata alone (``list_topics`` also reads every topic's configs and every broker's directories)."""
+        ...
+
     async def create_topic(
         self, name: str, partitions: int, replication_factor: int, config: dict[str, str] | None = None,
         assignment: Assignment | None = None,

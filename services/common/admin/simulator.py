@@ -108,6 +108,10 @@ class SimulatorClusterAdmin:
         racks = _racks(data)
         return {t["name"]: _topic(t, racks) for t in data["topics"]}
 
+    async def assignments(self) -> dict[str, list[list[int]]]:
+        return {name: [list(p.replicas) for p in sorted(t.partitions, key=lambda p: p.id)]
+                for name, t in (await self.list_topics()).items()}
+
     async def describe_topics(self, names: list[str]) -> dict[str, TopicDescription | None]:
         if not names:
             return {}
