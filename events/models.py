@@ -12,10 +12,9 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Annotated, Any, ClassVar, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, Strict, field_validator
-from pydantic.alias_generators import to_camel
+from pydantic import AfterValidator, BaseModel, Field, Strict, field_validator
 
-from events.envelope import utcnow
+from events.envelope import FROZEN_WIRE, utcnow
 from events import placeholders as placeholder
 from events.limits import MAX_DEAD_LETTER_VALUE_CHARS, BoundedText, bounded, chunks, fingerprint
 
@@ -59,7 +58,7 @@ TopicOrigin = Literal["created", "adopted"]
 
 
 class Event(BaseModel):
-    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid", frozen=True)
+    model_config = FROZEN_WIRE
 
     SCHEMA: ClassVar[str]
     VERSION: ClassVar[int] = 1
@@ -190,7 +189,7 @@ class ReplicasChangeBatch(Event):
 class ReplicasChangeStatus(BaseModel):
     """The ``replicasChange`` block of a topic status, as in Strimzi's KafkaTopic status."""
 
-    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid", frozen=True)
+    model_config = FROZEN_WIRE
 
     state: ReplicasChangeState
     target_replicas: int
@@ -199,7 +198,7 @@ class ReplicasChangeStatus(BaseModel):
 
 
 class Condition(BaseModel):
-    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid", frozen=True)
+    model_config = FROZEN_WIRE
 
     type: str
     status: str  # "True" | "False" | "Unknown", as in Kubernetes conditions
@@ -390,7 +389,7 @@ class PlacementResponse(Event):
 
 
 class PlacedReplica(BaseModel):
-    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid", frozen=True)
+    model_config = FROZEN_WIRE
 
     partition: int = Field(ge=0)
     broker: int

@@ -11,10 +11,9 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Annotated, ClassVar, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator, model_validator
-from pydantic.alias_generators import to_camel
+from pydantic import AfterValidator, BaseModel, Field, field_validator, model_validator
 
-from events.envelope import utcnow
+from events.envelope import FROZEN_WIRE, utcnow
 from events.limits import BoundedText
 from events.models import Condition, Event, StrictBool, StrictInt
 
@@ -46,7 +45,7 @@ class RebalanceMode(StrEnum):
 
 
 class _Block(BaseModel):
-    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid", frozen=True)
+    model_config = FROZEN_WIRE
 
 
 class DiskRemoval(_Block):
