@@ -46,12 +46,13 @@ def observers(started: tuple[RebalancerService, Simulator]) -> Observers:
 @pytest.fixture
 async def started(tmp_path: Path) -> AsyncIterator[tuple[RebalancerService, Simulator]]:
     simulator = Simulator(SimulatorSettings(cruise_control_port=free_port(), admin_port=free_port(),
-                                            min_execution_s=0.1, proposal_s=0.01,
+                                            min_execution_s=0.1, proposal_s=0.01, task_scanner_period_s=0.05,
                                             brokers=["1:/dc1/r1", "2:/dc1/r2", "3:/dc2/r1", "4:/dc2/r2"]))
     await simulator.start()
     admin = SimulatorClusterAdmin(f"http://127.0.0.1:{simulator.settings.admin_port}")
     await admin.create_topic("a", 8, 2, assignment=[[1, 2]] * 8)  # all on two brokers: something to balance
-    cc = CruiseControlClient(CruiseControlSettings(port=simulator.settings.cruise_control_port))
+    cc = CruiseControlClient(CruiseControlSettings(port=simulator.settings.cruise_control_port,
+                                                   task_scanner_period_s=0.05))
     outbox = MemoryOutbox()
     service = RebalancerService(Settings(data_dir=tmp_path), admin=admin, cruise_control=cc, outbox=outbox)
     await service.start()
