@@ -17,8 +17,7 @@ from typing import Any
 
 import pytest
 
-from events import LoadAggregate
-from events import TOPICS
+from events import TOPICS, LoadAggregate
 from services.common import busio
 from services.common.bus import ensure_topics
 from services.common.settings import BusSettings, Settings, SparkSettings
