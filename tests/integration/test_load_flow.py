@@ -21,7 +21,6 @@ from services.placement.model import Broker, ClusterView, PlacementSpec
 from services.placement.multi_level import MultiLevelPlacer
 from tests.integration.conftest import TEST_ENV
 
-pytest.importorskip("pyspark")
 # Three data centres, one broker per rack, two racks each: RF 3 puts one replica per DC, on either rack.
 BROKERS = ["1:/dc1/r1", "2:/dc1/r2", "3:/dc2/r1", "4:/dc2/r2", "5:/dc3/r1", "6:/dc3/r2"]
 ENV = {**TEST_ENV, "BALLAST_SIMULATOR__BROKERS": json.dumps(BROKERS), "BALLAST_LOAD_COLLECTOR__INTERVAL_S": "0.5",

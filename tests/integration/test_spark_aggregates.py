@@ -18,7 +18,6 @@ from services.common.bus import ensure_topics
 from services.common.settings import BusSettings, Settings, SparkSettings
 from services.local.broker import free_port, start_tansu
 
-pytest.importorskip("pyspark")
 # A query's first batch can take minutes while the other worker runs a Spark job or a Kafka cluster too: its waits
 # are generous, and so is the test timeout.
 pytestmark = pytest.mark.timeout(900)

@@ -15,7 +15,6 @@ from confluent_kafka.admin import AdminClient, NewTopic
 from services.local.broker import free_port, start_tansu
 from spark.bus_source import BusSource, BusStreamReader, Range, read_range
 
-pyspark = pytest.importorskip("pyspark")
 # A query's first batch can take minutes while the other worker runs a Spark job or a Kafka cluster too: its waits
 # are generous, and so is the test timeout.
 pytestmark = pytest.mark.timeout(900)

@@ -47,6 +47,11 @@ RETRY_BACKOFF_S = 0.3
 logging.getLogger("kafka").setLevel(logging.CRITICAL)
 
 
+def _internal(topic: Mapping[str, Any]) -> bool:
+    """Kafka's own topics (``__consumer_offsets``, ...): flagged internal, or named so."""
+    return bool(topic.get("is_internal")) or topic["name"].startswith("__")
+
+
 def _reason(exc: Exception) -> str:
     """The broker's own words where the answer has them (kafka-python's text repeats the whole request)."""
     found = _ERROR_MESSAGE.search(str(exc))
@@ -163,16 +168,15 @@ class KafkaClusterAdmin:
 
     async def list_topics(self, include_internal: bool = False) -> dict[str, TopicDescription]:
         metadata = await self._run(lambda a: a.describe_topics())
-        names = [t["name"] for t in metadata
-                 if include_internal or (not t.get("is_internal") and not t["name"].startswith("__"))]
+        names = [t["name"] for t in metadata if include_internal or not _internal(t)]
         described = await self._describe(names, metadata)
         return {name: d for name, d in described.items() if d is not None}
 
     async def assignments(self) -> dict[str, list[list[int]]]:
         metadata = await self._run(lambda a: a.describe_topics())
-        return {t["name"]: [list(p["replica_nodes"]) for p in sorted(t["partitions"], key=itemgetter("partition_index"))]
-                for t in metadata if t.get("error_code", 0) == 0 and not t.get("is_internal")
-                and not t["name"].startswith("__")}
+        by_index = itemgetter("partition_index")
+        return {t["name"]: [list(p["replica_nodes"]) for p in sorted(t["partitions"], key=by_index)]
+                for t in metadata if t.get("error_code", 0) == 0 and not _internal(t)}
 
     async def describe_topics(self, names: list[str]) -> dict[str, TopicDescription | None]:
         if not names:
