@@ -42,7 +42,11 @@ class BusSettings(BaseModel):
 
     def confluent_config(self) -> dict[str, str]:
         """librdkafka properties for confluent-kafka clients."""
-        config = {"bootstrap.servers": self.bootstrap_servers, "security.protocol": self.security_protocol}
+        config = {"bootstrap.servers": self.bootstrap_servers, "security.protocol": self.security_protocol,
+                  # A fresh client connects to one bootstrap broker at a time. A broker that accepts connections but
+                  # does not answer yet (restarting) held it for librdkafka's default 30 s, past the whole answer
+                  # timeout, though the other brokers were up: give up on it after a third, and try the next.
+                  "socket.connection.setup.timeout.ms": str(max(1000, int(self.answer_timeout_s * 1000 / 3)))}
         if self.sasl_mechanism:
             config["sasl.mechanism"] = self.sasl_mechanism
         if self.sasl_username:

@@ -22,3 +22,16 @@ def test_an_event_the_topic_does_not_carry_is_refused_before_anything_is_sent(mo
     ((topic, key, value, headers),) = sent
     assert (topic, key, headers) == ("ballast.topic.specs", b"orders", None)
     assert decode(value, topic=TOPICS.specs).event == TopicSpec(name="orders", partitions=3, replicas=2)
+
+
+def test_a_client_gives_up_on_a_silent_broker_well_within_its_answer_timeout() -> None:
+    """A restarting broker accepts connections before it answers; librdkafka's own 30 s setup timeout kept a fresh
+    client on it past the 10 s answer timeout while the other brokers were up (test_services, once)."""
+    from confluent_kafka import Producer
+
+    from services.common.settings import BusSettings
+
+    config = BusSettings(answer_timeout_s=10).confluent_config()
+    assert config["socket.connection.setup.timeout.ms"] == "3333"
+    assert BusSettings(answer_timeout_s=0.5).confluent_config()["socket.connection.setup.timeout.ms"] == "1000"
+    Producer(config).flush(0)  # librdkafka accepts it
