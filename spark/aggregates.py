@@ -217,6 +217,7 @@ def main() -> None:
     import threading
 
     from services.common.settings import get_settings
+    from spark.jvm_output import JvmOutput
     from spark.session import kafka_source_jars, local_session
 
     # Ctrl-C (or a SIGTERM) asks for a stop that is then done between two waits: a KeyboardInterrupt raised inside a
@@ -233,7 +234,9 @@ def main() -> None:
     jars = kafka_source_jars() if settings.spark.source == "kafka" else None
     # Until the session is up a signal ends the process at once (the JVM follows it); from then on it is a request
     # to stop. Installed after the session: the SparkContext installs its own SIGINT handler, which raises.
-    spark = local_session("ballast-load-aggregates", master=settings.spark.master, jars=jars)
+    jvm_output = JvmOutput(log)
+    with jvm_output.captured():
+        spark = local_session("ballast-load-aggregates", master=settings.spark.master, jars=jars)
     stop_on_signals()
     gate = BatchGate(spark)
     query = start(spark, settings, kafka_sink(settings, gate))
@@ -244,6 +247,7 @@ def main() -> None:
     if query.isActive:
         gate.stop(query)
     spark.stop()
+    jvm_output.settle()
     log.info("stopped", reason="signal" if stopping.is_set() else "the query ended")
 
 

@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from spark.jvm_output import java_options
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 KAFKA_SOURCE_ARTIFACTS = ("spark-sql-kafka-0-10_2.13", "spark-token-provider-kafka-0-10_2.13", "kafka-clients",
@@ -40,6 +41,10 @@ def local_session(app_name: str, master: str = "local[2]", jars: list[Path] | No
     # Python workers must be this interpreter: it has pyarrow, pandas and confluent-kafka.
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+    if master.startswith("local"):
+        # The driver binds to the loopback address (below); without this Spark also looks for a routable one, and
+        # warns twice when the host name resolves to the loopback.
+        os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     builder = SparkSession.builder.master(master) if master else SparkSession.builder
     if jars:
         builder = builder.config("spark.jars", ",".join(str(j) for j in jars))
@@ -53,8 +58,9 @@ def local_session(app_name: str, master: str = "local[2]", jars: list[Path] | No
              .config("spark.driver.bindAddress", "127.0.0.1")
              .config("spark.driver.host", "127.0.0.1")
              # Spark checks whether a foreachBatch error was its query's stop with a regex that recurses once per
-             # character of the error (StreamExecution.PROXY_ERROR): 1 MB stacks overflow on a py4j trace.
-             .config("spark.driver.extraJavaOptions", "-Xss16m")
+             # character of the error (StreamExecution.PROXY_ERROR): 1 MB stacks overflow on a py4j trace. Spark's
+             # own log lines are JSON (spark.jvm_output).
+             .config("spark.driver.extraJavaOptions", f"-Xss16m {java_options()}")
              .getOrCreate())
     spark.sparkContext.setLogLevel("ERROR")
     return spark
