@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 
 import httpx
+from confluent_kafka import Consumer, TopicPartition
 
 from events import TOPICS, ReplicasChangeCommand, ReplicasChangeRecord, TopicSpec, decode, encode
 from services.common import busio
@@ -240,12 +241,29 @@ def test_a_restarted_reconciler_does_not_report_the_same_bad_records_again(balla
     """One shard: the service's consumer group keeps its offsets, so a restart goes on from them (a group of its own
     per instance re-read the whole topic and dead-lettered every bad record once more)."""
     before = len(ballast.watcher.dead_letters)
+    delivered: list[tuple[str, int, int]] = []
     busio.produce(ballast.settings.bus, [(TOPICS.specs.name, f"{name}-{i}".encode(), b"not json", None)
-                                         for i in range(3)])
+                                         for i in range(3)], delivered=delivered)
     letters_for(ballast, before, 3)
-    time.sleep(4)  # past faust's offset commit interval: a kill -9 may replay only what was not committed yet
+    # A kill -9 replays what the service had not committed yet (faust commits every few seconds): the test is about
+    # what it had.
+    deadline = time.monotonic() + 60
+    while not all(_committed(ballast, "ballast-topic-reconciler", topic, partition) > offset
+                  for topic, partition, offset in delivered):
+        assert time.monotonic() < deadline, "the bad records' offsets were not committed within 60 s"
+        time.sleep(0.5)
     ballast.stack.restart_service("topic-reconciler")
     ballast.apply(spec(f"{name}-after", 2, partitions=1))
     ballast.watcher.wait_rf(f"{name}-after", 2)  # the restarted service has read the specs topic past those records
     mine = [d for d in ballast.watcher.dead_letters[before:] if (d.record_key or "").startswith(f"{name}-")]
     assert len(mine) == 3, [d.record_key for d in mine]
+
+
+def _committed(ballast: Ballast, group: str, topic: str, partition: int) -> int:
+    """The offset ``group`` has committed on the partition (-1 for none), read without joining the group."""
+    consumer = Consumer({**ballast.settings.bus.confluent_config(), "group.id": group, "enable.auto.commit": False})
+    try:
+        [committed] = consumer.committed([TopicPartition(topic, partition)], timeout=10)
+        return committed.offset
+    finally:
+        consumer.close()
