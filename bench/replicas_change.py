@@ -157,16 +157,14 @@ def run(topics: int, rates: list[int], dump: Path | None = None, kafka: bool = F
             return {t["id"] for t in sim.get("/faults/tasks").json()["tasks"]}
 
         say(f"phase 1: creating {topics} topics")
-        busio.produce(bus, [(TOPICS.specs.name, n.encode(), encode(TopicSpec(name=n, partitions=1, replicas=3)), None)
-                            for n in names])
+        busio.publish(bus, TOPICS.specs, [TopicSpec(name=n, partitions=1, replicas=3) for n in names])
         create_s = wait("creation", lambda: tail.count(names, lambda s: s["ready"]) == topics, 900)
         created_generation = tail.generations(names)
 
         say(f"phase 2 (throughput): {topics} RF changes 3 -> 2 in one burst")
         before, served_before = task_ids(), sim.get("/faults/stats").json()["requestsServed"]
         start = time.time()
-        busio.produce(bus, [(TOPICS.specs.name, n.encode(), encode(TopicSpec(name=n, partitions=1, replicas=2)), None)
-                            for n in names])
+        busio.publish(bus, TOPICS.specs, [TopicSpec(name=n, partitions=1, replicas=2) for n in names])
         observed_s = wait("specs observed", lambda: tail.count(
             names, lambda s: s["generation"] > created_generation[s["topic"]]) == topics, 900)
         wait("burst completed", lambda: tail.count(names, completed_at(2)) == topics, 900)
