@@ -1,4 +1,4 @@
-"""How `make test TEST_WORKERS=2` shares the suite between its workers (pytest-xdist).
+"""How `make test` shares the suite between its workers (pytest-xdist, ``TEST_WORKERS``, three by default).
 
 A group of tests runs in one worker, so a stack, cluster or Spark session its tests share starts once: the tests in
 tests/kafka that use its shared cluster are one group; the modules that drive Spark in process are another (they share
