@@ -28,7 +28,8 @@ from events.envelope import utcnow
 from services.common.admin import INTRA_BROKER_THROTTLE, AdminError, ClusterAdmin, Unsupported
 from services.common.bus import DeadLetters
 from services.common.cruise_control import CruiseControlClient, CruiseControlError
-from services.common.cruise_control.client import OptimizationOptions, Submission
+from services.common.cruise_control.client import Submission
+from services.common.cruise_control.options import OptimizationOptions
 from services.common.logging import correlation, get_logger
 from services.common.outbox import Outbox, send
 from services.common.recent_load import RecentLoad

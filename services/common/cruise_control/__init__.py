@@ -1,10 +1,7 @@
 """Cruise Control REST port: one async httpx client with typed responses."""
 
-from services.common.cruise_control.client import (
-    CruiseControlClient,
-    OptimizationOptions,
-    Submission,
-)
+from services.common.cruise_control.client import CruiseControlClient, Submission
+from services.common.cruise_control.options import OptimizationOptions
 from services.common.cruise_control.topic_names import all_topics_but, compact_topic_regex, topic_regex
 from services.common.cruise_control.errors import (
     AuthorizationError,
