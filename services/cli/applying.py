@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Iterable
+from datetime import UTC, datetime
 
 from rich.console import Console
 from rich.markup import escape
 
-from events import TOPICS, TopicSpec, TopicStatus
-from services.cli.changes import Outcome, TopicDiff, Verdict, diff_topic, outcome
+from events import TOPICS, RebalanceRequest, TopicSpec, TopicStatus
+from services.cli.changes import Outcome, RebalanceDiff, TopicDiff, Verdict, diff_topic, outcome, rebalance_diff
 from services.cli.output import fail
 from services.common.wording import transition_line
 from services.common import busio
@@ -52,10 +54,22 @@ def compare(settings: Settings, specs: list[TopicSpec], *, need_cluster: bool
     return diffs, None
 
 
-def print_diffs(diffs: dict[str, TopicDiff], console: Console) -> None:
+def compare_rebalances(settings: Settings, requests: list[RebalanceRequest]) -> list[RebalanceDiff]:
+    """Each request against its rebalance's status on the bus."""
+    if not requests:
+        return []
+    try:
+        statuses = busio.latest(settings.bus, TOPICS.rebalance_status, timeout_s=10)
+    except busio.BusUnavailable as exc:
+        raise fail(str(exc), 2) from None
+    now = datetime.now(UTC)
+    return [rebalance_diff(r, statuses.get(r.name), now) for r in requests]  # type: ignore[arg-type]
+
+
+def print_diffs(diffs: Iterable[TopicDiff], console: Console) -> None:
     colour = {Verdict.CREATE: "green", Verdict.CHANGE: "yellow", Verdict.UNCHANGED: "dim", Verdict.REFUSED: "red"}
-    for d in diffs.values():
-        head = f"[{colour[d.verdict]}]{escape(d.name)}: {d.verdict.value}[/{colour[d.verdict]}]"
+    for d in diffs:
+        head = f"[{colour[d.verdict]}]{escape(d.label)}: {d.verdict.value}[/{colour[d.verdict]}]"
         if d.verdict is Verdict.CHANGE and not d.publish:
             head += " (the spec on the bus already asks for this)"
         console.print(head, soft_wrap=True)

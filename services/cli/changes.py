@@ -8,10 +8,11 @@ factor held while too few brokers are alive), rendered here, never re-derived.""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import datetime
 from enum import StrEnum
 
 from events import conditions
-from events import ReplicasChangeState, TopicSpec, TopicStatus
+from events import RebalanceRequest, RebalanceStatus, ReplicasChangeState, TopicSpec, TopicStatus
 from events.topic_configs import topic_config_problem
 from services.common.admin.port import TopicDescription
 from services.topic_reconciler.logic import (
@@ -22,6 +23,7 @@ from services.topic_reconciler.logic import (
     RequestReplicasChange,
     plan,
 )
+from services.rebalancer.logic import on_request
 
 
 class Verdict(StrEnum):
@@ -40,9 +42,45 @@ class TopicDiff:
     warnings: list[str] = field(default_factory=list)
     publish: bool = True  # False: the same spec is on the bus already (its generation stays)
 
+    @property
+    def label(self) -> str:
+        return self.name
+
     def document(self) -> dict[str, object]:
         return {"topic": self.name, "verdict": self.verdict.value, "changes": self.changes,
                 "specChanges": self.spec_changes, "warnings": self.warnings, "publish": self.publish}
+
+
+@dataclass
+class RebalanceDiff(TopicDiff):
+    """What applying a rebalance request would do; the rebalancer's own ``on_request`` decides."""
+
+    @property
+    def label(self) -> str:
+        return f"rebalance {self.name}"
+
+    def document(self) -> dict[str, object]:
+        return {"rebalance": self.name, "verdict": self.verdict.value, "changes": self.changes,
+                "warnings": self.warnings}
+
+
+def rebalance_diff(request: RebalanceRequest, current: RebalanceStatus | None, now: datetime) -> RebalanceDiff:
+    """``current``: the rebalance's status on the bus now (None: never requested)."""
+    asked = f"mode {request.mode}" + (f", brokers {', '.join(map(str, request.brokers))}" if request.brokers else "")
+    then = ("executed as soon as it is ready (auto-approved)" if request.auto_approve
+            else f"executed once approved (ballast rebalance approve {request.name})")
+    after = on_request(current, request, now)
+    if after is None:
+        assert current is not None, "a first request always starts a rebalance"
+        return RebalanceDiff(request.name, Verdict.UNCHANGED, changes=[f"the same request is {current.state}"])
+    if current is None or current.deleted:
+        return RebalanceDiff(request.name, Verdict.CREATE,
+                             changes=[f"{asked}: Cruise Control computes a proposal, {then}"])
+    if after.pending_request == request and after.state == current.state:
+        return RebalanceDiff(request.name, Verdict.CHANGE, changes=[
+            f"{asked}: waits, the execution goes on with the previous request (refresh to start over with this one)"])
+    return RebalanceDiff(request.name, Verdict.CHANGE, changes=[
+        f"{asked}: starts over ({current.state} -> {after.state}), Cruise Control computes a new proposal, {then}"])
 
 
 _SPEC_ONLY = {"placer": "placer", "load_aware": "loadAware", "adopt": "adopt",
@@ -62,6 +100,8 @@ def diff_topic(spec: TopicSpec, current: TopicSpec | None, actual: TopicDescript
     result.warnings = [c.message for c in planned.warnings if c.message]
     if actual is None and spec.adopt:
         result.warnings.append("adopt: true, but there is no topic to adopt: Ballast creates it")
+    if actual is not None and current is None:
+        result.spec_changes.append("added: Ballast reconciles this existing topic from now on")
     if actual is not None and current is None and not spec.adopt:
         result.warnings.append("the topic exists and Ballast did not create it: it is reconciled, but withdrawing "
                                "the spec leaves it (adopt: true makes it Ballast's, deletion included)")

@@ -25,8 +25,10 @@ Plain rebalance (the fields of a KafkaRebalance spec, plus ``name`` and ``autoAp
 
 from __future__ import annotations
 
+import sys
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 import yaml
 from pydantic import ValidationError
@@ -39,6 +41,7 @@ PLACER_ANNOTATION = "ballast.io/placer"
 LOAD_AWARE_ANNOTATION = "ballast.io/load-aware"
 ADOPT_ANNOTATION = "ballast.io/adopt"
 AUTO_APPROVAL_ANNOTATION = "strimzi.io/rebalance-auto-approval"
+KAFKA_TOPIC_SPEC_FIELDS = frozenset({"topicName", "partitions", "replicas", "config"})
 # KafkaRebalance spec fields Cruise Control has but Ballast does not pass on; refused rather than silently dropped.
 UNSUPPORTED_REBALANCE_FIELDS = ("replicaMovementStrategies",)
 
@@ -78,6 +81,35 @@ def load_file(path: Path) -> list[Manifest]:
     except OSError as exc:
         raise ManifestError(f"cannot read {path}: {exc.strerror}") from None
     return load_manifests(text, str(path))
+
+
+MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
+STDIN = "-"
+
+
+def load_sources(sources: Iterable[str], stdin: TextIO | None = None) -> list[Manifest]:
+    """Every manifest of ``sources``, in their order: a file, a directory (its YAML and JSON files, recursively, in
+    name order), or ``-`` for standard input. A topic or rebalance named twice is refused: which one should win is
+    not for the CLI to guess."""
+    manifests: list[Manifest] = []
+    for source in sources:
+        if source == STDIN:
+            manifests += load_manifests((stdin or sys.stdin).read(), "<stdin>")
+        elif (path := Path(source)).is_dir():
+            files = sorted(f for f in path.rglob("*") if f.is_file() and f.suffix in MANIFEST_SUFFIXES)
+            if not files:
+                raise ManifestError(f"{path}: no {', '.join(MANIFEST_SUFFIXES)} file in this directory")
+            for file in files:
+                manifests += load_file(file)
+        else:
+            manifests += load_file(path)
+    seen: set[tuple[type, str]] = set()
+    for manifest in manifests:
+        if (type(manifest), manifest.name) in seen:
+            what = "topic" if isinstance(manifest, TopicSpec) else "rebalance"
+            raise ManifestError(f"{what} {manifest.name!r} is given more than once: keep one")
+        seen.add((type(manifest), manifest.name))
+    return manifests
 
 
 def _to_manifest(item: Any, where: str) -> Manifest:
@@ -138,9 +170,15 @@ def _from_kafka_topic(item: dict[str, Any], where: str) -> dict[str, Any]:
     _check_api_version(item, where)
     metadata = item.get("metadata") or {}
     spec = item.get("spec") or {}
+    if not isinstance(spec, dict):
+        raise ManifestError(f"{where}: KafkaTopic spec must be a mapping")
     name = spec.get("topicName") or metadata.get("name")
     if not name:
         raise ManifestError(f"{where}: KafkaTopic needs metadata.name or spec.topicName")
+    # A misspelt field would otherwise be dropped silently (the plain form refuses one too).
+    if unknown := sorted(set(spec) - KAFKA_TOPIC_SPEC_FIELDS):
+        raise ManifestError(f"{where}: KafkaTopic {name!r}: spec.{unknown[0]} is not a KafkaTopic field (known: "
+                            f"{', '.join(sorted(KAFKA_TOPIC_SPEC_FIELDS))})")
     missing = [f for f in ("partitions", "replicas") if f not in spec]
     if missing:
         # Strimzi would fall back to the broker defaults; Ballast needs them explicit to manage the topic.

@@ -219,6 +219,29 @@ class Stored(Generic[E]):
     offset: int
 
 
+def record_counts(bus: BusSettings, topics: Iterable[str], *, timeout_s: float = 10.0) -> dict[str, int]:
+    """How many records each topic holds, from its partitions' watermarks (0 for a topic that does not exist; on a
+    broker that reports the watermark as the start of its last batch, as Tansu does, fewer, but never 0 for a topic
+    that holds any). Raises BusUnavailable when no broker answers within ``timeout_s``."""
+    consumer = Consumer({**bus.confluent_config(), **QUIET, "group.id": f"ballast-counts-{uuid.uuid4()}"})
+    counts: dict[str, int] = {}
+    try:
+        for topic in topics:
+            try:
+                metadata = consumer.list_topics(topic, timeout=timeout_s).topics.get(topic)
+            except KafkaException as exc:
+                raise BusUnavailable(f"no broker answered within {timeout_s:.0f} s ({exc})") from None
+            if metadata is None or metadata.error is not None:
+                counts[topic] = 0
+                continue
+            counts[topic] = sum(high - low for low, high in (
+                consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=timeout_s)
+                for p in metadata.partitions))
+    finally:
+        consumer.close()
+    return counts
+
+
 def read_compacted(settings: BusSettings, topic: BusTopic[E], *, keys: Callable[[bytes | None], bool] | None = None,
                    idle_s: float = 0.5, timeout_s: float = 60.0) -> dict[str, Stored[E]]:
     """The latest valid event per key, read from the beginning of a compacted topic (only keys that ``keys``

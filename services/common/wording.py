@@ -94,8 +94,10 @@ def progress_text(status: RebalanceStatus) -> str:
     if p.total_intra_broker_partition_movements:
         moves.append(f"{p.finished_intra_broker_partition_movements}/{p.total_intra_broker_partition_movements} "
                      "between directories")
-    return (f"{p.percent_data_moved:.0f}% of {p.total_data_mb + p.total_intra_broker_data_mb:,.0f} MB moved "
-            f"({', '.join(moves)}){eta}")
+    total_mb = p.total_data_mb + p.total_intra_broker_data_mb
+    if not total_mb:  # leadership moves, or replicas with no data: nothing to say in MB
+        return f"{', '.join(moves)} moved (no data to copy){eta}"
+    return f"{p.percent_data_moved:.0f}% of {total_mb:,.0f} MB moved ({', '.join(moves)}){eta}"
 
 
 def mode_text(request: RebalanceRequest) -> str:

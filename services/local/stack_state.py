@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from services.local.stack import StackInfo, group_alive
+from services.local.stack import SERVICES, StackInfo, group_alive
 
 # What a client of the stack needs (the CLI, or any Kafka client for the bootstrap servers); the rest of a stack's
 # environment is for its own services.
@@ -34,3 +34,14 @@ def running_stack(state_dir: Path) -> StackInfo | None:
 def client_env(info: StackInfo) -> dict[str, str]:
     return {key: info.env[key] for key in CLIENT_KEYS if key in info.env}
 
+
+def endpoints(info: StackInfo, dashboard_port: int) -> list[tuple[str, str]]:
+    """What a person opens on a running stack, by name: each service's health and metrics (one port each), the
+    simulated Cruise Control's API and the simulator's admin port, and where `ballast dashboard` serves."""
+    ports = info.ports
+    rows = [(service, f"http://127.0.0.1:{getattr(ports, service.replace('-', '_'))}/health, /metrics")
+            for service in SERVICES]
+    rows.append(("cruise-control", f"http://127.0.0.1:{ports.cruise_control}/kafkacruisecontrol/state (simulated)"))
+    rows.append(("cluster-sim", f"http://127.0.0.1:{ports.sim_admin}/metrics"))
+    rows.append(("dashboard", f"http://127.0.0.1:{dashboard_port} once `ballast dashboard` runs"))
+    return rows

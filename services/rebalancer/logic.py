@@ -53,6 +53,17 @@ VALID_ACTIONS: dict[RebalanceState, frozenset[str]] = {
     S.STOPPED: frozenset({"refresh", "release"}),
 }
 
+def valid_actions(status: RebalanceStatus) -> frozenset[str]:
+    """What the rebalance accepts now: its state's actions (none while a stop or refresh is under way), ``release``
+    only where there are emptied directories to release (a remove-disks rebalance, not released yet)."""
+    if status.stopping is not None:
+        return frozenset()
+    valid = VALID_ACTIONS[status.state]
+    if status.request.mode != RebalanceMode.REMOVE_DISKS or not status.removed_log_dirs or status.released:
+        valid -= {"release"}
+    return valid
+
+
 # The reasons of ExecutionInterrupted (events.conditions): the new proposal checked, then executed.
 CRUISE_CONTROL_RESTARTED = "CruiseControlRestarted"
 NEW_PROPOSAL_EXECUTED = "NewProposalExecuted"
@@ -98,9 +109,7 @@ def on_action(status: RebalanceStatus, action: RebalanceAction, now: datetime, *
               max_drift_percent: float | None = None) -> RebalanceStatus:
     """``max_drift_percent``: an approval waits for the proposal to be asked again and stands only within this
     drift of the approved one (None: executes at once)."""
-    valid = VALID_ACTIONS[status.state]
-    if status.stopping is not None:
-        valid = frozenset()  # a stop or refresh is already under way
+    valid = valid_actions(status)
     if action.action not in valid:
         allowed = ", ".join(sorted(valid)) or "none"
         warning = Condition(type=INVALID_ACTION, status="True", reason=INVALID_ACTION, last_transition_time=now,
@@ -122,14 +131,7 @@ def on_action(status: RebalanceStatus, action: RebalanceAction, now: datetime, *
 
 
 def release(status: RebalanceStatus, now: datetime) -> RebalanceStatus:
-    """A remove-disks rebalance's directories may take replicas again."""
-    if status.request.mode != RebalanceMode.REMOVE_DISKS or not status.removed_log_dirs:
-        warning = Condition(type=INVALID_ACTION, status="True", reason=INVALID_ACTION, last_transition_time=now,
-                            message="Action 'release' is only for a remove-disks rebalance that has emptied its "
-                                    "directories; ignored.")
-        return update(status, now, conditions=[*status.conditions, warning])
-    if status.released:
-        return status
+    """A remove-disks rebalance's directories may take replicas again (``valid_actions`` says when)."""
     dirs = "; ".join(f"broker {d.broker}: {', '.join(d.log_dirs)}" for d in status.removed_log_dirs)
     return update(status, now, released=True, conditions=without(status.conditions, DISKS_EMPTY),
                    message=f"Directories released ({dirs}); placement may use them again")

@@ -204,7 +204,7 @@ def build_status(*, name: str, spec: TopicSpec | None, generation: int, actual: 
     ready = not deleted and actual is not None and error is None
     if deleted:
         if actual is None:
-            message = "spec deleted; topic removed"
+            message = "spec deleted; the topic is not in the cluster"
         elif origin is None:
             message = ("spec deleted; the topic is retained: Ballast did not create it and no spec adopted it "
                        "(adopt: true)")

@@ -78,7 +78,8 @@ spec:
     broken = tmp_path / "broken.yaml"
     broken.write_text("name: 'bad name'\npartitions: 1\nreplicas: 1\n")
     refused = cli(ballast.stack, "apply", "-f", str(broken))
-    assert refused.returncode == 1 and "invalid Kafka topic name" in refused.stderr
+    # An invalid file is exit 2, as for `ballast diff` (issue 30, defect 10).
+    assert refused.returncode == 2 and "invalid Kafka topic name" in refused.stderr
     schemas = cli(ballast.stack, "schema")
     assert "ballast.TopicSpec" in json.loads(schemas.stdout)
 
@@ -124,6 +125,25 @@ def test_replay_of_a_recorded_log_reproduces_final_statuses(ballast: Ballast, na
             watcher.wait("final statuses", lambda: _final_statuses(watcher, topics) == expected, timeout=30)
         finally:
             watcher.stop()
+
+
+def test_replay_into_a_live_bus_is_refused_unless_asked(ballast: Ballast, name: str, tmp_path: Path) -> None:
+    """Issue 30, defect 3: `ballast record` then `ballast replay` into the same bus re-published every old spec (a
+    topic went RF 3 -> 2 -> 3) without a word."""
+    ballast.apply(TopicSpec(name=name, partitions=1, replicas=2))
+    ballast.watcher.wait_rf(name, 2)
+    recorded = cli(ballast.stack, "record", TOPICS.specs.name)
+    assert recorded.returncode == 0, recorded.stderr
+    log = tmp_path / "specs.jsonl"
+    log.write_text("\n".join(line for line in recorded.stdout.splitlines() if _key_of(line) == name) + "\n")
+    bus = ballast.stack.settings().bus
+    before = busio.record_counts(bus, [TOPICS.specs.name])
+    refused = cli(ballast.stack, "replay", str(log))
+    assert refused.returncode == 1, refused.stdout
+    assert refused.stderr.startswith(f"error: {TOPICS.specs.name} (") and "--into-live" in refused.stderr
+    assert busio.record_counts(bus, [TOPICS.specs.name]) == before, "nothing replayed"
+    forced = cli(ballast.stack, "replay", str(log), "--into-live")
+    assert forced.returncode == 0 and f"replayed 1 record(s) from {log}" in forced.stdout, forced.stderr
 
 
 def _key_of(line: str) -> str | None:
@@ -179,7 +199,7 @@ def test_configs_kafka_refuses_are_refused_by_apply_and_by_the_simulator(ballast
     manifest = tmp_path / "topics.yaml"
     manifest.write_text(f"name: {name}-cli\npartitions: 1\nreplicas: 1\nconfig:\n  retention.ms: forever\n")
     refused = cli(ballast.stack, "apply", "-f", str(manifest))
-    assert refused.returncode == 1
+    assert refused.returncode == 2
     assert refused.stderr.strip() == (f"error: {manifest} document 1: topic '{name}-cli': config: Invalid value "
                                       "forever for configuration retention.ms: Not a number of type LONG")
     # Past the CLI (any producer): the simulated cluster refuses it as Kafka does, and the status says why.
@@ -226,6 +246,26 @@ def test_describe_puts_the_spec_the_cluster_and_the_status_side_by_side(ballast:
     missing = cli(ballast.stack, "describe", f"{name}-nope")
     assert missing.returncode == 1
     assert missing.stderr.strip() == f"error: no topic '{name}-nope': not in the cluster, and no spec names it"
+
+
+def test_diff_reads_several_sources_and_says_what_a_rebalance_would_do(ballast: Ballast, name: str,
+                                                                        tmp_path: Path) -> None:
+    """Issue 30, defects 1 and 2: `-f` repeated, a directory and `-f -`; a rebalance in the files is said, not
+    skipped (it printed nothing and exited 0)."""
+    (tmp_path / "team" / "more").mkdir(parents=True)
+    (tmp_path / "team" / "a.yaml").write_text(f"name: {name}-a\npartitions: 1\nreplicas: 2\n")
+    (tmp_path / "team" / "more" / "b.json").write_text(f'{{"name": "{name}-b", "partitions": 1, "replicas": 2}}')
+    (tmp_path / "c.yaml").write_text(f"name: {name}-c\npartitions: 1\nreplicas: 2\n")
+    shown = cli(ballast.stack, "diff", "-f", str(tmp_path / "team"), "-f", str(tmp_path / "c.yaml"), "-f", "-",
+                stdin=f"kind: Rebalance\nname: {name}-r\n")
+    assert shown.returncode == 1, shown.stdout + shown.stderr
+    assert shown.stdout.splitlines() == [
+        f"{name}-a: create", "  create: 1 partitions, replication factor 2",
+        f"{name}-b: create", "  create: 1 partitions, replication factor 2",
+        f"{name}-c: create", "  create: 1 partitions, replication factor 2",
+        f"rebalance {name}-r: create",
+        f"  mode full: Cruise Control computes a proposal, executed once approved (ballast rebalance approve {name}-r)"]
+    assert all(ballast.cluster_topic(f"{name}-{t}") is None for t in "abc"), "diff changes nothing"
 
 
 def test_diff_dry_run_and_apply_wait(ballast: Ballast, name: str, tmp_path: Path) -> None:

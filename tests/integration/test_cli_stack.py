@@ -38,7 +38,13 @@ def test_a_stack_started_in_one_directory_is_used_from_any_other(tmp_path: Path)
 
         exported = ballast(tmp_path / "elsewhere", state, "env")
         assert exported.returncode == 0, exported.stderr
-        exports = dict(line.removeprefix("export ").split("=", 1) for line in exported.stdout.splitlines())
+        lines = exported.stdout.splitlines()
+        exports = dict(line.removeprefix("export ").split("=", 1) for line in lines if line.startswith("export "))
+        # Issue 30, defect 11: where each service's health and metrics are, as comments eval skips.
+        comments = [line for line in lines if not line.startswith("export ")]
+        assert all(line.startswith("# ") for line in comments), comments
+        assert f"# topic-reconciler: http://127.0.0.1:{info['ports']['topic_reconciler']}/health, /metrics" in comments
+        assert "Endpoints:" in started.stdout and f"127.0.0.1:{info['ports']['rebalancer']}/health" in started.stdout
         assert exports["BALLAST_BUS__BOOTSTRAP_SERVERS"] == info["env"]["BALLAST_BUS__BOOTSTRAP_SERVERS"]
         assert exports["BALLAST_CLUSTER_ADMIN__SIMULATOR_URL"] == info["env"]["BALLAST_CLUSTER_ADMIN__SIMULATOR_URL"]
 

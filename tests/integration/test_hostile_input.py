@@ -195,6 +195,21 @@ def check_pinned(ballast: Ballast, valid: list[str], poison: str) -> None:
     assert ballast.cluster_rf(poison) == 2
 
 
+def test_withdrawing_a_spec_whose_topic_was_never_created_says_there_is_no_topic(ballast: Ballast, name: str) -> None:
+    """Issue 30, defect 10: the CLI said "topic retained" and the status "topic removed" of a topic that never was."""
+    never = f"{name}-never"
+    # A config the cluster refuses (the CLI would refuse it before publishing): the create fails, no topic exists.
+    ballast.apply(TopicSpec(name=never, partitions=1, replicas=2, config={"retention.ms": "forever"}))
+    refused = ballast.watcher.wait_status(
+        never, lambda s: (c := s.condition("Ready")) is not None and c.reason == "ReconcileError", "refused")
+    assert refused.partitions is None
+    result = cli(ballast.stack, "delete", "--yes", never)
+    assert result.returncode == 0, result.stderr
+    assert f"topic spec {never}: withdrawn (there is no topic)" in result.stdout
+    gone = ballast.watcher.wait_status(never, lambda s: s.deleted, "spec withdrawn")
+    assert gone.condition("Ready").message == "spec deleted; the topic is not in the cluster"
+
+
 def test_delete_touches_only_what_ballast_created_or_adopted(ballast: Ballast, name: str, tmp_path: Path) -> None:
     foreign, adopted, own = f"{name}-foreign", f"{name}-adopted", f"{name}-own"
     for topic in (foreign, adopted):

@@ -3,8 +3,20 @@
 
 from __future__ import annotations
 
-from events import Condition, ReplicasChangeState, ReplicasChangeStatus, TopicSpec, TopicStatus
-from services.cli.changes import Outcome, Verdict, diff_topic, outcome
+from datetime import UTC, datetime
+
+from events import (
+    Condition,
+    RebalanceMode,
+    RebalanceRequest,
+    RebalanceState,
+    RebalanceStatus,
+    ReplicasChangeState,
+    ReplicasChangeStatus,
+    TopicSpec,
+    TopicStatus,
+)
+from services.cli.changes import Outcome, Verdict, diff_topic, outcome, rebalance_diff
 from services.common.admin.port import PartitionInfo, TopicDescription
 
 
@@ -90,3 +102,40 @@ def test_failed_when_the_reconciler_says_it_cannot_get_there() -> None:
         Condition(type="Ready", status="True"),
         Condition(type="ReplicasChangeBlocked", status="True", reason="NotEnoughBrokers", message="only 2 alive")])
     assert outcome(SPEC, 5, blocked) == (Outcome.FAILED, "only 2 alive")
+
+
+def test_an_unmanaged_topic_with_the_same_settings_says_what_changes() -> None:
+    """Issue 30, defect 9: it said "change", listed nothing, and exited 1. Applying the spec does change one thing:
+    Ballast manages the topic from then on."""
+    foreign = diff_topic(SPEC, None, cluster_topic(6, 3, retention_ms="60000"), alive_brokers=6)
+    assert foreign.verdict is Verdict.CHANGE and foreign.changes == []
+    assert foreign.spec_changes == ["added: Ballast reconciles this existing topic from now on"]
+
+
+NOW = datetime(2026, 11, 26, tzinfo=UTC)
+SCALE_UP = RebalanceRequest(name="scale-up", mode=RebalanceMode.ADD_BROKERS, brokers=[7, 8])
+
+
+def test_a_rebalance_never_requested_is_created_and_says_what_comes_next() -> None:
+    """Issue 30, defect 2: `ballast diff -f rebalance.yaml` printed nothing and exited 0."""
+    d = rebalance_diff(SCALE_UP, None, NOW)
+    assert d.verdict is Verdict.CREATE and d.label == "rebalance scale-up"
+    assert d.changes == ["mode add-brokers, brokers 7, 8: Cruise Control computes a proposal, executed once "
+                         "approved (ballast rebalance approve scale-up)"]
+    assert d.document() == {"rebalance": "scale-up", "verdict": "create", "changes": d.changes, "warnings": []}
+    auto = rebalance_diff(SCALE_UP.model_copy(update={"auto_approve": True}), None, NOW)
+    assert auto.changes[0].endswith("executed as soon as it is ready (auto-approved)")
+
+
+def test_the_same_rebalance_request_is_unchanged_and_a_changed_one_starts_over_or_waits() -> None:
+    ready = RebalanceStatus(name="scale-up", state=RebalanceState.PROPOSAL_READY, request=SCALE_UP, updated_at=NOW)
+    same = rebalance_diff(SCALE_UP, ready, NOW)
+    assert same.verdict is Verdict.UNCHANGED and same.changes == ["the same request is ProposalReady"]
+    wider = SCALE_UP.model_copy(update={"brokers": [7, 8, 9]})
+    over = rebalance_diff(wider, ready, NOW)
+    assert over.verdict is Verdict.CHANGE
+    assert over.changes == ["mode add-brokers, brokers 7, 8, 9: starts over (ProposalReady -> New), Cruise Control "
+                            "computes a new proposal, executed once approved (ballast rebalance approve scale-up)"]
+    running = ready.model_copy(update={"state": RebalanceState.REBALANCING})
+    waits = rebalance_diff(wider, running, NOW)
+    assert waits.verdict is Verdict.CHANGE and "the execution goes on with the previous request" in waits.changes[0]

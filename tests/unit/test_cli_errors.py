@@ -15,3 +15,25 @@ def test_deleting_an_invalid_topic_name_is_refused_before_the_bus_is_asked(monke
     assert result.output.strip() == ("error: invalid Kafka topic name 'has space': use 1-249 characters from "
                                      "[a-zA-Z0-9._-], not '.' or '..'")
     assert result.exception is None or isinstance(result.exception, SystemExit)
+
+
+def test_an_invalid_file_is_exit_2_for_apply_and_diff_alike(tmp_path, monkeypatch) -> None:
+    """Issue 30, defect 10: the same invalid file exited 2 from diff and 1 from apply."""
+    monkeypatch.setenv("BALLAST_BUS__BOOTSTRAP_SERVERS", "127.0.0.1:1")
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("name: orders\npartitions: zero\nreplicas: 3\n")
+    for command in ("apply", "diff"):
+        result = CliRunner().invoke(app, [command, "-f", str(bad)])
+        assert result.exit_code == 2, (command, result.output)
+        assert result.output.startswith(f"error: {bad} document 1"), (command, result.output)
+
+
+def test_up_and_demo_on_kafka_before_make_kafka_say_what_to_run_in_one_line(tmp_path, monkeypatch) -> None:
+    """Issue 30, defect 8: a 30-line traceback."""
+    monkeypatch.setenv("BALLAST_KAFKA_LIB", str(tmp_path))
+    for command in (["up", "--kafka"], ["demo", "--kafka"]):
+        result = CliRunner().invoke(app, command)
+        assert result.exit_code == 1, (command, result.output)
+        assert result.output.strip().splitlines() == [
+            f"error: no Kafka jars in {tmp_path}: run `make kafka` (Maven copies them from Maven Central as "
+            "jvm/kafka-runtime/pom.xml pins them)"], command

@@ -139,3 +139,39 @@ spec:
     assert isinstance(request, RebalanceRequest) and request.mode == "remove-disks"
     assert [(v.broker_id, v.volume_ids) for v in request.move_replicas_off_volumes] == [(3, [1, 2])]
     assert request.intra_broker_throttle == 10_000_000
+
+
+def test_sources_are_files_directories_recursively_and_stdin_in_order(tmp_path) -> None:
+    """Issue 30, defect 1: `-f a.yaml -f b.yaml` used only the last file; a directory and `-f -` failed."""
+    import io
+
+    from services.cli.manifests import load_sources
+
+    (tmp_path / "team" / "payments").mkdir(parents=True)
+    (tmp_path / "team" / "b.yaml").write_text("name: b\npartitions: 1\nreplicas: 1\n")
+    (tmp_path / "team" / "payments" / "c.json").write_text('{"name": "c", "partitions": 1, "replicas": 1}')
+    (tmp_path / "team" / "notes.txt").write_text("not a manifest")
+    (tmp_path / "a.yml").write_text("name: a\npartitions: 1\nreplicas: 1\n")
+    stdin = io.StringIO("kind: Rebalance\nname: scale-up\nmode: add-brokers\nbrokers: [7]\n")
+    loaded = load_sources([str(tmp_path / "a.yml"), str(tmp_path / "team"), "-"], stdin=stdin)
+    assert [m.name for m in loaded] == ["a", "b", "c", "scale-up"]
+
+
+def test_a_topic_given_twice_or_an_empty_directory_is_refused(tmp_path) -> None:
+    from services.cli.manifests import load_sources
+
+    (tmp_path / "one.yaml").write_text("name: a\npartitions: 1\nreplicas: 1\n")
+    (tmp_path / "two.yaml").write_text("name: a\npartitions: 2\nreplicas: 1\n")
+    with pytest.raises(ManifestError, match="topic 'a' is given more than once: keep one"):
+        load_sources([str(tmp_path / "one.yaml"), str(tmp_path / "two.yaml")])
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(ManifestError, match="no .yaml, .yml, .json file in this directory"):
+        load_sources([str(tmp_path / "empty")])
+
+
+def test_a_kafka_topic_with_a_misspelt_spec_field_is_refused() -> None:
+    """Issue 30, defect 5: `spec.confg` was accepted and the config silently dropped."""
+    text = KAFKA_TOPIC.replace("  config:", "  confg:")
+    with pytest.raises(ManifestError, match=r"KafkaTopic 'my-topic': spec.confg is not a KafkaTopic field \(known: "
+                                            r"config, partitions, replicas, topicName\)"):
+        load_specs(text, "t.yaml")

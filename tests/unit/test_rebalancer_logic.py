@@ -659,3 +659,19 @@ def test_movements_between_directories_are_named_as_such() -> None:
     both = ProposalSummary(data_to_move_mb=10, num_replica_movements=2, num_intra_broker_replica_movements=3)
     assert drift.describe(both) == "10 MB to move, 2 replica movements, 3 between directories"
     assert drift.describe(ProposalSummary()) == "0 MB to move, 0 replica movements"
+
+
+def test_release_is_possible_only_where_there_are_emptied_directories_to_release() -> None:
+    """Issue 30, defect 6: `ballast rebalance stop` on a Ready full rebalance suggested `release`, which was then
+    sent and ignored. The CLI and the rebalancer ask the same rule."""
+    removed = disks.resolve_disk_removal(DRAIN, DIRS)
+    assert logic.valid_actions(status(S.READY)) == {"refresh"}
+    assert logic.valid_actions(status(S.READY, DRAIN, removed_log_dirs=removed)) == {"refresh", "release"}
+    released = logic.on_action(status(S.READY, DRAIN, removed_log_dirs=removed),
+                               RebalanceAction(name="drain", action="release"), NOW)
+    assert logic.valid_actions(released) == {"refresh"}
+    again = logic.on_action(released, RebalanceAction(name="drain", action="release"), NOW)
+    assert again.condition(conditions.INVALID_ACTION).message == (
+        "Action 'release' is not valid in state Ready (valid: refresh); ignored.")
+    stopping = status(S.REBALANCING).model_copy(update={"stopping": "stop"})
+    assert logic.valid_actions(stopping) == frozenset()

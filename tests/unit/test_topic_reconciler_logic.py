@@ -242,3 +242,11 @@ def test_a_temporary_failure_says_it_is_tried_again_at_the_next_resync() -> None
 
     assert refusals.temporary("CreateTopic failed: cluster admin unreachable: ConnectError") == (
         "CreateTopic failed: cluster admin unreachable: ConnectError (temporary: tried again at the next resync)")
+
+
+def test_a_withdrawn_spec_whose_topic_never_existed_says_so() -> None:
+    """Issue 30, defect 10: it said "topic removed" (and the CLI "topic retained") of a topic that never was."""
+    status = logic.build_status(name="t", spec=None, generation=2, actual=None, change=None, error=None,
+                                warnings=[], previous=None, now=NOW)
+    assert status.deleted and status.partitions is None
+    assert status.condition("Ready").message == "spec deleted; the topic is not in the cluster"

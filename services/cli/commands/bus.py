@@ -97,10 +97,26 @@ def replay(
     log: Annotated[Path, typer.Argument(help="a log written by `ballast record`")],
     speed: Annotated[float, typer.Option(help="time compression; 0 = as fast as possible")] = 0.0,
     to_topic: Annotated[Optional[str], typer.Option(help="send everything to this topic instead")] = None,  # noqa: UP007
+    into_live: Annotated[bool, typer.Option(
+        "--into-live", help="replay into topics that already hold records: the services act on every recorded "
+                            "event again, in order")] = False,
 ) -> None:
-    """Feed a recorded log into the bus in order, keys and headers kept."""
+    """Feed a recorded log into the bus in order, keys and headers kept.
+
+    For reproducing what happened: into a fresh bus (a new `ballast up`, a test stack), or another topic with
+    --to-topic. Into a live bus, every old spec would be acted on again (a topic's replication factor would go through
+    each recorded value), so a topic that holds records is refused unless --into-live says that is the point."""
     settings = get_settings()
     entries = [json.loads(line) for line in log.read_text().splitlines() if line.strip()]
+    if not into_live:
+        try:
+            counts = busio.record_counts(settings.bus, sorted({to_topic or e["topic"] for e in entries}))
+        except busio.BusUnavailable as exc:
+            raise fail(str(exc)) from None
+        if holding := {topic: n for topic, n in counts.items() if n}:
+            raise fail(f"{', '.join(f'{t} ({n} records)' for t, n in holding.items())}: already on this bus, and "
+                       "the services would act on every recorded event again. Replay into a fresh bus or another "
+                       "topic (--to-topic), or pass --into-live if that is what you want")
     entries.sort(key=lambda e: (e["timestampMs"], e["offset"]))
     start_wall, start_log = time.monotonic(), entries[0]["timestampMs"] if entries else 0
     for entry in entries:

@@ -20,7 +20,7 @@ rebalance_app = typer.Typer(help="Rebalances: approve, refresh, stop or release 
 
 def _act(name: str, action: str) -> None:
     """Send an action the rebalance accepts now; refuse, before sending, one it would ignore (Strimzi's table)."""
-    from services.rebalancer.logic import VALID_ACTIONS
+    from services.rebalancer.logic import valid_actions
 
     try:
         statuses = latest_rebalances()
@@ -31,7 +31,7 @@ def _act(name: str, action: str) -> None:
         known = sorted(n for n, s in statuses.items() if not s.deleted)
         raise fail(f"no rebalance named {name!r}" + (f" (there are: {', '.join(known)})" if known else
                                                       " (there are none)"))
-    valid = VALID_ACTIONS[status.state] if status.stopping is None else frozenset()
+    valid = valid_actions(status)
     if action not in valid:
         why = f"a {status.stopping} is under way" if status.stopping else f"it is {status.state.value}"
         raise fail(f"rebalance {name}: cannot {action} now, {why} (possible now: "

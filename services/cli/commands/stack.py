@@ -12,6 +12,8 @@ from rich.markup import escape
 from services.cli.output import console, fail
 from services.common.settings import get_settings
 
+# Where `ballast dashboard` serves unless told otherwise.
+DASHBOARD_PORT = 8642
 SERVICES = ("topic-reconciler", "replicas-change", "rebalancer", "load-collector", "spark-aggregates", "cluster-sim")
 
 
@@ -77,8 +79,10 @@ def up(
     Every `ballast` command then uses it, from any directory; other tools get its settings from
     `eval "$(ballast env)"`."""
     from services.local.stack import LocalStack
-    from services.local.stack_state import client_env, running_stack, state_file
+    from services.local.stack_state import client_env, endpoints, running_stack, state_file
 
+    if kafka:
+        _kafka_installed()
     state_dir = get_settings().state_dir
     if running_stack(state_dir) is not None:
         raise fail(f"a stack is already up (see {state_file(state_dir)}); run `ballast down` first")
@@ -98,20 +102,37 @@ def up(
     console.print("Other tools (any Kafka client, for the bootstrap servers): eval \"$(ballast env)\", which sets")
     for key in client_env(info):
         console.print(f"  {key}={escape(info.env[key])}", soft_wrap=True)
+    console.print("Endpoints:")
+    for name, where in endpoints(info, DASHBOARD_PORT):
+        console.print(f"  {name:<17} {escape(where)}", soft_wrap=True)
     console.print(f"logs: {stack.logs}" + (f" and {stack.kafka.run_dir}/*/server.log" if stack.kafka else ""),
                   soft_wrap=True)
+
+def _kafka_installed() -> None:
+    """`--kafka` needs Kafka's jars and Ballast's broker plugin: without them, one line that says what to run."""
+    from services.local.kafka_cluster import kafka_lib_dir, selector_jar
+
+    try:
+        kafka_lib_dir()
+        selector_jar()
+    except FileNotFoundError as exc:
+        raise fail(str(exc)) from None
+
 
 def env() -> None:
     """Print the running local stack's settings as shell exports: eval "$(ballast env)"."""
     import shlex
 
-    from services.local.stack_state import client_env, running_stack
+    from services.local.stack_state import client_env, endpoints, running_stack
 
     stack = running_stack(get_settings().state_dir)
     if stack is None:
         raise fail("no stack is up: start one with `ballast up`")
     for key, value in client_env(stack).items():
         print(f"export {key}={shlex.quote(value)}")
+    # Comments, which eval skips: where a person looks.
+    for name, where in endpoints(stack, DASHBOARD_PORT):
+        print(f"# {name}: {where}")
 
 def down() -> None:
     """Stop the stack started by `ballast up`."""
@@ -127,7 +148,7 @@ def down() -> None:
     path.unlink()
 
 def dashboard(
-    port: Annotated[int, typer.Option(help="port on 127.0.0.1 (0: any free port)", min=0, max=65535)] = 8642,
+    port: Annotated[int, typer.Option(help="port on 127.0.0.1 (0: any free port)", min=0, max=65535)] = DASHBOARD_PORT,
 ) -> None:
     """Serve a live web page of topics, changes, rebalances and brokers.
 
@@ -153,6 +174,7 @@ def demo(
 ) -> None:
     """Start the embedded stack, apply a sample scenario, show the status stream and a final table, stop."""
     if kafka:
+        _kafka_installed()
         from services.cli.demo.kafka import run_kafka_demo
 
         raise typer.Exit(run_kafka_demo(console, stall_s=timeout or 300.0, keep=keep))

@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
 from rich.markup import escape
 
 from events import TOPICS, TopicSpecDeleted, TopicStatus
-from services.cli.manifests import ManifestError, load_file
+from services.cli.manifests import ManifestError, load_sources
 from services.cli.output import JsonFlag, Output, OutputOption, chosen, console, emit, emit_one, err, fail
 from services.cli.views import status_table
 from services.common import busio
@@ -19,9 +18,14 @@ from services.common.settings import get_settings
 from services.common.wording import transition_line
 
 
+FilesOption = Annotated[list[str], typer.Option(
+    "-f", "--file", metavar="PATH", help="YAML or JSON: topic specs (Strimzi KafkaTopic or plain) and rebalances "
+    "(Strimzi KafkaRebalance or plain kind: Rebalance); a file, a directory (its .yaml, .yml and .json files, "
+    "recursively) or - for standard input; repeat for more")]
+
+
 def apply(
-    file: Annotated[Path, typer.Option("-f", "--file", help="YAML: topic specs (Strimzi KafkaTopic or plain) and "
-                                       "rebalances (Strimzi KafkaRebalance or plain kind: Rebalance)")],
+    file: FilesOption,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="publish nothing: show what would change (as `ballast "
                                           "diff`)")] = False,
     wait: Annotated[bool, typer.Option("--wait", help="wait until every topic applied is ready or has failed; "
@@ -33,17 +37,19 @@ def apply(
     A spec identical to the one on the bus is not published again (its generation stays); warnings (partitions Kafka
     cannot remove, a replication factor too few brokers can hold) are printed first."""
     from events import RebalanceRequest, TopicSpec
-    from services.cli.applying import compare, print_diffs, wait_until_settled
+    from services.cli.applying import compare, compare_rebalances, print_diffs, wait_until_settled
 
     try:
-        manifests = load_file(file)
+        manifests = load_sources(file)
     except ManifestError as exc:
-        raise fail(str(exc)) from None
+        raise fail(str(exc), 2) from None
     settings = get_settings()
     specs = [m for m in manifests if isinstance(m, TopicSpec)]
     diffs, unreachable = compare(settings, specs, need_cluster=dry_run)
     if dry_run:
-        print_diffs(diffs, console)
+        print_diffs([*diffs.values(),
+                     *compare_rebalances(settings, [m for m in manifests if isinstance(m, RebalanceRequest)])],
+                    console)
         return
     if unreachable:
         err.print(f"[yellow]note:[/yellow] {escape(unreachable)}: changes are not compared with the cluster",
@@ -73,29 +79,32 @@ def apply(
         raise typer.Exit(wait_until_settled(settings, specs, generations, timeout_s=timeout, console=console))
 
 def diff(
-    file: Annotated[Path, typer.Option("-f", "--file", help="YAML, as for `ballast apply`")],
+    file: FilesOption,
     output: OutputOption = None,
 ) -> None:
-    """Show what `ballast apply -f FILE` would change, per topic.
+    """Show what `ballast apply -f PATH` would change, per topic and rebalance.
 
-    Compared with the live cluster and the specs on the bus: created, partitions, replication factor, config keys,
-    placement choices; unchanged for no-ops. Exit 0: nothing would change, 1: something would, 2: a spec would be
-    refused or the cluster cannot be asked."""
-    from events import TopicSpec
-    from services.cli.applying import compare, print_diffs
+    Topics are compared with the live cluster and the specs on the bus: created, partitions, replication factor,
+    config keys, placement choices; unchanged for no-ops. A rebalance is compared with its status on the bus: a new
+    or changed request starts over with a new proposal, the same one changes nothing. Exit 0: nothing would change,
+    1: something would, 2: a spec would be refused, a file is invalid or the cluster cannot be asked."""
+    from events import RebalanceRequest, TopicSpec
+    from services.cli.applying import compare, compare_rebalances, print_diffs
     from services.cli.changes import Verdict
 
     try:
-        manifests = load_file(file)
+        manifests = load_sources(file)
     except ManifestError as exc:
         raise fail(str(exc), 2) from None
-    specs = [m for m in manifests if isinstance(m, TopicSpec)]
-    diffs, _ = compare(get_settings(), specs, need_cluster=True)
+    settings = get_settings()
+    diffs, _ = compare(settings, [m for m in manifests if isinstance(m, TopicSpec)], need_cluster=True)
+    every = [*diffs.values(),
+             *compare_rebalances(settings, [m for m in manifests if isinstance(m, RebalanceRequest)])]
     if output in (None, Output.table):
-        print_diffs(diffs, console)
+        print_diffs(every, console)
     else:
-        emit([d.document() for d in diffs.values()], output, lambda: "")
-    verdicts = {d.verdict for d in diffs.values()}
+        emit([d.document() for d in every], output, lambda: "")
+    verdicts = {d.verdict for d in every}
     raise typer.Exit(2 if Verdict.REFUSED in verdicts else 0 if verdicts <= {Verdict.UNCHANGED} else 1)
 
 def delete(
@@ -120,13 +129,15 @@ def delete(
         statuses = busio.latest(settings.bus, TOPICS.status, timeout_s=10)
     except BusUnavailable as exc:
         raise fail(str(exc)) from None
-    deleting, retaining = [], []
+    deleting, retaining, absent = [], [], []
     for name in topics:
         status = statuses.get(name)
         if status is None or status.deleted:
             raise fail(f"no spec for topic {name!r}: Ballast does not manage it, so there is nothing to withdraw")
         assert isinstance(status, TopicStatus)
-        (deleting if status.origin is not None else retaining).append(name)
+        # The status's partitions are the cluster's: none, no topic (a create that never succeeded, say).
+        group = absent if status.partitions is None else deleting if status.origin is not None else retaining
+        group.append(name)
     if deleting:
         console.print(f"the topics {', '.join(deleting)} will be deleted with their data", soft_wrap=True)
     if retaining:
@@ -139,8 +150,9 @@ def delete(
             raise fail("nothing deleted")
     events = [TopicSpecDeleted(name=name) for name in topics]
     busio.publish(settings.bus, TOPICS.specs, events)
+    said = {**dict.fromkeys(retaining, " (topic retained)"), **dict.fromkeys(absent, " (there is no topic)")}
     for name in topics:
-        console.print(f"topic spec {name}: withdrawn" + ("" if name in deleting else " (topic retained)"))
+        console.print(f"topic spec {name}: withdrawn{said.get(name, '')}")
 
 def _latest_statuses() -> dict[str, TopicStatus]:
     return busio.latest(get_settings().bus, TOPICS.status, timeout_s=10)
