@@ -4,7 +4,8 @@ PySpark starts its JVM with the job's stdout and stderr, and the JVM starts the 
 (the JVM's own warnings, Spark's log4j lines, a worker's traceback) would land in the job's log between its JSON
 lines. While the session starts, the two descriptors the JVM inherits are a pipe instead; a thread turns each line into
 a structlog event: Spark's log4j lines, JSON already (spark/log4j2.properties), keep their level, logger and
-exception; anything else becomes a warning ``jvm output`` with the line.
+exception; anything else becomes a warning ``jvm output`` with the line. Each event is stamped when it is read, and
+what this process itself prints while the session starts (a Python warning, say) is read back as ``jvm output`` too.
 """
 
 from __future__ import annotations
@@ -50,18 +51,24 @@ class JvmOutput:
         # While the pipe is this process's stderr, a line logged would come back through it: lines wait until then.
         self._lock = threading.Lock()
         self._held: list[str] | None = []
+        self._thread: threading.Thread | None = None
 
     @contextmanager
     def captured(self) -> Iterator[None]:
+        if self._thread is not None:
+            raise RuntimeError("one JVM per JvmOutput: its output is captured once")
         read_end, write_end = os.pipe()
-        threading.Thread(target=self._forward, args=(read_end,), name="jvm-output", daemon=True).start()
+        self._thread = threading.Thread(target=self._forward, args=(read_end,), name="jvm-output", daemon=True)
+        self._thread.start()
         sys.stdout.flush()
         sys.stderr.flush()
         saved = os.dup(1), os.dup(2)
         os.dup2(write_end, 1)
         os.dup2(write_end, 2)
+        failed = True
         try:
             yield
+            failed = False
         finally:
             sys.stdout.flush()
             sys.stderr.flush()
@@ -73,6 +80,10 @@ class JvmOutput:
                 held, self._held = self._held or [], None
                 for line in held:
                     self._emit(line)
+            if failed:
+                # A JVM that failed to start says why on its way out: read it to the end before the error ends
+                # this process (a JVM still running keeps the pipe open: the wait is bounded).
+                self._thread.join(timeout=5)
 
     def settle(self, quiet_s: float = 0.3, within_s: float = 3.0) -> None:
         """Waits, at most ``within_s``, until nothing has come for ``quiet_s``: the lines a stopping query writes
@@ -92,6 +103,10 @@ class JvmOutput:
                         self._emit(line)
 
     def _emit(self, line: str) -> None:
-        if line.strip():
+        if not line.strip():
+            return
+        try:
             level, event, fields = event_of(line.rstrip("\n"))
             getattr(self._log, level)(event, **fields)
+        except Exception:  # noqa: BLE001 - the thread must go on reading, or a full pipe would stall the JVM
+            os.write(2, line.encode(errors="replace"))

@@ -3,8 +3,8 @@
 A group of tests runs in one worker, so a stack, cluster or Spark session its tests share starts once: the tests in
 tests/kafka that use its shared cluster are one group; the modules that drive Spark in process are another (they share
 the worker's session, tests/conftest.py); every other module is a group of its own (its module-scoped stack, or a
-cluster of its own, as test_up's). The longest groups go first, so no worker is left with a long one when the other
-is done.
+cluster of its own, as test_up's). The longest groups go first, so no worker is left with a long one when the others
+are done.
 
 pytest-xdist's own ``--dist loadgroup`` reads groups from a suffix it writes into each test's node id, which pytest 9
 no longer lets it write; a scheduler that computes the group from the node id needs no suffix.

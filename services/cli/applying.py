@@ -12,7 +12,16 @@ from rich.console import Console
 from rich.markup import escape
 
 from events import TOPICS, RebalanceRequest, TopicSpec, TopicStatus
-from services.cli.changes import Outcome, RebalanceDiff, TopicDiff, Verdict, diff_topic, outcome, rebalance_diff
+from services.cli.changes import (
+    Diff,
+    Outcome,
+    RebalanceDiff,
+    TopicDiff,
+    Verdict,
+    diff_topic,
+    outcome,
+    rebalance_diff,
+)
 from services.cli.output import fail
 from services.common.wording import transition_line
 from services.common import busio
@@ -66,16 +75,16 @@ def compare_rebalances(settings: Settings, requests: list[RebalanceRequest]) -> 
     return [rebalance_diff(r, statuses.get(r.name), now) for r in requests]  # type: ignore[arg-type]
 
 
-def print_diffs(diffs: Iterable[TopicDiff], console: Console) -> None:
+def print_diffs(diffs: Iterable[Diff], console: Console) -> None:
     colour = {Verdict.CREATE: "green", Verdict.CHANGE: "yellow", Verdict.UNCHANGED: "dim", Verdict.REFUSED: "red"}
     for d in diffs:
         head = f"[{colour[d.verdict]}]{escape(d.label)}: {d.verdict.value}[/{colour[d.verdict]}]"
-        if d.verdict is Verdict.CHANGE and not d.publish:
+        if isinstance(d, TopicDiff) and d.verdict is Verdict.CHANGE and not d.publish:
             head += " (the spec on the bus already asks for this)"
         console.print(head, soft_wrap=True)
         for line in d.changes:
             console.print(f"  {escape(line)}", soft_wrap=True)
-        for line in d.spec_changes:
+        for line in d.spec_changes if isinstance(d, TopicDiff) else []:
             console.print(f"  spec {escape(line)}", soft_wrap=True)
         for line in d.warnings:
             console.print(f"  [yellow]warning:[/yellow] {escape(line)}", soft_wrap=True)

@@ -12,7 +12,7 @@ from datetime import datetime
 from enum import StrEnum
 
 from events import conditions
-from events import RebalanceRequest, RebalanceStatus, ReplicasChangeState, TopicSpec, TopicStatus
+from events import RebalanceRequest, RebalanceState, RebalanceStatus, ReplicasChangeState, TopicSpec, TopicStatus
 from events.topic_configs import topic_config_problem
 from services.common.admin.port import TopicDescription
 from services.topic_reconciler.logic import (
@@ -34,17 +34,26 @@ class Verdict(StrEnum):
 
 
 @dataclass
-class TopicDiff:
+class Diff:
+    """What applying one manifest would do."""
+
     name: str
     verdict: Verdict
     changes: list[str] = field(default_factory=list)  # what the cluster gets
-    spec_changes: list[str] = field(default_factory=list)  # what changes in the spec alone (placement choices)
     warnings: list[str] = field(default_factory=list)
-    publish: bool = True  # False: the same spec is on the bus already (its generation stays)
 
     @property
     def label(self) -> str:
         return self.name
+
+    def document(self) -> dict[str, object]:
+        raise NotImplementedError
+
+
+@dataclass
+class TopicDiff(Diff):
+    spec_changes: list[str] = field(default_factory=list)  # what changes in the spec alone (placement choices)
+    publish: bool = True  # False: the same spec is on the bus already (its generation stays)
 
     def document(self) -> dict[str, object]:
         return {"topic": self.name, "verdict": self.verdict.value, "changes": self.changes,
@@ -52,7 +61,7 @@ class TopicDiff:
 
 
 @dataclass
-class RebalanceDiff(TopicDiff):
+class RebalanceDiff(Diff):
     """What applying a rebalance request would do; the rebalancer's own ``on_request`` decides."""
 
     @property
@@ -72,11 +81,17 @@ def rebalance_diff(request: RebalanceRequest, current: RebalanceStatus | None, n
     after = on_request(current, request, now)
     if after is None:
         assert current is not None, "a first request always starts a rebalance"
+        if request == current.pending_request:
+            return RebalanceDiff(request.name, Verdict.UNCHANGED, changes=[
+                "the same request is waiting: the execution goes on with the previous one until a refresh"])
         return RebalanceDiff(request.name, Verdict.UNCHANGED, changes=[f"the same request is {current.state}"])
     if current is None or current.deleted:
         return RebalanceDiff(request.name, Verdict.CREATE,
                              changes=[f"{asked}: Cruise Control computes a proposal, {then}"])
-    if after.pending_request == request and after.state == current.state:
+    if after.state == current.state == RebalanceState.REBALANCING:
+        if after.pending_request is None:  # the request being executed, asked again
+            return RebalanceDiff(request.name, Verdict.CHANGE, changes=[
+                f"{asked}: the request waiting for a refresh is dropped; the execution goes on with this one"])
         return RebalanceDiff(request.name, Verdict.CHANGE, changes=[
             f"{asked}: waits, the execution goes on with the previous request (refresh to start over with this one)"])
     return RebalanceDiff(request.name, Verdict.CHANGE, changes=[

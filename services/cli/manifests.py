@@ -89,27 +89,33 @@ STDIN = "-"
 
 def load_sources(sources: Iterable[str], stdin: TextIO | None = None) -> list[Manifest]:
     """Every manifest of ``sources``, in their order: a file, a directory (its YAML and JSON files, recursively, in
-    name order), or ``-`` for standard input. A topic or rebalance named twice is refused: which one should win is
-    not for the CLI to guess."""
-    manifests: list[Manifest] = []
+    name order, hidden ones left out as `.git` is), or ``-`` for standard input (once). A topic or rebalance named
+    twice is refused: which one should win is not for the CLI to guess."""
+    manifests: list[tuple[Manifest, str]] = []
+    sources = list(sources)
+    if sources.count(STDIN) > 1:
+        raise ManifestError("- (standard input) is given more than once: it can be read once")
     for source in sources:
         if source == STDIN:
-            manifests += load_manifests((stdin or sys.stdin).read(), "<stdin>")
+            manifests += [(m, "<stdin>") for m in load_manifests((stdin or sys.stdin).read(), "<stdin>")]
         elif (path := Path(source)).is_dir():
-            files = sorted(f for f in path.rglob("*") if f.is_file() and f.suffix in MANIFEST_SUFFIXES)
+            files = sorted(f for f in path.rglob("*") if f.is_file() and f.suffix.lower() in MANIFEST_SUFFIXES
+                           and not any(part.startswith(".") for part in f.relative_to(path).parts))
             if not files:
                 raise ManifestError(f"{path}: no {', '.join(MANIFEST_SUFFIXES)} file in this directory")
             for file in files:
-                manifests += load_file(file)
+                manifests += [(m, str(file)) for m in load_file(file)]
         else:
-            manifests += load_file(path)
-    seen: set[tuple[type, str]] = set()
-    for manifest in manifests:
-        if (type(manifest), manifest.name) in seen:
+            manifests += [(m, str(path)) for m in load_file(path)]
+    seen: dict[tuple[type, str], str] = {}
+    for manifest, where in manifests:
+        key = (type(manifest), manifest.name)
+        if key in seen:
             what = "topic" if isinstance(manifest, TopicSpec) else "rebalance"
-            raise ManifestError(f"{what} {manifest.name!r} is given more than once: keep one")
-        seen.add((type(manifest), manifest.name))
-    return manifests
+            place = f"in {where}" if seen[key] == where else f"in {seen[key]} and {where}"
+            raise ManifestError(f"{what} {manifest.name!r} is given more than once ({place}): keep one")
+        seen[key] = where
+    return [manifest for manifest, _ in manifests]
 
 
 def _to_manifest(item: Any, where: str) -> Manifest:

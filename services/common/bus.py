@@ -33,8 +33,13 @@ E = TypeVar("E", bound=Event)
 BATCH_WAIT_S = 0.02
 
 
+def consumer_group(service: str) -> str:
+    """The consumer group of a service's faust app (its committed offsets)."""
+    return f"ballast-{service}"
+
+
 def make_app(service: str, settings: Settings, *, web_port: int, group: str | None = None) -> faust.App:
-    """The service's faust app; its consumer group is ``ballast-<service>`` unless ``group`` names another."""
+    """The service's faust app; its consumer group is ``consumer_group(service)`` unless ``group`` names another."""
     bus = settings.bus
     credentials: Any = None
     if bus.security_protocol.startswith("SASL"):
@@ -49,7 +54,7 @@ def make_app(service: str, settings: Settings, *, web_port: int, group: str | No
     datadir = settings.data_dir / service
     datadir.parent.mkdir(parents=True, exist_ok=True)
     app = BallastApp(
-        group or f"ballast-{service}",
+        group or consumer_group(service),
         fetch_max_wait_ms=bus.fetch_max_wait_ms,
         broker=[f"kafka://{server}" for server in bus.bootstrap_servers.split(",")],
         broker_credentials=credentials,

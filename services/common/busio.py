@@ -227,16 +227,15 @@ def record_counts(bus: BusSettings, topics: Iterable[str], *, timeout_s: float =
     counts: dict[str, int] = {}
     try:
         for topic in topics:
-            try:
-                metadata = consumer.list_topics(topic, timeout=timeout_s).topics.get(topic)
-            except KafkaException as exc:
-                raise BusUnavailable(f"no broker answered within {timeout_s:.0f} s ({exc})") from None
+            metadata = consumer.list_topics(topic, timeout=timeout_s).topics.get(topic)
             if metadata is None or metadata.error is not None:
                 counts[topic] = 0
                 continue
             counts[topic] = sum(high - low for low, high in (
                 consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=timeout_s)
                 for p in metadata.partitions))
+    except KafkaException as exc:
+        raise BusUnavailable(f"no broker answered within {timeout_s:.0f} s ({exc})") from None
     finally:
         consumer.close()
     return counts

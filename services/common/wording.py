@@ -95,8 +95,10 @@ def progress_text(status: RebalanceStatus) -> str:
         moves.append(f"{p.finished_intra_broker_partition_movements}/{p.total_intra_broker_partition_movements} "
                      "between directories")
     total_mb = p.total_data_mb + p.total_intra_broker_data_mb
-    if not total_mb:  # leadership moves, or replicas with no data: nothing to say in MB
-        return f"{', '.join(moves)} moved (no data to copy){eta}"
+    if not total_mb:
+        if not p.total_partition_movements and not p.total_intra_broker_partition_movements:
+            return ""  # the executor has not said what it moves yet
+        return f"{', '.join(moves)} moved (no data to copy){eta}"  # replicas that hold no data
     return f"{p.percent_data_moved:.0f}% of {total_mb:,.0f} MB moved ({', '.join(moves)}){eta}"
 
 

@@ -59,9 +59,18 @@ def valid_actions(status: RebalanceStatus) -> frozenset[str]:
     if status.stopping is not None:
         return frozenset()
     valid = VALID_ACTIONS[status.state]
-    if status.request.mode != RebalanceMode.REMOVE_DISKS or not status.removed_log_dirs or status.released:
+    if why_not_release(status) is not None:
         valid -= {"release"}
     return valid
+
+
+def why_not_release(status: RebalanceStatus) -> str | None:
+    """Why the rebalance has nothing to release (None: it has, state permitting)."""
+    if status.released:
+        return "its directories are released already"
+    if status.request.mode != RebalanceMode.REMOVE_DISKS or not status.removed_log_dirs:
+        return "only a remove-disks rebalance that has emptied its directories has any to release"
+    return None
 
 
 # The reasons of ExecutionInterrupted (events.conditions): the new proposal checked, then executed.
@@ -112,9 +121,10 @@ def on_action(status: RebalanceStatus, action: RebalanceAction, now: datetime, *
     valid = valid_actions(status)
     if action.action not in valid:
         allowed = ", ".join(sorted(valid)) or "none"
+        why = why_not_release(status) if action.action == "release" else None
         warning = Condition(type=INVALID_ACTION, status="True", reason=INVALID_ACTION, last_transition_time=now,
                             message=f"Action {action.action!r} is not valid in state {status.state} "
-                                    f"(valid: {allowed}); ignored.")
+                                    f"(valid: {allowed}){f': {why}' if why else ''}; ignored.")
         return update(status, now, conditions=[*without(status.conditions, INVALID_ACTION), warning])
     conditions = without(status.conditions, INVALID_ACTION)
     if action.action == "release":

@@ -15,6 +15,7 @@ from confluent_kafka import Consumer, TopicPartition
 
 from events import TOPICS, ReplicasChangeCommand, ReplicasChangeRecord, TopicSpec, decode, encode
 from services.common import busio
+from services.common.bus import consumer_group
 from tests.integration.harness import Ballast, spec
 from tests.integration.test_bus import cli
 
@@ -263,7 +264,7 @@ def test_a_restarted_reconciler_does_not_report_the_same_bad_records_again(balla
     # A kill -9 replays what the service had not committed yet (faust commits every few seconds): the test is about
     # what it had.
     deadline = time.monotonic() + 60
-    while not all(_committed(ballast, "ballast-topic-reconciler", topic, partition) > offset
+    while not all(_committed(ballast, consumer_group("topic-reconciler"), topic, partition) > offset
                   for topic, partition, offset in delivered):
         assert time.monotonic() < deadline, "the bad records' offsets were not committed within 60 s"
         time.sleep(0.5)
@@ -275,7 +276,7 @@ def test_a_restarted_reconciler_does_not_report_the_same_bad_records_again(balla
 
 
 def _committed(ballast: Ballast, group: str, topic: str, partition: int) -> int:
-    """The offset ``group`` has committed on the partition (-1 for none), read without joining the group."""
+    """The offset ``group`` has committed on the partition (negative for none), read without joining the group."""
     consumer = Consumer({**ballast.settings.bus.confluent_config(), "group.id": group, "enable.auto.commit": False})
     try:
         [committed] = consumer.committed([TopicPartition(topic, partition)], timeout=10)

@@ -139,3 +139,12 @@ def test_the_same_rebalance_request_is_unchanged_and_a_changed_one_starts_over_o
     running = ready.model_copy(update={"state": RebalanceState.REBALANCING})
     waits = rebalance_diff(wider, running, NOW)
     assert waits.verdict is Verdict.CHANGE and "the execution goes on with the previous request" in waits.changes[0]
+    # While it executes with another request waiting: that one again changes nothing, the running one drops it.
+    pending = running.model_copy(update={"pending_request": wider})
+    again = rebalance_diff(wider, pending, NOW)
+    assert again.verdict is Verdict.UNCHANGED and again.changes == [
+        "the same request is waiting: the execution goes on with the previous one until a refresh"]
+    back = rebalance_diff(SCALE_UP, pending, NOW)
+    assert back.verdict is Verdict.CHANGE and back.changes == [
+        "mode add-brokers, brokers 7, 8: the request waiting for a refresh is dropped; the execution goes on with "
+        "this one"]

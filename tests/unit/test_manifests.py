@@ -151,10 +151,13 @@ def test_sources_are_files_directories_recursively_and_stdin_in_order(tmp_path) 
     (tmp_path / "team" / "b.yaml").write_text("name: b\npartitions: 1\nreplicas: 1\n")
     (tmp_path / "team" / "payments" / "c.json").write_text('{"name": "c", "partitions": 1, "replicas": 1}')
     (tmp_path / "team" / "notes.txt").write_text("not a manifest")
+    (tmp_path / "team" / ".github" / "workflows").mkdir(parents=True)
+    (tmp_path / "team" / ".github" / "workflows" / "ci.yml").write_text("on: push\n")  # hidden: not a manifest
+    (tmp_path / "team" / "more.YAML").write_text("name: d\npartitions: 1\nreplicas: 1\n")
     (tmp_path / "a.yml").write_text("name: a\npartitions: 1\nreplicas: 1\n")
     stdin = io.StringIO("kind: Rebalance\nname: scale-up\nmode: add-brokers\nbrokers: [7]\n")
     loaded = load_sources([str(tmp_path / "a.yml"), str(tmp_path / "team"), "-"], stdin=stdin)
-    assert [m.name for m in loaded] == ["a", "b", "c", "scale-up"]
+    assert [m.name for m in loaded] == ["a", "b", "d", "c", "scale-up"]
 
 
 def test_a_topic_given_twice_or_an_empty_directory_is_refused(tmp_path) -> None:
@@ -162,8 +165,11 @@ def test_a_topic_given_twice_or_an_empty_directory_is_refused(tmp_path) -> None:
 
     (tmp_path / "one.yaml").write_text("name: a\npartitions: 1\nreplicas: 1\n")
     (tmp_path / "two.yaml").write_text("name: a\npartitions: 2\nreplicas: 1\n")
-    with pytest.raises(ManifestError, match="topic 'a' is given more than once: keep one"):
+    with pytest.raises(ManifestError, match=f"topic 'a' is given more than once \\(in {tmp_path}/one.yaml and "
+                                            f"{tmp_path}/two.yaml\\): keep one"):
         load_sources([str(tmp_path / "one.yaml"), str(tmp_path / "two.yaml")])
+    with pytest.raises(ManifestError, match="standard input\\) is given more than once"):
+        load_sources(["-", "-"])
     (tmp_path / "empty").mkdir()
     with pytest.raises(ManifestError, match="no .yaml, .yml, .json file in this directory"):
         load_sources([str(tmp_path / "empty")])

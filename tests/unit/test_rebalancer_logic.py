@@ -672,6 +672,11 @@ def test_release_is_possible_only_where_there_are_emptied_directories_to_release
     assert logic.valid_actions(released) == {"refresh"}
     again = logic.on_action(released, RebalanceAction(name="drain", action="release"), NOW)
     assert again.condition(conditions.INVALID_ACTION).message == (
-        "Action 'release' is not valid in state Ready (valid: refresh); ignored.")
+        "Action 'release' is not valid in state Ready (valid: refresh): its directories are released already; "
+        "ignored.")
+    full = logic.on_action(status(S.READY), RebalanceAction(name="add", action="release"), NOW)
+    assert full.condition(conditions.INVALID_ACTION).message == (
+        "Action 'release' is not valid in state Ready (valid: refresh): only a remove-disks rebalance that has "
+        "emptied its directories has any to release; ignored.")
     stopping = status(S.REBALANCING).model_copy(update={"stopping": "stop"})
     assert logic.valid_actions(stopping) == frozenset()

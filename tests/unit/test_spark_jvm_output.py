@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import time
 from typing import Any
+
+import pytest
 
 from spark.jvm_output import JvmOutput, event_of
 
@@ -37,14 +40,43 @@ class Recorder:
 def test_what_a_child_started_inside_writes_to_stdout_and_stderr_is_logged_and_the_streams_come_back() -> None:
     log = Recorder()
     output = JvmOutput(log)
+    streams = [os.fstat(fd) for fd in (1, 2)]
     with output.captured():
+        # Written while the pipe is this process's stderr: held, and logged once the streams are back.
+        os.write(2, b"during the start\n")
         child = subprocess.Popen([sys.executable, "-c", f"import sys; print('to stdout'); "
                                                         f"print({LOG4J_LINE!r}, file=sys.stderr)"])
+    assert [(s.st_dev, s.st_ino) for s in map(os.fstat, (1, 2))] == [(s.st_dev, s.st_ino) for s in streams]
     # The child keeps the pipe after the window: what it writes later is logged too.
     assert child.wait(timeout=30) == 0
     deadline = time.monotonic() + 30
-    while len(log.lines) < 2 and time.monotonic() < deadline:
+    while len(log.lines) < 3 and time.monotonic() < deadline:
         time.sleep(0.05)
-    assert sorted(log.lines) == sorted([("warning", "jvm output", {"line": "to stdout"}),
-                                        ("error", "Lost executor 1",
-                                         {"logger": "org.apache.spark.scheduler.TaskSchedulerImpl"})])
+    assert sorted(log.lines, key=repr) == sorted([("warning", "jvm output", {"line": "during the start"}),
+                                                  ("warning", "jvm output", {"line": "to stdout"}),
+                                                  ("error", "Lost executor 1",
+                                                   {"logger": "org.apache.spark.scheduler.TaskSchedulerImpl"})],
+                                                 key=repr)
+    with pytest.raises(RuntimeError, match="captured once"), output.captured():
+        pass
+
+
+def test_a_line_the_log_cannot_take_is_written_as_it_came_and_reading_goes_on() -> None:
+    """A logger that fails must not stop the thread: the JVM would block on a full pipe."""
+    class Failing(Recorder):
+        def __getattr__(self, level: str) -> Any:
+            def log(event: str, **fields: Any) -> None:
+                if fields.get("line") == "bad":
+                    raise ValueError("cannot log this")
+                self.lines.append((level, event, fields))
+            return log
+
+    log = Failing()
+    output = JvmOutput(log)
+    with output.captured():
+        child = subprocess.Popen([sys.executable, "-c", "print('bad'); print('good')"])
+    assert child.wait(timeout=30) == 0
+    deadline = time.monotonic() + 30
+    while not log.lines and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert log.lines == [("warning", "jvm output", {"line": "good"})]

@@ -27,3 +27,7 @@ def test_no_data_to_copy_is_not_said_as_zero_percent_of_zero_mb() -> None:
     status = executing(finishedDataMovementMB=0, totalDataToMoveMB=0, finished_partition_movements=5,
                        total_partition_movements=5)
     assert progress_text(status) == "5/5 partitions moved (no data to copy)"
+
+
+def test_nothing_is_said_before_the_executor_reports_what_it_moves() -> None:
+    assert progress_text(executing(finishedDataMovementMB=0, totalDataToMoveMB=0)) == ""

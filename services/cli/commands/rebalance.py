@@ -20,7 +20,7 @@ rebalance_app = typer.Typer(help="Rebalances: approve, refresh, stop or release 
 
 def _act(name: str, action: str) -> None:
     """Send an action the rebalance accepts now; refuse, before sending, one it would ignore (Strimzi's table)."""
-    from services.rebalancer.logic import valid_actions
+    from services.rebalancer.logic import valid_actions, why_not_release
 
     try:
         statuses = latest_rebalances()
@@ -33,7 +33,12 @@ def _act(name: str, action: str) -> None:
                                                       " (there are none)"))
     valid = valid_actions(status)
     if action not in valid:
-        why = f"a {status.stopping} is under way" if status.stopping else f"it is {status.state.value}"
+        if status.stopping:
+            why = f"a {status.stopping} is under way"
+        elif action == "release" and (nothing := why_not_release(status)):
+            why = nothing
+        else:
+            why = f"it is {status.state.value}"
         raise fail(f"rebalance {name}: cannot {action} now, {why} (possible now: "
                     f"{', '.join(sorted(valid)) or 'nothing'})")
     event = RebalanceAction(name=name, action=action)  # type: ignore[arg-type]

@@ -135,14 +135,20 @@ def delete(
         if status is None or status.deleted:
             raise fail(f"no spec for topic {name!r}: Ballast does not manage it, so there is nothing to withdraw")
         assert isinstance(status, TopicStatus)
-        # The status's partitions are the cluster's: none, no topic (a create that never succeeded, say).
-        group = absent if status.partitions is None else deleting if status.origin is not None else retaining
-        group.append(name)
+        # The status's partitions are the cluster's: none and not Ballast's, no topic (a create that failed, say).
+        # A topic Ballast created is deleted whatever its last status showed of it.
+        if status.origin is not None:
+            deleting.append(name)
+        else:
+            (absent if status.partitions is None else retaining).append(name)
     if deleting:
         console.print(f"the topics {', '.join(deleting)} will be deleted with their data", soft_wrap=True)
     if retaining:
         console.print(f"the specs of {', '.join(retaining)} will be withdrawn; the topics stay (Ballast neither "
                       "created nor adopted them)", soft_wrap=True)
+    if absent:
+        console.print(f"the specs of {', '.join(absent)} will be withdrawn; there is no such topic in the cluster",
+                      soft_wrap=True)
     if not yes:
         if not sys.stdin.isatty():
             raise fail("not a terminal, so nothing can be confirmed: pass --yes to delete")
