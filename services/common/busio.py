@@ -124,11 +124,34 @@ def publish(bus: BusSettings, topic: BusTopic[E], events: Iterable[E], *,
     return produce(bus, records, offsets_by_key=offsets_by_key)
 
 
+def _ends(consumer: Consumer, partitions: list[TopicPartition], timeout_s: float) -> dict[tuple[str, int], int]:
+    """The offset each non-empty partition ends at now."""
+    ends = {}
+    for tp in partitions:
+        low, high = consumer.get_watermark_offsets(tp, timeout=timeout_s)
+        if high > low:
+            ends[(tp.topic, tp.partition)] = high
+    return ends
+
+
+def _unreached(consumer: Consumer, ends: dict[tuple[str, int], int]) -> dict[tuple[str, int], int]:
+    """The partitions whose position is not yet at their end (a position, unlike the last record, moves past
+    transaction markers)."""
+    if not ends:
+        return ends
+    positions = consumer.position([TopicPartition(topic, partition) for topic, partition in ends])
+    return {(tp.topic, tp.partition): ends[(tp.topic, tp.partition)] for tp in positions
+            if tp.offset < ends[(tp.topic, tp.partition)]}
+
+
 def consume(bus: BusSettings, topics: list[str], *, follow: bool, idle_s: float = 1.0,
             from_beginning: bool = True, deadline: float | Callable[[], float] | None = None,
             must_exist: bool = False) -> Iterator[Record]:
-    """Every record of ``topics`` from the beginning; stop after ``idle_s`` without records unless ``follow``, and
-    in any case at ``deadline`` (a time.monotonic() value, or a function giving it: a deadline that moves).
+    """Every record of ``topics`` from the beginning; unless ``follow``, stop once every partition has been read to
+    the end it had when reading began and ``idle_s`` has passed without records (a broker may report the end as the
+    start of its last batch, as Tansu does, so the end alone could miss that batch's tail; and on a loaded machine the
+    first fetch can take longer than ``idle_s``, so idleness alone could stop before the first record). In any case
+    stop at ``deadline`` (a time.monotonic() value, or a function giving it: a deadline that moves).
 
     A topic that does not exist is skipped (it may be created later), or with ``must_exist`` raises NoSuchTopic.
     Following, a quiet bus is asked for metadata every ``bus.liveness_check_s``: a consumer alone never notices the
@@ -147,6 +170,7 @@ def consume(bus: BusSettings, topics: list[str], *, follow: bool, idle_s: float 
                 continue
             offset = -2 if from_beginning else -1  # OFFSET_BEGINNING / OFFSET_END
             assignments += [TopicPartition(topic, p, offset) for p in meta.partitions]
+        ends = {} if follow or not from_beginning else _ends(consumer, assignments, bus.answer_timeout_s)
         consumer.assign(assignments)
         last = checked = time.monotonic()
         while True:
@@ -154,8 +178,14 @@ def consume(bus: BusSettings, topics: list[str], *, follow: bool, idle_s: float 
                 return
             message = consumer.poll(0.2)
             if message is None:
-                if not follow and time.monotonic() - last >= idle_s:
-                    return
+                idle = time.monotonic() - last
+                if not follow and idle >= idle_s:
+                    ends = _unreached(consumer, ends)
+                    if not ends:
+                        return
+                    if idle >= bus.answer_timeout_s:
+                        raise BusUnavailable(f"{', '.join(f'{t}[{p}]' for t, p in ends)} not read to the end: no "
+                                             f"record for {bus.answer_timeout_s:g} s")
                 if follow and time.monotonic() - max(last, checked) >= bus.liveness_check_s:
                     _check_still_there(consumer, topics, bus.answer_timeout_s)
                     checked = time.monotonic()
@@ -163,6 +193,8 @@ def consume(bus: BusSettings, topics: list[str], *, follow: bool, idle_s: float 
             if message.error():
                 continue
             last = time.monotonic()
+            if ends.get((message.topic(), message.partition()), 0) <= message.offset() + 1:
+                ends.pop((message.topic(), message.partition()), None)
             yield Record(message.topic(), message.partition(), message.offset(), message.key(), message.value(),
                          list(message.headers() or []), message.timestamp()[1])
     finally:

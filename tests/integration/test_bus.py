@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 
 import pytest
+from confluent_kafka.admin import AdminClient, NewTopic
 
 from events import TOPICS, InvalidEvent, TopicSpec, TopicStatus, decode, encode
 from services.common import busio
@@ -186,6 +187,20 @@ def test_kafka_admin_adapter_against_the_local_broker(stack: LocalStack, name: s
         assert (await admin.describe_topics([topic]))[topic] is None
 
     asyncio.run(exercise())
+
+
+def test_a_bounded_read_reads_every_batch_and_partition_to_the_end(stack: LocalStack, name: str) -> None:
+    """``record`` and every bounded read stop at the end the topic had when they began (tests/unit/test_busio.py has
+    the slow first fetch): on the local broker, which reports the end as its last batch's start, with no idle time at
+    all, every record of several batches and partitions."""
+    bus = stack.settings().bus
+    topic = f"{name}-bounded"
+    admin = AdminClient(bus.confluent_config())  # kept: a client that goes away fails its futures
+    admin.create_topics([NewTopic(topic, 3, 1)])[topic].result(timeout=30)
+    for batch in range(4):
+        busio.produce(bus, [(topic, f"{batch}-{i}".encode(), b"v", None) for i in range(250)])
+    keys = {r.key for r in busio.consume(bus, [topic], follow=False, idle_s=0.0)}
+    assert keys == {f"{batch}-{i}".encode() for batch in range(4) for i in range(250)}
 
 
 def test_decode_rejects_what_the_dead_letter_reasons_say() -> None:

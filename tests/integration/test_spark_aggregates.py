@@ -8,21 +8,25 @@ import json
 import signal
 import time
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 
-from events import TOPICS, LoadAggregate
+from events import TOPICS, BrokerLoadSample, LoadAggregate
 from services.common import busio
 from services.common.bus import ensure_topics
 from services.common.settings import BusSettings, Settings, SparkSettings
 from services.local.broker import free_port, start_tansu
+from tests.streaming import wait_for_rows
 
 # A query's first batch can take minutes while the other worker runs a Spark job or a Kafka cluster too: its waits
 # are generous, and so is the test timeout.
 pytestmark = pytest.mark.timeout(900)
 LOG = Path(__file__).resolve().parents[1] / "data" / "load-samples.jsonl"
 WINDOW = "2026-11-23T12:00:00+00:00"
+LATER_WINDOW = "2026-11-23T12:05:00+00:00"
+RECORDS = 18  # the recorded log's lines
 
 
 @pytest.fixture(scope="module")
@@ -38,9 +42,11 @@ def bus(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BusSettings]:
         process.wait(timeout=10)
 
 
-def replay(bus: BusSettings) -> None:
+def replay(bus: BusSettings) -> int:
+    """The recorded log onto the bus, as it was recorded; how many records it holds."""
     entries = [json.loads(line) for line in LOG.read_text().splitlines() if line.strip()]
-    busio.produce(bus, [(e["topic"], e["key"].encode(), json.dumps(e["value"]).encode(), None) for e in entries])
+    return busio.produce(bus, [(e["topic"], e["key"].encode(), json.dumps(e["value"]).encode(), None)
+                               for e in entries])
 
 
 def aggregates(bus: BusSettings) -> tuple[dict[str, LoadAggregate], int]:
@@ -53,33 +59,22 @@ def aggregates(bus: BusSettings) -> tuple[dict[str, LoadAggregate], int]:
     return latest, records
 
 
-def run_job(spark, bus: BusSettings, checkpoint: Path, done, timeout: float = 300) -> None:
+def run_job(spark, bus: BusSettings, checkpoint: Path, rows: int) -> int:
+    """The job until it has read and written ``rows`` records of the bus; the rows it read."""
     from spark.aggregates import start
 
     settings = Settings(bus=bus, spark=SparkSettings(checkpoint_dir=checkpoint, window_s=60, slide_s=60,
                                                      watermark_s=30, trigger_s=0.5))
     query = start(spark, settings)
-    deadline = time.monotonic() + timeout
     try:
-        while not done() and time.monotonic() < deadline:
-            assert query.exception() is None, query.exception()
-            time.sleep(0.5)
-        time.sleep(2)  # a few more triggers: nothing more may be written
+        return wait_for_rows(query, rows)
     finally:
         query.stop()
 
 
 def test_exact_aggregates_from_a_recorded_log_and_an_idempotent_restart(bus: BusSettings, spark,
                                                                         tmp_path: Path) -> None:
-    replay(bus)
-    def everything_read() -> bool:
-        # The log may reach the job over several micro-batches (and triggers are slow on a loaded machine): done once
-        # the last broker's window and the first broker's last sample are in.
-        latest = aggregates(bus)[0]
-        first = latest.get(f"{WINDOW}|broker:1")
-        return f"{WINDOW}|broker:3" in latest and first is not None and first.samples == 3
-
-    run_job(spark, bus, tmp_path / "checkpoint", everything_read)
+    assert run_job(spark, bus, tmp_path / "checkpoint", rows=replay(bus)) == RECORDS
     latest, records = aggregates(bus)
 
     # Broker 1: samples at :05, :15, :25 with bytes in 100, 110, 120 and disk 1000, 1050, 1100.
@@ -104,10 +99,18 @@ def test_exact_aggregates_from_a_recorded_log_and_an_idempotent_restart(bus: Bus
     assert latest[f"{WINDOW}|log-dir:1:/var/kafka/data-0"].samples == 3
     assert one.rack == "/dc1/r1" and dc1.last_sample_at.isoformat() == "2026-11-23T12:00:25+00:00"
 
-    # Restarted from its checkpoint, the job reads nothing again: no record is added.
-    run_job(spark, bus, tmp_path / "checkpoint", lambda: False, timeout=6)
+    # Restarted from its checkpoint, the job reads only what came after it: one sample of a later window, which adds
+    # that window's aggregates and leaves the recorded window's as they were.
+    later = BrokerLoadSample(broker=1, rack="/dc1/r1", sampled_at=datetime(2026, 11, 23, 12, 5, 5, tzinfo=UTC),
+                             bytes_in_kb_s=130.0, disk_mb=1200.0)
+    busio.publish(bus, TOPICS.load_samples, [later])
+    assert run_job(spark, bus, tmp_path / "checkpoint", rows=1) == 1
     again, records_after = aggregates(bus)
-    assert records_after == records and again == latest
+    added = {key: a for key, a in again.items() if key not in latest}
+    assert {a.window_start.isoformat() for a in added.values()} == {LATER_WINDOW}
+    assert added[f"{LATER_WINDOW}|broker:1"].bytes_in_kb_s == 130.0
+    assert records_after == records + len(added)
+    assert {key: a for key, a in again.items() if key in latest} == latest
 
 
 def test_a_stop_while_batches_run_back_to_back_lands_between_two_of_them(spark, tmp_path: Path) -> None:

@@ -4,7 +4,6 @@ Spark session: offset ranges, restart from the checkpoint without double countin
 from __future__ import annotations
 
 import signal
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -14,6 +13,7 @@ from confluent_kafka.admin import AdminClient, NewTopic
 
 from services.local.broker import free_port, start_tansu
 from spark.bus_source import BusSource, BusStreamReader, Range, read_range
+from tests.streaming import wait_for_rows
 
 # A query's first batch can take minutes while the other worker runs a Spark job or a Kafka cluster too: its waits
 # are generous, and so is the test timeout.
@@ -103,11 +103,9 @@ def run_query(spark, bootstrap: str, topic: str, checkpoint: Path, seen: list[st
              .option("kafka.bootstrap.servers", bootstrap).load()
              .writeStream.option("checkpointLocation", str(checkpoint)).trigger(processingTime="500 milliseconds")
              .foreachBatch(collect).start())
-    deadline = time.monotonic() + timeout
     try:
-        while len(seen) < until and time.monotonic() < deadline:
-            time.sleep(0.2)
-        time.sleep(1.0)  # a batch more: nothing else may arrive
+        # Exactly ``until`` rows: a batch that read more would have read some twice.
+        assert wait_for_rows(query, until, timeout) == until
     finally:
         query.stop()
 

@@ -9,7 +9,6 @@ shared cluster's worker by minutes."""
 from __future__ import annotations
 
 import json
-import time
 from collections.abc import Iterator
 from datetime import timedelta
 from pathlib import Path
@@ -23,6 +22,7 @@ from services.common.bus import ensure_topics
 from services.common.settings import BusSettings, Settings, SparkSettings
 from services.local.kafka_cluster import LocalKafka
 from spark.aggregates import WindowBrokers, batch_aggregates, start
+from tests.streaming import wait_for_rows
 
 LOG = Path(__file__).resolve().parents[1] / "data" / "load-samples.jsonl"
 RECORDED_WINDOW = "2026-11-23T12:00:00+00:00"  # the recorded log's; the live samples are in today's windows
@@ -48,9 +48,10 @@ def spark(spark):  # the process's session (tests/conftest.py), which has the Ka
     return spark
 
 
-def run(spark: Any, settings: Settings, checkpoint: Path, timeout_s: float = 300) -> dict[str, LoadAggregate]:
-    """The job with a sink that keeps the latest aggregate of each key of the recorded window, until every entity of
-    the recorded log has one and a few more triggers added nothing."""
+def run(spark: Any, settings: Settings, checkpoint: Path, rows: int,
+        timeout_s: float = 300) -> dict[str, LoadAggregate]:
+    """The job with a sink that keeps the latest aggregate of each key of the recorded window, until it has read the
+    recorded log's ``rows``."""
     job = settings.model_copy(update={"spark": settings.spark.model_copy(update={"checkpoint_dir": checkpoint})})
     cache = WindowBrokers(keep=timedelta(days=7))
     latest: dict[str, LoadAggregate] = {}
@@ -61,12 +62,8 @@ def run(spark: Any, settings: Settings, checkpoint: Path, timeout_s: float = 300
                 latest[aggregate.key] = aggregate
 
     query = start(spark, job, sink=keep)
-    deadline = time.monotonic() + timeout_s
     try:
-        while f"{RECORDED_WINDOW}|broker:3" not in latest and time.monotonic() < deadline:
-            assert query.exception() is None, query.exception()
-            time.sleep(0.5)
-        time.sleep(3)
+        assert wait_for_rows(query, rows, timeout_s) == rows
     finally:
         query.stop()
     return latest
@@ -81,8 +78,8 @@ def test_jvm_kafka_source_gives_the_python_sources_aggregates(spark, bus: BusSet
     def with_source(source: str) -> Settings:
         return Settings(bus=bus, spark=spark_settings.model_copy(update={"source": source}))
 
-    jvm = run(spark, with_source("kafka"), tmp_path / "jvm")
-    python = run(spark, with_source("ballast_bus"), tmp_path / "python")
+    jvm = run(spark, with_source("kafka"), tmp_path / "jvm", len(entries))
+    python = run(spark, with_source("ballast_bus"), tmp_path / "python", len(entries))
     assert jvm == python
     # And they are the recorded log's figures (tests/integration/test_spark_aggregates.py has them all).
     one = jvm[f"{RECORDED_WINDOW}|broker:1"]
