@@ -9,6 +9,11 @@ UNDER_REPLICATED = "UnderReplicated"  # placeholder replicas kept for brokers th
 REPLICAS_CHANGE_BLOCKED = "ReplicasChangeBlocked"  # held: too few brokers alive for the target
 PARTITIONS_DECREASE_NOT_SUPPORTED = "PartitionsDecreaseNotSupported"
 RF_BELOW_MIN_INSYNC = "ReplicationFactorBelowMinInsyncReplicas"
+RECONCILIATION_PAUSED = "ReconciliationPaused"  # spec paused: nothing is changed on the topic
+UNMANAGED = "Unmanaged"  # spec managed: false: Ballast has let go of the topic
+# The cluster differed from a spec already applied (changed outside Ballast): reason Corrected (set back, said until
+# the spec changes) or Reported (left as it is, said while it lasts), per the reconciler's drift setting.
+DRIFT = "Drift"
 
 # -- rebalances (RebalanceStatus) ---------------------------------------------------------------------------------
 INVALID_ACTION = "InvalidAction"

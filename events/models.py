@@ -91,6 +91,14 @@ class TopicSpec(Event):
     # The topic may already exist: Ballast then owns it as if it had created it, deletion included. Without it an
     # existing topic's partitions, configs and replicas are still reconciled, but withdrawing the spec leaves it.
     adopt: StrictBool = False
+    # Nothing is changed on the topic while paused (Strimzi's strimzi.io/pause-reconciliation); its status says so.
+    paused: StrictBool = False
+    # false: Ballast lets go of the topic (Strimzi's strimzi.io/managed): nothing is changed on it, and withdrawing the
+    # spec leaves it, whoever created it.
+    managed: StrictBool = True
+    # When the topic is found changed outside Ballast: set it back (correct) or only say so (report); None: the
+    # reconciler's setting (BALLAST_RECONCILER__DRIFT).
+    drift: Literal["correct", "report"] | None = None
 
     @field_validator("config", mode="before")
     @classmethod

@@ -99,7 +99,8 @@ def rebalance_diff(request: RebalanceRequest, current: RebalanceStatus | None, n
 
 
 _SPEC_ONLY = {"placer": "placer", "load_aware": "loadAware", "adopt": "adopt",
-              "min_required_replicas": "minRequiredReplicas"}
+              "min_required_replicas": "minRequiredReplicas", "paused": "paused", "managed": "managed",
+              "drift": "drift"}
 
 
 def diff_topic(spec: TopicSpec, current: TopicSpec | None, actual: TopicDescription | None,
@@ -159,6 +160,8 @@ def _text(value: object) -> str:
 class Outcome(StrEnum):
     WAITING = "waiting"
     READY = "ready"
+    # The topic is there and ready, but the spec's RF cannot be reached now (too few brokers): what the status says.
+    BLOCKED = "blocked"
     FAILED = "failed"
 
 
@@ -172,7 +175,12 @@ def outcome(spec: TopicSpec, generation: int, status: TopicStatus | None) -> tup
         return Outcome.FAILED, ready.message or "the reconciler failed"
     blocked = status.condition(conditions.REPLICAS_CHANGE_BLOCKED)
     if blocked is not None and blocked.status == "True":
-        return Outcome.FAILED, blocked.message or "the replication-factor change is blocked"
+        ready_now = f"ready at replication factor {status.replicas}; " if status.ready else ""
+        return Outcome.BLOCKED, ready_now + (blocked.message or "the replication-factor change is blocked")
+    if (paused := status.condition(conditions.RECONCILIATION_PAUSED)) is not None and spec.paused:
+        return Outcome.READY, paused.message or "paused"
+    if (unmanaged := status.condition(conditions.UNMANAGED)) is not None and not spec.managed:
+        return Outcome.READY, unmanaged.message or "unmanaged"
     change = status.replicas_change
     if status.ready and status.replicas == spec.replicas and (status.partitions or 0) >= spec.partitions and (
             change is None or change.state == ReplicasChangeState.COMPLETED):

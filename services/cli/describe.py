@@ -108,7 +108,6 @@ def side_by_side(view: TopicView) -> Table:
     if status is not None:
         for note in status_notes(status):
             table.add_row("note", "", "", note)
-        table.add_row("generation", "", "", f"{status.observed_generation}/{status.generation}")
         if status.origin:
             table.add_row("owned", "", "", status.origin)
     elif spec is None:

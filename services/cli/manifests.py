@@ -40,7 +40,10 @@ STRIMZI_API_VERSIONS = {"kafka.strimzi.io/v1beta2", "kafka.strimzi.io/v1"}
 PLACER_ANNOTATION = "ballast.io/placer"
 LOAD_AWARE_ANNOTATION = "ballast.io/load-aware"
 ADOPT_ANNOTATION = "ballast.io/adopt"
+DRIFT_ANNOTATION = "ballast.io/drift"
 AUTO_APPROVAL_ANNOTATION = "strimzi.io/rebalance-auto-approval"
+PAUSE_ANNOTATION = "strimzi.io/pause-reconciliation"
+MANAGED_ANNOTATION = "strimzi.io/managed"
 KAFKA_TOPIC_SPEC_FIELDS = frozenset({"topicName", "partitions", "replicas", "config"})
 # KafkaRebalance spec fields Cruise Control has but Ballast does not pass on; refused rather than silently dropped.
 UNSUPPORTED_REBALANCE_FIELDS = ("replicaMovementStrategies",)
@@ -198,4 +201,11 @@ def _from_kafka_topic(item: dict[str, Any], where: str) -> dict[str, Any]:
         fields["load_aware"] = str(annotations[LOAD_AWARE_ANNOTATION]).lower() != "false"
     if ADOPT_ANNOTATION in annotations:
         fields["adopt"] = str(annotations[ADOPT_ANNOTATION]).lower() == "true"
+    if DRIFT_ANNOTATION in annotations:
+        fields["drift"] = annotations[DRIFT_ANNOTATION]
+    # As Strimzi reads them: only "true" pauses, only "false" lets go.
+    if PAUSE_ANNOTATION in annotations:
+        fields["paused"] = str(annotations[PAUSE_ANNOTATION]).lower() == "true"
+    if MANAGED_ANNOTATION in annotations:
+        fields["managed"] = str(annotations[MANAGED_ANNOTATION]).lower() != "false"
     return fields

@@ -7,19 +7,20 @@ from rich.console import RenderableType
 from rich.table import Table
 
 from events import LoadAggregate, RebalanceStatus, TopicStatus
-from services.common.wording import change_text, mode_text, progress_text, status_notes, summary_text
+from services.common.wording import change_text, mode_text, progress_text, rebalance_notes, status_notes, summary_text
 
 
 def status_table(statuses: list[TopicStatus], title: str = "Topics") -> Table:
     table = Table(title=title)
-    for column in ("topic", "ready", "partitions", "RF", "replicas change", "notes", "generation"):
+    # No generation column: a generation is the spec record's bus offset + 1, which orders specs but counts nothing a
+    # person would read (a topic applied once showed 3/3); the JSON output has it for scripts.
+    for column in ("topic", "ready", "partitions", "RF", "replicas change", "notes"):
         table.add_column(column, overflow="fold")
     for s in sorted(statuses, key=lambda s: s.topic):
         message = "; ".join(status_notes(s))
         table.add_row(s.topic, "deleted" if s.deleted else ("yes" if s.ready else "no"),
                       str(s.partitions if s.partitions is not None else "-"),
-                      str(s.replicas if s.replicas is not None else "-"), change_text(s), message,
-                      f"{s.observed_generation}/{s.generation}")
+                      str(s.replicas if s.replicas is not None else "-"), change_text(s), message)
     return table
 
 
@@ -30,8 +31,7 @@ def rebalance_table(statuses: list[RebalanceStatus], title: str = "Rebalances") 
     for column in ("rebalance", "state", "mode", "brokers", "proposal", "progress / message"):
         table.add_column(column, overflow="fold")
     for s in sorted(statuses, key=lambda s: s.name):
-        notes = [n for n in (progress_text(s), s.message) if n]
-        notes += [c.message or c.type for c in s.conditions if c.message != s.message]
+        notes = [n for n in (progress_text(s), *rebalance_notes(s)) if n]
         table.add_row(s.name, s.state.value, mode_text(s.request), ",".join(map(str, s.request.brokers)) or "-",
                       summary_text(s), "; ".join(notes))
     return table

@@ -22,6 +22,8 @@ DEAD_LETTERED = Counter("ballast_events_dead_lettered", "Records sent to the dea
 CRUISE_CONTROL_REQUESTS = Counter("ballast_cruise_control_requests", "Requests to Cruise Control, by endpoint, "
                                   "method and answer (the HTTP status, or 'error' when none came)",
                                   ["endpoint", "method", "status"])
+DRIFT = Counter("ballast_drift", "Topics found changed outside Ballast after their spec was applied, by kind "
+                "(config, replicas) and what was done (corrected, reported)", ["kind", "action"])
 CRUISE_CONTROL_SECONDS = Histogram("ballast_cruise_control_request_seconds", "Time Cruise Control took to answer",
                                    ["endpoint"], buckets=(0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60))
 

@@ -156,6 +156,11 @@ class ReplicasChangeSettings(BaseModel):
     max_request_url_bytes: int = Field(default=6000, ge=500)
 
 
+# What the topic reconciler does when a topic differs from a spec it already applied (changed outside Ballast):
+# set it back, or only say so in the status.
+DriftMode = Literal["correct", "report"]
+
+
 class ReconcilerSettings(BaseModel):
     # Full comparison of desired and actual state; catches topics deleted or changed outside Ballast.
     resync_interval_s: float = Field(default=10.0, gt=0)
@@ -164,6 +169,7 @@ class ReconcilerSettings(BaseModel):
     # spec changes; every resync would only be refused again. Temporary failures are retried at the next resync.
     retry_initial_s: float = Field(default=30.0, gt=0)
     retry_max_s: float = Field(default=300.0, gt=0)
+    drift: DriftMode = "correct"
 
 
 class AutoRebalanceSettings(BaseModel):

@@ -102,6 +102,13 @@ def progress_text(status: RebalanceStatus) -> str:
     return f"{p.percent_data_moved:.0f}% of {total_mb:,.0f} MB moved ({', '.join(moves)}){eta}"
 
 
+def rebalance_notes(status: RebalanceStatus) -> list[str]:
+    """What a rebalance's status says beyond its state and progress: its message, then each condition's (a finished
+    drain is "Rebalance complete" and also "Not safe to remove: ..." while replicas landed on its brokers)."""
+    notes = [status.message] if status.message else []
+    return notes + [c.message or c.type for c in status.conditions if c.message != status.message]
+
+
 def mode_text(request: RebalanceRequest) -> str:
     return "full (disks)" if request.rebalance_disk else str(request.mode)
 

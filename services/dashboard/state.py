@@ -9,7 +9,7 @@ from typing import Any
 
 from events import BrokerForgotten, BrokerLoadSample, ObservedBroker, RebalanceStatus, TopicStatus
 from events.models import Event
-from services.common.wording import change_text, progress_text, status_notes, summary_text
+from services.common.wording import change_text, progress_text, rebalance_notes, status_notes, summary_text
 
 HISTORY = 12  # transitions of a topic's replicas change kept for the page
 
@@ -33,7 +33,8 @@ class DashboardState:
             if event.deleted:
                 self.rebalances.pop(event.name, None)
                 return {"kind": "rebalance-gone", "name": event.name}
-            view = {**_doc(event), "progressText": progress_text(event), "proposalText": summary_text(event)}
+            view = {**_doc(event), "progressText": progress_text(event), "proposalText": summary_text(event),
+                    "notes": rebalance_notes(event)}
             self.rebalances[event.name] = view
             return {"kind": "rebalance", "data": view}
         if isinstance(event, ObservedBroker):

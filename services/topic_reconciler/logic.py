@@ -21,13 +21,17 @@ from events import (
 )
 from events import placeholders as placeholder
 from events.conditions import (
+    DRIFT,
     PARTITIONS_DECREASE_NOT_SUPPORTED,
     READY,
+    RECONCILIATION_PAUSED,
     REPLICAS_CHANGE_BLOCKED,
     RF_BELOW_MIN_INSYNC,
     UNDER_REPLICATED,
+    UNMANAGED,
 )
 from events.models import TopicOrigin
+from services.common.settings import DriftMode
 from services.common.admin import TopicDescription
 # The replicas-change service's rule for accepting a command, which the status predicts (written once, used by both).
 from services.domain.replicas_change import in_flight, in_flight_elsewhere, on_command
@@ -79,18 +83,27 @@ Action = CreateTopic | DeleteTopic | CreatePartitions | AlterConfig | RequestRep
 class Plan:
     actions: list[Action] = field(default_factory=list)
     warnings: list[Condition] = field(default_factory=list)
+    # What differed from a spec already applied (a Drift condition, also in ``warnings``), and its kinds.
+    drift: Condition | None = None
+    drift_kinds: tuple[str, ...] = ()
 
 
 def plan(spec: TopicSpec | None, actual: TopicDescription | None, change: ReplicasChangeRecord | None,
          placeholders: PlaceholderRecord | None = None, alive_brokers: int | None = None,
-         origin: TopicOrigin | None = "created") -> Plan:
+         origin: TopicOrigin | None = "created", *, applied: bool = False,
+         drift_mode: DriftMode = "correct") -> Plan:
     """``spec`` None means the spec was deleted. ``placeholders``: replicas the topic was created without;
     ``alive_brokers``: how many brokers are alive now (None: not known); ``origin``: whether Ballast created or
-    adopted the topic (None: neither, so it is never deleted)."""
+    adopted the topic (None: neither, so it is never deleted); ``applied``: this spec was carried out already, so
+    whatever differs now was changed outside Ballast (drift), which the spec's ``drift`` or else ``drift_mode``
+    corrects or only reports."""
     result = Plan()
     if spec is None:
         if actual is not None and origin is not None:
             result.actions.append(DeleteTopic(actual.name))
+        return result
+    if (hold := hands_off(spec)) is not None:
+        result.warnings.append(hold)
         return result
     if actual is None:
         # Missing: never created, or deleted outside Ballast. Either way, (re)create it with the target RF.
@@ -105,9 +118,17 @@ def plan(spec: TopicSpec | None, actual: TopicDescription | None, change: Replic
             type=PARTITIONS_DECREASE_NOT_SUPPORTED, status="True", reason="NotSupported",
             message=f"Kafka cannot remove partitions: the topic keeps {actual.partition_count} "
                     f"(spec asks for {spec.partitions})"))
-    drift = {k: v for k, v in spec.config.items() if actual.config.get(k) != v}
-    if drift:
-        result.actions.append(AlterConfig(spec.name, drift))
+    differing = {k: v for k, v in spec.config.items() if actual.config.get(k) != v}
+    rf_drift = replicas_drifted(spec, actual, change, placeholders) if applied else False
+    if applied and (differing or rf_drift):
+        drift_mode = spec.drift or drift_mode
+        result.drift = drift_condition(spec, actual, differing, rf_drift, drift_mode)
+        result.drift_kinds = tuple(k for k, found in (("config", differing), ("replicas", rf_drift)) if found)
+        result.warnings.append(result.drift)
+        if drift_mode == "report":
+            return result
+    if differing:
+        result.actions.append(AlterConfig(spec.name, differing))
     if waiting_for_brokers(placeholders, actual, spec):
         assert placeholders is not None
         result.warnings.append(under_replicated_condition(placeholders, alive_brokers))
@@ -129,6 +150,48 @@ def plan(spec: TopicSpec | None, actual: TopicDescription | None, change: Replic
         # service the target is the current RF again, so it settles (or follows up) instead of retrying the old one.
         result.actions.append(RequestReplicasChange(spec.name, spec.replicas, differs=False))
     return result
+
+
+def hands_off(spec: TopicSpec) -> Condition | None:
+    """Why nothing may be changed on this spec's topic (paused, or let go of), as its status says it; None: act."""
+    if not spec.managed:
+        return Condition(type=UNMANAGED, status="True", reason="ManagedFalse",
+                         message="managed: false: Ballast changes nothing on this topic and leaves it when the spec "
+                                 "is withdrawn")
+    if spec.paused:
+        return Condition(type=RECONCILIATION_PAUSED, status="True", reason="Paused",
+                         message="reconciliation paused: nothing is changed on the topic until the spec resumes it")
+    return None
+
+
+def replicas_drifted(spec: TopicSpec, actual: TopicDescription, change: ReplicasChangeRecord | None,
+                     placeholders: PlaceholderRecord | None) -> bool:
+    """The RF differs from an applied spec's with no change of Ballast's to explain it: none was ever needed, or the
+    last one reached the spec's target (the replicas-change service saw it reached), and no replica waits for a
+    broker."""
+    settled = change is None or (change.state == ReplicasChangeState.COMPLETED
+                                 and change.target_replicas == spec.replicas)
+    return (actual.replication_factor != spec.replicas and settled
+            and not waiting_for_brokers(placeholders, actual, spec))
+
+
+def spec_applied(previous: TopicStatus | None, generation: int) -> bool:
+    """The spec of this generation was carried out: a status for it said the topic was ready (an action that
+    failed or was refused leaves it not ready)."""
+    return previous is not None and previous.generation == generation and previous.ready and not previous.deleted
+
+
+def drift_condition(spec: TopicSpec, actual: TopicDescription, differing: dict[str, str], replicas: bool,
+                    mode: DriftMode) -> Condition:
+    """What was changed outside Ballast, and what Ballast does about it."""
+    found = [f"{k}={actual.config.get(k, '(default)')} (spec {v})" for k, v in sorted(differing.items())]
+    if replicas:
+        found.append(f"replication factor {actual.replication_factor} (spec {spec.replicas})")
+    if mode == "report":
+        return Condition(type=DRIFT, status="True", reason="Reported",
+                         message=f"changed outside Ballast: {', '.join(found)}; left as it is (drift: report)")
+    return Condition(type=DRIFT, status="True", reason="Corrected",
+                     message=f"changed outside Ballast: {', '.join(found)}; set back to the spec")
 
 
 def waiting_for_brokers(placeholders: PlaceholderRecord | None, actual: TopicDescription | None,
@@ -192,6 +255,8 @@ def origin_now(origin: TopicOrigin | None, spec: TopicSpec | None, actual: Topic
     not Ballast's). ``created`` is set by the reconciler when its create succeeds."""
     if spec is None and actual is None:
         return None
+    if spec is not None and not spec.managed:
+        return None  # let go of: withdrawing the spec leaves the topic
     if origin is None and spec is not None and spec.adopt and actual is not None:
         return "adopted"
     return origin
@@ -207,12 +272,15 @@ def build_status(*, name: str, spec: TopicSpec | None, generation: int, actual: 
             message = "spec deleted; the topic is not in the cluster"
         elif origin is None:
             message = ("spec deleted; the topic is retained: Ballast did not create it and no spec adopted it "
-                       "(adopt: true)")
+                       "(adopt: true), or the spec let go of it (managed: false)")
         else:
             message = "deleting topic"
         ready_condition = Condition(type=READY, status="False", reason="Deleted", message=message)
     elif error is not None:
         ready_condition = Condition(type=READY, status="False", reason="ReconcileError", message=error)
+    elif actual is None and (hold := hands_off(spec)) is not None:
+        ready_condition = Condition(type=READY, status="False", reason=hold.reason,
+                                    message=f"the topic does not exist and is not created: {hold.message}")
     elif actual is None:
         ready_condition = Condition(type=READY, status="False", reason="Creating", message="creating topic")
     else:

@@ -7,7 +7,8 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from events import PlaceholderRecord, ReplicasChangeRecord, TopicSpec, TopicSpecDeleted, TopicStatus
+from events import conditions
+from events import Condition, PlaceholderRecord, ReplicasChangeRecord, TopicSpec, TopicSpecDeleted, TopicStatus
 from events.models import TopicOrigin
 from events.topics import reserved_topic
 from services.common.admin import TopicDescription
@@ -40,6 +41,9 @@ class TopicMemory:
     # The cluster's last permanent refusal of its actions, which the topic waits out (``refusals``). Not on the bus:
     # a restarted or new owner asks once more.
     refusal: Refusal | None = None
+    # The last drift corrected, and the generation of the spec it was corrected to: said in the status until the spec
+    # changes.
+    drift: tuple[int, Condition] | None = None
 
 
 @dataclass
@@ -92,8 +96,10 @@ class Memory:
             if not reserved_topic(name):  # a reserved name was dead-lettered when it arrived
                 self.apply_spec(name, item.decoded.event, item.offset, item.decoded.envelope.correlation_id)
         for name, item in statuses.items():
-            self[name].status = item.decoded.event
-            self[name].origin = item.decoded.event.origin
+            status = self[name].status = item.decoded.event
+            self[name].origin = status.origin
+            if (drift := status.condition(conditions.DRIFT)) is not None and drift.reason == "Corrected":
+                self[name].drift = (status.generation, drift)
         for name, item in changes.items():
             if isinstance(item.decoded.event, ReplicasChangeRecord):
                 self[name].change = item.decoded.event

@@ -11,10 +11,11 @@ from datetime import datetime
 from typing import Any
 
 from events import conditions
-from events import TOPICS, PlaceholderRecord, ReplicasChangeCommand, ReplicasChangeRecord, ReplicasChangeState, encode
+from events import TOPICS, Condition, PlaceholderRecord, ReplicasChangeCommand, ReplicasChangeRecord, ReplicasChangeState, encode
 from events.limits import MAX_RECORD_BYTES
 from services.common.admin import AdminError, ClusterAdmin
 from services.common.logging import correlation, get_logger
+from services.common.metrics import DRIFT
 from services.common.outbox import Outbox
 from services.common.settings import ReconcilerSettings
 from services.placement.model import PlacementError
@@ -99,7 +100,8 @@ class Reconciler:
             await self._fill_placeholders(name, topic, sends)
         alive = len(self.alive_brokers) if self.alive_brokers is not None else None
         topic.origin = logic.origin_now(topic.origin, spec, topic.actual)
-        plan = logic.plan(spec, topic.actual, topic.change, topic.placeholders, alive, topic.origin)
+        plan = logic.plan(spec, topic.actual, topic.change, topic.placeholders, alive, topic.origin,
+                          applied=logic.spec_applied(topic.status, topic.generation), drift_mode=self.settings.drift)
         now = self._now()
         if refusals.may_act(topic.refusal, topic.generation, plan.actions, now):
             acted = plan.actions
@@ -108,6 +110,10 @@ class Reconciler:
             # The same request would be refused again: the topic keeps the refusal's message until its next attempt.
             assert topic.refusal is not None
             acted, error = [], topic.refusal.message
+        if plan.drift is not None:
+            self._drift_found(topic, plan, plan.drift)
+        elif topic.drift is not None and topic.drift[0] == topic.generation:
+            plan.warnings.append(topic.drift[1])  # corrected earlier: said until the spec changes
         if any(isinstance(a, logic.CreateTopic | logic.DeleteTopic | logic.CreatePartitions) for a in acted):
             await self._describe_again(name, topic, expect=_expected_partitions(plan.actions))
             topic.origin = logic.origin_now(topic.origin, spec, topic.actual)
@@ -118,6 +124,20 @@ class Reconciler:
         topic.outcome = (error, plan.warnings)
         sends.extend(await self.statuses.publish(name, topic, error=error, warnings=plan.warnings))
         return sends
+
+    def _drift_found(self, topic: TopicMemory, plan: logic.Plan, drift: Condition) -> None:
+        """Say what was changed outside Ballast: every correction (each is an action on the cluster), a report when
+        it first differs."""
+        corrected = drift.reason == "Corrected"
+        previous = topic.status.condition(conditions.DRIFT) if topic.status is not None else None
+        if corrected:
+            topic.drift = (topic.generation, drift)
+        elif previous is not None and previous.message == drift.message:
+            return
+        log.warning("drift corrected" if corrected else "drift found", kinds=list(plan.drift_kinds),
+                    detail=drift.message)
+        for kind in plan.drift_kinds:
+            DRIFT.labels(kind=kind, action="corrected" if corrected else "reported").inc()
 
     async def _act(self, topic: TopicMemory, actions: list[logic.Action], sends: Sends, now: datetime) -> str | None:
         """Carry out ``actions``; the status's error when one failed. A permanent refusal is remembered, for the

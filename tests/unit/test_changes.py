@@ -101,7 +101,19 @@ def test_failed_when_the_reconciler_says_it_cannot_get_there() -> None:
     blocked = status(5, replicas=2, conditions=[
         Condition(type="Ready", status="True"),
         Condition(type="ReplicasChangeBlocked", status="True", reason="NotEnoughBrokers", message="only 2 alive")])
-    assert outcome(SPEC, 5, blocked) == (Outcome.FAILED, "only 2 alive")
+    # Issue 30, defect 10: the status said ready while apply --wait said failed; both now say what holds it.
+    assert outcome(SPEC, 5, blocked) == (Outcome.BLOCKED, "ready at replication factor 2; only 2 alive")
+
+
+def test_a_paused_or_unmanaged_spec_is_settled_once_its_status_says_so() -> None:
+    paused = SPEC.model_copy(update={"paused": True})
+    said = status(5, replicas=2, conditions=[Condition(type="Ready", status="True"), Condition(
+        type="ReconciliationPaused", status="True", reason="Paused", message="reconciliation paused: ...")])
+    assert outcome(paused, 5, said) == (Outcome.READY, "reconciliation paused: ...")
+    assert outcome(paused, 5, status(5, replicas=2))[0] is Outcome.WAITING
+    let_go = SPEC.model_copy(update={"managed": False})
+    said = status(5, replicas=2, conditions=[Condition(type="Unmanaged", status="True", message="managed: false")])
+    assert outcome(let_go, 5, said) == (Outcome.READY, "managed: false")
 
 
 def test_an_unmanaged_topic_with_the_same_settings_says_what_changes() -> None:

@@ -66,3 +66,23 @@ def test_a_rebalance_shows_the_executed_proposal_beside_the_approved_one_when_th
                                 summary=approved, executed_summary=executed))
     assert board.snapshot()["rebalances"][0]["proposalText"] == (
         "48 replica / 6 leader movements, 36,024 MB; executed: 48 replica / 6 leader movements, 41,115 MB")
+
+
+def test_a_finished_drain_shows_what_the_cli_shows() -> None:
+    """Issue 30, defect 7: the page said "Rebalance complete" where the CLI said "Not safe to remove: broker 4 hosts
+    22 replica(s)"; both now show the same notes (services.common.wording.rebalance_notes)."""
+    from events import Condition
+    from services.cli.views import rebalance_table
+
+    landed = Condition(type="BrokersRemovable", status="False", reason="ReplicasLanded",
+                       message="Not safe to remove: broker 4 hosts 22 replica(s) of orders. Refresh this rebalance "
+                               "to move them off.")
+    drain = RebalanceStatus(name="drain", state=RebalanceState.READY, message="Rebalance complete",
+                            request=RebalanceRequest(name="drain", mode="remove-brokers", brokers=[4]),
+                            conditions=[landed])
+    board = DashboardState()
+    board.apply(drain)
+    notes = board.snapshot()["rebalances"][0]["notes"]
+    assert notes == ["Rebalance complete", landed.message]
+    row = rebalance_table([drain]).columns[-1]._cells[0]
+    assert row == "; ".join(notes)

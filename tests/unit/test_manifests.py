@@ -181,3 +181,21 @@ def test_a_kafka_topic_with_a_misspelt_spec_field_is_refused() -> None:
     with pytest.raises(ManifestError, match=r"KafkaTopic 'my-topic': spec.confg is not a KafkaTopic field \(known: "
                                             r"config, partitions, replicas, topicName\)"):
         load_specs(text, "t.yaml")
+
+
+def test_pause_and_unmanage_from_strimzis_annotations_or_the_plain_form() -> None:
+    """Issue 30, defect 5: `strimzi.io/pause-reconciliation: "true"` was ignored (the RF change went ahead)."""
+    def annotated(annotations: str):
+        return load_specs(KAFKA_TOPIC.replace("  labels:", f"  annotations: {{{annotations}}}\n  labels:"))[0]
+
+    assert annotated('strimzi.io/pause-reconciliation: "true"').paused
+    assert not annotated('strimzi.io/pause-reconciliation: "false"').paused
+    assert not annotated('strimzi.io/managed: "false"').managed
+    assert annotated('strimzi.io/managed: "true"').managed
+    plain = load_specs("{name: a, partitions: 1, replicas: 1, paused: true, managed: false}")[0]
+    assert plain.paused and not plain.managed
+    assert not load_specs(KAFKA_TOPIC)[0].paused and load_specs(KAFKA_TOPIC)[0].managed
+    assert annotated("ballast.io/drift: report").drift == "report"
+    assert load_specs("{name: a, partitions: 1, replicas: 1, drift: correct}")[0].drift == "correct"
+    with pytest.raises(ManifestError, match="drift"):
+        load_specs("{name: a, partitions: 1, replicas: 1, drift: ignore}")

@@ -250,3 +250,67 @@ def test_a_withdrawn_spec_whose_topic_never_existed_says_so() -> None:
                                 warnings=[], previous=None, now=NOW)
     assert status.deleted and status.partitions is None
     assert status.condition("Ready").message == "spec deleted; the topic is not in the cluster"
+
+
+def test_a_paused_or_unmanaged_spec_changes_nothing_and_says_so() -> None:
+    from events import conditions
+
+    drifted = desc("t", partitions=3, rf=2, config={"retention.ms": "1"})
+    paused = spec(partitions=6, replicas=3, retention_ms="5").model_copy(update={"paused": True})
+    plan = logic.plan(paused, drifted, None, applied=True)
+    assert plan.actions == [] and [c.type for c in plan.warnings] == [conditions.RECONCILIATION_PAUSED]
+    assert logic.plan(paused, None, None).actions == []  # not even created
+    status = logic.build_status(name="t", spec=paused, generation=3, actual=None, change=None, error=None,
+                                warnings=plan.warnings, previous=None, now=NOW)
+    assert not status.ready and status.condition(conditions.READY).reason == "Paused"
+    assert "not created: reconciliation paused" in status.condition(conditions.READY).message
+    # Resumed (a new spec, paused false): the next plan does all of it.
+    resumed = paused.model_copy(update={"paused": False})
+    assert len(logic.plan(resumed, drifted, None).actions) == 3
+
+    let_go = paused.model_copy(update={"paused": False, "managed": False})
+    plan = logic.plan(let_go, drifted, None, applied=True)
+    assert plan.actions == [] and [c.type for c in plan.warnings] == [conditions.UNMANAGED]
+    # Let go of: even a topic Ballast created stays when the spec is withdrawn.
+    assert logic.origin_now("created", let_go, drifted) is None
+    assert logic.plan(None, drifted, None, origin=None).actions == []
+
+
+def test_what_differs_from_an_applied_spec_is_drift_corrected_or_reported() -> None:
+    from events import TopicStatus, conditions
+
+    wanted = spec(replicas=3, retention_ms="604800000")
+    changed_by_hand = desc("t", rf=3, config={"retention.ms": "1000"})
+    # Not applied yet (a new spec): a plain change, not drift.
+    plan = logic.plan(wanted, changed_by_hand, None, applied=False)
+    assert plan.drift is None and plan.actions == [logic.AlterConfig("t", {"retention.ms": "604800000"})]
+    # Applied: the same difference is drift, set back and said.
+    plan = logic.plan(wanted, changed_by_hand, None, applied=True)
+    assert plan.actions == [logic.AlterConfig("t", {"retention.ms": "604800000"})] and plan.drift_kinds == ("config",)
+    assert plan.drift is not None and plan.drift in plan.warnings and plan.drift.reason == "Corrected"
+    assert plan.drift.message == ("changed outside Ballast: retention.ms=1000 (spec 604800000); set back to the spec")
+    # Reported only: nothing is done.
+    plan = logic.plan(wanted, changed_by_hand, None, applied=True, drift_mode="report")
+    assert plan.actions == [] and plan.drift is not None and plan.drift.reason == "Reported"
+    assert plan.drift.message.endswith("left as it is (drift: report)")
+    # The spec's own choice wins over the setting, either way.
+    reporting = wanted.model_copy(update={"drift": "report"})
+    assert logic.plan(reporting, changed_by_hand, None, applied=True).actions == []
+    correcting = wanted.model_copy(update={"drift": "correct"})
+    assert logic.plan(correcting, changed_by_hand, None, applied=True, drift_mode="report").actions != []
+
+    # The RF: drift only when no change of Ballast's explains it.
+    shrunk = desc("t", rf=2)
+    plan = logic.plan(spec(replicas=3), shrunk, None, applied=True)
+    assert plan.drift_kinds == ("replicas",) and plan.actions == [logic.RequestReplicasChange("t", 3)]
+    assert "replication factor 2 (spec 3)" in (plan.drift.message or "")
+    done = ReplicasChangeRecord(topic="t", state="completed", target_replicas=3)
+    assert logic.plan(spec(replicas=3), shrunk, done, applied=True).drift_kinds == ("replicas",)
+    running = ReplicasChangeRecord(topic="t", state="ongoing", target_replicas=3, session_id="s")
+    assert logic.plan(spec(replicas=3), shrunk, running, applied=True).drift is None
+
+    # Applied means: a status of this generation said ready.
+    ready = TopicStatus(topic="t", ready=True, generation=4, observed_generation=4)
+    assert logic.spec_applied(ready, 4) and not logic.spec_applied(ready, 5)
+    assert not logic.spec_applied(ready.model_copy(update={"ready": False}), 4)
+    assert not logic.spec_applied(None, 4)
