@@ -20,6 +20,7 @@ from services.cli.changes import (
     Verdict,
     diff_topic,
     outcome,
+    prune,
     rebalance_diff,
 )
 from services.cli.output import fail
@@ -63,6 +64,21 @@ def compare(settings: Settings, specs: list[TopicSpec], *, need_cluster: bool
     return diffs, None
 
 
+def compare_prune(settings: Settings, specs: list[TopicSpec]) -> list[TopicDiff]:
+    """``--prune``: the specs on the bus of topics ``specs`` does not name, each withdrawn. Refused when the files name
+    no topic at all: that would withdraw every spec, which is what `ballast delete` is for."""
+    if not specs:
+        raise fail("--prune with no topic spec in the files would withdraw every spec: refused (ballast delete "
+                   "withdraws specs by name)", 2)
+    try:
+        current = busio.latest(settings.bus, TOPICS.specs, timeout_s=10)
+        statuses = busio.latest(settings.bus, TOPICS.status, timeout_s=10)
+    except busio.BusUnavailable as exc:
+        raise fail(str(exc), 2) from None
+    specified = [name for name, spec in current.items() if isinstance(spec, TopicSpec)]
+    return prune(specified, [s.name for s in specs], statuses)  # type: ignore[arg-type]
+
+
 def compare_rebalances(settings: Settings, requests: list[RebalanceRequest]) -> list[RebalanceDiff]:
     """Each request against its rebalance's status on the bus."""
     if not requests:
@@ -76,7 +92,8 @@ def compare_rebalances(settings: Settings, requests: list[RebalanceRequest]) -> 
 
 
 def print_diffs(diffs: Iterable[Diff], console: Console) -> None:
-    colour = {Verdict.CREATE: "green", Verdict.CHANGE: "yellow", Verdict.UNCHANGED: "dim", Verdict.REFUSED: "red"}
+    colour = {Verdict.CREATE: "green", Verdict.CHANGE: "yellow", Verdict.UNCHANGED: "dim", Verdict.WITHDRAW: "red",
+              Verdict.REFUSED: "red"}
     for d in diffs:
         head = f"[{colour[d.verdict]}]{escape(d.label)}: {d.verdict.value}[/{colour[d.verdict]}]"
         if isinstance(d, TopicDiff) and d.verdict is Verdict.CHANGE and not d.publish:

@@ -7,6 +7,7 @@ factor held while too few brokers are alive), rendered here, never re-derived.""
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
@@ -30,6 +31,7 @@ class Verdict(StrEnum):
     CREATE = "create"
     CHANGE = "change"
     UNCHANGED = "unchanged"
+    WITHDRAW = "withdraw"  # --prune: a managed topic the files no longer name
     REFUSED = "refused"
 
 
@@ -153,6 +155,39 @@ def _text(value: object) -> str:
     if value is None:
         return "(default)"
     return str(value).lower() if isinstance(value, bool) else str(value)
+
+
+# -- withdrawing (delete, --prune) -------------------------------------------------------------------------------------
+
+class Withdrawal(StrEnum):
+    DELETES = "deletes"  # Ballast created or adopted the topic: it is deleted with its data
+    RETAINS = "retains"  # the topic stays: Ballast neither created nor adopted it (or the spec let go of it)
+    NO_TOPIC = "no-topic"  # there is no such topic in the cluster
+
+
+def withdrawal(status: TopicStatus) -> Withdrawal:
+    """What withdrawing a topic's spec does, from its status: the reconciler deletes what it created or adopted,
+    whatever its last status showed of the topic; the status's partitions are the cluster's."""
+    if status.origin is not None:
+        return Withdrawal.DELETES
+    return Withdrawal.NO_TOPIC if status.partitions is None else Withdrawal.RETAINS
+
+
+_WITHDRAWN = {Withdrawal.DELETES: "spec withdrawn: the topic is deleted with its data",
+              Withdrawal.RETAINS: "spec withdrawn: the topic stays (Ballast neither created nor adopted it)",
+              Withdrawal.NO_TOPIC: "spec withdrawn: there is no such topic in the cluster"}
+
+
+def prune(specified: Iterable[str], named: Iterable[str], statuses: Mapping[str, TopicStatus]) -> list[TopicDiff]:
+    """``--prune``: the specs on the bus (``specified``) that the files no longer name, each withdrawn, with what
+    that does to its topic. Internal and Ballast's own topics never have a spec, so never appear here."""
+    named = set(named)
+    diffs = []
+    for name in sorted(set(specified) - named):
+        status = statuses.get(name)
+        effect = withdrawal(status) if status is not None and not status.deleted else Withdrawal.NO_TOPIC
+        diffs.append(TopicDiff(name, Verdict.WITHDRAW, changes=[_WITHDRAWN[effect]]))
+    return diffs
 
 
 # -- --wait ----------------------------------------------------------------------------------------------------------

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated, Optional
 
 import typer
 
-from services.cli.commands import brokers, bus, load, place, stack, topics
+from services.cli.commands import adopting, brokers, bus, load, place, stack, topics
 from services.cli.commands.log_dirs import log_dirs_app
 from services.cli.commands.rebalance import rebalance_app
 from services.cli.output import err
@@ -83,6 +83,7 @@ app.add_typer(rebalance_app, name="rebalance")
 app.add_typer(log_dirs_app, name="log-dirs")
 app.command()(topics.status)
 app.command()(topics.describe)
+app.command()(adopting.export)
 app.command()(load.load)
 app.command()(bus.produce)
 app.command()(bus.record)
@@ -90,6 +91,7 @@ app.command()(bus.replay)
 app.command()(bus.schema)
 app.command()(stack.up)
 app.command()(stack.env)
+app.command()(stack.doctor)
 app.command()(stack.down)
 app.command()(stack.dashboard)
 app.command()(stack.demo)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Callable, Iterable
 from enum import Enum
 from typing import Annotated, Any, Optional
@@ -64,6 +65,17 @@ def fail(message: str, code: int = 1) -> typer.Exit:
     """Says what went wrong in one line on stderr; raise what it returns to exit with ``code``."""
     err.print(f"[red]error:[/red] {escape(message)}", soft_wrap=True)
     return typer.Exit(code)
+
+
+def confirm(yes: bool, refused: str) -> None:
+    """Ask before something that cannot be undone, unless ``yes``; ``refused``: what is said when nothing was done.
+    Without a terminal nothing can be asked: refused, with the flag that says yes."""
+    if yes:
+        return
+    if not sys.stdin.isatty():
+        raise fail("not a terminal, so nothing can be confirmed: pass --yes to go ahead")
+    if not typer.confirm("go ahead?", default=False):
+        raise fail(refused)
 
 
 def chosen(output: Output | None, as_json: bool) -> Output:

@@ -326,3 +326,64 @@ def test_diff_dry_run_and_apply_wait(ballast: Ballast, name: str, tmp_path: Path
                                                       "replication factor 12 cannot be reached")
     ballast.delete(name)  # the stack is shared: no spec left that the reconciler keeps holding
     ballast.watcher.wait_status(name, lambda s: s.deleted, "deleted")
+
+
+def test_an_existing_topic_exported_and_adopted_with_no_change(ballast: Ballast, name: str, tmp_path: Path) -> None:
+    """Issue 30, feature 1: take over a running cluster's topic: listed as unmanaged, exported as a spec of what it
+    is, applied with no change to the cluster, and Ballast's from then on (origin adopted)."""
+    topic = f"{name}-legacy"
+    ballast.sim.post("/admin/topics", json={"name": topic, "partitions": 4, "replicationFactor": 2,
+                                            "config": {"retention.ms": "3600000"}}).raise_for_status()
+    before = ballast.cluster_topic(topic)
+    unmanaged = cli(ballast.stack, "status", "--unmanaged", "--match", f"^{name}")
+    assert unmanaged.returncode == 0 and unmanaged.stdout.splitlines() == [topic]
+
+    exported = cli(ballast.stack, "export", "--match", f"^{name}", "--form", "strimzi")
+    assert exported.returncode == 0, exported.stderr
+    assert "1 topic(s) exported" in exported.stderr
+    manifest = tmp_path / "adopted.yaml"
+    manifest.write_text(exported.stdout)
+    diff = cli(ballast.stack, "diff", "-f", str(manifest), "-o", "json")
+    assert json.loads(diff.stdout)["changes"] == [], diff.stdout
+    applied = cli(ballast.stack, "apply", "-f", str(manifest), "--wait", "--timeout", "120")
+    assert applied.returncode == 0, applied.stdout + applied.stderr
+    status = ballast.watcher.wait_status(topic, lambda s: s.origin == "adopted", "adopted")
+    assert (status.partitions, status.replicas) == (4, 2)
+    after = ballast.cluster_topic(topic)
+    def layout(described: dict) -> tuple:
+        return [p["replicas"] for p in described["partitions"]], described["config"]
+
+    assert layout(after) == layout(before), "nothing changed"
+    assert cli(ballast.stack, "status", "--unmanaged", "--match", f"^{name}").stdout == ""
+    ballast.delete(topic)
+    ballast.watcher.wait_status(topic, lambda s: s.deleted, "deleted")
+
+
+def test_a_directory_applied_then_pruned(ballast: Ballast, name: str, tmp_path: Path) -> None:
+    """Issue 30, feature 5: the files as the whole desired state. Last in this module: a prune withdraws every spec on
+    the module's bus that the files do not name, the earlier tests' included."""
+    specs = tmp_path / "specs"
+    (specs / "team-a").mkdir(parents=True)
+    for topic in ("keep", "drop"):
+        (specs / "team-a" / f"{topic}.yaml").write_text(f"name: {name}-{topic}\npartitions: 1\nreplicas: 2\n")
+    applied = cli(ballast.stack, "apply", "-f", str(specs), "--wait", "--timeout", "120")
+    assert applied.returncode == 0, applied.stdout + applied.stderr
+    (specs / "team-a" / "drop.yaml").unlink()
+
+    plan = cli(ballast.stack, "diff", "-f", str(specs), "--prune", "-o", "json")
+    assert plan.returncode == 1, plan.stderr
+    documents = {d["topic"]: d for d in map(json.loads, plan.stdout.splitlines())}
+    assert documents[f"{name}-drop"]["verdict"] == "withdraw"
+    assert documents[f"{name}-drop"]["changes"] == ["spec withdrawn: the topic is deleted with its data"]
+    assert documents[f"{name}-keep"]["verdict"] == "unchanged"
+    unasked = cli(ballast.stack, "apply", "-f", str(specs), "--prune")
+    assert unasked.returncode == 1 and "pass --yes" in unasked.stderr
+    assert ballast.cluster_topic(f"{name}-drop") is not None, "nothing withdrawn without a yes"
+
+    pruned = cli(ballast.stack, "apply", "-f", str(specs), "--prune", "--yes")
+    assert pruned.returncode == 0, pruned.stderr
+    assert f"topic spec {name}-drop: withdrawn" in pruned.stdout
+    ballast.watcher.wait_status(f"{name}-drop", lambda s: s.deleted, "deleted")
+    assert ballast.cluster_topic(f"{name}-drop") is None and ballast.cluster_topic(f"{name}-keep") is not None
+    nothing = cli(ballast.stack, "diff", "-f", str(specs / "team-a" / "keep.yaml"), "--prune")
+    assert nothing.returncode == 0, nothing.stdout

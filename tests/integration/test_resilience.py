@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import json
+import os
 import signal
+import subprocess
+import sys
 import time
 
 import httpx
@@ -24,6 +28,30 @@ def test_cruise_control_down_then_back(ballast: Ballast, name: str) -> None:
     assert pending.ready and ballast.cluster_rf(topic) == 3
     ballast.fault("cruise-control/start")
     ballast.watcher.wait_rf(topic, 2, timeout=30)
+
+
+def test_doctor_tells_a_stopped_cruise_control_from_a_healthy_one(ballast: Ballast) -> None:
+    """Issue 30, feature 6: one table of everything Ballast needs, with an exit code for scripts."""
+    def doctor() -> tuple[int, dict[str, dict[str, str]]]:
+        done = subprocess.run([sys.executable, "-m", "services.cli", "doctor", "-o", "json"], capture_output=True,
+                              text=True, env={**os.environ, **ballast.stack.env}, timeout=120)
+        return done.returncode, {c["name"]: c for c in map(json.loads, done.stdout.splitlines())}
+
+    code, checks = doctor()
+    assert code == 0, checks
+    assert list(checks) == ["bus", "cluster", "cruise-control", "topic-reconciler", "replicas-change", "rebalancer",
+                            "load-collector"]
+    assert {c["health"] for c in checks.values()} == {"ok"}
+    assert checks["cruise-control"]["detail"].startswith("ready (executor ")
+    assert checks["topic-reconciler"]["detail"].startswith("active, backlog ")
+    ballast.fault("cruise-control/stop")
+    try:
+        code, checks = doctor()
+    finally:
+        ballast.fault("cruise-control/start")
+    assert code == 1 and checks["cruise-control"]["health"] == "down", checks
+    assert [n for n, c in checks.items() if c["health"] != "ok"] == ["cruise-control"]
+    assert doctor()[0] == 0
 
 
 def test_unauthorized_then_fixed(ballast: Ballast, name: str) -> None:

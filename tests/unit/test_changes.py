@@ -160,3 +160,20 @@ def test_the_same_rebalance_request_is_unchanged_and_a_changed_one_starts_over_o
     assert back.verdict is Verdict.CHANGE and back.changes == [
         "mode add-brokers, brokers 7, 8: the request waiting for a refresh is dropped; the execution goes on with "
         "this one"]
+
+
+def test_prune_withdraws_the_specs_the_files_no_longer_name_saying_what_happens_to_each_topic() -> None:
+    """Issue 30, feature 5: the files as the whole desired state."""
+    from services.cli.changes import Withdrawal, prune, withdrawal
+
+    statuses = {"ours": TopicStatus(topic="ours", ready=True, partitions=3, origin="created"),
+                "theirs": TopicStatus(topic="theirs", ready=True, partitions=3),
+                "never": TopicStatus(topic="never", ready=False)}
+    assert [withdrawal(statuses[n]) for n in ("ours", "theirs", "never")] == [
+        Withdrawal.DELETES, Withdrawal.RETAINS, Withdrawal.NO_TOPIC]
+    pruned = prune(["kept", "ours", "theirs", "never"], named=["kept"], statuses=statuses)
+    assert [(d.name, d.verdict, d.changes) for d in pruned] == [
+        ("never", Verdict.WITHDRAW, ["spec withdrawn: there is no such topic in the cluster"]),
+        ("ours", Verdict.WITHDRAW, ["spec withdrawn: the topic is deleted with its data"]),
+        ("theirs", Verdict.WITHDRAW, ["spec withdrawn: the topic stays (Ballast neither created nor adopted it)"])]
+    assert prune(["kept"], named=["kept", "new"], statuses={}) == []

@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 from rich.markup import escape
 
-from services.cli.output import console, fail
+from services.cli.output import JsonFlag, OutputOption, chosen, console, emit, fail
 from services.common.settings import get_settings
 
 # Where `ballast dashboard` serves unless told otherwise.
@@ -181,3 +181,16 @@ def demo(
     from services.cli.demo.embedded import run_demo
 
     raise typer.Exit(run_demo(console, stall_s=timeout or 180.0, keep=keep))
+
+
+def doctor(output: OutputOption = None, as_json: JsonFlag = False) -> None:
+    """Check everything Ballast needs, in one table; exit 1 unless all is well.
+
+    The bus and Ballast's topics on it, the managed cluster's brokers, Cruise Control (answering, and past its
+    warm-up), each service's health page (role, backlog). Service addresses are BALLAST_PORTS__* on BALLAST_WEB_HOST (a running `ballast up` stack's, found as every
+    command finds it)."""
+    from services.cli.doctor import Health, examine, table
+
+    checks = examine(get_settings())
+    emit([c.document() for c in checks], chosen(output, as_json), lambda: table(checks))
+    raise typer.Exit(0 if all(c.health is Health.OK for c in checks) else 1)

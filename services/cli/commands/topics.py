@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 from typing import Annotated, Optional
 
 import typer
@@ -10,7 +9,8 @@ from rich.markup import escape
 
 from events import TOPICS, TopicSpecDeleted, TopicStatus
 from services.cli.manifests import ManifestError, load_sources
-from services.cli.output import JsonFlag, Output, OutputOption, chosen, console, emit, emit_one, err, fail
+from services.cli.output import (JsonFlag, Output, OutputOption, chosen, confirm, console, emit, emit_one, err,
+                                fail)
 from services.cli.views import status_table
 from services.common import busio
 from services.common.busio import BusUnavailable
@@ -18,6 +18,9 @@ from services.common.settings import get_settings
 from services.common.wording import transition_line
 
 
+PruneOption = Annotated[bool, typer.Option("--prune", help="also withdraw the specs on the bus of topics the files no "
+                                           "longer name (their topics are deleted where Ballast created or adopted "
+                                           "them)")]
 FilesOption = Annotated[list[str], typer.Option(
     "-f", "--file", metavar="PATH", help="YAML or JSON: topic specs (Strimzi KafkaTopic or plain) and rebalances "
     "(Strimzi KafkaRebalance or plain kind: Rebalance); a file, a directory (its .yaml, .yml and .json files, "
@@ -31,13 +34,16 @@ def apply(
     wait: Annotated[bool, typer.Option("--wait", help="wait until every topic applied is ready or has failed; "
                                        "exit 1 unless all are ready")] = False,
     timeout: Annotated[float, typer.Option(help="with --wait: give up after this many seconds", min=1)] = 300.0,
+    prune: PruneOption = False,
+    yes: Annotated[bool, typer.Option("--yes", "-y", help="with --prune: do not ask for confirmation")] = False,
 ) -> None:
     """Publish the desired state of topics and rebalances.
 
     A spec identical to the one on the bus is not published again (its generation stays); warnings (partitions Kafka
-    cannot remove, a replication factor too few brokers can hold) are printed first."""
+    cannot remove, a replication factor too few brokers can hold) are printed first. With --prune the files are the
+    whole desired state: specs of topics they no longer name are withdrawn (after asking)."""
     from events import RebalanceRequest, TopicSpec
-    from services.cli.applying import compare, compare_rebalances, print_diffs, wait_until_settled
+    from services.cli.applying import compare, compare_prune, compare_rebalances, print_diffs, wait_until_settled
 
     try:
         manifests = load_sources(file)
@@ -46,11 +52,15 @@ def apply(
     settings = get_settings()
     specs = [m for m in manifests if isinstance(m, TopicSpec)]
     diffs, unreachable = compare(settings, specs, need_cluster=dry_run)
+    pruned = compare_prune(settings, specs) if prune else []
     if dry_run:
-        print_diffs([*diffs.values(),
+        print_diffs([*diffs.values(), *pruned,
                      *compare_rebalances(settings, [m for m in manifests if isinstance(m, RebalanceRequest)])],
                     console)
         return
+    if pruned:
+        print_diffs(pruned, console)
+        confirm(yes, "nothing applied")
     if unreachable:
         err.print(f"[yellow]note:[/yellow] {escape(unreachable)}: changes are not compared with the cluster",
                   soft_wrap=True)
@@ -63,6 +73,10 @@ def apply(
         busio.publish(settings.bus, TOPICS.specs, sent_specs, offsets_by_key=offsets)
     if requests := [m for m in sent if isinstance(m, RebalanceRequest)]:
         busio.publish(settings.bus, TOPICS.rebalance_requests, requests)
+    if pruned:
+        busio.publish(settings.bus, TOPICS.specs, [TopicSpecDeleted(name=d.name) for d in pruned])
+    for d in pruned:
+        console.print(f"topic spec {escape(d.name)}: withdrawn", soft_wrap=True)
     for m in manifests:
         if isinstance(m, RebalanceRequest):
             brokers = f" brokers={m.brokers}" if m.brokers else ""
@@ -81,15 +95,17 @@ def apply(
 def diff(
     file: FilesOption,
     output: OutputOption = None,
+    prune: PruneOption = False,
 ) -> None:
     """Show what `ballast apply -f PATH` would change, per topic and rebalance.
 
     Topics are compared with the live cluster and the specs on the bus: created, partitions, replication factor,
     config keys, placement choices; unchanged for no-ops. A rebalance is compared with its status on the bus: a new
-    or changed request starts over with a new proposal, the same one changes nothing. Exit 0: nothing would change,
-    1: something would, 2: a spec would be refused, a file is invalid or the cluster cannot be asked."""
+    or changed request starts over with a new proposal, the same one changes nothing. With --prune, specs of topics
+    the files no longer name are withdrawn. Exit 0: nothing would change, 1: something would, 2: a spec would be
+    refused, a file is invalid or the cluster cannot be asked."""
     from events import RebalanceRequest, TopicSpec
-    from services.cli.applying import compare, compare_rebalances, print_diffs
+    from services.cli.applying import compare, compare_prune, compare_rebalances, print_diffs
     from services.cli.changes import Verdict
 
     try:
@@ -97,8 +113,9 @@ def diff(
     except ManifestError as exc:
         raise fail(str(exc), 2) from None
     settings = get_settings()
-    diffs, _ = compare(settings, [m for m in manifests if isinstance(m, TopicSpec)], need_cluster=True)
-    every = [*diffs.values(),
+    specs = [m for m in manifests if isinstance(m, TopicSpec)]
+    diffs, _ = compare(settings, specs, need_cluster=True)
+    every = [*diffs.values(), *(compare_prune(settings, specs) if prune else []),
              *compare_rebalances(settings, [m for m in manifests if isinstance(m, RebalanceRequest)])]
     if output in (None, Output.table):
         print_diffs(every, console)
@@ -116,6 +133,7 @@ def delete(
     Names without a live spec are refused, and so are Kafka's internal topics and Ballast's own."""
     from events.models import check_topic_name
     from events.topics import reserved_topic
+    from services.cli.changes import Withdrawal, withdrawal
 
     settings = get_settings()
     for name in topics:
@@ -129,18 +147,14 @@ def delete(
         statuses = busio.latest(settings.bus, TOPICS.status, timeout_s=10)
     except BusUnavailable as exc:
         raise fail(str(exc)) from None
-    deleting, retaining, absent = [], [], []
+    effects: dict[Withdrawal, list[str]] = {effect: [] for effect in Withdrawal}
     for name in topics:
         status = statuses.get(name)
         if status is None or status.deleted:
             raise fail(f"no spec for topic {name!r}: Ballast does not manage it, so there is nothing to withdraw")
         assert isinstance(status, TopicStatus)
-        # The status's partitions are the cluster's: none and not Ballast's, no topic (a create that failed, say).
-        # A topic Ballast created is deleted whatever its last status showed of it.
-        if status.origin is not None:
-            deleting.append(name)
-        else:
-            (absent if status.partitions is None else retaining).append(name)
+        effects[withdrawal(status)].append(name)
+    deleting, retaining, absent = (effects[e] for e in (Withdrawal.DELETES, Withdrawal.RETAINS, Withdrawal.NO_TOPIC))
     if deleting:
         console.print(f"the topics {', '.join(deleting)} will be deleted with their data", soft_wrap=True)
     if retaining:
@@ -149,11 +163,7 @@ def delete(
     if absent:
         console.print(f"the specs of {', '.join(absent)} will be withdrawn; there is no such topic in the cluster",
                       soft_wrap=True)
-    if not yes:
-        if not sys.stdin.isatty():
-            raise fail("not a terminal, so nothing can be confirmed: pass --yes to delete")
-        if not typer.confirm("go ahead?", default=False):
-            raise fail("nothing deleted")
+    confirm(yes, "nothing deleted")
     events = [TopicSpecDeleted(name=name) for name in topics]
     busio.publish(settings.bus, TOPICS.specs, events)
     said = {**dict.fromkeys(retaining, " (topic retained)"), **dict.fromkeys(absent, " (there is no topic)")}
@@ -168,8 +178,17 @@ def status(
     output: OutputOption = None,
     as_json: JsonFlag = False,
     watch: Annotated[bool, typer.Option("--watch", "-w", help="keep printing transitions (Ctrl-C stops)")] = False,
+    unmanaged: Annotated[bool, typer.Option("--unmanaged", help="list the cluster's topics that no spec names, one a "
+                                            "line (what `ballast export` would take over)")] = False,
+    match: Annotated[Optional[str], typer.Option("--match", metavar="REGEX", help="with --unmanaged: only names "  # noqa: UP007
+                                                 "this regular expression finds")] = None,
 ) -> None:
     """Show topic statuses: the latest per topic, or every transition with --watch."""
+    if unmanaged:
+        from services.cli.commands.adopting import print_unmanaged
+
+        print_unmanaged(match)
+        return
     fmt = chosen(output, as_json)
     if not watch:
         statuses = [s for s in _latest_statuses().values() if topic is None or s.topic == topic]

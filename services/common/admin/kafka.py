@@ -206,15 +206,20 @@ class KafkaClusterAdmin:
                 partitions.append(PartitionInfo(id=p["partition_index"], replicas=replicas, leader=leader,
                                                 isr=tuple(p["isr_nodes"]), replica_info=info,
                                                 offline=tuple(p.get("offline_replicas") or ())))
-            result[name] = TopicDescription(name=name, partitions=tuple(partitions), config=configs.get(name, {}))
+            config, overrides = configs.get(name, ({}, frozenset()))
+            result[name] = TopicDescription(name=name, partitions=tuple(partitions), config=config,
+                                            overrides=overrides)
         return result
 
-    async def _topic_configs(self, names: Sequence[str]) -> dict[str, dict[str, str]]:
+    async def _topic_configs(self, names: Sequence[str]) -> dict[str, tuple[dict[str, str], frozenset[str]]]:
+        """Per topic: its configs that differ from Kafka's defaults, and which of them are set on the topic."""
         if not names:
             return {}
         resources = [ConfigResource(ConfigResourceType.TOPIC, name) for name in names]
         answer = await self._run(lambda a: a.describe_configs(resources))
-        return {name: {key: entry["value"] for key, entry in entries.items() if entry.get("value") is not None}
+        return {name: ({key: entry["value"] for key, entry in entries.items() if entry.get("value") is not None},
+                       frozenset(key for key, entry in entries.items()
+                                 if entry.get("config_source") == "DYNAMIC_TOPIC_CONFIG"))
                 for name, entries in answer.get("topic", {}).items()}
 
     async def _replica_disks(self, names: Sequence[str], alive: Sequence[int]

@@ -150,7 +150,15 @@ class LogDirInfo:
 class TopicDescription:
     name: str
     partitions: tuple[PartitionInfo, ...]
+    # Every config that differs from Kafka's built-in default: the topic's own and what it inherits from the brokers.
     config: dict[str, str] = field(default_factory=dict)
+    # Which of them are set on the topic itself (None: all of them, as the simulator keeps only those).
+    overrides: frozenset[str] | None = None
+
+    @property
+    def own_config(self) -> dict[str, str]:
+        """The configs set on the topic itself (kafka-configs.sh --describe --entity-type topics)."""
+        return {k: v for k, v in self.config.items() if self.overrides is None or k in self.overrides}
 
     @property
     def replication_factor(self) -> int:
