@@ -14,6 +14,7 @@ UNMANAGED = "Unmanaged"  # spec managed: false: Ballast has let go of the topic
 # The cluster differed from a spec already applied (changed outside Ballast): reason Corrected (set back, said until
 # the spec changes) or Reported (left as it is, said while it lasts), per the reconciler's drift setting.
 DRIFT = "Drift"
+POLICY_VIOLATION = "PolicyViolation"  # the spec (or its withdrawal) breaks a rule of the policy file: not acted on
 
 # -- rebalances (RebalanceStatus) ---------------------------------------------------------------------------------
 INVALID_ACTION = "InvalidAction"

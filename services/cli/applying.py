@@ -3,7 +3,6 @@ differences, and following the status topic until applied specs settle (``--wait
 
 from __future__ import annotations
 
-import asyncio
 import time
 from collections.abc import Iterable
 from datetime import UTC, datetime
@@ -20,16 +19,18 @@ from services.cli.changes import (
     Verdict,
     diff_topic,
     outcome,
+    policy_refusal,
     prune,
     rebalance_diff,
 )
 from services.cli.output import fail
 from services.common.wording import transition_line
 from services.common import busio
-from services.common.admin import AdminError
-from services.common.admin.factory import make_cluster_admin
+from services.common.admin import AdminError, ClusterAdmin
+from services.common.admin.factory import ask_cluster
 from services.common.admin.port import TopicDescription
 from services.common.settings import Settings
+from services.domain.policy import Policy, PolicyError, check_spec, load_policy
 
 
 def compare(settings: Settings, specs: list[TopicSpec], *, need_cluster: bool
@@ -39,29 +40,36 @@ def compare(settings: Settings, specs: list[TopicSpec], *, need_cluster: bool
     if not specs:
         return {}, None
     current = busio.latest(settings.bus, TOPICS.specs, timeout_s=10)
+    policy = policy_of(settings)
+    violations = {s.name: check_spec(policy, s) for s in specs}
     unreachable = None
 
-    async def look() -> tuple[dict[str, TopicDescription | None], int]:
-        admin = make_cluster_admin(settings.cluster_admin)
-        try:
-            described = await admin.describe_topics([s.name for s in specs])
-            return described, sum(1 for b in await admin.brokers() if b.alive)
-        finally:
-            await admin.aclose()
+    async def look(admin: ClusterAdmin) -> tuple[dict[str, TopicDescription | None], int]:
+        described = await admin.describe_topics([s.name for s in specs])
+        return described, sum(1 for b in await admin.brokers() if b.alive)
 
     try:
-        actual, alive = asyncio.run(look())
+        actual, alive = ask_cluster(settings.cluster_admin, look)
     except AdminError as exc:
         unreachable = f"the cluster did not answer ({exc})"
         if need_cluster:
             raise fail(unreachable, 2) from None
-        return {s.name: TopicDiff(s.name, Verdict.CHANGE, publish=current.get(s.name) != s) for s in specs}, unreachable
+        return {s.name: policy_refusal(s.name, violations[s.name])
+                or TopicDiff(s.name, Verdict.CHANGE, publish=current.get(s.name) != s) for s in specs}, unreachable
     diffs = {}
     for spec in specs:
         existing = current.get(spec.name)
         diffs[spec.name] = diff_topic(spec, existing if isinstance(existing, TopicSpec) else None,
-                                      actual.get(spec.name), alive)
+                                      actual.get(spec.name), alive, violations[spec.name])
     return diffs, None
+
+
+def policy_of(settings: Settings) -> Policy:
+    """The policy file of the settings (the default policy without one); exit 2 when it is not a policy."""
+    try:
+        return load_policy(settings.policy_file)
+    except PolicyError as exc:
+        raise fail(str(exc), 2) from None
 
 
 def compare_prune(settings: Settings, specs: list[TopicSpec]) -> list[TopicDiff]:
@@ -76,7 +84,7 @@ def compare_prune(settings: Settings, specs: list[TopicSpec]) -> list[TopicDiff]
     except busio.BusUnavailable as exc:
         raise fail(str(exc), 2) from None
     specified = [name for name, spec in current.items() if isinstance(spec, TopicSpec)]
-    return prune(specified, [s.name for s in specs], statuses)  # type: ignore[arg-type]
+    return prune(specified, [s.name for s in specs], statuses, policy_of(settings))  # type: ignore[arg-type]
 
 
 def compare_rebalances(settings: Settings, requests: list[RebalanceRequest]) -> list[RebalanceDiff]:

@@ -24,6 +24,7 @@ from services.topic_reconciler.logic import (
     RequestReplicasChange,
     plan,
 )
+from services.domain.policy import Policy, Violation, check_withdrawal, refusals
 from services.rebalancer.logic import on_request
 
 
@@ -105,17 +106,27 @@ _SPEC_ONLY = {"placer": "placer", "load_aware": "loadAware", "adopt": "adopt",
               "drift": "drift"}
 
 
+def policy_refusal(name: str, violations: list[Violation]) -> TopicDiff | None:
+    """A spec the policy refuses, as its diff (the reconciler would refuse it too), or None."""
+    if broken := refusals(violations):
+        return TopicDiff(name, Verdict.REFUSED, warnings=[str(v) for v in broken], publish=False)
+    return None
+
+
 def diff_topic(spec: TopicSpec, current: TopicSpec | None, actual: TopicDescription | None,
-               alive_brokers: int | None) -> TopicDiff:
+               alive_brokers: int | None, violations: list[Violation] | None = None) -> TopicDiff:
     """``current``: the spec on the bus now; ``actual``: the topic in the cluster (None: absent); ``alive_brokers``:
-    None when unknown. What the cluster gets is the topic reconciler's own plan, said in words; the CLI adds only
-    what concerns the spec itself (its config checked before publishing, adoption, placement choices)."""
+    None when unknown; ``violations``: the policy's rules it breaks. What the cluster gets is the topic reconciler's
+    own plan, said in words; the CLI adds only what concerns the spec itself (its config and the policy checked before
+    publishing, adoption, placement choices)."""
     if problem := topic_config_problem(spec.config):
         return TopicDiff(spec.name, Verdict.REFUSED, warnings=[f"config: {problem}"], publish=False)
+    if refused := policy_refusal(spec.name, violations or []):
+        return refused
     result = TopicDiff(spec.name, Verdict.CREATE if actual is None else Verdict.UNCHANGED, publish=spec != current)
     planned = plan(spec, actual, None, alive_brokers=alive_brokers)
     result.changes = [line for action in planned.actions for line in _said(action, actual)]
-    result.warnings = [c.message for c in planned.warnings if c.message]
+    result.warnings = [c.message for c in planned.warnings if c.message] + [str(v) for v in violations or []]
     if actual is None and spec.adopt:
         result.warnings.append("adopt: true, but there is no topic to adopt: Ballast creates it")
     if actual is not None and current is None:
@@ -178,12 +189,17 @@ _WITHDRAWN = {Withdrawal.DELETES: "spec withdrawn: the topic is deleted with its
               Withdrawal.NO_TOPIC: "spec withdrawn: there is no such topic in the cluster"}
 
 
-def prune(specified: Iterable[str], named: Iterable[str], statuses: Mapping[str, TopicStatus]) -> list[TopicDiff]:
+def prune(specified: Iterable[str], named: Iterable[str], statuses: Mapping[str, TopicStatus],
+          policy: Policy | None = None) -> list[TopicDiff]:
     """``--prune``: the specs on the bus (``specified``) that the files no longer name, each withdrawn, with what
-    that does to its topic. Internal and Ballast's own topics never have a spec, so never appear here."""
+    that does to its topic, or refused where the policy protects it. Internal and Ballast's own topics never have a
+    spec, so never appear here."""
     named = set(named)
     diffs = []
     for name in sorted(set(specified) - named):
+        if policy is not None and (protected := check_withdrawal(policy, name)) is not None:
+            diffs.append(TopicDiff(name, Verdict.REFUSED, warnings=[str(protected)], publish=False))
+            continue
         status = statuses.get(name)
         effect = withdrawal(status) if status is not None and not status.deleted else Withdrawal.NO_TOPIC
         diffs.append(TopicDiff(name, Verdict.WITHDRAW, changes=[_WITHDRAWN[effect]]))
@@ -206,8 +222,9 @@ def outcome(spec: TopicSpec, generation: int, status: TopicStatus | None) -> tup
     if status is None or status.observed_generation < generation or status.deleted:
         return Outcome.WAITING, "waiting for the reconciler"
     ready = status.condition(conditions.READY)
-    if ready is not None and ready.status == "False" and ready.reason == "ReconcileError":
-        return Outcome.FAILED, ready.message or "the reconciler failed"
+    if ready is not None and ready.status == "False" and ready.reason in ("ReconcileError", "PolicyViolation"):
+        refused = status.condition(conditions.POLICY_VIOLATION)
+        return Outcome.FAILED, (refused or ready).message or "the reconciler failed"
     blocked = status.condition(conditions.REPLICAS_CHANGE_BLOCKED)
     if blocked is not None and blocked.status == "True":
         ready_now = f"ready at replication factor {status.replicas}; " if status.ready else ""

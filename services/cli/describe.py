@@ -5,7 +5,6 @@ The cluster side comes through the cluster-admin port, so it reads the same on t
 
 from __future__ import annotations
 
-import asyncio
 from dataclasses import dataclass
 from typing import Any
 
@@ -16,8 +15,8 @@ from events import TOPICS, PlaceholderRecord, TopicSpec, TopicStatus
 from events import placeholders as placeholder
 from services.common.wording import change_text, status_notes
 from services.common import busio
-from services.common.admin import AdminError
-from services.common.admin.factory import make_cluster_admin
+from services.common.admin import AdminError, ClusterAdmin
+from services.common.admin.factory import ask_cluster
 from services.common.admin.port import TopicDescription
 from services.common.settings import Settings
 
@@ -38,14 +37,10 @@ class TopicView:
 def gather(settings: Settings, name: str) -> TopicView:
     """Everything known of ``name``: the cluster's description (AdminError when the cluster cannot be asked) and the
     latest spec, status and placeholder record on the bus."""
-    async def describe() -> TopicDescription | None:
-        admin = make_cluster_admin(settings.cluster_admin)
-        try:
-            return (await admin.describe_topics([name])).get(name)
-        finally:
-            await admin.aclose()
+    async def describe(admin: ClusterAdmin) -> TopicDescription | None:
+        return (await admin.describe_topics([name])).get(name)
 
-    actual = asyncio.run(describe())
+    actual = ask_cluster(settings.cluster_admin, describe)
     spec = busio.latest(settings.bus, TOPICS.specs, timeout_s=10).get(name)
     status = busio.latest(settings.bus, TOPICS.status, timeout_s=10).get(name)
     record = busio.latest(settings.bus, TOPICS.placeholders, timeout_s=10).get(name)

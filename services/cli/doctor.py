@@ -12,7 +12,7 @@ import httpx
 
 from events import TOPICS
 from services.common.admin import AdminError
-from services.common.admin.factory import make_cluster_admin
+from services.common.admin.factory import ask_cluster
 from services.common.cruise_control import CruiseControlClient, CruiseControlError
 from services.common.cruise_control.warm_up import SUBSTATES, warming_up
 from services.common.settings import Settings
@@ -54,15 +54,8 @@ def bus(settings: Settings) -> Check:
 
 
 def cluster(settings: Settings) -> Check:
-    async def brokers() -> list:
-        admin = make_cluster_admin(settings.cluster_admin)
-        try:
-            return await admin.brokers()
-        finally:
-            await admin.aclose()
-
     try:
-        found = asyncio.run(brokers())
+        found = ask_cluster(settings.cluster_admin, lambda admin: admin.brokers())
     except AdminError as exc:
         return Check("cluster", Health.DOWN, f"the cluster admin did not answer: {exc}")
     down = sorted(b.id for b in found if not b.alive)

@@ -342,6 +342,9 @@ class Settings(BaseSettings):
     # Where each service's health and metrics server listens (and nothing else of faust's web pages is exposed
     # beyond it): loopback unless an operator opens it, as the container image does for its probes.
     web_host: str = "127.0.0.1"
+    # Guardrails on topic specs (services/domain/policy.py), read by the CLI and the topic reconciler; None: only the
+    # min.insync.replicas margin warning.
+    policy_file: Path | None = None
     log_level: Literal["debug", "info", "warning", "error"] = "info"
     log_format: Literal["json", "console", "auto"] = "auto"
     # Where faust keeps its local data (table state, not used for correctness).

@@ -40,6 +40,39 @@ def transition_line(status: TopicStatus, previous: TopicStatus | None) -> str:
     return "  ".join(parts)
 
 
+# Conditions whose coming and going is a step of a topic's history, as (when set, when cleared).
+_STEPS = {conditions.RECONCILIATION_PAUSED: ("paused", "resumed"),
+          conditions.UNMANAGED: ("let go of (managed: false)", "managed again"),
+          conditions.POLICY_VIOLATION: ("refused by the policy", "the policy is met"),
+          conditions.REPLICAS_CHANGE_BLOCKED: ("RF change held: too few brokers", "RF change no longer held")}
+
+
+def history_steps(previous: TopicStatus | None, status: TopicStatus) -> list[str]:
+    """What changed for a topic from one status to the next, as steps of its history: created, partitions added,
+    each state of a replication-factor change, drift corrected or reported, paused, let go of, refused."""
+    if status.deleted:
+        return ["deleted"]
+    steps = []
+    if status.partitions is not None and (previous is None or previous.partitions is None):
+        steps.append(f"created ({status.partitions} partitions, RF {status.replicas})")
+    elif previous is not None and status.partitions is not None and previous.partitions != status.partitions:
+        steps.append(f"partitions {previous.partitions} -> {status.partitions}")
+    change, before = status.replicas_change, previous.replicas_change if previous is not None else None
+    if change is not None and (before is None or (before.state, before.target_replicas) != (
+            change.state, change.target_replicas)):
+        steps.append(f"{change.state} (RF {change.target_replicas})")
+    drift = status.condition(conditions.DRIFT)
+    if drift is not None and (previous is None or previous.condition(conditions.DRIFT) != drift):
+        steps.append(f"drift {(drift.reason or 'found').lower()}")
+    for kind, (was_set, cleared) in _STEPS.items():
+        now, then = status.condition(kind), previous.condition(kind) if previous is not None else None
+        if now is not None and then is None:
+            steps.append(was_set)
+        elif now is None and then is not None:
+            steps.append(cleared)
+    return steps
+
+
 def condition_note(condition: Condition) -> str | None:
     """A condition as a person reads it, or None for the one that says all is well."""
     if condition.type == conditions.READY:

@@ -1,5 +1,6 @@
-"""What the dashboard shows, folded from the status topics: topics with their conditions and the history of their
-replication-factor changes, rebalances, and brokers by rack with their latest load. Plain data, JSON-ready."""
+"""What the dashboard shows, folded from the status topics: topics with their conditions and their history (created,
+partitions, each replication-factor change, drift, paused, refused), rebalances, and brokers by rack with their latest
+load. Plain data, JSON-ready."""
 
 from __future__ import annotations
 
@@ -9,9 +10,10 @@ from typing import Any
 
 from events import BrokerForgotten, BrokerLoadSample, ObservedBroker, RebalanceStatus, TopicStatus
 from events.models import Event
-from services.common.wording import change_text, progress_text, rebalance_notes, status_notes, summary_text
+from services.common.wording import (change_text, history_steps, progress_text, rebalance_notes, status_notes,
+                                     summary_text)
 
-HISTORY = 12  # transitions of a topic's replicas change kept for the page
+HISTORY = 12  # steps of a topic's history kept for the page (services.common.wording.history_steps)
 
 
 def _doc(event: Event) -> dict[str, Any]:
@@ -24,6 +26,7 @@ class DashboardState:
     rebalances: dict[str, dict[str, Any]] = field(default_factory=dict)
     brokers: dict[int, dict[str, Any]] = field(default_factory=dict)
     _history: dict[str, deque[str]] = field(default_factory=dict)
+    _last: dict[str, TopicStatus] = field(default_factory=dict)
 
     def apply(self, event: Event) -> dict[str, Any] | None:
         """Fold one event in; returns the update for the page (None when it changes nothing shown)."""
@@ -57,12 +60,11 @@ class DashboardState:
         if status.deleted:
             self.topics.pop(status.topic, None)
             self._history.pop(status.topic, None)
+            self._last.pop(status.topic, None)
             return {"kind": "topic-gone", "name": status.topic}
         history = self._history.setdefault(status.topic, deque(maxlen=HISTORY))
-        if status.replicas_change is not None:
-            step = f"{status.replicas_change.state} (RF {status.replicas_change.target_replicas})"
-            if not history or history[-1] != step:
-                history.append(step)
+        history.extend(history_steps(self._last.get(status.topic), status))
+        self._last[status.topic] = status
         view = {**_doc(status), "changeText": change_text(status), "notes": status_notes(status),
                 "history": list(history)}
         self.topics[status.topic] = view

@@ -19,16 +19,19 @@ from services.common.admin import ClusterAdmin, make_cluster_admin
 from services.common.agents import Handler, Supervisor
 from services.common.bus import BATCH_WAIT_S, DeadLetters, make_app, raw_topic
 from services.common.health import add_health_page
+from services.common.logging import get_logger
 from services.common.metrics import gauge
 from services.common.lease import Lease
 from services.common.outbox import FaustOutbox, Outbox
 from services.common.settings import Settings
+from services.domain.policy import PolicyFile
 from services.topic_reconciler.intake import Intake
 from services.topic_reconciler.placing import Placing
 from services.topic_reconciler.reconciler import Reconciler
 
 SERVICE = "topic-reconciler"
 BATCH = 1000
+log = get_logger(__name__)
 
 
 
@@ -49,7 +52,9 @@ class TopicReconciler:
         admin = admin or make_cluster_admin(settings.cluster_admin)
         placing = Placing(admin, self.outbox, settings.placement, utcnow)
         self.reconciler = Reconciler(admin, self.outbox, placing, utcnow, fence=lambda names: self.intake.fence(names),
-                                     settings=settings.reconciler)
+                                     settings=settings.reconciler, policy=PolicyFile(
+                                         settings.policy_file, lambda error: log.error("policy file", error=error)
+                                     ).current)
         self.intake = Intake(self.reconciler, self.dead_letters, shards=shards, lease=lease,
                              load_max_age_s=settings.placement.load_max_age_s)
         # How old the last batch of spec events was on arrival, and how long handling it took (seconds).

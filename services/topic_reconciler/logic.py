@@ -23,6 +23,7 @@ from events import placeholders as placeholder
 from events.conditions import (
     DRIFT,
     PARTITIONS_DECREASE_NOT_SUPPORTED,
+    POLICY_VIOLATION,
     READY,
     RECONCILIATION_PAUSED,
     REPLICAS_CHANGE_BLOCKED,
@@ -32,6 +33,7 @@ from events.conditions import (
 )
 from events.models import TopicOrigin
 from services.common.settings import DriftMode
+from services.domain.policy import Policy, Violation, check_spec, check_withdrawal, refusals
 from services.common.admin import TopicDescription
 # The replicas-change service's rule for accepting a command, which the status predicts (written once, used by both).
 from services.domain.replicas_change import in_flight, in_flight_elsewhere, on_command
@@ -91,16 +93,22 @@ class Plan:
 def plan(spec: TopicSpec | None, actual: TopicDescription | None, change: ReplicasChangeRecord | None,
          placeholders: PlaceholderRecord | None = None, alive_brokers: int | None = None,
          origin: TopicOrigin | None = "created", *, applied: bool = False,
-         drift_mode: DriftMode = "correct") -> Plan:
+         drift_mode: DriftMode = "correct", policy: Policy | None = None) -> Plan:
     """``spec`` None means the spec was deleted. ``placeholders``: replicas the topic was created without;
     ``alive_brokers``: how many brokers are alive now (None: not known); ``origin``: whether Ballast created or
     adopted the topic (None: neither, so it is never deleted); ``applied``: this spec was carried out already, so
     whatever differs now was changed outside Ballast (drift), which the spec's ``drift`` or else ``drift_mode``
-    corrects or only reports."""
+    corrects or only reports; ``policy``: the rules a spec (or its withdrawal) must meet to be acted on."""
     result = Plan()
     if spec is None:
         if actual is not None and origin is not None:
-            result.actions.append(DeleteTopic(actual.name))
+            if policy is not None and (protected := check_withdrawal(policy, actual.name)) is not None:
+                result.warnings.append(policy_condition([protected]))
+            else:
+                result.actions.append(DeleteTopic(actual.name))
+        return result
+    if policy is not None and (broken := refusals(check_spec(policy, spec))):
+        result.warnings.append(policy_condition(broken))
         return result
     if (hold := hands_off(spec)) is not None:
         result.warnings.append(hold)
@@ -150,6 +158,11 @@ def plan(spec: TopicSpec | None, actual: TopicDescription | None, change: Replic
         # service the target is the current RF again, so it settles (or follows up) instead of retrying the old one.
         result.actions.append(RequestReplicasChange(spec.name, spec.replicas, differs=False))
     return result
+
+
+def policy_condition(violations: list[Violation]) -> Condition:
+    return Condition(type=POLICY_VIOLATION, status="True", reason="Refused",
+                     message="; ".join(map(str, violations)))
 
 
 def hands_off(spec: TopicSpec) -> Condition | None:
@@ -266,9 +279,12 @@ def build_status(*, name: str, spec: TopicSpec | None, generation: int, actual: 
                  change: ReplicasChangeRecord | None, error: str | None, warnings: list[Condition],
                  previous: TopicStatus | None, now: datetime, origin: TopicOrigin | None = None) -> TopicStatus:
     deleted = spec is None
-    ready = not deleted and actual is not None and error is None
+    refused = next((w for w in warnings if w.type == POLICY_VIOLATION), None)
+    ready = not deleted and actual is not None and error is None and refused is None
     if deleted:
-        if actual is None:
+        if actual is not None and refused is not None:
+            message = f"spec deleted; the topic is retained: {refused.message}"
+        elif actual is None:
             message = "spec deleted; the topic is not in the cluster"
         elif origin is None:
             message = ("spec deleted; the topic is retained: Ballast did not create it and no spec adopted it "
@@ -278,6 +294,9 @@ def build_status(*, name: str, spec: TopicSpec | None, generation: int, actual: 
         ready_condition = Condition(type=READY, status="False", reason="Deleted", message=message)
     elif error is not None:
         ready_condition = Condition(type=READY, status="False", reason="ReconcileError", message=error)
+    elif refused is not None:
+        ready_condition = Condition(type=READY, status="False", reason="PolicyViolation",
+                                    message="the spec breaks the policy: not acted on")
     elif actual is None and (hold := hands_off(spec)) is not None:
         ready_condition = Condition(type=READY, status="False", reason=hold.reason,
                                     message=f"the topic does not exist and is not created: {hold.message}")

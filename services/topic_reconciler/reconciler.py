@@ -18,6 +18,7 @@ from services.common.logging import correlation, get_logger
 from services.common.metrics import DRIFT
 from services.common.outbox import Outbox
 from services.common.settings import ReconcilerSettings
+from services.domain.policy import Policy
 from services.placement.model import PlacementError
 from services.topic_reconciler import logic, refusals
 from services.topic_reconciler.memory import Memory, TopicMemory
@@ -35,9 +36,12 @@ DESCRIBE_AGAIN_ATTEMPTS = 6
 
 class Reconciler:
     def __init__(self, admin: ClusterAdmin, outbox: Outbox, placing: Placing, clock: Callable[[], datetime], *,
-                 fence: Callable[[Iterable[str]], set[str]], settings: ReconcilerSettings | None = None) -> None:
+                 fence: Callable[[Iterable[str]], set[str]], settings: ReconcilerSettings | None = None,
+                 policy: Callable[[], Policy] | None = None) -> None:
         self.admin = admin
         self.settings = settings or ReconcilerSettings()
+        # The policy in force now (it follows edits of the policy file).
+        self.policy = policy
         self.outbox = outbox
         self.placing = placing
         self.memory = Memory()
@@ -68,12 +72,13 @@ class Reconciler:
                 log.warning("cannot read the cluster; will retry at the next resync", error=str(exc))
                 return
             sends: Sends = []
+            policy = self.policy() if self.policy is not None else None
             for name in names:
                 topic = self.memory[name]
                 topic.described, topic.actual = True, described.get(name)
                 with correlation(topic.correlation, topic=name):
                     try:
-                        sends.extend(await self._reconcile_one(name, topic))
+                        sends.extend(await self._reconcile_one(name, topic, policy))
                     except Exception as exc:  # noqa: BLE001 - one topic's failure never stops the others
                         log.exception("reconcile failed; will retry at the next resync")
                         sends.extend(await self._report_failure(name, topic, exc))
@@ -91,7 +96,7 @@ class Reconciler:
             log.exception("cannot publish the failure's status")
             return []
 
-    async def _reconcile_one(self, name: str, topic: TopicMemory) -> Sends:
+    async def _reconcile_one(self, name: str, topic: TopicMemory, policy: Policy | None) -> Sends:
         spec = topic.spec
         if spec is None and topic.actual is None and topic.status is not None and topic.status.deleted:
             return []  # deletion done and reported
@@ -101,7 +106,8 @@ class Reconciler:
         alive = len(self.alive_brokers) if self.alive_brokers is not None else None
         topic.origin = logic.origin_now(topic.origin, spec, topic.actual)
         plan = logic.plan(spec, topic.actual, topic.change, topic.placeholders, alive, topic.origin,
-                          applied=logic.spec_applied(topic.status, topic.generation), drift_mode=self.settings.drift)
+                          applied=logic.spec_applied(topic.status, topic.generation), drift_mode=self.settings.drift,
+                          policy=policy)
         now = self._now()
         if refusals.may_act(topic.refusal, topic.generation, plan.actions, now):
             acted = plan.actions

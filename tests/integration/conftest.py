@@ -36,7 +36,10 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 @pytest.fixture(scope="package")
 def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalStack]:
     run_dir: Path = tmp_path_factory.mktemp("stack")
-    local = LocalStack(run_dir, env=TEST_ENV)
+    # An empty policy (the default); a test may write rules into it and must empty it again (test_hostile_input).
+    policy = run_dir / "policy.yaml"
+    policy.write_text("")
+    local = LocalStack(run_dir, env={**TEST_ENV, "BALLAST_POLICY_FILE": str(policy)})
     try:
         local.start()
         yield local

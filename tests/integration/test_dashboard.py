@@ -48,7 +48,8 @@ def test_the_page_shows_a_change_from_pending_to_completed_live(ballast: Ballast
             ballast.apply(TopicSpec(name=name, partitions=3, replicas=3))
             expect(row.locator("td.change")).to_have_text("completed -> RF 3", timeout=60_000)
             history = row.locator("td.history").inner_text()
-            assert history.startswith("pending (RF 3)") and history.endswith("completed (RF 3)"), history
+            assert history.startswith("created (3 partitions, RF 1)") and "pending (RF 3)" in history \
+                and history.endswith("completed (RF 3)"), history
             expect(row.locator("td").nth(3)).to_have_text("3")
 
             shot = Path(os.environ.get("BALLAST_DASHBOARD_SCREENSHOT", tmp_path / "dashboard.png"))

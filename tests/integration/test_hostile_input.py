@@ -239,6 +239,46 @@ def test_delete_touches_only_what_ballast_created_or_adopted(ballast: Ballast, n
     assert ballast.cluster_topic(adopted) is None and ballast.cluster_topic(own) is None
 
 
+def test_a_policy_refuses_an_rf_1_spec_in_diff_apply_and_from_a_raw_bus_record(ballast: Ballast, name: str,
+                                                                                 tmp_path: Path) -> None:
+    """Issue 30, feature 4: one policy file, read by the CLI before publishing and by the reconciler (which follows
+    its edits) on every spec from the bus."""
+    policy = Path(ballast.stack.env["BALLAST_POLICY_FILE"])
+    policy.write_text("replicas: {min: 2}\ndeletionProtection: ['-kept$']\n")
+    try:
+        manifest = tmp_path / "rf1.yaml"
+        manifest.write_text(f"name: {name}-rf1\npartitions: 1\nreplicas: 1\n")
+        diff = cli(ballast.stack, "diff", "-f", str(manifest))
+        assert diff.returncode == 2
+        assert diff.stdout.splitlines() == [f"{name}-rf1: refused",
+                                            "  warning: policy rule replicas.min: replicas 1 is below the minimum 2"]
+        applied = cli(ballast.stack, "apply", "-f", str(manifest))
+        assert applied.returncode == 2 and "nothing published" in applied.stderr
+        assert f"refused: {name}-rf1: policy rule replicas.min" in applied.stderr
+
+        # Produced by hand, past the CLI: the reconciler refuses it, saying which rule, and creates nothing.
+        ballast.apply(spec(f"{name}-raw", 1))
+        status = ballast.watcher.wait_status(f"{name}-raw", lambda s: s.condition("PolicyViolation") is not None,
+                                             "refused by the policy")
+        assert not status.ready and "policy rule replicas.min" in status.condition("PolicyViolation").message
+        assert ballast.cluster_topic(f"{name}-raw") is None
+        assert f"{name}-rf1" not in ballast.watcher.latest, "the CLI published nothing"
+
+        # Deletion protection: `ballast delete` refuses, and so does the reconciler for a withdrawal by hand.
+        ballast.apply(spec(f"{name}-kept", 2))
+        ballast.watcher.wait_rf(f"{name}-kept", 2)
+        refused = cli(ballast.stack, "delete", f"{name}-kept", "--yes")
+        assert refused.returncode == 1 and "policy rule deletion-protection" in refused.stderr
+        ballast.delete(f"{name}-kept")
+        kept = ballast.watcher.wait_status(f"{name}-kept", lambda s: s.deleted, "withdrawn")
+        assert "retained: policy rule deletion-protection" in kept.condition("Ready").message
+        assert ballast.cluster_topic(f"{name}-kept") is not None
+    finally:
+        policy.write_text("")
+    # The policy emptied, the raw spec is acted on at the next resync.
+    ballast.watcher.wait_rf(f"{name}-raw", 1)
+
+
 def test_services_listen_on_loopback_only(ballast: Ballast) -> None:
     """faust binds web_bind (0.0.0.0 by default), not web_host: its /router/ and /table/ pages were open."""
     ports = {getattr(ballast.stack.ports, s.replace("-", "_")) for s in SERVICES}

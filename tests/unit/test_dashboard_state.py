@@ -86,3 +86,31 @@ def test_a_finished_drain_shows_what_the_cli_shows() -> None:
     assert notes == ["Rebalance complete", landed.message]
     row = rebalance_table([drain]).columns[-1]._cells[0]
     assert row == "; ".join(notes)
+
+
+def test_a_topic_history_has_every_kind_of_change_not_only_the_rf() -> None:
+    """Issue 30, feature 7: created, partitions added, the RF change, drift, paused and resumed, refused."""
+    from events import Condition
+
+    def drift(reason: str) -> Condition:
+        return Condition(type="Drift", status="True", reason=reason, message="changed outside Ballast: ...")
+
+    board = DashboardState()
+    for status in (
+            TopicStatus(topic="t", ready=True, partitions=3, replicas=2),
+            TopicStatus(topic="t", ready=True, partitions=6, replicas=2),
+            TopicStatus(topic="t", ready=True, partitions=6, replicas=2,
+                        replicas_change=change(ReplicasChangeState.PENDING)),
+            TopicStatus(topic="t", ready=True, partitions=6, replicas=3,
+                        replicas_change=change(ReplicasChangeState.COMPLETED)),
+            TopicStatus(topic="t", ready=True, partitions=6, replicas=3,
+                        replicas_change=change(ReplicasChangeState.COMPLETED), conditions=[drift("Corrected")]),
+            TopicStatus(topic="t", ready=True, partitions=6, replicas=3, conditions=[Condition(
+                type="ReconciliationPaused", status="True")]),
+            TopicStatus(topic="t", ready=True, partitions=6, replicas=3),
+            TopicStatus(topic="t", ready=False, partitions=6, replicas=3, conditions=[Condition(
+                type="PolicyViolation", status="True")])):
+        board.apply(status)
+    assert board.snapshot()["topics"][0]["history"] == [
+        "created (3 partitions, RF 2)", "partitions 3 -> 6", "pending (RF 3)", "completed (RF 3)", "drift corrected",
+        "paused", "resumed", "refused by the policy"]

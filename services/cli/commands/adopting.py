@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import re
 from typing import Annotated, Optional
 
@@ -15,8 +14,8 @@ from events import TOPICS, TopicSpec
 from services.cli.exporting import Form, document, export as exported
 from services.cli.output import console, err, fail
 from services.common import busio
-from services.common.admin import AdminError
-from services.common.admin.factory import make_cluster_admin
+from services.common.admin import AdminError, ClusterAdmin
+from services.common.admin.factory import ask_cluster
 from services.common.admin.port import TopicDescription
 from services.common.busio import BusUnavailable
 from services.common.settings import Settings, get_settings
@@ -24,20 +23,16 @@ from services.common.settings import Settings, get_settings
 
 def _cluster_and_specs(settings: Settings, names: list[str]) -> tuple[dict[str, TopicDescription], set[str]]:
     """The cluster's topics (these, or every one that is not internal), described; the topics with a spec."""
-    async def look() -> dict[str, TopicDescription]:
-        admin = make_cluster_admin(settings.cluster_admin)
-        try:
-            if names:
-                described = await admin.describe_topics(names)
-                if missing := sorted(n for n, d in described.items() if d is None):
-                    raise typer.Exit(_missing(missing))
-                return {n: d for n, d in described.items() if d is not None}
+    async def look(admin: ClusterAdmin) -> dict[str, TopicDescription]:
+        if not names:
             return await admin.list_topics()
-        finally:
-            await admin.aclose()
+        described = await admin.describe_topics(names)
+        if missing := sorted(n for n, d in described.items() if d is None):
+            raise typer.Exit(_missing(missing))
+        return {n: d for n, d in described.items() if d is not None}
 
     try:
-        topics = asyncio.run(look())
+        topics = ask_cluster(settings.cluster_admin, look)
     except AdminError as exc:
         raise fail(f"the cluster did not answer: {exc}") from None
     try:

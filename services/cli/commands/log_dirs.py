@@ -19,7 +19,7 @@ from rich.table import Table
 
 from services.cli.output import Output, OutputOption, chosen, console, emit, err, fail
 from services.common.admin import INTRA_BROKER_THROTTLE, AdminError
-from services.common.admin.factory import make_cluster_admin
+from services.common.admin.factory import ask_cluster, make_cluster_admin
 from services.common.admin.port import ClusterAdmin, LogDirInfo, UnknownTopic, Unsupported
 from services.common.settings import get_settings
 
@@ -95,15 +95,8 @@ def describe(
     offset lag and whether it is the future replica of a move in progress. Stopped brokers cannot answer."""
     topics = set(topic) if topic else None
 
-    async def run() -> list[LogDirInfo]:
-        admin = _admin()
-        try:
-            return await admin.describe_log_dirs(broker or None)
-        finally:
-            await admin.aclose()
-
     try:
-        dirs = asyncio.run(run())
+        dirs = ask_cluster(get_settings().cluster_admin, lambda admin: admin.describe_log_dirs(broker or None))
     except AdminError as exc:
         raise fail(f"cannot describe log directories: {exc}") from None
     fmt = chosen(output, as_json)

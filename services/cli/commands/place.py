@@ -76,30 +76,21 @@ def _chosen_log_dirs(cluster: Path, assignment: list[list[int]]) -> dict[tuple[i
     """Directories for the new replicas, by the placement package's rule (least used by bytes, counting what this
     placement already sent there); usage from the cluster file, or DescribeLogDirs of the live cluster's online
     directories."""
-    import asyncio
-
     from services.common.admin import AdminError
-    from services.common.admin.factory import make_cluster_admin
+    from services.common.admin.factory import ask_cluster
     from services.placement.cluster_file import read_log_dir_usage
     from services.placement.log_dirs import LogDirUsage, choose_log_dirs
 
     usage = read_log_dir_usage(cluster)
     if not usage:
-        async def describe() -> dict[int, dict[str, LogDirUsage]]:
-            admin = make_cluster_admin(get_settings().cluster_admin)
-            try:
-                described = await admin.describe_log_dirs(sorted({b for r in assignment for b in r}))
-            finally:
-                await admin.aclose()
-            found: dict[int, dict[str, LogDirUsage]] = {}
+        brokers = sorted({b for r in assignment for b in r})
+        try:
+            described = ask_cluster(get_settings().cluster_admin, lambda admin: admin.describe_log_dirs(brokers))
+            usage = {}
             for d in described:
                 if d.online:
-                    found.setdefault(d.broker, {})[d.path] = LogDirUsage(
+                    usage.setdefault(d.broker, {})[d.path] = LogDirUsage(
                         d.size_bytes / 1e6, sum(1 for r in d.replicas if not r.is_future))
-            return found
-
-        try:
-            usage = asyncio.run(describe())
         except AdminError as exc:
             raise fail(f"--log-dirs: cannot describe the cluster's log directories ({exc}); list them in the "
                         "cluster file's brokers (logDirs)") from None

@@ -44,6 +44,7 @@ def apply(
     whole desired state: specs of topics they no longer name are withdrawn (after asking)."""
     from events import RebalanceRequest, TopicSpec
     from services.cli.applying import compare, compare_prune, compare_rebalances, print_diffs, wait_until_settled
+    from services.cli.changes import Verdict
 
     try:
         manifests = load_sources(file)
@@ -58,6 +59,11 @@ def apply(
                      *compare_rebalances(settings, [m for m in manifests if isinstance(m, RebalanceRequest)])],
                     console)
         return
+    if refused := [d for d in [*diffs.values(), *pruned] if d.verdict is Verdict.REFUSED]:
+        for d in refused:
+            for reason in d.warnings:
+                err.print(f"[red]refused:[/red] {escape(d.name)}: {escape(reason)}", soft_wrap=True)
+        raise fail(f"{len(refused)} spec(s) refused: nothing published", 2)
     if pruned:
         print_diffs(pruned, console)
         confirm(yes, "nothing applied")
@@ -133,7 +139,9 @@ def delete(
     Names without a live spec are refused, and so are Kafka's internal topics and Ballast's own."""
     from events.models import check_topic_name
     from events.topics import reserved_topic
+    from services.cli.applying import policy_of
     from services.cli.changes import Withdrawal, withdrawal
+    from services.domain.policy import check_withdrawal
 
     settings = get_settings()
     for name in topics:
@@ -143,6 +151,8 @@ def delete(
             raise fail(str(exc)) from None
         if reason := reserved_topic(name):
             raise fail(reason)
+        if protected := check_withdrawal(policy_of(settings), name):
+            raise fail(f"{name}: {protected}")
     try:
         statuses = busio.latest(settings.bus, TOPICS.status, timeout_s=10)
     except BusUnavailable as exc:
