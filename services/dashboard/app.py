@@ -12,9 +12,14 @@ from typing import Any
 
 from aiohttp import web
 
+from services.common.admin import AdminError, make_cluster_admin
+from services.common.logging import get_logger
 from services.common.settings import Settings
 from services.dashboard.feed import follow
 from services.dashboard.state import DashboardState
+
+log = get_logger(__name__)
+UNMANAGED_EVERY_S = 10.0
 
 
 class Dashboard:
@@ -25,6 +30,7 @@ class Dashboard:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._stop = threading.Event()
         self.feed_error: str | None = None
+        self._cluster: asyncio.Task[None] | None = None
 
     def app(self) -> web.Application:
         app = web.Application()
@@ -39,9 +45,29 @@ class Dashboard:
         self._loop = asyncio.get_running_loop()
         threading.Thread(target=follow, args=(self.settings.bus, self._on_event, self._on_feed_error, self._stop),
                          name="dashboard-feed", daemon=True).start()
+        self._cluster = asyncio.create_task(self._look_at_the_cluster())
 
     async def _stop_feed(self, _: web.Application) -> None:
         self._stop.set()
+        if self._cluster is not None:
+            self._cluster.cancel()
+
+    async def _look_at_the_cluster(self) -> None:
+        """The cluster's topic names every ``UNMANAGED_EVERY_S`` (its metadata alone), for the unmanaged list. A
+        cluster that does not answer leaves the list as it was: the page is about the bus."""
+        admin = make_cluster_admin(self.settings.cluster_admin)
+        try:
+            while True:
+                try:
+                    names = (await admin.assignments()).keys()
+                except AdminError as exc:
+                    log.info("cannot list the cluster's topics", error=str(exc))
+                else:
+                    if (update := self.state.cluster_topics(names)) is not None:
+                        self._broadcast(update)
+                await asyncio.sleep(UNMANAGED_EVERY_S)
+        finally:
+            await admin.aclose()
 
     def _on_event(self, event: Any) -> None:  # on the feed's thread
         assert self._loop is not None

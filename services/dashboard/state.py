@@ -5,11 +5,13 @@ load. Plain data, JSON-ready."""
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
 from events import BrokerForgotten, BrokerLoadSample, ObservedBroker, RebalanceStatus, TopicStatus
 from events.models import Event
+from events.topics import reserved_topic
 from services.common.wording import (change_text, history_steps, progress_text, rebalance_notes, status_notes,
                                      summary_text)
 
@@ -25,6 +27,7 @@ class DashboardState:
     topics: dict[str, dict[str, Any]] = field(default_factory=dict)
     rebalances: dict[str, dict[str, Any]] = field(default_factory=dict)
     brokers: dict[int, dict[str, Any]] = field(default_factory=dict)
+    unmanaged: list[str] = field(default_factory=list)
     _history: dict[str, deque[str]] = field(default_factory=dict)
     _last: dict[str, TopicStatus] = field(default_factory=dict)
 
@@ -62,6 +65,8 @@ class DashboardState:
             self._history.pop(status.topic, None)
             self._last.pop(status.topic, None)
             return {"kind": "topic-gone", "name": status.topic}
+        if status.topic in self.unmanaged:  # a spec names it now (the page drops it from its list likewise)
+            self.unmanaged.remove(status.topic)
         history = self._history.setdefault(status.topic, deque(maxlen=HISTORY))
         history.extend(history_steps(self._last.get(status.topic), status))
         self._last[status.topic] = status
@@ -70,8 +75,18 @@ class DashboardState:
         self.topics[status.topic] = view
         return {"kind": "topic", "data": view}
 
+    def cluster_topics(self, names: Iterable[str]) -> dict[str, Any] | None:
+        """The cluster's topics now: those no spec names (none has a status, and Ballast may manage them) are the
+        unmanaged ones. The update for the page, or None when the list is the same."""
+        unmanaged = sorted(n for n in names if n not in self.topics and reserved_topic(n) is None)
+        if unmanaged == self.unmanaged:
+            return None
+        self.unmanaged = unmanaged
+        return {"kind": "unmanaged", "names": unmanaged}
+
     def snapshot(self) -> dict[str, Any]:
         return {"kind": "snapshot", "topics": sorted(self.topics.values(), key=lambda t: t["topic"]),
                 "rebalances": sorted(self.rebalances.values(), key=lambda r: r["name"]),
-                "brokers": sorted(self.brokers.values(), key=lambda b: (b.get("rack") or "", b["id"]))}
+                "brokers": sorted(self.brokers.values(), key=lambda b: (b.get("rack") or "", b["id"])),
+                "unmanaged": self.unmanaged}
 

@@ -51,6 +51,10 @@ def test_the_page_shows_a_change_from_pending_to_completed_live(ballast: Ballast
             assert history.startswith("created (3 partitions, RF 1)") and "pending (RF 3)" in history \
                 and history.endswith("completed (RF 3)"), history
             expect(row.locator("td").nth(3)).to_have_text("3")
+            # A topic made outside Ballast is listed as unmanaged (the page asks the cluster every 10 s).
+            ballast.sim.post("/admin/topics", json={"name": f"{name}-legacy", "partitions": 1,
+                                                    "replicationFactor": 1}).raise_for_status()
+            expect(page.locator("#unmanaged")).to_contain_text(f"{name}-legacy", timeout=60_000)
 
             shot = Path(os.environ.get("BALLAST_DASHBOARD_SCREENSHOT", tmp_path / "dashboard.png"))
             shot.parent.mkdir(parents=True, exist_ok=True)

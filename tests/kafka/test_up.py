@@ -13,6 +13,7 @@ import time
 from collections import Counter
 from pathlib import Path
 
+import httpx
 from confluent_kafka.admin import AdminClient
 
 from services.local.kafka_cluster import DEFAULT_RACKS
@@ -24,19 +25,26 @@ BALLAST = [sys.executable, "-m", "services.cli"]
 REPO = Path(__file__).resolve().parents[2]
 
 
+def run(cwd: Path, *args: str, env: dict[str, str] | None = None, timeout: float = 240
+        ) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([*BALLAST, *args], cwd=cwd, env={**os.environ, "PYTHONPATH": str(REPO), **(env or {})},
+                          capture_output=True, text=True, timeout=timeout)
+
+
 def ballast(cwd: Path, *args: str, env: dict[str, str] | None = None, timeout: float = 240) -> str:
-    result = subprocess.run([*BALLAST, *args], cwd=cwd, env={**os.environ, "PYTHONPATH": str(REPO), **(env or {})},
-                            capture_output=True, text=True, timeout=timeout)
+    result = run(cwd, *args, env=env, timeout=timeout)
     assert result.returncode == 0, result.stdout + result.stderr
     return result.stdout
 
 
 def test_up_kafka_a_spec_from_the_cli_and_down(tmp_path: Path) -> None:
-    state = {"BALLAST_STATE_DIR": str(tmp_path / "state")}
+    policy = tmp_path / "policy.yaml"
+    policy.write_text("replicas: {min: 2}\n")
+    state = {"BALLAST_STATE_DIR": str(tmp_path / "state"), "BALLAST_POLICY_FILE": str(policy)}
     ballast(tmp_path, "up", "--kafka", "--no-spark", env=state)
     stack = json.loads((tmp_path / "state" / "stack.json").read_text())
     try:
-        env = stack["env"]
+        env = {**stack["env"], "BALLAST_POLICY_FILE": str(policy)}
         assert env["BALLAST_CLUSTER_ADMIN__KIND"] == "kafka"
         bootstrap = env["BALLAST_CLUSTER_ADMIN__BOOTSTRAP_SERVERS"]
         assert bootstrap == env["BALLAST_BUS__BOOTSTRAP_SERVERS"]
@@ -62,6 +70,7 @@ def test_up_kafka_a_spec_from_the_cli_and_down(tmp_path: Path) -> None:
             assert sorted(racks[b][:4] for b in replicas) == ["/dc1", "/dc2"], replicas
         # Ballast's own topics already lead on some brokers: the new leaders go to the others.
         assert improving_moves(placed, everything, {b: rack[:4] for b, rack in racks.items()}) == []
+        day_two_on_real_kafka(tmp_path, env, bootstrap)
     finally:
         try:
             out = ballast(tmp_path, "down", env=state)
@@ -74,6 +83,51 @@ def test_up_kafka_a_spec_from_the_cli_and_down(tmp_path: Path) -> None:
                 if alive(pid):
                     with contextlib.suppress(ProcessLookupError):
                         os.killpg(pid, signal.SIGKILL)
+
+
+def day_two_on_real_kafka(cwd: Path, env: dict[str, str], bootstrap: str) -> None:
+    """Issue 30 on the stack `ballast up --kafka` started (its own cluster, so a prune touches no other test's
+    topics): a directory applied then pruned, the policy refusing an RF 1 spec, `ballast doctor`."""
+    from events import TOPICS, TopicSpec
+    from services.common import busio
+    from services.common.settings import BusSettings
+
+    specs = cwd / "specs"
+    specs.mkdir()
+    (specs / "orders.yaml").write_text("name: orders\npartitions: 4\nreplicas: 2\nplacer: multi-level\n")
+    (specs / "audit.yaml").write_text("name: audit\npartitions: 1\nreplicas: 2\n")
+    ballast(cwd, "apply", "-f", "specs", "--wait", "--timeout", "120", env=env)
+    (specs / "audit.yaml").unlink()
+    assert "spec withdrawn: the topic is deleted with its data" in ballast(cwd, "apply", "-f", "specs", "--prune",
+                                                                           "--yes", env=env)
+    with admin_client(bootstrap, timeout_ms=10_000) as admin:
+        deadline = time.monotonic() + 60
+        while any(t["error_code"] == 0 for t in admin.describe_topics(["audit"])):
+            assert time.monotonic() < deadline, "audit was not deleted"
+            time.sleep(0.5)
+
+    (cwd / "rf1.yaml").write_text("name: single\npartitions: 1\nreplicas: 1\n")
+    refused = run(cwd, "diff", "-f", "rf1.yaml", env=env)
+    assert refused.returncode == 2 and "policy rule replicas.min" in refused.stdout, refused.stdout + refused.stderr
+    bus = BusSettings(bootstrap_servers=bootstrap)
+    busio.publish(bus, TOPICS.specs, [TopicSpec(name="single", partitions=1, replicas=1)])
+    deadline = time.monotonic() + 60
+    while (status := busio.latest(bus, TOPICS.status).get("single")) is None or not status.conditions:
+        assert time.monotonic() < deadline, "no status for the refused spec"
+        time.sleep(0.5)
+    refusal = status.condition("PolicyViolation")
+    assert not status.ready and refusal is not None and "policy rule replicas.min" in (refusal.message or "")
+
+    healthy = run(cwd, "doctor", "-o", "json", env=env)
+    assert healthy.returncode == 0, healthy.stdout + healthy.stderr
+    sim = f"http://127.0.0.1:{env['BALLAST_SIMULATOR__ADMIN_PORT']}"
+    httpx.post(f"{sim}/faults/cruise-control/stop", timeout=10).raise_for_status()
+    try:
+        stopped = run(cwd, "doctor", "-o", "json", env=env)
+    finally:
+        httpx.post(f"{sim}/faults/cruise-control/start", timeout=10).raise_for_status()
+    checks = {c["name"]: c["health"] for c in map(json.loads, stopped.stdout.splitlines())}
+    assert stopped.returncode == 1 and checks["cruise-control"] == "down" and checks["cluster"] == "ok", checks
 
 
 def _wait_topic(admin, name: str) -> dict:  # noqa: ANN001

@@ -114,3 +114,13 @@ def test_a_topic_history_has_every_kind_of_change_not_only_the_rf() -> None:
     assert board.snapshot()["topics"][0]["history"] == [
         "created (3 partitions, RF 2)", "partitions 3 -> 6", "pending (RF 3)", "completed (RF 3)", "drift corrected",
         "paused", "resumed", "refused by the policy"]
+
+
+def test_unmanaged_topics_are_the_clusters_that_no_spec_names() -> None:
+    board = DashboardState()
+    board.apply(TopicStatus(topic="orders", ready=True, partitions=3, replicas=3))
+    update = board.cluster_topics(["orders", "legacy", "__consumer_offsets", "ballast.topic.specs", "clicks"])
+    assert update == {"kind": "unmanaged", "names": ["clicks", "legacy"]}
+    assert board.cluster_topics(["orders", "legacy", "clicks"]) is None  # the same list: nothing to send
+    board.apply(TopicStatus(topic="legacy", ready=True, partitions=1, replicas=1))  # adopted
+    assert board.snapshot()["unmanaged"] == ["clicks"]

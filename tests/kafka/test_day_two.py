@@ -1,0 +1,102 @@
+"""Day two on the real cluster (issue 30): a topic made with Kafka's own tools exported and adopted with no change,
+configs changed with Kafka's own kafka-configs.sh set back or only reported as each spec says, and a paused topic
+left alone through an RF change."""
+
+from __future__ import annotations
+
+import json
+
+import yaml
+from confluent_kafka.admin import (
+    AdminClient,
+    AlterConfigOpType,
+    ConfigEntry,
+    ConfigResource,
+    NewTopic,
+    ResourceType,
+)
+
+from events import conditions
+from services.common.admin.kafka import KafkaClusterAdmin
+from services.local.kafka_cluster import LocalKafka
+from services.local.stack import LocalStack
+from tests.integration.harness import Ballast, spec
+from tests.kafka.conftest import eventually
+from tests.kafka.test_log_dirs_cli import ballast as cli
+
+# A cluster-wide broker default that every topic inherits: Kafka describes it among a topic's configs, but it is not
+# the topic's own, so an export must leave it out (and it is put back after the test).
+INHERITED = "log.cleaner.delete.retention.ms"
+
+
+def _broker_default(bootstrap: str, value: str | None) -> None:
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    operation = AlterConfigOpType.SET if value is not None else AlterConfigOpType.DELETE
+    resource = ConfigResource(ResourceType.BROKER, "", incremental_configs=[
+        ConfigEntry(INHERITED, value or "", incremental_operation=operation)])
+    for future in admin.incremental_alter_configs([resource]).values():
+        future.result(timeout=30)
+
+
+def _kafka_configs(kafka: LocalKafka, topic: str, setting: str) -> None:
+    kafka.tool_output("kafka.admin.ConfigCommand", "--bootstrap-server", kafka.bootstrap_servers, "--alter",
+                      "--entity-type", "topics", "--entity-name", topic, "--add-config", setting)
+
+
+async def test_export_adopt_drift_and_pause_on_the_real_cluster(kafka_stack: LocalStack, kafka: LocalKafka,
+                                                                 ballast: Ballast, admin: KafkaClusterAdmin,
+                                                                 name: str, tmp_path) -> None:
+    legacy = f"{name}-legacy"
+    made = AdminClient({"bootstrap.servers": kafka.bootstrap_servers})
+    made.create_topics([NewTopic(legacy, 3, 2, config={"retention.ms": "3600000"})])[legacy].result(timeout=30)
+    _broker_default(kafka.bootstrap_servers, "86400001")
+    try:
+        async def inherited() -> bool | None:
+            described = (await admin.describe_topics([legacy]))[legacy]
+            return True if described is not None and described.config.get(INHERITED) == "86400001" else None
+
+        await eventually(inherited, "the broker default described among the topic's configs", timeout_s=30)
+        exported = cli(kafka_stack, "export", legacy)
+        (document,) = yaml.safe_load_all(exported.stdout)
+        assert document == {"name": legacy, "partitions": 3, "replicas": 2, "config": {"retention.ms": "3600000"},
+                            "adopt": True}
+    finally:
+        _broker_default(kafka.bootstrap_servers, None)
+    manifest = tmp_path / "adopted.yaml"
+    manifest.write_text(exported.stdout)
+    assert json.loads(cli(kafka_stack, "diff", "-f", str(manifest), "-o", "json", check=False).stdout)["changes"] == []
+    before = (await admin.describe_topics([legacy]))[legacy]
+    cli(kafka_stack, "apply", "-f", str(manifest), "--wait", "--timeout", "120")
+    ballast.watcher.wait_status(legacy, lambda s: s.origin == "adopted" and s.ready, "adopted")
+    after = (await admin.describe_topics([legacy]))[legacy]
+    assert [p.replicas for p in after.partitions] == [p.replicas for p in before.partitions]
+    assert after.own_config == {"retention.ms": "3600000"}
+
+    # kafka-configs.sh on an adopted topic (its spec says correct, the default) and on one whose spec only reports.
+    reported = f"{name}-reported"
+    ballast.apply(spec(reported, 2, partitions=1, retention_ms="3600000").model_copy(update={"drift": "report"}))
+    ballast.watcher.wait_rf(reported, 2)
+    _kafka_configs(kafka, legacy, "retention.ms=1000")
+    _kafka_configs(kafka, reported, "retention.ms=1000")
+    corrected = ballast.watcher.wait_status(
+        legacy, lambda s: (c := s.condition(conditions.DRIFT)) is not None and c.reason == "Corrected", "corrected")
+    assert "retention.ms=1000 (spec 3600000)" in corrected.condition(conditions.DRIFT).message
+
+    async def set_back() -> bool | None:
+        return True if (await admin.describe_topics([legacy]))[legacy].config.get("retention.ms") == "3600000" \
+            else None
+
+    await eventually(set_back, "retention.ms set back")
+    left = ballast.watcher.wait_status(
+        reported, lambda s: (c := s.condition(conditions.DRIFT)) is not None and c.reason == "Reported", "reported")
+    assert left.condition(conditions.DRIFT).message.endswith("left as it is (drift: report)")
+    assert (await admin.describe_topics([reported]))[reported].config["retention.ms"] == "1000"
+
+    # Paused, an RF change in the spec is left alone: the status of the paused spec says so and shows no change.
+    generation = ballast.watcher.latest[legacy].generation
+    ballast.apply(spec(legacy, 3, partitions=3, retention_ms="3600000").model_copy(update={"paused": True,
+                                                                                           "adopt": True}))
+    paused = ballast.watcher.wait_status(legacy, lambda s: s.generation > generation and s.condition(
+        conditions.RECONCILIATION_PAUSED) is not None, "paused")
+    assert paused.replicas_change is None and paused.replicas == 2
+    assert (await admin.describe_topics([legacy]))[legacy].replication_factor == 2
