@@ -97,7 +97,10 @@ def service(settings: Settings, name: str) -> Check:
         return Check(name, Health.DOWN, f"{health.status_code} without a health document", address)
     backlog = sum(float(line.rsplit(" ", 1)[1]) for line in metrics.splitlines()
                   if line.startswith("ballast_consumer_backlog{"))
-    detail = f"{info.get('role', '?')}, backlog {backlog:,.0f} record(s)"
+    role = {"active": "active (holds the lease)"}.get(info.get("role", "?"), info.get("role", "?"))
+    detail = f"{role}, backlog {backlog:,.0f} record(s)"
+    if "shards" in info:
+        detail += f", shards {info['shards']} of {info.get('ofShards', '?')}"
     if down := info.get("agentsDown"):
         detail += f", agents down: {', '.join(down)}"
     return Check(name, Health.OK if health.status_code == 200 else Health.DEGRADED, detail, address)

@@ -43,7 +43,8 @@ def test_doctor_tells_a_stopped_cruise_control_from_a_healthy_one(ballast: Balla
                             "load-collector"]
     assert {c["health"] for c in checks.values()} == {"ok"}
     assert checks["cruise-control"]["detail"].startswith("ready (executor ")
-    assert checks["topic-reconciler"]["detail"].startswith("active, backlog ")
+    assert checks["topic-reconciler"]["detail"].startswith("active (holds the lease), backlog ")
+    assert checks["topic-reconciler"]["detail"].endswith(", shards [0] of 1")
     ballast.fault("cruise-control/stop")
     try:
         code, checks = doctor()
