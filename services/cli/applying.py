@@ -3,6 +3,7 @@ differences, and following the status topic until applied specs settle (``--wait
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Iterable
 from datetime import UTC, datetime
@@ -72,18 +73,24 @@ def policy_of(settings: Settings) -> Policy:
         raise fail(str(exc), 2) from None
 
 
-def compare_prune(settings: Settings, specs: list[TopicSpec]) -> list[TopicDiff]:
-    """``--prune``: the specs on the bus of topics ``specs`` does not name, each withdrawn. Refused when the files name
-    no topic at all: that would withdraw every spec, which is what `ballast delete` is for."""
+def compare_prune(settings: Settings, specs: list[TopicSpec], match: str | None = None) -> list[TopicDiff]:
+    """``--prune``: the specs on the bus of topics ``specs`` does not name (only those whose name ``match`` finds,
+    when given), each withdrawn. Refused when the files name no topic at all: that would withdraw every spec, which
+    is what `ballast delete` is for."""
     if not specs:
         raise fail("--prune with no topic spec in the files would withdraw every spec: refused (ballast delete "
                    "withdraws specs by name)", 2)
+    try:
+        scope = re.compile(match) if match is not None else None
+    except re.error as exc:
+        raise fail(f"--prune-match {match!r} is not a regular expression: {exc}", 2) from None
     try:
         current = busio.latest(settings.bus, TOPICS.specs, timeout_s=10)
         statuses = busio.latest(settings.bus, TOPICS.status, timeout_s=10)
     except busio.BusUnavailable as exc:
         raise fail(str(exc), 2) from None
-    specified = [name for name, spec in current.items() if isinstance(spec, TopicSpec)]
+    specified = [name for name, spec in current.items() if isinstance(spec, TopicSpec)
+                 and (scope is None or scope.search(name))]
     return prune(specified, [s.name for s in specs], statuses, policy_of(settings))  # type: ignore[arg-type]
 
 

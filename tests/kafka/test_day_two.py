@@ -24,18 +24,20 @@ from tests.integration.harness import Ballast, spec
 from tests.kafka.conftest import eventually
 from tests.kafka.test_log_dirs_cli import ballast as cli
 
-# A cluster-wide broker default that every topic inherits: Kafka describes it among a topic's configs, but it is not
-# the topic's own, so an export must leave it out (and it is put back after the test).
-INHERITED = "log.cleaner.delete.retention.ms"
+# A broker config that every topic inherits: Kafka describes it among a topic's configs, but it is not the topic's
+# own, so an export must leave it out (and it is removed again after the test).
+INHERITED = "log.cleaner.delete.retention.ms"  # the brokers' name for the topic config delete.retention.ms
 
 
-def _broker_default(bootstrap: str, value: str | None) -> None:
-    admin = AdminClient({"bootstrap.servers": bootstrap})
+def _broker_default(kafka: LocalKafka, value: str | None) -> None:
+    """Set (or remove) the broker config on every broker, as `kafka-configs.sh --entity-type brokers` would."""
+    admin = AdminClient({"bootstrap.servers": kafka.bootstrap_servers})
     operation = AlterConfigOpType.SET if value is not None else AlterConfigOpType.DELETE
-    resource = ConfigResource(ResourceType.BROKER, "", incremental_configs=[
-        ConfigEntry(INHERITED, value or "", incremental_operation=operation)])
-    for future in admin.incremental_alter_configs([resource]).values():
-        future.result(timeout=30)
+    for broker in kafka.brokers:  # librdkafka takes one broker a call
+        resource = ConfigResource(ResourceType.BROKER, str(broker), incremental_configs=[
+            ConfigEntry(INHERITED, value or "", incremental_operation=operation)])
+        for future in admin.incremental_alter_configs([resource]).values():
+            future.result(timeout=30)
 
 
 def _kafka_configs(kafka: LocalKafka, topic: str, setting: str) -> None:
@@ -49,11 +51,12 @@ async def test_export_adopt_drift_and_pause_on_the_real_cluster(kafka_stack: Loc
     legacy = f"{name}-legacy"
     made = AdminClient({"bootstrap.servers": kafka.bootstrap_servers})
     made.create_topics([NewTopic(legacy, 3, 2, config={"retention.ms": "3600000"})])[legacy].result(timeout=30)
-    _broker_default(kafka.bootstrap_servers, "86400001")
+    _broker_default(kafka, "86400001")
     try:
         async def inherited() -> bool | None:
             described = (await admin.describe_topics([legacy]))[legacy]
-            return True if described is not None and described.config.get(INHERITED) == "86400001" else None
+            return True if described is not None and described.config.get("delete.retention.ms") == "86400001" \
+                else None
 
         await eventually(inherited, "the broker default described among the topic's configs", timeout_s=30)
         exported = cli(kafka_stack, "export", legacy)
@@ -61,7 +64,7 @@ async def test_export_adopt_drift_and_pause_on_the_real_cluster(kafka_stack: Loc
         assert document == {"name": legacy, "partitions": 3, "replicas": 2, "config": {"retention.ms": "3600000"},
                             "adopt": True}
     finally:
-        _broker_default(kafka.bootstrap_servers, None)
+        _broker_default(kafka, None)
     manifest = tmp_path / "adopted.yaml"
     manifest.write_text(exported.stdout)
     assert json.loads(cli(kafka_stack, "diff", "-f", str(manifest), "-o", "json", check=False).stdout)["changes"] == []

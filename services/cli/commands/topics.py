@@ -21,6 +21,9 @@ from services.common.wording import transition_line
 PruneOption = Annotated[bool, typer.Option("--prune", help="also withdraw the specs on the bus of topics the files no "
                                            "longer name (their topics are deleted where Ballast created or adopted "
                                            "them)")]
+PruneMatchOption = Annotated[Optional[str], typer.Option(  # noqa: UP007 -- typer
+    "--prune-match", metavar="REGEX", help="with --prune: only specs whose topic name this regular expression finds "
+    "(the files' share of the bus, as kubectl's --prune -l)")]
 FilesOption = Annotated[list[str], typer.Option(
     "-f", "--file", metavar="PATH", help="YAML or JSON: topic specs (Strimzi KafkaTopic or plain) and rebalances "
     "(Strimzi KafkaRebalance or plain kind: Rebalance); a file, a directory (its .yaml, .yml and .json files, "
@@ -35,6 +38,7 @@ def apply(
                                        "exit 1 unless all are ready")] = False,
     timeout: Annotated[float, typer.Option(help="with --wait: give up after this many seconds", min=1)] = 300.0,
     prune: PruneOption = False,
+    prune_match: PruneMatchOption = None,
     yes: Annotated[bool, typer.Option("--yes", "-y", help="with --prune: do not ask for confirmation")] = False,
 ) -> None:
     """Publish the desired state of topics and rebalances.
@@ -53,7 +57,7 @@ def apply(
     settings = get_settings()
     specs = [m for m in manifests if isinstance(m, TopicSpec)]
     diffs, unreachable = compare(settings, specs, need_cluster=dry_run)
-    pruned = compare_prune(settings, specs) if prune else []
+    pruned = compare_prune(settings, specs, prune_match) if prune else []
     if dry_run:
         print_diffs([*diffs.values(), *pruned,
                      *compare_rebalances(settings, [m for m in manifests if isinstance(m, RebalanceRequest)])],
@@ -102,6 +106,7 @@ def diff(
     file: FilesOption,
     output: OutputOption = None,
     prune: PruneOption = False,
+    prune_match: PruneMatchOption = None,
 ) -> None:
     """Show what `ballast apply -f PATH` would change, per topic and rebalance.
 
@@ -121,7 +126,7 @@ def diff(
     settings = get_settings()
     specs = [m for m in manifests if isinstance(m, TopicSpec)]
     diffs, _ = compare(settings, specs, need_cluster=True)
-    every = [*diffs.values(), *(compare_prune(settings, specs) if prune else []),
+    every = [*diffs.values(), *(compare_prune(settings, specs, prune_match) if prune else []),
              *compare_rebalances(settings, [m for m in manifests if isinstance(m, RebalanceRequest)])]
     if output in (None, Output.table):
         print_diffs(every, console)
