@@ -64,11 +64,12 @@ def cluster(settings: Settings) -> Check:
                  detail + (f" (down: {', '.join(map(str, down))})" if down else ""))
 
 
-def cruise_control(settings: Settings) -> Check:
+def cruise_control(settings: Settings, transport: httpx.AsyncBaseTransport | None = None) -> Check:
+    """``transport``: the test seam (httpx's)."""
     address = settings.cruise_control.base_url
 
     async def state():
-        async with CruiseControlClient(settings.cruise_control) as client:
+        async with CruiseControlClient(settings.cruise_control, transport=transport) as client:
             return await client.state(f"executor,{SUBSTATES}")
 
     try:
