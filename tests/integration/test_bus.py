@@ -23,7 +23,7 @@ from tests.integration.harness import Ballast, Watcher
 
 def cli(stack: LocalStack, *args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "services.cli", *args], input=stdin, capture_output=True, text=True,
-                          env={**os.environ, **stack.env, "COLUMNS": "250"}, timeout=120)
+                          env={**os.environ, **stack.env, "COLUMNS": "250"}, timeout=600)
 
 
 def test_malformed_events_go_to_dead_letters_and_services_carry_on(ballast: Ballast, name: str) -> None:
@@ -283,6 +283,7 @@ def test_diff_reads_several_sources_and_says_what_a_rebalance_would_do(ballast: 
     assert all(ballast.cluster_topic(f"{name}-{t}") is None for t in "abc"), "diff changes nothing"
 
 
+@pytest.mark.timeout(900)  # two apply --wait, each up to 120 s of its own on a loaded machine
 def test_diff_dry_run_and_apply_wait(ballast: Ballast, name: str, tmp_path: Path) -> None:
     """Issue 18, item 12: what would change before it does, no generation bump for a no-op, and --wait's exit."""
     manifest = tmp_path / "topics.yaml"

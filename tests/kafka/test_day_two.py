@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 import yaml
 from confluent_kafka.admin import (
     AdminClient,
@@ -45,6 +46,7 @@ def _kafka_configs(kafka: LocalKafka, topic: str, setting: str) -> None:
                       "--entity-type", "topics", "--entity-name", topic, "--add-config", setting)
 
 
+@pytest.mark.timeout(900)  # several kafka-configs.sh JVMs and resyncs: minutes on a loaded machine
 async def test_export_adopt_drift_and_pause_on_the_real_cluster(kafka_stack: LocalStack, kafka: LocalKafka,
                                                                  ballast: Ballast, admin: KafkaClusterAdmin,
                                                                  name: str, tmp_path) -> None:

@@ -203,9 +203,9 @@ def test_the_dashboard_shows_the_real_clusters_topics_and_brokers(kafka_stack: L
     spec.write_text(f"name: {name}\npartitions: 2\nreplicas: 2\n")
     with serving_dashboard(kafka_stack.env, tmp_path / "dashboard.log") as url:
         ballast(kafka_stack, "apply", "-f", str(spec), "--wait", "--timeout", "120")
-        deadline = time.monotonic() + 30
+        deadline = time.monotonic() + 180  # generous: the page follows the status topic, a loaded machine lags
         while True:
-            state = httpx.get(f"{url}api/state", timeout=5).json()
+            state = httpx.get(f"{url}api/state", timeout=30).json()
             topic = next((t for t in state["topics"] if t["topic"] == name), None)
             if topic is not None and topic["ready"] and topic["replicas"] == 2:
                 break

@@ -141,7 +141,10 @@ async def test_an_unreadable_answer_that_was_taken_is_found_by_its_reason_and_no
     assert _submissions(simulator) == 1, "in doubt: not sent again"
     await changes.poll()
     found = latest(outbox)["a"]
-    assert found.state == "ongoing" and found.session_id is not None and found.message is None
+    # Found by its reason: ongoing under its task's id, or already completed when the simulator's 0.1 s execution
+    # ended before this poll (a loaded machine); either way no longer in doubt.
+    assert found.message is None and (found.state == "completed" or (found.state == "ongoing"
+                                                                      and found.session_id is not None)), found
     await _finish(changes, outbox)
     assert _submissions(simulator) == 1
     assert outbox.on(TOPICS.replicas_batches)[-1].open is False
