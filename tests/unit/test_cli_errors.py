@@ -37,3 +37,19 @@ def test_up_and_demo_on_kafka_before_make_kafka_say_what_to_run_in_one_line(tmp_
         assert result.output.strip().splitlines() == [
             f"error: no Kafka jars in {tmp_path}: run `make kafka` (Maven copies them from Maven Central as "
             "jvm/kafka-runtime/pom.xml pins them)"], command
+
+
+def test_what_cannot_be_undone_is_not_done_without_a_yes_when_no_one_can_be_asked(monkeypatch) -> None:
+    """`delete` and `apply --prune`: without a terminal, refused with the flag that says yes."""
+    import io
+
+    import pytest
+    import typer
+
+    from services.cli.output import confirm
+
+    monkeypatch.setattr("sys.stdin", io.StringIO(""))
+    with pytest.raises(typer.Exit) as refused:
+        confirm(False, "nothing applied")
+    assert refused.value.exit_code == 1
+    confirm(True, "nothing applied")  # --yes: no question, no refusal
