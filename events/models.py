@@ -72,6 +72,11 @@ class Event(BaseModel):
         return self.model_dump(mode="json", by_alias=True, exclude_none=True)
 
 
+# What the topic reconciler does with a topic found changed outside Ballast after its spec was applied: set it back,
+# or only say so in the status.
+DriftMode = Literal["correct", "report"]
+
+
 class TopicSpec(Event):
     """Desired state of one Kafka topic. The latest spec per topic wins."""
 
@@ -98,7 +103,7 @@ class TopicSpec(Event):
     managed: StrictBool = True
     # When the topic is found changed outside Ballast: set it back (correct) or only say so (report); None: the
     # reconciler's setting (BALLAST_RECONCILER__DRIFT).
-    drift: Literal["correct", "report"] | None = None
+    drift: DriftMode | None = None
 
     @field_validator("config", mode="before")
     @classmethod

@@ -19,7 +19,6 @@ from services.common.settings import Settings
 from services.local.stack import SERVICES  # the services with a health page
 
 
-
 class Health(StrEnum):
     OK = "ok"
     DEGRADED = "degraded"  # answers, but not ready (warming up, an agent down, brokers down)

@@ -11,7 +11,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from events.models import PlacerName
+from events.models import DriftMode, PlacerName
 
 
 class BusSettings(BaseModel):
@@ -154,11 +154,6 @@ class ReplicasChangeSettings(BaseModel):
     # server bounds (webserver.http.header.size, 8 KB by default): a batch takes at most this many bytes of it, a
     # bigger burst goes in several requests. Raise it with that setting.
     max_request_url_bytes: int = Field(default=6000, ge=500)
-
-
-# What the topic reconciler does when a topic differs from a spec it already applied (changed outside Ballast):
-# set it back, or only say so in the status.
-DriftMode = Literal["correct", "report"]
 
 
 class ReconcilerSettings(BaseModel):

@@ -31,8 +31,7 @@ from events.conditions import (
     UNDER_REPLICATED,
     UNMANAGED,
 )
-from events.models import TopicOrigin
-from services.common.settings import DriftMode
+from events.models import DriftMode, TopicOrigin
 from services.domain.policy import Policy, Violation, check_spec, check_withdrawal, refusals
 from services.common.admin import TopicDescription
 # The replicas-change service's rule for accepting a command, which the status predicts (written once, used by both).
