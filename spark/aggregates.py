@@ -24,6 +24,7 @@ from typing import Any
 from events import TOPICS, LoadAggregate, encode
 from services.common.logging import get_logger
 from services.common.settings import Settings, SparkSettings
+from spark.restarts import QueryFailed, RestartingQuery
 from spark.rollup import Member, member, rollup
 from spark.stopping import BatchGate
 
@@ -239,15 +240,23 @@ def main() -> None:
         spark = local_session("ballast-load-aggregates", master=settings.spark.master, jars=jars)
     stop_on_signals()
     gate = BatchGate(spark)
-    query = start(spark, settings, kafka_sink(settings, gate))
-    log.info("running", reads=[TOPICS.load_samples.name, TOPICS.placements.name],
-             writes=TOPICS.load_aggregates.name, checkpoint=str(settings.spark.checkpoint_dir))
-    while not stopping.is_set() and query.isActive:
-        query.awaitTermination(1)
-    if query.isActive:
-        gate.stop(query)
+    sink = kafka_sink(settings, gate)
+    failed: QueryFailed | None = None
+    try:
+        query = RestartingQuery(lambda: start(spark, settings, sink), log)
+        log.info("running", reads=[TOPICS.load_samples.name, TOPICS.placements.name],
+                 writes=TOPICS.load_aggregates.name, checkpoint=str(settings.spark.checkpoint_dir))
+        while not stopping.is_set() and query.check():
+            query.query.awaitTermination(1)
+        if query.query.isActive:
+            gate.stop(query.query)
+    except QueryFailed as error:
+        failed = error
     spark.stop()
     jvm_output.settle()
+    if failed:
+        log.error("stopped", reason=str(failed))
+        raise SystemExit(1)
     log.info("stopped", reason="signal" if stopping.is_set() else "the query ended")
 
 

@@ -18,6 +18,7 @@ from services.common import busio
 from services.common.bus import ensure_topics
 from services.common.settings import BusSettings, Settings, SparkSettings
 from services.local.broker import free_port, start_tansu
+from spark.restarts import RestartingQuery
 from tests.streaming import wait_for_rows
 
 # A query's first batch can take minutes while the other worker runs a Spark job or a Kafka cluster too: its waits
@@ -65,7 +66,7 @@ def run_job(spark, bus: BusSettings, checkpoint: Path, rows: int) -> int:
 
     settings = Settings(bus=bus, spark=SparkSettings(checkpoint_dir=checkpoint, window_s=60, slide_s=60,
                                                      watermark_s=30, trigger_s=0.5))
-    query = start(spark, settings)
+    query = RestartingQuery(lambda: start(spark, settings))
     try:
         return wait_for_rows(query, rows)
     finally:

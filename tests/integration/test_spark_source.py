@@ -4,6 +4,7 @@ Spark session: offset ranges, restart from the checkpoint without double countin
 from __future__ import annotations
 
 import signal
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -13,6 +14,7 @@ from confluent_kafka.admin import AdminClient, NewTopic
 
 from services.local.broker import free_port, start_tansu
 from spark.bus_source import BusSource, BusStreamReader, Range, read_range
+from spark.restarts import RestartingQuery
 from tests.streaming import wait_for_rows
 
 # A query's first batch can take minutes while the other worker runs a Spark job or a Kafka cluster too: its waits
@@ -95,19 +97,20 @@ def test_offset_ranges_cover_each_record_once(bootstrap: str) -> None:
 
 
 def run_query(spark, bootstrap: str, topic: str, checkpoint: Path, seen: list[str], until: int,
-              timeout: float = 240) -> None:
+              timeout: float = 240) -> RestartingQuery:
     def collect(batch, _batch_id: int) -> None:
         seen.extend(row.value for row in batch.select("value").collect())
 
-    query = (spark.readStream.format("ballast_bus").option("subscribe", topic)
-             .option("kafka.bootstrap.servers", bootstrap).load()
-             .writeStream.option("checkpointLocation", str(checkpoint)).trigger(processingTime="500 milliseconds")
-             .foreachBatch(collect).start())
+    query = RestartingQuery(lambda: spark.readStream.format("ballast_bus").option("subscribe", topic)
+                            .option("kafka.bootstrap.servers", bootstrap).load()
+                            .writeStream.option("checkpointLocation", str(checkpoint))
+                            .trigger(processingTime="500 milliseconds").foreachBatch(collect).start())
     try:
         # Exactly ``until`` rows: a batch that read more would have read some twice.
         assert wait_for_rows(query, until, timeout) == until
     finally:
         query.stop()
+    return query
 
 
 def test_a_restarted_query_resumes_from_its_checkpoint_without_double_counting(bootstrap: str, spark,
@@ -121,3 +124,31 @@ def test_a_restarted_query_resumes_from_its_checkpoint_without_double_counting(b
     again: list[str] = []
     run_query(spark, bootstrap, "restart", tmp_path / "checkpoint", again, until=50)
     assert sorted(again) == sorted(f"second-{i}" for i in range(50)), "only what came after the checkpoint"
+
+
+def test_a_python_worker_that_connects_back_too_late_is_started_again(bootstrap: str, spark, tmp_path: Path) -> None:
+    """Spark gives the Python process that plans a Python source's reads ten seconds to connect back, a constant; a
+    machine short of CPU can take longer (seen with two suites side by side). The query starts again and reads each
+    record once. Here the first such process (the query's offsets planner, PythonStreamingSourceRunner) waits 12 s
+    before it is Python at all."""
+    create(bootstrap, "late-worker", partitions=1)
+    produce(bootstrap, "late-worker", [f"v{i}" for i in range(20)])
+    once = tmp_path / "late-once"
+    once.touch()
+    late_python = tmp_path / "late-python"
+    late_python.write_text(f"#!/bin/sh\ncase \"$*\" in *streaming_source_runner*) rm {once} 2>/dev/null && sleep 12;; esac\n"
+                           f"exec {sys.executable} \"$@\"\n")
+    late_python.chmod(0o755)
+    context = spark.sparkContext
+    usual = context.pythonExec
+    context.pythonExec = str(late_python)  # what a data source registered now runs its Python workers with
+    spark.dataSource.register(BusSource)
+    try:
+        seen: list[str] = []
+        query = run_query(spark, bootstrap, "late-worker", tmp_path / "checkpoint", seen, until=20)
+    finally:
+        context.pythonExec = usual
+        spark.dataSource.register(BusSource)
+    assert not once.exists(), "the late start happened"
+    assert query.restarts == 1
+    assert sorted(seen) == sorted(f"v{i}" for i in range(20))

@@ -22,6 +22,7 @@ from services.common.bus import ensure_topics
 from services.common.settings import BusSettings, Settings, SparkSettings
 from services.local.kafka_cluster import LocalKafka
 from spark.aggregates import WindowBrokers, batch_aggregates, start
+from spark.restarts import RestartingQuery
 from tests.streaming import wait_for_rows
 
 LOG = Path(__file__).resolve().parents[1] / "data" / "load-samples.jsonl"
@@ -61,7 +62,7 @@ def run(spark: Any, settings: Settings, checkpoint: Path, rows: int,
             if aggregate.key.startswith(RECORDED_WINDOW):
                 latest[aggregate.key] = aggregate
 
-    query = start(spark, job, sink=keep)
+    query = RestartingQuery(lambda: start(spark, job, sink=keep))
     try:
         assert wait_for_rows(query, rows, timeout_s) == rows
     finally:

@@ -1,0 +1,89 @@
+"""A streaming query started again from its checkpoint after a failure that passes.
+
+Spark runs a Python data source's planning (``ballast_bus``: its schema at ``load()``, its offsets for as long as the
+query runs) in a Python process it starts at each query start, and gives that process ten seconds, a constant of
+``PythonWorkerFactory.createSimpleWorker``, to connect back. On a machine short of CPU it does not (seen with two
+suites side by side: the worker's imports alone took 10 s of wall time for 0.5 s of CPU), and the query fails before
+it has read a record. Started again from its checkpoint it loses and repeats nothing, so the job does that, after
+the project's one backoff (``services.common.retry``); any other failure ends the query, as before.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any
+
+from services.common.retry import backoff
+
+# What Spark says when a Python worker it started did not connect back in time (PythonWorkerFactory).
+TEMPORARY = ("Python worker failed to connect back", "Timed out while waiting for the Python worker to connect back")
+# Starts in a row that may fail so before the query is given up: a machine that busy for that long is not a moment.
+ATTEMPTS = 6
+
+
+class QueryFailed(RuntimeError):
+    """The query failed for good: a failure no restart cures, or too many in a row."""
+
+
+def temporary(error: BaseException | str) -> bool:
+    return any(marker in str(error) for marker in TEMPORARY)
+
+
+def rows_read(query: Any) -> int:
+    """Input rows over the batches a query has run (Spark keeps the last 100 progress reports)."""
+    return sum(progress["numInputRows"] for progress in query.recentProgress)
+
+
+class RestartingQuery:
+    """``start()``'s query, started again whenever it fails for a temporary reason (``check``)."""
+
+    def __init__(self, start: Callable[[], Any], log: Any = None, *, attempts: int = ATTEMPTS,
+                 initial_delay_s: float = 2.0, max_delay_s: float = 30.0) -> None:
+        self._start, self._log, self._attempts = start, log, attempts
+        self._delays = {"initial_s": initial_delay_s, "max_s": max_delay_s}
+        self.restarts = 0  # over the query's life: what a status or a test can report
+        self._failures = 0  # in a row, since a start that read something
+        self._earlier_rows = 0  # what the queries before this one read
+        self.query = self._started()
+
+    def check(self) -> bool:
+        """Whether the query runs, once started again if it had failed for a temporary reason. Raises
+        ``QueryFailed`` when it failed otherwise, or failed to start ``attempts`` times in a row."""
+        if self.query.isActive:
+            return True
+        error = self.query.exception()
+        if error is None:
+            return False  # stopped
+        read = rows_read(self.query)
+        self._earlier_rows += read
+        self._failures = 1 if read else self._failures + 1
+        self._give_up_unless_temporary(error)
+        self.query = self._started()
+        return self.query.isActive
+
+    def rows_read(self) -> int:
+        return self._earlier_rows + rows_read(self.query)
+
+    def stop(self) -> None:
+        self.query.stop()
+
+    def _started(self) -> Any:
+        while True:
+            try:
+                return self._start()
+            except Exception as error:  # noqa: BLE001 - py4j and PySpark raise several kinds; the message tells
+                self._failures += 1
+                self._give_up_unless_temporary(error)
+
+    def _give_up_unless_temporary(self, error: BaseException) -> None:
+        if not temporary(error):
+            raise QueryFailed(f"the streaming query failed: {error}") from error
+        if self._failures >= self._attempts:
+            raise QueryFailed(f"the streaming query failed to start {self._failures} times in a row: {error}") from error
+        delay = backoff(self._failures, **self._delays).total_seconds()
+        self.restarts += 1
+        if self._log:
+            self._log.warning("query failed; starting it again from its checkpoint", reason=str(error)[:300],
+                              attempt=self._failures, retry_in_s=delay)
+        time.sleep(delay)
