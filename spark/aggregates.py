@@ -247,7 +247,7 @@ def main() -> None:
         log.info("running", reads=[TOPICS.load_samples.name, TOPICS.placements.name],
                  writes=TOPICS.load_aggregates.name, checkpoint=str(settings.spark.checkpoint_dir))
         while not stopping.is_set() and query.check():
-            query.query.awaitTermination(1)
+            query.wait(1)
         if query.query.isActive:
             gate.stop(query.query)
     except QueryFailed as error:

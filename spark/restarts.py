@@ -14,6 +14,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from pyspark.errors import StreamingQueryException
+
 from services.common.retry import backoff
 
 # What Spark says when a Python worker it started did not connect back in time (PythonWorkerFactory).
@@ -61,6 +63,13 @@ class RestartingQuery:
         self._give_up_unless_temporary(error)
         self.query = self._started()
         return self.query.isActive
+
+    def wait(self, timeout_s: float) -> None:
+        """Up to ``timeout_s`` for the query to end. A failure ends the wait without raising: ``check`` judges it."""
+        try:
+            self.query.awaitTermination(timeout_s)
+        except StreamingQueryException:
+            pass
 
     def rows_read(self) -> int:
         return self._earlier_rows + rows_read(self.query)

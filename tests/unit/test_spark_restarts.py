@@ -4,6 +4,7 @@ restart itself, with a real Python worker too late to connect back, is tests/int
 from __future__ import annotations
 
 import pytest
+from pyspark.errors import StreamingQueryException
 
 from spark import restarts
 from spark.restarts import QueryFailed, RestartingQuery
@@ -23,6 +24,10 @@ class Query:
 
     def exception(self) -> Exception | None:
         return self._error
+
+    def awaitTermination(self, _timeout_ms: float) -> None:
+        if self._error:
+            raise StreamingQueryException(str(self._error))
 
     def stop(self) -> None:
         self.stopped, self.isActive = True, False
@@ -91,3 +96,12 @@ def test_a_stopped_query_is_not_started_again() -> None:
     query = RestartingQuery(starts)
     query.stop()
     assert query.check() is False and starts.calls == 1
+
+
+def test_waiting_on_a_query_that_failed_leaves_the_failure_to_check(no_waiting) -> None:
+    """PySpark's awaitTermination raises the query's failure; the job's loop waits, then checks (seen: the job
+    ended on a late Python worker, raised from its wait, instead of starting the query again)."""
+    starts = Starts(Query(error=LATE), Query(running=True))
+    query = RestartingQuery(starts)
+    query.wait(1)
+    assert query.check() is True and query.restarts == 1
