@@ -20,8 +20,9 @@ from services.common.retry import backoff
 
 # What Spark says when a Python worker it started did not connect back in time (PythonWorkerFactory).
 TEMPORARY = ("Python worker failed to connect back", "Timed out while waiting for the Python worker to connect back")
-# Starts in a row that may fail so before the query is given up: a machine that busy for that long is not a moment.
-ATTEMPTS = 6
+# Starts in a row that may fail so before the query is given up (about five minutes of backoff): a machine that busy
+# for that long is not a moment. Seen with two full test suites side by side (load 30 on two cores): six in a row.
+ATTEMPTS = 12
 
 
 class QueryFailed(RuntimeError):
