@@ -47,6 +47,9 @@ def _own_port_range() -> None:
 
 
 _own_port_range()
+# The brokers, clusters and services the tests start yield to the tests and to Spark when the machine is crowded
+# (services.local.broker.background_niceness).
+os.environ.setdefault("BALLAST_LOCAL_NICE", "5")
 
 
 def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> GroupScheduling:

@@ -174,6 +174,8 @@ class LocalStack:
         log = (self.logs / f"{name}.log").open("ab")
         process = popen(
             [sys.executable, "-m", "services.cli", "run", name.split("#")[0]], detached=self.detached,
+            # Spark's job is not in the background: its Python source has Spark's ten seconds to start in.
+            background=name != "spark-aggregates",
             env={**os.environ, **self.env, **self.instance_env.get(name, {})}, stdout=log, stderr=subprocess.STDOUT)
         self.processes[name] = process
         return process
