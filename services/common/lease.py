@@ -154,17 +154,22 @@ class Lease:
         ensure_partitions(self._bus, TOPICS.leases, self.shards)
         server = _StandbyHealth(self.service, host, port)
         log.info("waiting for the service's lease", service=self.service)
-        # A standby asked to stop (a rolling update) exits 0 at once; once the service runs, faust handles SIGTERM.
-        previous = signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+        # A standby asked to stop (a rolling update) exits 0 within a poll; once the service runs, faust handles
+        # SIGTERM. The handler only takes note: an exception raised from it inside confluent-kafka's poll comes out
+        # as a SystemError (seen: "exception <class 'int'> is not a BaseException subclass", exit code 1).
+        stop = threading.Event()
+        previous = signal.signal(signal.SIGTERM, lambda *_: stop.set())
         try:
-            while not self.owner:
+            while not self.owner and not stop.is_set():
                 self.poll()
-        except SystemExit:
-            self._stopping.set()
-            os._exit(0)  # without leaving the group: see ``release``
         finally:
             signal.signal(signal.SIGTERM, previous)
             server.stop()
+        if stop.is_set():
+            self._stopping.set()
+            log.info("stopped while standing by", service=self.service)
+            logging.shutdown()
+            os._exit(0)  # without leaving the group: see ``release``
         log.info("this instance owns the service now", service=self.service, shards=sorted(self.owned))
 
     def keep(self) -> None:
