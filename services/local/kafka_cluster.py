@@ -23,6 +23,10 @@ from services.local.broker import free_port, popen
 DEFAULT_RACKS = ("/dc1/r1", "/dc1/r2", "/dc2/r1", "/dc2/r2")
 CONTROLLER_ID = 9000
 LOG_DIRS_PER_BROKER = 2
+# How long one node may take to start, be fenced or report a failed directory. Seconds when the machine is idle;
+# minutes when it is crowded (seen beside another test suite, the nodes at a lower priority: over a minute to add a
+# broker), which is slow, not wrong.
+PATIENCE_S = 180.0
 REPO_ROOT = Path(__file__).resolve().parents[2]
 LOG4J_CONFIG = Path(__file__).with_name("kafka") / "log4j2.properties"
 
@@ -134,7 +138,7 @@ class LocalKafka:
 
     # -- lifecycle -----------------------------------------------------------------------------------------------
 
-    def start(self, progress: Callable[[str], None] | None = None, timeout_s: float = 120.0) -> LocalKafka:
+    def start(self, progress: Callable[[str], None] | None = None, timeout_s: float = 2 * PATIENCE_S) -> LocalKafka:
         say = progress or (lambda _msg: None)
         self.run_dir.mkdir(parents=True, exist_ok=True)
         say(f"formatting KRaft storage (Kafka {kafka_version(self.lib)}, {len(self.brokers)} brokers, "
@@ -188,7 +192,7 @@ class LocalKafka:
             node.process.wait(timeout=30)
         self.wait_fenced(broker)
 
-    def wait_fenced(self, broker: int, timeout_s: float = 30.0) -> None:
+    def wait_fenced(self, broker: int, timeout_s: float = PATIENCE_S) -> None:
         from services.local.kafka_probe import unfenced_brokers
 
         deadline = time.monotonic() + timeout_s
@@ -197,17 +201,17 @@ class LocalKafka:
                 raise TimeoutError(f"the controller did not fence broker {broker} within {timeout_s:.0f} s")
             time.sleep(0.2)
 
-    def start_broker(self, broker: int, timeout_s: float = 60.0) -> None:
+    def start_broker(self, broker: int, timeout_s: float = PATIENCE_S) -> None:
         node = self.brokers[broker]
         if not node.running:
             self._launch(node)
         self.wait_ready([broker], timeout_s=timeout_s)
 
-    def restart_broker(self, broker: int, *, kill: bool = False, timeout_s: float = 60.0) -> None:
+    def restart_broker(self, broker: int, *, kill: bool = False, timeout_s: float = PATIENCE_S) -> None:
         self.kill_broker(broker) if kill else self.stop_broker(broker)
         self.start_broker(broker, timeout_s=timeout_s)
 
-    def add_broker(self, rack: str, broker: int | None = None, timeout_s: float = 60.0) -> int:
+    def add_broker(self, rack: str, broker: int | None = None, timeout_s: float = PATIENCE_S) -> int:
         """A new broker (the next free id unless given) joins the running cluster; returns its id."""
         new_id = broker if broker is not None else max(self.brokers, default=0) + 1
         if new_id in self.brokers or new_id == CONTROLLER_ID:
@@ -227,7 +231,7 @@ class LocalKafka:
         node = self.brokers.pop(broker)
         shutil.rmtree(node.home, ignore_errors=True)
 
-    def fail_log_dir(self, broker: int, index: int = 0, timeout_s: float = 30.0) -> Path:
+    def fail_log_dir(self, broker: int, index: int = 0, timeout_s: float = PATIENCE_S) -> Path:
         """Fail one data directory of a running broker as Kafka's LogDirFailureTest does: the directory is replaced
         by a file, and the broker's next checkpoint into it fails, which takes the directory offline (KIP-112). The
         broker keeps serving from its other directories. Returns the failed directory once the broker reports it
@@ -247,7 +251,7 @@ class LocalKafka:
 
         return offline_log_dirs(self.bootstrap_servers, broker)
 
-    def wait_ready(self, brokers: Iterable[int], timeout_s: float = 60.0) -> None:
+    def wait_ready(self, brokers: Iterable[int], timeout_s: float = PATIENCE_S) -> None:
         """Until the cluster describes every one of ``brokers`` as registered and not fenced."""
         from services.local.kafka_probe import unfenced_brokers
 
