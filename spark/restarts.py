@@ -1,7 +1,7 @@
 """A streaming query started again from its checkpoint after a failure that passes.
 
-Spark runs a Python data source's planning (``ballast_bus``: its schema at ``load()``, its offsets for as long as the
-query runs) in a Python process it starts at each query start, and gives that process ten seconds, a constant of
+Spark plans a Python data source's offsets (``ballast_bus``'s, for as long as the query runs) in a Python process it
+starts at each query start (``PythonStreamingSourceRunner``), and gives that process ten seconds, a constant of
 ``PythonWorkerFactory.createSimpleWorker``, to connect back. On a machine short of CPU it does not (seen with two
 suites side by side: the worker's imports alone took 10 s of wall time for 0.5 s of CPU), and the query fails before
 it has read a record. Started again from its checkpoint it loses and repeats nothing, so the job does that, after
@@ -13,8 +13,6 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from typing import Any
-
-from pyspark.errors import StreamingQueryException
 
 from services.common.retry import backoff
 
@@ -67,6 +65,8 @@ class RestartingQuery:
 
     def wait(self, timeout_s: float) -> None:
         """Up to ``timeout_s`` for the query to end. A failure ends the wait without raising: ``check`` judges it."""
+        from pyspark.errors import StreamingQueryException  # here, as spark.aggregates imports PySpark: when used
+
         try:
             self.query.awaitTermination(timeout_s)
         except StreamingQueryException:
@@ -90,7 +90,8 @@ class RestartingQuery:
         if not temporary(error):
             raise QueryFailed(f"the streaming query failed: {error}") from error
         if self._failures >= self._attempts:
-            raise QueryFailed(f"the streaming query failed to start {self._failures} times in a row: {error}") from error
+            raise QueryFailed(f"the streaming query failed to start {self._failures} times in a row: "
+                              f"{error}") from error
         delay = backoff(self._failures, **self._delays).total_seconds()
         self.restarts += 1
         if self._log:

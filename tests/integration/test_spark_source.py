@@ -135,7 +135,8 @@ def test_a_python_worker_that_connects_back_too_late_is_started_again(bootstrap:
     once = tmp_path / "late-once"
     once.touch()
     late_python = tmp_path / "late-python"
-    late_python.write_text(f"#!/bin/sh\ncase \"$*\" in *streaming_source_runner*) rm {once} 2>/dev/null && sleep 12;; esac\n"
+    late_python.write_text("#!/bin/sh\n"
+                           f"case \"$*\" in *streaming_source_runner*) rm {once} 2>/dev/null && sleep 12;; esac\n"
                            f"exec {sys.executable} \"$@\"\n")
     late_python.chmod(0o755)
     context = spark.sparkContext

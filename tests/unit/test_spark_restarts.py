@@ -25,7 +25,7 @@ class Query:
     def exception(self) -> Exception | None:
         return self._error
 
-    def awaitTermination(self, _timeout_ms: float) -> None:
+    def awaitTermination(self, _timeout_s: float) -> None:
         if self._error:
             raise StreamingQueryException(str(self._error))
 
