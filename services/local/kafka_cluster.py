@@ -9,11 +9,13 @@ add one, decommission one, and fail one log directory the way Kafka's own tests 
 
 from __future__ import annotations
 
+import base64
 import os
 import shutil
 import signal
 import subprocess
 import time
+import uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -143,7 +145,7 @@ class LocalKafka:
         self.run_dir.mkdir(parents=True, exist_ok=True)
         say(f"formatting KRaft storage (Kafka {kafka_version(self.lib)}, {len(self.brokers)} brokers, "
             f"{LOG_DIRS_PER_BROKER} log dirs each)")
-        self.cluster_id = self._java_output("kafka.tools.StorageTool", "random-uuid").strip().splitlines()[-1]
+        self.cluster_id = random_cluster_id()
         self._format([self.controller, *self.brokers.values()])
         say(f"starting the controller and {len(self.brokers)} brokers on 127.0.0.1 "
             f"(bootstrap {','.join(f'127.0.0.1:{b.port}' for b in self.brokers.values())})")
@@ -373,6 +375,14 @@ class LocalKafka:
             raise RuntimeError(f"{main} {' '.join(args)} failed ({result.returncode}): "
                                f"{(result.stderr or result.stdout)[-2000:]}")
         return result.stdout
+
+
+def random_cluster_id() -> str:
+    """What ``kafka-storage.sh random-uuid`` prints (a random UUID, base64url without padding, never starting with a
+    dash), without starting a JVM for it."""
+    while (cluster_id := base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")).startswith("-"):
+        pass
+    return cluster_id
 
 
 def _signal(node: KafkaNode, sig: int) -> None:

@@ -214,8 +214,8 @@ class Ballast:
     def topic_configuration_tasks(self) -> list[dict]:
         """Cruise Control's own record of topic_configuration tasks (what Ballast submitted)."""
         port = self.stack.ports.cruise_control
-        answer = httpx.get(f"http://127.0.0.1:{port}/kafkacruisecontrol/user_tasks",
-                           params={"json": "true", "endpoints": "topic_configuration"}, timeout=10)
+        answer = self.stack.http.get(f"http://127.0.0.1:{port}/kafkacruisecontrol/user_tasks",
+                                     params={"json": "true", "endpoints": "topic_configuration"}, timeout=10)
         return answer.json()["userTasks"]
 
     def close(self) -> None:
@@ -250,15 +250,17 @@ def serving_dashboard(env: dict[str, str], log_path: Path) -> Iterator[str]:
         url = f"http://127.0.0.1:{port}/"
         try:
             deadline = time.monotonic() + 180  # generous: a loaded machine starts Python slowly
-            while True:
-                assert process.poll() is None, log_path.read_text()
-                try:
-                    if httpx.get(url, timeout=5).status_code == 200:
-                        break
-                except httpx.HTTPError:
-                    pass
-                assert time.monotonic() < deadline, f"the dashboard did not answer within 180 s: {log_path.read_text()}"
-                time.sleep(0.2)
+            with httpx.Client(timeout=5) as http:  # one client: each new one loads the CA bundle again
+                while True:
+                    assert process.poll() is None, log_path.read_text()
+                    try:
+                        if http.get(url).status_code == 200:
+                            break
+                    except httpx.HTTPError:
+                        pass
+                    assert time.monotonic() < deadline, \
+                        f"the dashboard did not answer within 180 s: {log_path.read_text()}"
+                    time.sleep(0.2)
             yield url
         finally:
             process.terminate()

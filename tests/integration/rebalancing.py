@@ -81,7 +81,7 @@ class Rebalancing(Follower):
         """Until the rebalancer has had its first look at the brokers: a broker added before it is not 'new'."""
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
-            if httpx.get(self.stack.health_url("rebalancer"), timeout=5).json().get("knownBrokers") is not None:
+            if self.stack.http.get(self.stack.health_url("rebalancer"), timeout=5).json().get("knownBrokers") is not None:
                 return
             time.sleep(0.2)
         raise AssertionError("the rebalancer never looked at the brokers")

@@ -10,7 +10,6 @@ import json
 import time
 from pathlib import Path
 
-import httpx
 from confluent_kafka import Consumer, TopicPartition
 
 from events import TOPICS, ReplicasChangeCommand, ReplicasChangeRecord, TopicSpec, decode, encode
@@ -23,7 +22,7 @@ SERVICES = ("topic-reconciler", "replicas-change", "rebalancer")
 
 
 def healthy(ballast: Ballast, service: str) -> bool:
-    return httpx.get(ballast.stack.health_url(service), timeout=5).status_code == 200
+    return ballast.stack.http.get(ballast.stack.health_url(service), timeout=5).status_code == 200
 
 
 def raw_spec(name: str, **fields: object) -> bytes:

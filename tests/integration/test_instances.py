@@ -40,7 +40,7 @@ def roles(stack: LocalStack, service: str) -> dict[str, str]:
     found = {}
     for name, process in stack.processes.items():
         if name.split("#")[0] == service and process.poll() is None:
-            found[name] = httpx.get(stack.health_url(name), timeout=5).json().get("role", "?")
+            found[name] = stack.http.get(stack.health_url(name), timeout=5).json().get("role", "?")
     return found
 
 
@@ -51,7 +51,7 @@ def owner(stack: LocalStack, service: str, timeout: float = 60) -> str:
         try:
             current = roles(stack, service)
             active = [n for n, role in current.items() if role == "active"]
-            if len(active) == 1 and httpx.get(stack.health_url(active[0]), timeout=5).status_code == 200:
+            if len(active) == 1 and stack.http.get(stack.health_url(active[0]), timeout=5).status_code == 200:
                 return active[0]
         except httpx.HTTPError:
             pass

@@ -7,7 +7,6 @@ from __future__ import annotations
 import time
 from collections.abc import Iterator
 
-import httpx
 import pytest
 
 from events import RebalanceState
@@ -260,4 +259,4 @@ def test_invalid_requests_and_actions_go_to_the_dead_letter_topic(rb: Rebalancin
     reasons = {d.record_key: d.reason for d in rb.dead_letters}
     assert "needs the list of brokers" in reasons["bad"]
     assert reasons["never-requested"] == "no rebalance named 'never-requested'"
-    assert httpx.get(rb.stack.health_url("rebalancer")).status_code == 200
+    assert rb.stack.http.get(rb.stack.health_url("rebalancer")).status_code == 200

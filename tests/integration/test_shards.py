@@ -48,7 +48,7 @@ def shards_held(stack: LocalStack) -> dict[str, list[int]]:
     for name, process in stack.processes.items():
         if name.split("#")[0] == SERVICE and process.poll() is None:
             try:
-                answer = httpx.get(stack.health_url(name), timeout=5)
+                answer = stack.http.get(stack.health_url(name), timeout=5)
             except httpx.HTTPError:
                 continue
             if answer.status_code == 200 and answer.json().get("role") == "active":

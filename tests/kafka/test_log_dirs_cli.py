@@ -13,7 +13,6 @@ import threading
 import time
 from pathlib import Path
 
-import httpx
 
 from services.common.admin import INTRA_BROKER_THROTTLE
 from services.common.admin.kafka import KafkaClusterAdmin
@@ -205,7 +204,7 @@ def test_the_dashboard_shows_the_real_clusters_topics_and_brokers(kafka_stack: L
         ballast(kafka_stack, "apply", "-f", str(spec), "--wait", "--timeout", "120")
         deadline = time.monotonic() + 180  # generous: the page follows the status topic, a loaded machine lags
         while True:
-            state = httpx.get(f"{url}api/state", timeout=30).json()
+            state = kafka_stack.http.get(f"{url}api/state", timeout=30).json()
             topic = next((t for t in state["topics"] if t["topic"] == name), None)
             if topic is not None and topic["ready"] and topic["replicas"] == 2:
                 break

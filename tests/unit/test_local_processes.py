@@ -1,13 +1,16 @@
-"""The local parts' processes (services.local.broker.popen): the priority they run at."""
+"""The local parts' processes (services.local.broker.popen): the priority they run at; the local Kafka cluster's id,
+made without a JVM."""
 
 from __future__ import annotations
 
+import base64
 import os
 import subprocess
 
 import pytest
 
 from services.local.broker import popen
+from services.local.kafka_cluster import random_cluster_id
 
 
 def niceness_of(**options: object) -> int:
@@ -34,3 +37,13 @@ def test_a_niceness_that_is_not_one_is_refused_with_its_name(monkeypatch: pytest
     monkeypatch.setenv("BALLAST_LOCAL_NICE", "low")
     with pytest.raises(ValueError, match="BALLAST_LOCAL_NICE must be a whole number from 0 to 19, not 'low'"):
         niceness_of()
+
+
+def test_a_cluster_id_is_what_kafkas_random_uuid_prints() -> None:
+    """16 random bytes in base64url without padding, never with a leading dash (StorageTool's own rule); the suite's
+    real clusters are formatted with these ids."""
+    ids = {random_cluster_id() for _ in range(2000)}
+    assert len(ids) == 2000
+    for cluster_id in ids:
+        assert len(cluster_id) == 22 and not cluster_id.startswith("-")
+        assert len(base64.urlsafe_b64decode(cluster_id + "==")) == 16
