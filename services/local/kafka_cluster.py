@@ -358,11 +358,8 @@ class LocalKafka:
     def _java(self, main: str, *args: str, heap_mb: int, log_file: Path | None = None) -> list[str]:
         logging = ([f"-Dlog4j2.configurationFile={LOG4J_CONFIG}", f"-Dballast.log.file={log_file}"] if log_file
                    else ["-Dlog4j2.level=WARN"])
-        return [
-            "java", f"-Xmx{heap_mb}m", "-Xms32m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-XX:-UsePerfData",
-            "-Djava.awt.headless=true", "-Djava.net.preferIPv4Stack=true", *logging,
-            "-cp", f"{self.lib}/*:{self.selector}", main, *args,
-        ]
+        return ["java", *jvm_options(heap_mb), *class_sharing(self.lib), *logging,
+                "-cp", f"{self.lib}/*:{self.selector}", main, *args]
 
     def tool_output(self, main: str, *args: str) -> str:
         """The standard output of one of Kafka's command-line tools (``org.apache.kafka.tools.LogDirsCommand``, ...)
@@ -375,6 +372,26 @@ class LocalKafka:
             raise RuntimeError(f"{main} {' '.join(args)} failed ({result.returncode}): "
                                f"{(result.stderr or result.stdout)[-2000:]}")
         return result.stdout
+
+
+def jvm_options(heap_mb: int) -> list[str]:
+    """A small node's JVM: a small heap, the serial collector, the first JIT tier only (quicker to start, and enough
+    for a test's traffic)."""
+    return [f"-Xmx{heap_mb}m", "-Xms32m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-XX:-UsePerfData",
+            "-Djava.awt.headless=true", "-Djava.net.preferIPv4Stack=true"]
+
+
+def class_archive(lib: Path) -> Path:
+    """Where ``make kafka`` keeps the archive of Kafka's classes (``services.local.kafka_classes``)."""
+    return lib.parent / "kafka-classes.jsa"
+
+
+def class_sharing(lib: Path) -> list[str]:
+    """The JVM options that map the archive of Kafka's classes, when there is one. The JVM checks it against the jars
+    and the JDK it was made from and ignores one that does not match; its warning is turned off, since it would land
+    in the output of Kafka's tools, which tests compare with Ballast's."""
+    archive = class_archive(lib)
+    return [f"-XX:SharedArchiveFile={archive}", "-Xlog:cds=off,cds+dynamic=off"] if archive.is_file() else []
 
 
 def random_cluster_id() -> str:

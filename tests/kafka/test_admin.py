@@ -11,7 +11,7 @@ from events import TOPICS, BrokerForgotten
 from services.common import busio
 from services.common.admin import AdminError, TopicAlreadyExists, UnknownTopic
 from services.common.admin.kafka import KafkaClusterAdmin
-from services.local.kafka_cluster import DEFAULT_RACKS, LocalKafka
+from services.local.kafka_cluster import DEFAULT_RACKS, LocalKafka, class_archive
 from tests.integration.harness import Ballast
 from tests.kafka.conftest import eventually
 
@@ -25,6 +25,20 @@ def produce(kafka: LocalKafka, topic: str, partitions: int, records: int, size: 
         if i % 1000 == 0:
             producer.poll(0)
     assert producer.flush(60) == 0
+
+
+def test_every_node_maps_the_archive_of_kafkas_classes(kafka: LocalKafka) -> None:
+    """`make kafka` archives Kafka's classes (services.local.kafka_classes) and every node maps the archive as it
+    starts. An archive the JVM refuses (another JDK, other jars, another class path) is ignored without a word, so
+    only this shows it."""
+    archive = class_archive(kafka.lib)
+    assert archive.is_file(), f"no {archive}: `make kafka` makes it"
+    nodes = [node for node in (kafka.controller, *kafka.brokers.values()) if node.running]
+    assert nodes
+    for node in nodes:
+        assert node.process is not None
+        mapped = Path(f"/proc/{node.process.pid}/maps").read_text()
+        assert str(archive) in mapped, f"Kafka node {node.id} did not map {archive}"
 
 
 async def test_brokers_have_their_racks_and_fenced_ones_are_not_alive(admin: KafkaClusterAdmin,
