@@ -95,7 +95,8 @@ dashboard: $(STAMP)
 # The suite in three processes (pytest-xdist, tests/scheduling.py): the shared Kafka cluster's tests in one, the
 # in-process Spark tests in another, the other modules whole in any. Three on a 2-core machine: once the shared
 # cluster is done, the tests left mostly wait on their stacks (the cores were 40 % busy for the last five minutes with
-# two); pytest took 11.3 min with three, 13.6 with two. TEST_WORKERS= (empty) runs it in one.
+# two). With three the cores are about 90 % busy throughout: pytest took 12.4 min on a fresh clone (2026-11-27), and
+# four workers were slower. TEST_WORKERS= (empty) runs it in one.
 TEST_WORKERS ?= 3
 
 test: $(STAMP) $(KAFKA_STAMP) $(KAFKA_CLASSES) $(SELECTOR_JAR) $(HARNESS_JAR) $(SPARK_JARS_STAMP) $(CHROMIUM)

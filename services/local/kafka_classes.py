@@ -86,8 +86,8 @@ def _exercise(bootstrap: str, node: subprocess.Popen[bytes], timeout_s: float) -
         try:
             admin.create_topics([NewTopic("classes", num_partitions=2, replication_factor=1)])["classes"].result(10)
             break
-        except KafkaException as exc:
-            if exc.args[0].name() == "TOPIC_ALREADY_EXISTS":
+        except (KafkaException, TimeoutError) as exc:  # not serving yet
+            if isinstance(exc, KafkaException) and exc.args[0].name() == "TOPIC_ALREADY_EXISTS":
                 break
             if time.monotonic() > deadline:
                 raise
