@@ -3,7 +3,8 @@
     python -m bench.kafka_cluster [--runs 3] [--write BENCHMARKS.md]
 
 Each run starts, in turn, a bare LocalKafka (format + a controller and 4 broker JVMs, until DescribeCluster shows
-every broker unfenced), the whole stack on it (`ballast up --kafka`'s LocalStack: Kafka, the simulator, the four
+every broker unfenced), the same without the archive of Kafka's classes (``services.local.kafka_classes``), with the
+CPU its five nodes used until then, the whole stack on it (`ballast up --kafka`'s LocalStack: Kafka, the simulator, the four
 services healthy) and the embedded stack (`make demo`'s: Tansu, the simulator, the services). Memory is each Kafka
 JVM's resident set (VmRSS) once ready, and again after 20,000 records of 1 kB went to a 4-partition RF 3 topic.
 """
@@ -11,6 +12,7 @@ JVM's resident set (VmRSS) once ready, and again after 20,000 records of 1 kB we
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import sys
 import tempfile
@@ -30,6 +32,9 @@ from services.local.stack import LocalStack
 @dataclass
 class Run:
     kafka_ready_s: float
+    kafka_unshared_ready_s: float
+    kafka_cpu_s: float
+    kafka_unshared_cpu_s: float
     kafka_stack_ready_s: float
     embedded_stack_ready_s: float
     rss_mb_ready: dict[str, float] = field(default_factory=dict)
@@ -46,6 +51,16 @@ def rss_mb(pid: int) -> float:
 def node_rss(kafka: LocalKafka) -> dict[str, float]:
     nodes = {"controller": kafka.controller, **{f"broker {b}": n for b, n in kafka.brokers.items()}}
     return {name: rss_mb(node.process.pid) for name, node in nodes.items() if node.process is not None}
+
+
+def node_cpu_s(kafka: LocalKafka) -> float:
+    """The CPU time the cluster's JVMs have used so far (user and system, from /proc)."""
+    ticks = 0
+    for node in (kafka.controller, *kafka.brokers.values()):
+        if node.process is not None:
+            fields = Path(f"/proc/{node.process.pid}/stat").read_text().rsplit(")", 1)[1].split()
+            ticks += int(fields[11]) + int(fields[12])
+    return ticks / os.sysconf("SC_CLK_TCK")
 
 
 def load(kafka: LocalKafka, records: int = 20_000) -> None:
@@ -70,13 +85,21 @@ def one_run(say: Callable[[str], None]) -> Run:
         kafka = LocalKafka(Path(tmp) / "bare")
         try:
             ready = timed(kafka.start)
-            say(f"bare Kafka ready in {ready:.1f} s")
+            cpu = node_cpu_s(kafka)
+            say(f"bare Kafka ready in {ready:.1f} s ({cpu:.1f} s of CPU)")
             rss_ready = node_rss(kafka)
             load(kafka)
             time.sleep(2)
             rss_loaded = node_rss(kafka)
         finally:
             kafka.stop()
+        unshared = LocalKafka(Path(tmp) / "unshared", share_classes=False)
+        try:
+            unshared_ready = timed(unshared.start)
+            unshared_cpu = node_cpu_s(unshared)
+            say(f"bare Kafka without the class archive ready in {unshared_ready:.1f} s ({unshared_cpu:.1f} s of CPU)")
+        finally:
+            unshared.stop()
         stack = LocalStack(Path(tmp) / "kafka-stack", kafka=True)
         try:
             kafka_stack = timed(stack.start)
@@ -89,7 +112,7 @@ def one_run(say: Callable[[str], None]) -> Run:
             say(f"embedded stack ready in {embedded_ready:.1f} s")
         finally:
             embedded.stop()
-    return Run(ready, kafka_stack, embedded_ready, rss_ready, rss_loaded)
+    return Run(ready, unshared_ready, cpu, unshared_cpu, kafka_stack, embedded_ready, rss_ready, rss_loaded)
 
 
 def render(runs: list[Run], command: str) -> str:
@@ -100,15 +123,18 @@ def render(runs: list[Run], command: str) -> str:
     return "\n".join([
         f"## Real local Kafka cluster: start-up and memory (Kafka {kafka_version()}, 1 controller + 4 brokers)",
         "",
-        f"`{command}`: {len(runs)} runs on this 2-core machine, each starting the three one after the other.",
+        f"`{command}`: {len(runs)} runs on this 2-core machine, each starting the four one after the other.",
         "",
-        "| what | seconds until ready, median (min, max) |",
-        "| --- | --- |",
-        f"| Kafka alone: format storage, 5 JVMs, every broker unfenced | {stats([r.kafka_ready_s for r in runs])} |",
+        "| what | seconds until ready, median (min, max) | CPU seconds of the 5 JVMs until ready, median |",
+        "| --- | --- | --- |",
+        f"| Kafka alone: format storage, 5 JVMs, every broker unfenced | {stats([r.kafka_ready_s for r in runs])} "
+        f"| {statistics.median(r.kafka_cpu_s for r in runs):.1f} |",
+        f"| the same without the archive of Kafka's classes | {stats([r.kafka_unshared_ready_s for r in runs])} "
+        f"| {statistics.median(r.kafka_unshared_cpu_s for r in runs):.1f} |",
         f"| the stack on Kafka (`ballast up --kafka`): Kafka, simulator, 4 services healthy "
-        f"| {stats([r.kafka_stack_ready_s for r in runs])} |",
+        f"| {stats([r.kafka_stack_ready_s for r in runs])} | |",
         f"| the embedded stack (`make demo`'s): Tansu, simulator, 4 services healthy "
-        f"| {stats([r.embedded_stack_ready_s for r in runs])} |",
+        f"| {stats([r.embedded_stack_ready_s for r in runs])} | |",
         "",
         "| JVM | heap limit | resident MB once ready (median) | after 20,000 x 1 kB records, RF 3 (median) |",
         "| --- | --- | --- | --- |",
@@ -117,6 +143,9 @@ def render(runs: list[Run], command: str) -> str:
           f"| {statistics.median(r.rss_mb_loaded[node] for r in runs):.0f} |" for node in nodes],
         f"| all five | | {statistics.median(sum(r.rss_mb_ready.values()) for r in runs):.0f} "
         f"| {statistics.median(sum(r.rss_mb_loaded.values()) for r in runs):.0f} |",
+        "",
+        "The archive is the one made by `make kafka`; a node's resident set counts the archive pages it maps (one file, which",
+        "the five nodes share through the page cache).",
         "",
         "The embedded stack is what `make demo` starts; the real cluster is started only by `make up-kafka` and the",
         "real-Kafka tests, so the demo's start-up is unchanged by it.",

@@ -109,9 +109,11 @@ class LocalKafka:
 
     def __init__(self, run_dir: Path, *, racks: Sequence[str] = DEFAULT_RACKS, heap_mb: int = 256,
                  overrides: Mapping[str, str] | None = None, detached: bool = False,
-                 first_broker_id: int = 1, replica_selector: str | None = SELECTOR_CLASS) -> None:
+                 first_broker_id: int = 1, replica_selector: str | None = SELECTOR_CLASS,
+                 share_classes: bool = True) -> None:
         """``replica_selector``: the brokers' ``replica.selector.class`` (Ballast's by default; None: Kafka's
-        default, no follower fetching)."""
+        default, no follower fetching). ``share_classes``: the JVMs map the archive of Kafka's classes when there is
+        one (the benchmark starts a cluster without it beside one with it)."""
         self.run_dir = run_dir / "kafka"
         self.heap_mb = heap_mb
         self.overrides = dict(overrides or {})
@@ -119,6 +121,7 @@ class LocalKafka:
         self.lib = kafka_lib_dir()
         self.selector = selector_jar()
         self.replica_selector = replica_selector
+        self.share_classes = share_classes
         self.cluster_id = ""
         self.controller = KafkaNode(id=CONTROLLER_ID, port=free_port(), home=self.run_dir / "controller")
         self.brokers: dict[int, KafkaNode] = {}
@@ -358,7 +361,8 @@ class LocalKafka:
     def _java(self, main: str, *args: str, heap_mb: int, log_file: Path | None = None) -> list[str]:
         logging = ([f"-Dlog4j2.configurationFile={LOG4J_CONFIG}", f"-Dballast.log.file={log_file}"] if log_file
                    else ["-Dlog4j2.level=WARN"])
-        return ["java", *jvm_options(heap_mb), *class_sharing(self.lib), *logging,
+        sharing = class_sharing(self.lib) if self.share_classes else []
+        return ["java", *jvm_options(heap_mb), *sharing, *logging,
                 "-cp", f"{self.lib}/*:{self.selector}", main, *args]
 
     def tool_output(self, main: str, *args: str) -> str:
