@@ -79,15 +79,19 @@ class BusStreamReader(DataSourceStreamReader):
     def initialOffset(self) -> Offsets:
         from confluent_kafka import TopicPartition
 
+        from services.common.busio import watermarks
+
         consumer = self._driver_consumer()
         low = {}
         for topic, partitions in self._partitions().items():
-            low[topic] = {p: consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=self.timeout_s)[0]
+            low[topic] = {p: watermarks(consumer, TopicPartition(topic, p), self.timeout_s)[0]
                           for p in partitions}
         return _ordered(low)
 
     def latestOffset(self, start: Offsets | None = None, limit: Any = None) -> Offsets:
         from confluent_kafka import TopicPartition
+
+        from services.common.busio import watermarks
 
         consumer = self._driver_consumer()
         ends: dict[str, dict[int, int]] = {}
@@ -96,7 +100,7 @@ class BusStreamReader(DataSourceStreamReader):
         for topic, partitions in found.items():
             ends[topic] = {}
             for p in partitions:
-                high = consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=self.timeout_s)[1]
+                high = watermarks(consumer, TopicPartition(topic, p), self.timeout_s)[1]
                 previous = int((start or {}).get(topic, {}).get(str(p), 0))
                 end = max(high, previous)
                 if self._last_watermark.get((topic, p)) == high:

@@ -12,7 +12,8 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
-from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
+from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, TopicPartition
+from tenacity import Retrying, retry_if_exception, stop_after_delay, wait_exponential
 
 from events import Decoded, InvalidEvent, decode, encode
 from events.limits import bounded
@@ -124,11 +125,33 @@ def publish(bus: BusSettings, topic: BusTopic[E], events: Iterable[E], *,
     return produce(bus, records, offsets_by_key=offsets_by_key)
 
 
+# A partition whose leader just changed answers these until the new leader has caught up; librdkafka does not mark
+# them retriable when it reports a watermark query's failure.
+_LEADER_SETTLING = frozenset({KafkaError.OFFSET_NOT_AVAILABLE, KafkaError.NOT_LEADER_FOR_PARTITION,
+                              KafkaError.LEADER_NOT_AVAILABLE, KafkaError.FENCED_LEADER_EPOCH,
+                              KafkaError.UNKNOWN_LEADER_EPOCH, KafkaError._TIMED_OUT})
+
+
+def _momentary(exc: BaseException) -> bool:
+    if not isinstance(exc, KafkaException) or not isinstance(exc.args[0], KafkaError):
+        return False
+    error = exc.args[0]
+    return error.retriable() or error.code() in _LEADER_SETTLING
+
+
+def watermarks(consumer: Consumer, tp: TopicPartition, timeout_s: float) -> tuple[int, int]:
+    """A partition's low and high watermarks. A partition in the middle of a leader change is asked again until
+    ``timeout_s`` has passed (a new leader answers OFFSET_NOT_AVAILABLE until its high watermark has caught up)."""
+    asking = Retrying(retry=retry_if_exception(_momentary), stop=stop_after_delay(timeout_s),
+                      wait=wait_exponential(multiplier=0.05, max=1.0), reraise=True)
+    return asking(consumer.get_watermark_offsets, tp, timeout=timeout_s)
+
+
 def _ends(consumer: Consumer, partitions: list[TopicPartition], timeout_s: float) -> dict[tuple[str, int], int]:
     """The offset each non-empty partition ends at now."""
     ends = {}
     for tp in partitions:
-        low, high = consumer.get_watermark_offsets(tp, timeout=timeout_s)
+        low, high = watermarks(consumer, tp, timeout_s)
         if high > low:
             ends[(tp.topic, tp.partition)] = high
     return ends
@@ -264,8 +287,7 @@ def record_counts(bus: BusSettings, topics: Iterable[str], *, timeout_s: float =
                 counts[topic] = 0
                 continue
             counts[topic] = sum(high - low for low, high in (
-                consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=timeout_s)
-                for p in metadata.partitions))
+                watermarks(consumer, TopicPartition(topic, p), timeout_s) for p in metadata.partitions))
     except KafkaException as exc:
         raise BusUnavailable(f"no broker answered within {timeout_s:.0f} s ({exc})") from None
     finally:
@@ -298,7 +320,7 @@ def read_compacted(settings: BusSettings, topic: BusTopic[E], *, keys: Callable[
         if metadata is None or metadata.error is not None or not metadata.partitions:
             return latest
         partitions = [TopicPartition(topic.name, p, 0) for p in metadata.partitions]
-        high = {tp.partition: consumer.get_watermark_offsets(tp, timeout=timeout_s)[1] for tp in partitions}
+        high = {tp.partition: watermarks(consumer, tp, timeout_s)[1] for tp in partitions}
         consumer.assign(partitions)
         position = {p: 0 for p in high}
         deadline = time.monotonic() + timeout_s

@@ -91,3 +91,46 @@ def test_a_bounded_read_that_cannot_reach_the_end_says_so(monkeypatch) -> None:
     with pytest.raises(busio.BusUnavailable, match=r"t\[0\] not read to the end: no record for 0.5 s"):
         read.extend(r.offset for r in busio.consume(bus, ["t"], follow=False, idle_s=0.0))
     assert read == [0, 1, 2]
+
+
+class SettlingLeader:
+    """A partition whose new leader answers ``error`` to the first ``refusals`` watermark queries."""
+
+    def __init__(self, refusals: int, error: int) -> None:
+        self.refusals, self.error, self.asked = refusals, error, 0
+
+    def get_watermark_offsets(self, tp, timeout=None):
+        from confluent_kafka import KafkaError, KafkaException
+
+        self.asked += 1
+        if self.asked <= self.refusals:
+            raise KafkaException(KafkaError(self.error))
+        return 3, 10
+
+
+def test_a_watermark_asked_during_a_leader_change_is_asked_again_until_the_new_leader_answers() -> None:
+    """A fresh clone's run failed once: a bounded read met a new leader whose high watermark had not caught up
+    (OFFSET_NOT_AVAILABLE) and gave up at once."""
+    from confluent_kafka import KafkaError, TopicPartition
+
+    leader = SettlingLeader(refusals=3, error=KafkaError.OFFSET_NOT_AVAILABLE)
+    assert busio.watermarks(leader, TopicPartition("t", 0), timeout_s=10) == (3, 10)
+    assert leader.asked == 4
+
+
+def test_a_watermark_error_that_will_not_pass_is_raised_at_once() -> None:
+    from confluent_kafka import KafkaError, KafkaException, TopicPartition
+
+    leader = SettlingLeader(refusals=1, error=KafkaError.TOPIC_AUTHORIZATION_FAILED)
+    with pytest.raises(KafkaException, match="TOPIC_AUTHORIZATION_FAILED"):
+        busio.watermarks(leader, TopicPartition("t", 0), timeout_s=10)
+    assert leader.asked == 1
+
+
+def test_a_leader_that_never_settles_is_given_up_on_at_the_deadline() -> None:
+    from confluent_kafka import KafkaError, KafkaException, TopicPartition
+
+    leader = SettlingLeader(refusals=10**6, error=KafkaError.NOT_LEADER_FOR_PARTITION)
+    with pytest.raises(KafkaException, match="NOT_LEADER"):
+        busio.watermarks(leader, TopicPartition("t", 0), timeout_s=0.3)
+    assert 1 < leader.asked < 100
