@@ -68,10 +68,11 @@ def _port_setting(service: str) -> str:
 class LocalStack:
     def __init__(self, run_dir: Path, *, env: dict[str, str] | None = None,
                  services: tuple[str, ...] = SERVICES, detached: bool = False, kafka: bool = False,
-                 kafka_racks: tuple[str, ...] | None = None) -> None:
+                 kafka_racks: tuple[str, ...] | None = None, kafka_overrides: dict[str, str] | None = None) -> None:
         """``detached``: what starts here outlives this process (``ballast up``); otherwise it all dies with it.
         ``kafka``: a real Kafka cluster is the bus and the managed cluster (racks ``kafka_racks``, one broker
-        each) instead of Tansu and the simulator's cluster."""
+        each, broker settings ``kafka_overrides`` over the local cluster's) instead of Tansu and the simulator's
+        cluster."""
         self.run_dir = run_dir
         self.detached = detached
         self.logs = run_dir / "logs"
@@ -108,7 +109,8 @@ class LocalStack:
         }
         self.kafka: LocalKafka | None = None
         if kafka:
-            self.kafka = LocalKafka(run_dir, detached=detached, **({"racks": kafka_racks} if kafka_racks else {}))
+            self.kafka = LocalKafka(run_dir, detached=detached, overrides=kafka_overrides,
+                                    **({"racks": kafka_racks} if kafka_racks else {}))
             bootstrap = self.kafka.bootstrap_servers
             self.env.update({
                 "BALLAST_BUS__BOOTSTRAP_SERVERS": bootstrap,
