@@ -237,7 +237,8 @@ def main() -> None:
     # to stop. Installed after the session: the SparkContext installs its own SIGINT handler, which raises.
     jvm_output = JvmOutput(log)
     with jvm_output.captured():
-        spark = local_session("ballast-load-aggregates", master=settings.spark.master, jars=jars)
+        spark = local_session("ballast-load-aggregates", master=settings.spark.master, jars=jars,
+                              jvm_options=settings.spark.java_options)
     stop_on_signals()
     gate = BatchGate(spark)
     sink = kafka_sink(settings, gate)

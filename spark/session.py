@@ -10,6 +10,10 @@ from typing import Any
 from spark.jvm_output import java_options
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
+# For a small job on one machine (the local stack, the tests): the first JIT tier only and the serial collector. A
+# local session's JVM spent half its CPU compiling and collecting otherwise: one test module's Spark JVM took 26 CPU-s
+# with these and 59 without. A long-running job on real traffic keeps the JVM's defaults.
+SMALL_JOB_JVM = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC -XX:-UsePerfData"
 KAFKA_SOURCE_ARTIFACTS = ("spark-sql-kafka-0-10_2.13", "spark-token-provider-kafka-0-10_2.13", "kafka-clients",
                           "commons-pool2")
 
@@ -26,8 +30,9 @@ def kafka_source_jars() -> list[Path]:
     return jars
 
 
-def local_session(app_name: str, master: str = "local[2]", jars: list[Path] | None = None) -> Any:
-    """``jars``: extra jars on the classpath (``spark.jars``); by default Spark's Kafka source where it is installed.
+def local_session(app_name: str, master: str = "local[2]", jars: list[Path] | None = None,
+                  jvm_options: str = "") -> Any:
+    """``jvm_options``: more options for the driver's JVM (``SMALL_JOB_JVM`` for a small job). ``jars``: extra jars on the classpath (``spark.jars``); by default Spark's Kafka source where it is installed.
     PySpark starts one JVM per process, with the first session's jars: a later session cannot add a data source, so
     every session brings the Kafka source along rather than only those that read with it."""
     from pyspark.sql import SparkSession
@@ -60,7 +65,7 @@ def local_session(app_name: str, master: str = "local[2]", jars: list[Path] | No
              # Spark checks whether a foreachBatch error was its query's stop with a regex that recurses once per
              # character of the error (StreamExecution.PROXY_ERROR): 1 MB stacks overflow on a py4j trace. Spark's
              # own log lines are JSON (spark.jvm_output).
-             .config("spark.driver.extraJavaOptions", f"-Xss16m {java_options()}")
+             .config("spark.driver.extraJavaOptions", " ".join(filter(None, ("-Xss16m", jvm_options, java_options()))))
              .getOrCreate())
     spark.sparkContext.setLogLevel("ERROR")
     return spark

@@ -70,9 +70,9 @@ def spark() -> Iterator[Any]:
     """One local Spark session per test process. Its JVM takes 20 to 40 s to start, so the modules that drive Spark in
     process are one scheduling group (tests/scheduling.py) and share it; it has Spark's Kafka source on its classpath
     when `make spark-kafka` has fetched it (spark.session.local_session)."""
-    from spark.session import local_session
+    from spark.session import SMALL_JOB_JVM, local_session
 
-    session = local_session("ballast-tests")
+    session = local_session("ballast-tests", jvm_options=SMALL_JOB_JVM)
     yield session
     session.stop()
 

@@ -50,12 +50,17 @@ def _global_options(
     # with its own stack's environment).
     import os
 
+    get_settings.cache_clear()
+    os.environ.update(invocation_environment(bootstrap_server, ctx.invoked_subcommand, os.environ, _running_stack))
+    get_settings.cache_clear()
+
+
+def _running_stack() -> StackInfo | None:
+    # Imported only when asked: the local stack's module brings httpx and the cluster launchers, which a service
+    # (``ballast run``) or a command given its bus does not need.
     from services.local.stack_state import running_stack
 
-    get_settings.cache_clear()
-    os.environ.update(invocation_environment(bootstrap_server, ctx.invoked_subcommand, os.environ,
-                                             lambda: running_stack(get_settings().state_dir)))
-    get_settings.cache_clear()
+    return running_stack(get_settings().state_dir)
 
 
 def invocation_environment(bootstrap_server: str | None, command: str | None, environ: Mapping[str, str],
@@ -63,12 +68,12 @@ def invocation_environment(bootstrap_server: str | None, command: str | None, en
     """What this invocation adds to its environment: ``--bootstrap-server`` as the bus; else, when nothing says where
     the bus is, the client settings of the stack `ballast up` started (settings set explicitly still win); nothing
     for the commands that start a stack of their own."""
-    from services.local.stack_state import client_env
-
     if bootstrap_server:
         return {BOOTSTRAP: bootstrap_server}
     if BOOTSTRAP in environ or command in _STARTS_ITS_OWN or (running := stack()) is None:
         return {}
+    from services.local.stack_state import client_env
+
     return {key: value for key, value in client_env(running).items() if key not in environ}
 
 

@@ -250,6 +250,9 @@ class SparkSettings(BaseModel):
     trigger_s: float = Field(default=2.0, gt=0)
     # At most this many samples per micro-batch: a backlog is worked off in steps, within the driver's memory.
     max_records_per_batch: int = Field(default=100_000, ge=1)
+    # More options for the driver's JVM (which runs the work too under a local master), as spark-submit's
+    # --driver-java-options: the local stack gives spark.session.SMALL_JOB_JVM.
+    java_options: str = ""
 
 
 class SimulatorSettings(BaseModel):

@@ -26,6 +26,7 @@ from services.common.bus import ensure_topics
 from services.common.settings import Settings
 from services.local.broker import free_port, popen, start_tansu
 from services.local.kafka_cluster import LocalKafka
+from spark.session import SMALL_JOB_JVM
 
 SERVICES = ("topic-reconciler", "replicas-change", "rebalancer", "load-collector")
 
@@ -95,6 +96,7 @@ class LocalStack:
             "BALLAST_PORTS__LOAD_COLLECTOR": str(self.ports.load_collector),
             "BALLAST_DATA_DIR": str(run_dir / "data"),
             "BALLAST_SPARK__CHECKPOINT_DIR": str(run_dir / "spark-checkpoint"),
+            "BALLAST_SPARK__JAVA_OPTIONS": SMALL_JOB_JVM,
             "BALLAST_LOG_FORMAT": "json",
             # A killed owner's lease passes on within seconds, and a worker joins its group sooner (Tansu and the
             # local Kafka allow short sessions).
