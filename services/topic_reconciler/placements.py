@@ -82,10 +82,13 @@ class PlacementLedger:
         for broker in brokers:
             real = cluster.get(broker)
             known = aggregates.get(broker, {})
+            online = {d for d, u in (real or {}).items() if u is not None}
             if real is None:  # the cluster cannot say: the aggregates as they are
                 usage[broker] = dict(known)
-            elif known and set(known) <= set(real):
-                usage[broker] = {d: u for d, u in known.items() if real[d] is not None}
+            # The aggregates decide where they cover every online directory of the broker; a window that lacks one
+            # (its sample came late) would otherwise hide it, and one that names other paths knows another cluster.
+            elif known and online <= set(known) <= set(real):
+                usage[broker] = {d: u for d, u in known.items() if d in online}
             else:
                 usage[broker] = {d: u for d, u in real.items() if u is not None}
             failed, drained = self._failed.get(broker, set()), self._drained.get(broker, set())

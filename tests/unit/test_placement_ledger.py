@@ -116,3 +116,14 @@ async def test_drained_and_failed_directories_from_the_brokers_status_take_no_ne
                                                                    LogDirState(path="/d1")]))
     await placements.placed("orders", "create", {0: [1, 2]}, load_aware=True)
     assert admin.calls == [("orders", {(0, 1): "/d0"})]  # broker 2 has one directory left: its own choice
+
+
+async def test_a_window_that_lacks_a_directory_does_not_hide_it() -> None:
+    """The load-flow test once saw a replica put in a broker's fuller directory: the newest window held a sample of
+    that directory only (the other's came late), and the aggregates decided alone."""
+    recent = RecentLoad(max_age=timedelta(minutes=5))
+    recent.take(LoadAggregate(window_start=NOW - timedelta(seconds=70), window_end=NOW - timedelta(seconds=10),
+                              entity_kind="log-dir", entity="1:/d0", disk_mb=500.0, replicas=6))
+    admin = Admin(dirs=[_dir(1, "/d0", 500), _dir(1, "/d1", 0)])
+    await ledger(admin, recent).placed("orders", "create", {0: [1]}, load_aware=True)
+    assert admin.calls == [("orders", {(0, 1): "/d1"})]  # the cluster's own figures, which know both
