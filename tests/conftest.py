@@ -57,8 +57,8 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> GroupSche
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    # Only in workers: a serial run keeps the files' order. Either way the stacks that tests/integration and
-    # tests/kafka share are package fixtures, stopped as soon as their package's tests have run.
+    # Only in workers: a serial run keeps the files' order. Either way the stack of tests/integration/shared_stack
+    # and the cluster of tests/kafka are package fixtures, stopped as soon as their package's tests have run.
     if not os.environ.get("PYTEST_XDIST_WORKER"):
         return
     order = {item.nodeid: index for index, item in enumerate(items)}

@@ -1,9 +1,10 @@
 """How `make test` shares the suite between its workers (pytest-xdist, ``TEST_WORKERS``, three by default).
 
 A group of tests runs in one worker, so a stack, cluster or Spark session its tests share starts once: the tests in
-tests/kafka that use its shared cluster are one group; the modules that drive Spark in process are another (they share
-the worker's session, tests/conftest.py); every other module is a group of its own (its module-scoped stack, or a
-cluster of its own, as test_up's). The longest groups go first, so no worker is left with a long one when the others
+tests/kafka that use its shared cluster are one group; the modules of tests/integration/shared_stack, which share one
+local stack, are another; the modules that drive Spark in process are a third (they share the worker's session,
+tests/conftest.py); every other module is a group of its own (its module-scoped stack, or a cluster of its own, as
+test_up's). The longest groups go first, so no worker is left with a long one when the others
 are done.
 
 pytest-xdist's own ``--dist loadgroup`` reads groups from a suffix it writes into each test's node id, which pytest 9
@@ -15,6 +16,7 @@ from __future__ import annotations
 from xdist.scheduler import LoadScopeScheduling
 
 KAFKA = "tests/kafka/"
+SHARED_STACK = "tests/integration/shared_stack/"
 ORDER = (KAFKA, "tests/integration/", "tests/unit/")
 # Modules of tests/kafka that start clusters of their own, or none: off the shared cluster's worker (test_up's two
 # minutes were the last of that worker's group, the longest of the suite).
@@ -28,6 +30,8 @@ def group_of(nodeid: str) -> str:
     module = nodeid.split("::", 1)[0]
     if module in IN_PROCESS_SPARK:
         return SPARK
+    if module.startswith(SHARED_STACK):
+        return SHARED_STACK
     return KAFKA if module.startswith(KAFKA) and module not in OWN_CLUSTERS else module
 
 

@@ -61,6 +61,9 @@ def build_cruise_control_app(cc: SimCruiseControl, faults: FaultPlan) -> web.App
         late_answer = delay and (endpoint in faults.latency_after or "*" in faults.latency_after)
         if delay and not late_answer:
             await asyncio.sleep(delay)
+            if request.transport is None or request.transport.is_closing():
+                # The client hung up while its request waited: as if the request had died with it on the way.
+                return web.Response(status=499)
         injected = faults.take_error(endpoint)
         if injected is not None:
             status, message = injected

@@ -2,12 +2,8 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
-
-from services.local.stack import LocalStack
-from tests.integration.harness import Ballast
 
 # Faster loops than production defaults, so failure paths resolve within seconds in tests.
 TEST_ENV = {
@@ -30,28 +26,6 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if "integration" in str(item.path):
             item.add_marker(pytest.mark.integration)
-
-
-# Package-scoped: stopped once the last test of tests/integration has run (see tests/kafka/conftest.py).
-@pytest.fixture(scope="package")
-def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalStack]:
-    run_dir: Path = tmp_path_factory.mktemp("stack")
-    # An empty policy (the default); a test may write rules into it and must empty it again (test_hostile_input).
-    policy = run_dir / "policy.yaml"
-    policy.write_text("")
-    local = LocalStack(run_dir, env={**TEST_ENV, "BALLAST_POLICY_FILE": str(policy)})
-    try:
-        local.start()
-        yield local
-    finally:
-        local.stop()
-
-
-@pytest.fixture(scope="package")
-def ballast(stack: LocalStack) -> Iterator[Ballast]:
-    client = Ballast(stack)
-    yield client
-    client.close()
 
 
 @pytest.fixture(autouse=True)

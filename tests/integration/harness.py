@@ -65,6 +65,8 @@ def change_sessions(settings: Settings, topics: list[str], *, after_generation: 
             sessions[event.topic].add(event.session_id)
     return sessions
 
+WAIT_S = 180.0
+
 
 class Follower:
     """Follows bus topics from the beginning in a background thread; a subclass keeps what it needs in ``take``
@@ -104,7 +106,9 @@ class Follower:
         finally:
             consumer.close()
 
-    def wait(self, what: str, predicate: Callable[[], bool], timeout: float = 60.0) -> None:
+    # Deadlines are generous: a condition that is met returns at once, and a machine running another suite beside this
+    # one took more than a minute to restart a service and see its change through (seen in test_resilience).
+    def wait(self, what: str, predicate: Callable[[], bool], timeout: float = WAIT_S) -> None:
         deadline = time.monotonic() + timeout
         with self._changed:
             while not predicate():
@@ -138,13 +142,13 @@ class Watcher(Follower):
             self.dead_letters.append(event)
 
     def wait_status(self, topic: str, predicate: Callable[[TopicStatus], bool], what: str,
-                    timeout: float = 60.0) -> TopicStatus:
+                    timeout: float = WAIT_S) -> TopicStatus:
         self.wait(f"{topic}: {what} (last: {self.describe(topic)})",
                   lambda: topic in self.latest and predicate(self.latest[topic]), timeout)
         return self.latest[topic]
 
     def wait_passing(self, topic: str, predicate: Callable[[TopicStatus], bool], what: str,
-                     timeout: float = 60.0) -> TopicStatus:
+                     timeout: float = WAIT_S) -> TopicStatus:
         """A passing state (a change ongoing): the first status from the latest on that matches, even if a newer one
         has already replaced it (a quick change goes ongoing -> completed between two looks)."""
         start = max(len(self.history[topic]) - 1, 0)
@@ -152,7 +156,7 @@ class Watcher(Follower):
                   lambda: any(predicate(s) for s in self.history[topic][start:]), timeout)
         return next(s for s in self.history[topic][start:] if predicate(s))
 
-    def wait_rf(self, topic: str, rf: int, timeout: float = 60.0) -> TopicStatus:
+    def wait_rf(self, topic: str, rf: int, timeout: float = WAIT_S) -> TopicStatus:
         """Ready, RF reached, and no change in flight."""
         return self.wait_status(
             topic, lambda s: s.ready and s.replicas == rf and (s.replicas_change is None

@@ -1,6 +1,6 @@
 """The backlog gauge's arithmetic (issue 18, item 14), on a stand-in for faust's consumer: what it reads of faust is
 its assignment, each partition's end offset and the last offset read. Scraped from a live service in
-tests/integration/test_metrics.py."""
+tests/integration/shared_stack/test_metrics.py."""
 
 from __future__ import annotations
 

@@ -185,7 +185,9 @@ async def test_task_lifecycle_and_one_execution_at_a_time(sim: Simulator) -> Non
 async def test_servlet_capacity_counts_every_request_until_the_scanner_sees_it_done(sim: Simulator) -> None:
     admin = SimulatorClusterAdmin(f"http://127.0.0.1:{sim.settings.admin_port}")
     await admin.create_topic("a", 1, 3)
-    sim.cruise_control.tuning.task_scanner_period_s = 1.0
+    # The scanner does not run during the test (its runs are whole periods from the start, the first an hour in): with
+    # a 1 s period a loaded machine let it run between two requests, and the done ones no longer counted.
+    sim.cruise_control.tuning.task_scanner_period_s = 3600.0
     sim.cruise_control.tuning.proposal_s, sim.cruise_control.tuning.max_block_s = 2.0, 0.05
     unbudgeted = CruiseControlClient(CruiseControlSettings(port=sim.settings.cruise_control_port))
     for _ in range(3):
@@ -195,6 +197,30 @@ async def test_servlet_capacity_counts_every_request_until_the_scanner_sees_it_d
     with pytest.raises(ServletFull):
         await unbudgeted.load()
     await unbudgeted.aclose()
+    await admin.aclose()
+
+
+async def test_a_request_whose_client_hung_up_while_it_was_held_back_is_never_handled(sim: Simulator) -> None:
+    """Latency before the answer holds a request back; a client that dies meanwhile takes the request with it (the
+    kill -9 tests of the replicas-change service rely on it: Cruise Control never saw the request)."""
+    admin = SimulatorClusterAdmin(f"http://127.0.0.1:{sim.settings.admin_port}")
+    await admin.create_topic("a", 1, 3)
+    sim.faults.latency_s["topic_configuration"] = 1.0
+    served = sim.cruise_control.requests_served
+    async with httpx.AsyncClient(timeout=0.2) as hasty:
+        with pytest.raises(httpx.TimeoutException):
+            await hasty.post(f"http://127.0.0.1:{sim.settings.cruise_control_port}/kafkacruisecontrol/"
+                             "topic_configuration", params={"topic": "a", "replication_factor": "2", "json": "true"})
+    await asyncio.sleep(1.5)
+    assert sim.cruise_control.requests_served == served
+    watcher = client_for(sim)
+    assert not [t for t in (await watcher.user_tasks()).user_tasks if "topic_configuration" in t.request_url]
+    await watcher.aclose()
+    sim.faults.latency_s["topic_configuration"] = 0.2
+    patient, served = client_for(sim), sim.cruise_control.requests_served
+    assert (await patient.topic_configuration({2: ["a"]}, dryrun=True)).task_id
+    assert sim.cruise_control.requests_served == served + 1  # a client that waits is answered
+    await patient.aclose()
     await admin.aclose()
 
 

@@ -15,7 +15,7 @@ from events import TOPICS, ReplicasChangeBatch
 from services.common import busio
 from services.common.cruise_control import CruiseControlClient
 from services.common.settings import CruiseControlSettings
-from tests.integration.harness import Ballast, change_sessions, is_ongoing, pending_with, spec
+from tests.integration.harness import WAIT_S, Ballast, change_sessions, is_ongoing, pending_with, spec
 
 
 def test_cruise_control_down_then_back(ballast: Ballast, name: str) -> None:
@@ -27,7 +27,7 @@ def test_cruise_control_down_then_back(ballast: Ballast, name: str) -> None:
     pending = ballast.watcher.wait_status(topic, pending_with("Connection failed"), "connection failure")
     assert pending.ready and ballast.cluster_rf(topic) == 3
     ballast.fault("cruise-control/start")
-    ballast.watcher.wait_rf(topic, 2, timeout=30)
+    ballast.watcher.wait_rf(topic, 2)
 
 
 def test_doctor_tells_a_stopped_cruise_control_from_a_healthy_one(ballast: Ballast) -> None:
@@ -64,7 +64,7 @@ def test_unauthorized_then_fixed(ballast: Ballast, name: str) -> None:
     ballast.watcher.wait_status(topic, pending_with("Authorization error"), "401 in status")
     assert ballast.cluster_rf(topic) == 3
     ballast.fault("cruise-control/auth", {})  # the operator fixes the credentials
-    ballast.watcher.wait_rf(topic, 2, timeout=30)
+    ballast.watcher.wait_rf(topic, 2)
 
 
 def test_servlet_full_keeps_the_change_and_retries(ballast: Ballast, name: str) -> None:
@@ -86,7 +86,7 @@ def test_servlet_full_keeps_the_change_and_retries(ballast: Ballast, name: str) 
     ballast.watcher.wait("refused requests", lambda: ballast.sim.get("/faults/stats").json()["requestsServed"]
                          >= served + 2, 30)
     ballast.tune(proposal_s=0.1, max_block_s=10.0)
-    ballast.watcher.wait_rf(topic, 2, timeout=30)
+    ballast.watcher.wait_rf(topic, 2)
     assert ballast.cluster_rf(other) == 3, "dry runs change nothing"
     assert not any(s.replicas_change and "servlet" in (s.replicas_change.message or "")
                    for s in ballast.watcher.history[topic])
@@ -102,7 +102,7 @@ def test_a_request_answered_202_is_followed_and_gives_its_slot_back(ballast: Bal
     for rf in (2, 3):
         ballast.apply(spec(topic, rf))
         # Unfollowed, the slot would come back after 3 minutes, and the change with it.
-        ballast.watcher.wait_rf(topic, rf, timeout=60)
+        ballast.watcher.wait_rf(topic, rf, timeout=120)
 
 
 def test_ongoing_execution_of_another_client(ballast: Ballast, name: str) -> None:
@@ -117,7 +117,7 @@ def test_ongoing_execution_of_another_client(ballast: Ballast, name: str) -> Non
     assert answer.status_code == 200
     ballast.apply(spec(topic, 2))
     ballast.watcher.wait_status(topic, pending_with("Another task is executing"), "ongoing execution")
-    ballast.watcher.wait_rf(topic, 2, timeout=30)
+    ballast.watcher.wait_rf(topic, 2)
 
 
 def test_cruise_control_restart_mid_change(ballast: Ballast, name: str) -> None:
@@ -132,8 +132,8 @@ def test_cruise_control_restart_mid_change(ballast: Ballast, name: str) -> None:
     lost_session = ballast.watcher.wait_passing(first, is_ongoing, "ongoing").replicas_change.session_id
     ballast.fault("cruise-control/restart", {"downSeconds": 0.5, "warmupSeconds": 1.0})
     ballast.apply(spec(second, 4))
-    ballast.watcher.wait_rf(first, 2, timeout=45)
-    ballast.watcher.wait_rf(second, 4, timeout=45)
+    ballast.watcher.wait_rf(first, 2)
+    ballast.watcher.wait_rf(second, 4)
     history = ballast.watcher.history[first]
     assert any(s.replicas_change and s.replicas_change.message
                and f"no longer knows task {lost_session}" in s.replicas_change.message for s in history) or \
@@ -152,7 +152,7 @@ def test_kill_9_of_replicas_change_mid_change(ballast: Ballast, name: str) -> No
     ballast.stack.kill("replicas-change", signal.SIGKILL)
     ballast.stack.start_process("replicas-change")
     ballast.stack.wait_http(ballast.stack.health_url("replicas-change"), "replicas-change")
-    done = ballast.watcher.wait_rf(topic, 2, timeout=45)
+    done = ballast.watcher.wait_rf(topic, 2)
     assert done.replicas_change.target_replicas == 2
     sessions = {s.replicas_change.session_id for s in ballast.watcher.history[topic]
                 if s.replicas_change and s.replicas_change.session_id}
@@ -160,7 +160,7 @@ def test_kill_9_of_replicas_change_mid_change(ballast: Ballast, name: str) -> No
     assert len(ballast.topic_configuration_tasks()) == tasks_before
 
 
-def open_batch_with(ballast: Ballast, topic: str, timeout: float = 30.0) -> ReplicasChangeBatch:
+def open_batch_with(ballast: Ballast, topic: str, timeout: float = WAIT_S) -> ReplicasChangeBatch:
     """Wait for the replicas-change service's in-flight batch carrying ``topic``, as written on the bus."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -176,11 +176,15 @@ def test_kill_9_with_the_request_in_flight_resumes_the_task_it_created(ballast: 
     ballast.apply(spec(topic, 3))
     before = ballast.watcher.wait_rf(topic, 3).generation
     tasks_before = len(ballast.topic_configuration_tasks())
-    # Cruise Control makes the task at once but answers 2 s late: the service dies after writing the batch and
-    # sending the request, before it knows the task.
-    ballast.fault("latency", {"endpoint": "topic_configuration", "seconds": 2.0, "after": True})
+    # Cruise Control makes the task at once but answers a minute late: the service dies after writing the batch and
+    # sending the request, before it knows the task (once the task is there, however slow the machine).
+    ballast.fault("latency", {"endpoint": "topic_configuration", "seconds": 60.0, "after": True})
     ballast.apply(spec(topic, 2))
     batch = open_batch_with(ballast, topic)
+    deadline = time.monotonic() + WAIT_S
+    while not any(f"reason={batch.batch_id}" in t["RequestURL"] for t in ballast.topic_configuration_tasks()):
+        assert time.monotonic() < deadline, f"no task of batch {batch.batch_id} within {WAIT_S:.0f} s"
+        time.sleep(0.2)
     ballast.stack.kill("replicas-change", signal.SIGKILL)
     ballast.fault("latency", {"endpoint": "topic_configuration", "seconds": 0.0})
     tasks = ballast.topic_configuration_tasks()
@@ -188,7 +192,7 @@ def test_kill_9_with_the_request_in_flight_resumes_the_task_it_created(ballast: 
     assert len(tasks) == tasks_before + 1
     ballast.stack.start_process("replicas-change")
     ballast.stack.wait_http(ballast.stack.health_url("replicas-change"), "replicas-change")
-    done = ballast.watcher.wait_rf(topic, 2, timeout=45)
+    done = ballast.watcher.wait_rf(topic, 2)
     assert done.replicas_change.state == "completed"
     sessions = change_sessions(ballast.settings, [topic], after_generation=before)[topic]
     assert sessions == {created["UserTaskId"]}, "the restart found the task by the batch id, not a new one"
@@ -200,8 +204,9 @@ def test_kill_9_before_the_request_was_handled_submits_it_once_after_the_restart
     ballast.apply(spec(topic, 3))
     ballast.watcher.wait_rf(topic, 3)
     tasks_before = len(ballast.topic_configuration_tasks())
-    # Cruise Control would handle the request only after 2 s: the service dies first, and the request with it.
-    ballast.fault("latency", {"endpoint": "topic_configuration", "seconds": 2.0})
+    # Cruise Control would handle the request only after a minute: the service dies first, and the request with it
+    # (the simulator drops a request held back whose client has hung up).
+    ballast.fault("latency", {"endpoint": "topic_configuration", "seconds": 60.0})
     ballast.apply(spec(topic, 2))
     open_batch_with(ballast, topic)
     ballast.stack.kill("replicas-change", signal.SIGKILL)
@@ -209,7 +214,7 @@ def test_kill_9_before_the_request_was_handled_submits_it_once_after_the_restart
     assert len(ballast.topic_configuration_tasks()) == tasks_before  # nothing reached Cruise Control
     ballast.stack.start_process("replicas-change")
     ballast.stack.wait_http(ballast.stack.health_url("replicas-change"), "replicas-change")
-    done = ballast.watcher.wait_rf(topic, 2, timeout=45)
+    done = ballast.watcher.wait_rf(topic, 2)
     assert done.replicas_change.state == "completed"
     assert len(ballast.topic_configuration_tasks()) == tasks_before + 1  # submitted again, once
 
@@ -223,7 +228,7 @@ def test_kill_9_of_topic_reconciler_loses_no_spec(ballast: Ballast, name: str) -
     ballast.apply(*(spec(t, 2) for t in topics))  # while the reconciler is down
     ballast.stack.start_process("topic-reconciler")
     for t in topics:
-        ballast.watcher.wait_rf(t, 2, timeout=60)
+        ballast.watcher.wait_rf(t, 2)
         assert ballast.cluster_rf(t) == 2
 
 

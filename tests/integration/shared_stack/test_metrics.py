@@ -11,7 +11,7 @@ from pathlib import Path
 from events import TOPICS, TopicSpec
 from tests.integration.harness import Ballast, scrape, value
 
-DASHBOARD = Path(__file__).resolve().parents[2] / "deploy" / "grafana" / "ballast.json"
+DASHBOARD = Path(__file__).resolve().parents[3] / "deploy" / "grafana" / "ballast.json"
 
 
 def metrics_url(ballast: Ballast, service: str) -> str:

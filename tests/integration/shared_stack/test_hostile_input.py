@@ -15,8 +15,8 @@ from confluent_kafka import Consumer, TopicPartition
 from events import TOPICS, ReplicasChangeCommand, ReplicasChangeRecord, TopicSpec, decode, encode
 from services.common import busio
 from services.common.bus import consumer_group
-from tests.integration.harness import Ballast, spec
-from tests.integration.test_bus import cli
+from tests.integration.harness import WAIT_S, Ballast, spec
+from tests.integration.shared_stack.test_bus import cli
 
 SERVICES = ("topic-reconciler", "replicas-change", "rebalancer")
 
@@ -30,7 +30,7 @@ def raw_spec(name: str, **fields: object) -> bytes:
     return json.dumps({"schema": "ballast.TopicSpec", "version": 1, "payload": payload}).encode()
 
 
-def letters_for(ballast: Ballast, before: int, count: int, timeout: float = 30) -> list:
+def letters_for(ballast: Ballast, before: int, count: int, timeout: float = WAIT_S) -> list:
     ballast.watcher.wait(f"{count} dead letters", lambda: len(ballast.watcher.dead_letters) >= before + count,
                          timeout=timeout)
     return ballast.watcher.dead_letters[before:]
@@ -57,15 +57,15 @@ def test_a_large_valid_topic_does_not_stop_the_specs_after_it(ballast: Ballast, 
     after = [spec(f"{name}-after-{i}", 2, partitions=1) for i in range(5)]
     ballast.apply(big, *after)
     for s in after:
-        ballast.watcher.wait_rf(s.name, 2, timeout=120)
-    status = ballast.watcher.wait_rf(big.name, 3, timeout=120)
+        ballast.watcher.wait_rf(s.name, 2)
+    status = ballast.watcher.wait_rf(big.name, 3)
     assert status.partitions == 30_000
     placed = [r for r in busio.consume(ballast.settings.bus, [TOPICS.placements.name], follow=False, idle_s=1.0)
               if r.key == big.name.encode()]
     replicas = sum(len(decode(r.value).event.placed) for r in placed)  # type: ignore[attr-defined]
     assert len(placed) > 1 and replicas == 90_000
     ballast.delete(big.name)
-    ballast.watcher.wait_status(big.name, lambda s: s.deleted and s.partitions is None, "deleted", timeout=60)
+    ballast.watcher.wait_status(big.name, lambda s: s.deleted and s.partitions is None, "deleted")
 
 
 def test_non_utf8_keys_are_dead_letters_and_services_start_again(ballast: Ballast, name: str) -> None:
@@ -129,7 +129,7 @@ def test_admin_answers_that_are_not_json_do_not_crash_the_reconciler(ballast: Ba
     ballast.fault("admin/errors", {"endpoint": "*", "status": 502, "body": "<html>Bad Gateway</html>", "count": 6})
     topic = f"{name}-t"
     ballast.apply(spec(topic, 2, partitions=1))
-    ballast.watcher.wait_rf(topic, 2, timeout=60)
+    ballast.watcher.wait_rf(topic, 2)
     assert healthy(ballast, "topic-reconciler")
     for status in ballast.watcher.history[topic]:
         ready = status.condition("Ready")
@@ -146,7 +146,7 @@ def test_an_impossible_rf_waits_alone_and_the_others_change(ballast: Ballast, na
         ballast.watcher.wait_rf(t, 2)
     ballast.apply(*[spec(t, 3, partitions=1) for t in valid], spec(poison, 7, partitions=1))
     for t in valid:
-        ballast.watcher.wait_rf(t, 3, timeout=30)
+        ballast.watcher.wait_rf(t, 3)
     blocked = ballast.watcher.wait_status(
         poison, lambda s: s.condition("ReplicasChangeBlocked") is not None, "blocked by too few brokers")
     assert "only 6 broker(s) are alive" in (blocked.condition("ReplicasChangeBlocked").message or "")

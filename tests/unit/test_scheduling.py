@@ -1,0 +1,22 @@
+"""How `make test` groups the suite between its workers (tests/scheduling.py): the tests that share a cluster, a
+stack or a Spark session are one group each, so what they share starts once per run."""
+
+from __future__ import annotations
+
+from tests.scheduling import KAFKA, SHARED_STACK, SPARK, group_of, rank_of
+
+
+def test_tests_that_share_something_are_one_group_and_the_others_a_group_per_module() -> None:
+    assert group_of("tests/kafka/test_admin.py::test_x") == group_of("tests/kafka/test_disks.py::test_y") == KAFKA
+    assert group_of("tests/kafka/test_up.py::test_x") == "tests/kafka/test_up.py"
+    assert group_of("tests/integration/shared_stack/test_bus.py::test_x") == SHARED_STACK
+    assert group_of("tests/integration/shared_stack/test_resilience.py::test_y[a]") == SHARED_STACK
+    assert group_of("tests/integration/test_spark_source.py::test_x") == SPARK
+    assert group_of("tests/kafka/test_spark_sources.py::test_x") == SPARK
+    assert group_of("tests/integration/test_instances.py::test_x") == "tests/integration/test_instances.py"
+
+
+def test_the_groups_that_start_clusters_and_stacks_go_before_the_unit_tests() -> None:
+    kafka, spark = rank_of("tests/kafka/test_admin.py::t"), rank_of("tests/integration/test_spark_source.py::t")
+    shared, unit = rank_of("tests/integration/shared_stack/test_bus.py::t"), rank_of("tests/unit/test_events.py::t")
+    assert kafka == spark < shared < unit
