@@ -30,7 +30,7 @@ SUDO     := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 $(STAMP): pyproject.toml constraints.txt
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	@$(BIN)/python -m pip install --quiet --upgrade pip
+	@$(BIN)/python -m pip install --quiet pip==26.3
 	@$(BIN)/python -m pip install --quiet -c constraints.txt -e '.[test]'
 	@touch $(STAMP)
 

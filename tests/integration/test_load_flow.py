@@ -19,6 +19,7 @@ from services.cluster_sim.load import _unit
 from services.local.stack import LocalStack
 from services.placement.model import Broker, ClusterView, PlacementSpec
 from services.placement.multi_level import MultiLevelPlacer
+from spark.session import SMALL_JOB_JVM
 from tests.integration.conftest import TEST_ENV
 
 # Three data centres, one broker per rack, two racks each: RF 3 puts one replica per DC, on either rack.
@@ -128,6 +129,21 @@ def _is_json_object(line: str) -> bool:
         return False
 
 
+def _descendants_commands(pid: int) -> list[list[str]]:
+    """The command lines of a process's descendants (one that ends while they are read is left out)."""
+    commands, pending = [], [pid]
+    while pending:
+        parent = pending.pop()
+        try:
+            for task in Path(f"/proc/{parent}/task").glob("*"):
+                pending += [int(child) for child in (task / "children").read_text().split()]
+            if parent != pid:
+                commands.append(Path(f"/proc/{parent}/cmdline").read_text().split("\0"))
+        except (FileNotFoundError, ProcessLookupError):
+            continue
+    return commands
+
+
 def test_ctrl_c_stops_the_spark_job_cleanly(stack: LocalStack) -> None:
     """Issue 18, defect 7: SIGINT to the job's process group, as Ctrl-C in a terminal sends it, used to end in a few
     hundred lines of py4j traces; now the job stops its query between two waits, says so, and exits 0."""
@@ -137,6 +153,9 @@ def test_ctrl_c_stops_the_spark_job_cleanly(stack: LocalStack) -> None:
         assert time.monotonic() < deadline, log.read_text()[-3000:]
         time.sleep(0.5)
     process = stack.processes["spark-aggregates"]
+    # The local stack runs the job's JVM small (BALLAST_SPARK__JAVA_OPTIONS, spark.session.SMALL_JOB_JVM).
+    (jvm,) = [command for command in _descendants_commands(process.pid) if command and command[0].endswith("java")]
+    assert set(SMALL_JOB_JVM.split()) <= set(jvm), jvm
     os.killpg(process.pid, signal.SIGINT)
     assert process.wait(timeout=120) == 0, log.read_text()[-3000:]
     after = log.read_text().split('"event": "running"', 1)[1]

@@ -152,3 +152,13 @@ def test_a_python_worker_that_connects_back_too_late_is_started_again(bootstrap:
     assert not once.exists(), "the late start happened"
     assert query.restarts >= 1  # more on a loaded machine, where the next starts can be late too (seen: 3)
     assert sorted(seen) == sorted(f"v{i}" for i in range(20))
+
+
+def test_a_small_jobs_jvm_runs_with_the_options_it_was_given(spark) -> None:
+    """The session's JVM runs what spark.session.SMALL_JOB_JVM asks for (the first JIT tier, the serial collector),
+    as the JVM itself reports its arguments: the options reach it through spark.driver.extraJavaOptions."""
+    from spark.session import SMALL_JOB_JVM
+
+    arguments = set(spark._jvm.java.lang.management.ManagementFactory.getRuntimeMXBean().getInputArguments())
+    assert set(SMALL_JOB_JVM.split()) <= arguments, arguments
+    assert "-Xss16m" in arguments

@@ -28,12 +28,15 @@ KAFKA_ENV = {
     **TEST_ENV,
     # Creating topics while a broker is down (seed 002) is tested here on real brokers.
     "BALLAST_PLACEMENT__UNDER_REPLICATED": "enabled_prefer_observed",
-    "BALLAST_PLACEMENT__OBSERVE_INTERVAL_S": "0.5",
+    # The brokers are asked for every second, not every 5 s: a stopped broker is noticed within a second or so.
+    "BALLAST_PLACEMENT__OBSERVE_INTERVAL_S": "1",
     # Placement reads the cluster's assignments and log directories afresh for every test's topics.
     "BALLAST_PLACEMENT__VIEW_MAX_AGE_S": "1",
     # Failed disks (seed 004) are reported within a look at the brokers (remediation is tested with a rebalancer of
-    # its own: on here, it would act on every test that fails a disk).
-    "BALLAST_REBALANCER__OBSERVE_INTERVAL_S": "1",
+    # its own: on here, it would act on every test that fails a disk). A look describes every log directory of every
+    # broker, and the brokers size every partition for it: every 2 s, not every second, with the hundreds of
+    # partitions the tests leave.
+    "BALLAST_REBALANCER__OBSERVE_INTERVAL_S": "2",
     # The simulator reads the model afresh before every answer that needs it; its own reads in between only sample
     # the sizes its load rates come from (a 60 s window). Every 2 s, with the hundreds of topics the tests leave, they
     # took a tenth of a core in the simulator and as much again in the brokers.
