@@ -100,10 +100,10 @@ dashboard: $(STAMP)
 	$(BIN)/ballast dashboard
 
 # The suite in three processes (pytest-xdist, tests/scheduling.py): the shared Kafka cluster's tests in one, the
-# in-process Spark tests in another, the other modules whole in any. Three on a 2-core machine: once the shared
-# cluster is done, the tests left mostly wait on their stacks (the cores were 40 % busy for the last five minutes with
-# two). With three the cores are about 90 % busy throughout: pytest took 12.4 min on a fresh clone (2026-11-27), and
-# four workers were slower. TEST_WORKERS= (empty) runs it in one.
+# shared integration stack's in one, the in-process Spark tests in one, every other module whole in any. Three on a
+# 2-core machine: with two the cores idled while the last tests waited on their stacks; with four, a fresh clone's run
+# took longer (806 s against 758 s with three, 2026-11-27) and five tests ran past their deadlines. TEST_WORKERS=
+# (empty) runs it in one.
 TEST_WORKERS ?= 3
 
 test: $(STAMP) bytecode $(KAFKA_STAMP) $(KAFKA_CLASSES) $(SELECTOR_JAR) $(HARNESS_JAR) $(SPARK_JARS_STAMP) $(CHROMIUM)

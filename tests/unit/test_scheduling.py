@@ -19,4 +19,5 @@ def test_tests_that_share_something_are_one_group_and_the_others_a_group_per_mod
 def test_the_groups_that_start_clusters_and_stacks_go_before_the_unit_tests() -> None:
     kafka, spark = rank_of("tests/kafka/test_admin.py::t"), rank_of("tests/integration/test_spark_source.py::t")
     shared, unit = rank_of("tests/integration/shared_stack/test_bus.py::t"), rank_of("tests/unit/test_events.py::t")
-    assert kafka == spark < shared < unit
+    waiting, short = rank_of("tests/integration/test_shards.py::t"), rank_of("tests/integration/test_cli_stack.py::t")
+    assert kafka == spark < shared < waiting < short < unit
