@@ -20,6 +20,10 @@ FANOUT = 2.0  # bytes out per byte in: two consumer groups read every topic
 MESSAGE_KB = 1.0
 DRIFT_PERIOD_S = 3600.0  # simulated seconds of one rate cycle
 CPU_PCT_PER_MB_S = 0.5  # a broker's CPU load per MB/s it takes in and sends out
+# Simulated seconds of data a partition keeps (retention.ms): a log stops growing at its rate times this. Four hours
+# keep the default cluster's brokers near a quarter of their disks however long the simulator runs; before, they
+# grew without end and a long or slow run (a demo on a busy machine) found its disks too full to drain one.
+RETENTION_S = 4 * 3600.0
 
 
 def _unit(*parts: object) -> float:
@@ -44,9 +48,10 @@ class LoadModel:
     fanout = FANOUT
 
     def __init__(self, cluster: Cluster, *, time_scale: float, base_rate_kb_s: float = 200.0,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+                 retention_s: float = RETENTION_S, clock: Callable[[], float] = time.monotonic) -> None:
         self.cluster = cluster
         self.time_scale = time_scale
+        self.retention_s = retention_s
         self.base_rate_kb_s = base_rate_kb_s
         self._clock = clock
         self._started = clock()
@@ -64,7 +69,8 @@ class LoadModel:
         return self.base_rate_kb_s * heat * jitter * drift
 
     def advance(self) -> None:
-        """Grow every partition by what was produced to it since the last call (in simulated time)."""
+        """Grow every partition by what was produced to it since the last call (in simulated time), up to what its
+        retention keeps (a log created larger keeps its size)."""
         now = self._clock()
         elapsed = (now - self._last) * self.time_scale
         self._last = now
@@ -72,7 +78,8 @@ class LoadModel:
             return
         for topic in self.cluster.topics.values():
             for p in topic.partitions:
-                p.size_mb += self.rate_kb_s(topic.name, p.index) * elapsed / 1024.0
+                rate_mb_s = self.rate_kb_s(topic.name, p.index) / 1024.0
+                p.size_mb = min(p.size_mb + rate_mb_s * elapsed, max(p.size_mb, rate_mb_s * self.retention_s))
 
     def log_dir(self, topic: str, partition: Partition, broker: int) -> str:
         """The directory chosen for the replica (AlterReplicaLogDirs), else a stable one of the broker's."""

@@ -55,3 +55,19 @@ def test_broker_figures_add_up() -> None:
         assert sum(d["replicas"] for d in dirs.values()) == replicas[broker]
     used = [d["replicas"] for row in brokers.values() for d in row["dirs"].values()]
     assert min(used) > 0, "replicas spread over both directories of every broker"
+
+
+def test_a_partition_stops_growing_at_what_its_retention_keeps() -> None:
+    """However long the simulator runs, its disks hold the retention's worth (a demo on a slow machine once found
+    them too full to drain a directory)."""
+    clock = Clock()
+    kept, unbounded = cluster(), cluster()
+    models = [LoadModel(kept, time_scale=60, retention_s=600, clock=clock),
+              LoadModel(unbounded, time_scale=60, retention_s=float("inf"), clock=clock)]
+    for minute in range(1, 11):  # ten real minutes: six hundred simulated ones, the rate drifting meanwhile
+        clock.now = 60.0 * minute
+        for model in models:
+            model.advance()
+    size, unbounded_size = (c.topics["topic-0"].partitions[0].size_mb for c in (kept, unbounded))
+    assert size == models[0].rate_kb_s("topic-0", 0) / 1024 * 600
+    assert unbounded_size > 50 * size

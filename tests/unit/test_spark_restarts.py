@@ -49,8 +49,10 @@ class Starts:
 
 @pytest.fixture(autouse=True)
 def no_waiting(monkeypatch: pytest.MonkeyPatch) -> list[float]:
+    """The delays slept, on a clock that only they move."""
     slept: list[float] = []
     monkeypatch.setattr(restarts.time, "sleep", slept.append)
+    monkeypatch.setattr(restarts.time, "monotonic", lambda: sum(slept))
     return slept
 
 
@@ -77,18 +79,26 @@ def test_any_other_failure_ends_it() -> None:
         query.check()
 
 
-def test_too_many_late_starts_in_a_row_end_it(no_waiting) -> None:
-    with pytest.raises(QueryFailed, match="3 times in a row"):
-        RestartingQuery(Starts(LATE, LATE, LATE), attempts=3)
-    assert no_waiting == [2.0, 4.0]
+def test_late_starts_end_it_once_they_have_failed_in_a_row_for_the_patience_given(no_waiting) -> None:
+    with pytest.raises(QueryFailed, match="4 times in a row over 14 s"):
+        RestartingQuery(Starts(LATE, LATE, LATE, LATE), patience_s=10)
+    assert no_waiting == [2.0, 4.0, 8.0]
 
 
-def test_a_start_that_read_something_begins_the_count_again() -> None:
+def test_many_late_starts_are_tried_again_while_the_patience_lasts(no_waiting) -> None:
+    starts = Starts(*[LATE] * 30, Query(running=True))
+    query = RestartingQuery(starts)
+    assert query.check() and query.restarts == 30
+    assert sum(no_waiting) < restarts.PATIENCE_S
+
+
+def test_a_start_that_read_something_begins_the_patience_again(no_waiting) -> None:
     late_at_once, late_after_a_read, running = Query(error=LATE), Query(rows=1, error=LATE), Query(running=True)
-    query = RestartingQuery(Starts(late_at_once, late_after_a_read, running), attempts=2)
-    query.check()  # the first failure in a row
-    assert query.check() is True, "a second one, but after a read: not two in a row"
-    assert (query.query, query.restarts, query.rows_read()) == (running, 2, 1)
+    query = RestartingQuery(Starts(late_at_once, LATE, late_after_a_read, LATE, running), patience_s=5)
+    query.check()  # two failures in a row: 6 s of the 5 s patience once the next one fails, unless a read came
+    assert query.query is late_after_a_read and no_waiting == [2.0, 4.0]
+    assert query.check() is True, "two more after a read: a patience of their own, 2 s and 4 s"
+    assert (query.query, query.restarts, query.rows_read()) == (running, 4, 1)
 
 
 def test_a_stopped_query_is_not_started_again() -> None:

@@ -100,8 +100,14 @@ async def _disks(console: Console, stack: LocalStack, bus: BusSettings, patience
         console.print(f"[bold]ballast apply -f[/bold] KafkaRebalance mode: remove-disks, moveReplicasOffVolumes: "
                       f"[{{brokerId: {drained}, volumeIds: [1]}}]")
         busio.publish(bus, TOPICS.rebalance_requests, [drain])
-        if rebalances.until(drain.name, lambda s: holds(s, conditions.DISKS_EMPTY), patience) is None:
+        drained_status = rebalances.until(
+            drain.name, lambda s: holds(s, conditions.DISKS_EMPTY) or s.state == RebalanceState.NOT_READY, patience)
+        if drained_status is None:
             return patience.give_up(console, f"broker {drained}'s directory {drain_dirs[1]} to be drained")
+        if drained_status.state == RebalanceState.NOT_READY:
+            console.print(f"[red]the drain failed: {drained_status.message}; the logs are in {stack.logs}[/red]",
+                          soft_wrap=True)
+            return False
         spec = TopicSpec(name="after-drain", partitions=12, replicas=3)
         busio.publish(bus, TOPICS.specs, [spec])
         while patience.waiting:
