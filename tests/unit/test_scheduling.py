@@ -3,7 +3,7 @@ stack or a Spark session are one group each, so what they share starts once per 
 
 from __future__ import annotations
 
-from tests.scheduling import KAFKA, SHARED_STACK, SPARK, group_of, rank_of
+from tests.scheduling import KAFKA, SHARED_STACK, SPARK, group_of, next_group, rank_of, unit_worker
 
 
 def test_tests_that_share_something_are_one_group_and_the_others_a_group_per_module() -> None:
@@ -21,3 +21,12 @@ def test_the_groups_that_start_clusters_and_stacks_go_before_the_unit_tests() ->
     shared, unit = rank_of("tests/integration/shared_stack/test_bus.py::t"), rank_of("tests/unit/test_events.py::t")
     waiting, short = rank_of("tests/integration/test_shards.py::t"), rank_of("tests/integration/test_cli_stack.py::t")
     assert kafka == spark < shared < waiting < short < unit
+
+
+def test_the_last_worker_runs_the_unit_tests_and_the_others_take_what_it_has_not_when_they_run_out() -> None:
+    assert (unit_worker(4), unit_worker(2), unit_worker(1)) == ("gw3", "gw1", None)
+    groups = [KAFKA, "tests/integration/test_shards.py", "tests/unit/test_events.py", "tests/unit/test_wording.py"]
+    assert next_group(groups, unit_only=True) == "tests/unit/test_events.py"
+    assert next_group(groups, unit_only=False) == KAFKA
+    assert next_group(groups[2:], unit_only=False) == "tests/unit/test_events.py"
+    assert next_group(groups[:2], unit_only=True) is None
