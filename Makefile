@@ -100,11 +100,11 @@ dashboard: $(STAMP)
 	$(BIN)/ballast dashboard
 
 # The suite in four processes (pytest-xdist, tests/scheduling.py): the shared Kafka cluster's tests in one, the
-# shared integration stack's in one, the in-process Spark tests in one, every other integration module whole in any of
-# the first three; the fourth runs the unit tests at a lower priority, on the cores the others leave idle while they
-# wait on their stacks. Three for the integration groups on a 2-core machine: with two the cores idled while the last
-# tests waited on their stacks; with four, a fresh clone's run took longer (806 s against 758 s with three,
-# 2026-11-27) and five tests ran past their deadlines. TEST_WORKERS= (empty) runs it in one.
+# shared integration stack's in one, the in-process Spark tests in one, every other module whole in any; the fourth
+# starts with the unit tests (pure CPU), and so starts stacks only after the run's busiest minutes. With four that all
+# started stacks at once, a fresh clone's run took longer (806 s against 758 s with three, 2026-11-27) and five tests
+# ran past their deadlines; with three, the cores were half idle in the last hundred seconds. TEST_WORKERS= (empty)
+# runs it in one.
 TEST_WORKERS ?= 4
 
 test: $(STAMP) bytecode $(KAFKA_STAMP) $(KAFKA_CLASSES) $(SELECTOR_JAR) $(HARNESS_JAR) $(SPARK_JARS_STAMP) $(CHROMIUM)

@@ -12,7 +12,7 @@ import pytest
 from hypothesis import settings
 
 from services.local.broker import port_range
-from tests.scheduling import UNIT_NICENESS, GroupScheduling, rank_of, unit_worker
+from tests.scheduling import GroupScheduling, rank_of
 
 # `make test` (and CI) runs the property tests on a fixed set of examples, so a run is reproducible and a red build
 # means a change, not a new random draw. To explore further: HYPOTHESIS_PROFILE=explore make test, or pytest
@@ -47,8 +47,6 @@ def _own_port_range() -> None:
 
 
 _own_port_range()
-if os.environ.get("PYTEST_XDIST_WORKER") == unit_worker(int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "0"))):
-    os.nice(UNIT_NICENESS)  # the unit tests take the cores the other workers leave idle (tests/scheduling.py)
 # The brokers, clusters and services the tests start yield to the tests and to Spark when the machine is crowded
 # (services.local.broker.background_niceness).
 os.environ.setdefault("BALLAST_LOCAL_NICE", "5")

@@ -20,13 +20,13 @@ def test_the_groups_that_start_clusters_and_stacks_go_before_the_unit_tests() ->
     kafka, spark = rank_of("tests/kafka/test_admin.py::t"), rank_of("tests/integration/test_spark_source.py::t")
     shared, unit = rank_of("tests/integration/shared_stack/test_bus.py::t"), rank_of("tests/unit/test_events.py::t")
     waiting, short = rank_of("tests/integration/test_shards.py::t"), rank_of("tests/integration/test_cli_stack.py::t")
-    assert kafka == spark < shared < waiting < short < unit
+    assert kafka == spark < shared < waiting == rank_of("tests/kafka/test_up.py::t") < short < unit
 
 
-def test_the_last_worker_runs_the_unit_tests_and_the_others_take_what_it_has_not_when_they_run_out() -> None:
+def test_the_last_worker_starts_with_the_unit_tests_and_the_others_take_them_when_nothing_else_is_left() -> None:
     assert (unit_worker(4), unit_worker(2), unit_worker(1)) == ("gw3", "gw1", None)
     groups = [KAFKA, "tests/integration/test_shards.py", "tests/unit/test_events.py", "tests/unit/test_wording.py"]
-    assert next_group(groups, unit_only=True) == "tests/unit/test_events.py"
-    assert next_group(groups, unit_only=False) == KAFKA
-    assert next_group(groups[2:], unit_only=False) == "tests/unit/test_events.py"
-    assert next_group(groups[:2], unit_only=True) is None
+    assert next_group(groups, units_first=True) == "tests/unit/test_events.py"
+    assert next_group(groups, units_first=False) == KAFKA
+    assert next_group(groups[2:], units_first=False) == "tests/unit/test_events.py"
+    assert next_group(groups[:2], units_first=True) == KAFKA
