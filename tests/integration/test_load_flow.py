@@ -129,16 +129,16 @@ def _is_json_object(line: str) -> bool:
         return False
 
 
-def _descendants_commands(pid: int) -> list[list[str]]:
-    """The command lines of a process's descendants (one that ends while they are read is left out)."""
-    commands, pending = [], [pid]
-    while pending:
-        parent = pending.pop()
+def _session_commands(session: int) -> list[list[str]]:
+    """The command lines of the processes in a session (one that ends while they are read is left out). By session,
+    not by walking /proc/<pid>/task/*/children, which the kernel documents as missing children of running processes
+    (it once missed the job's JVM)."""
+    commands = []
+    for process in Path("/proc").glob("[0-9]*"):
         try:
-            for task in Path(f"/proc/{parent}/task").glob("*"):
-                pending += [int(child) for child in (task / "children").read_text().split()]
-            if parent != pid:
-                commands.append(Path(f"/proc/{parent}/cmdline").read_text().split("\0"))
+            # The fields after the command name, which may hold spaces and parentheses: state, ppid, pgrp, session.
+            if int((process / "stat").read_text().rsplit(")", 1)[1].split()[3]) == session:
+                commands.append((process / "cmdline").read_text().split("\0"))
         except (FileNotFoundError, ProcessLookupError):
             continue
     return commands
@@ -154,7 +154,8 @@ def test_ctrl_c_stops_the_spark_job_cleanly(stack: LocalStack) -> None:
         time.sleep(0.5)
     process = stack.processes["spark-aggregates"]
     # The local stack runs the job's JVM small (BALLAST_SPARK__JAVA_OPTIONS, spark.session.SMALL_JOB_JVM).
-    (jvm,) = [command for command in _descendants_commands(process.pid) if command and command[0].endswith("java")]
+    # The job runs in a session of its own (services.local.broker.popen), which its JVM and Spark's Python workers join.
+    (jvm,) = [command for command in _session_commands(process.pid) if command and command[0].endswith("java")]
     assert set(SMALL_JOB_JVM.split()) <= set(jvm), jvm
     os.killpg(process.pid, signal.SIGINT)
     assert process.wait(timeout=120) == 0, log.read_text()[-3000:]
