@@ -11,6 +11,9 @@ tests are pure CPU and short, so that worker is soon free to start stacks beside
 passed the run's busiest minutes. Run last by every worker instead, the unit tests took the final fifty seconds of a
 run, with the cores half idle for the hundred before, while the shared stack's group, started after test_up, ended
 last of all.
+
+pytest-xdist's own ``--dist loadgroup`` reads groups from a suffix it writes into each test's node id, which pytest 9
+no longer lets it write; a scheduler that computes the group from the node id needs no suffix.
 """
 
 from __future__ import annotations

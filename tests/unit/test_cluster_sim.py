@@ -168,13 +168,14 @@ async def test_task_lifecycle_and_one_execution_at_a_time(sim: Simulator) -> Non
     admin = SimulatorClusterAdmin(f"http://127.0.0.1:{sim.settings.admin_port}")
     await admin.create_topic("a", 2, 3)
     await admin.create_topic("b", 2, 3)
-    sim.cruise_control.tuning.min_execution_s = 1.0
+    sim.cruise_control.tuning.min_execution_s = 3600  # executing until the test lets it end, however slow the machine
     cc = client_for(sim)
     first = await cc.topic_configuration({2: ["a"]})
     assert (await cc.user_tasks([first.task_id])).user_tasks[0].status == "InExecution"
     assert (await cc.state()).executor.triggered_user_task_id == first.task_id
     with pytest.raises(OngoingExecution, match="Another task is executing"):
         await cc.topic_configuration({2: ["b"]})
+    sim.cruise_control.execution.duration_s = 0  # now it ends
     await wait_status(cc, first.task_id, "Completed")
     assert (await admin.describe_topics(["a"]))["a"].replication_factor == 2
     assert [len(replicas) for replicas in (await admin.assignments())["a"]] == [2, 2]

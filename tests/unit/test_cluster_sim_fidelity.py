@@ -180,7 +180,8 @@ async def test_goal_names_are_not_trimmed_and_unknown_ones_are_refused_by_the_ta
 
 
 async def test_user_tasks_filters_as_user_task_state_does(sim: Simulator) -> None:
-    sim.cruise_control.tuning.min_execution_s = 5  # the RF change stays InExecution while the dry run is Completed
+    # The RF change stays InExecution for the whole test, however slow the machine, while the dry run is Completed.
+    sim.cruise_control.tuning.min_execution_s = 3600
     sim.cruise_control.tuning.task_scanner_period_s = 0.01
     rf_change = {"topic": "a", "replication_factor": "3", "dryrun": "false", "skip_rack_awareness_check": "true"}
     ids = []
@@ -213,7 +214,7 @@ async def test_user_tasks_filters_as_user_task_state_does(sim: Simulator) -> Non
 
 
 async def test_an_execution_in_progress_shows_its_original_response(sim: Simulator) -> None:
-    sim.cruise_control.tuning.min_execution_s = 5
+    sim.cruise_control.tuning.min_execution_s = 3600  # in progress for the whole test, however slow the machine
     status, _ = await call(sim, "POST", "topic_configuration", {"topic": "a", "replication_factor": "3",
                                                                  "dryrun": "false", "skip_rack_awareness_check": "true"})
     assert status == 200

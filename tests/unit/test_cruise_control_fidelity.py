@@ -177,13 +177,14 @@ async def mixed_rf(sim: Simulator, http: HttpClient) -> dict[str, str]:
 
 async def failed_execution(sim: Simulator, http: HttpClient) -> dict[str, str]:
     """A rebalance execution that ended CompletedWithError (stopped here; recorded: a broker died under it)."""
-    sim.cruise_control.tuning.min_execution_s = 2.0
+    sim.cruise_control.tuning.min_execution_s = 3600  # still executing when the stop comes, however slow the machine
     sim.cluster.add_broker(6, "/dc2/r3")
     answer = await http.send("POST", "/kafkacruisecontrol/rebalance?json=true&dryrun=false"
                              "&reason=ballast-rebalance-84367e3f-9db8-45ed-ae9e-e02d72c93319&replication_throttle=5000000")
     assert answer.status_code == 200, answer.text
     await asyncio.sleep(0.2)
     await http.send("POST", "/kafkacruisecontrol/stop_proposal_execution?json=true")
+    sim.cruise_control.execution.duration_s = 0  # the movement in flight when it was stopped ends now
     await wait_idle(sim)
     return {"d77993f6-386d-4ade-9f9f-56edeebd392d": answer.headers["User-Task-ID"]}
 
