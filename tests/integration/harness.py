@@ -32,6 +32,7 @@ from events import (
 from services.common import busio
 from services.common.settings import Settings
 from services.local.stack import LocalStack
+from tests.patience import WAIT_S
 
 
 def spec(name: str, replicas: int, partitions: int = 3, **config: str) -> TopicSpec:
@@ -64,8 +65,6 @@ def change_sessions(settings: Settings, topics: list[str], *, after_generation: 
         if event.generation > floor:
             sessions[event.topic].add(event.session_id)
     return sessions
-
-WAIT_S = 180.0
 
 
 class Follower:

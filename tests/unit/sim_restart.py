@@ -9,6 +9,7 @@ import time
 import httpx
 
 from services.cluster_sim.app import Simulator
+from tests.patience import WAIT_S
 
 
 async def restarted(sim: Simulator, *, down_s: float = 0.0, warmup_s: float = 1000.0) -> None:
@@ -16,7 +17,7 @@ async def restarted(sim: Simulator, *, down_s: float = 0.0, warmup_s: float = 10
     any test, so that only ``at`` moves it on)."""
     await sim.restart_cruise_control(down_s=down_s, warmup_s=warmup_s)
     url = f"http://127.0.0.1:{sim.settings.cruise_control_port}/kafkacruisecontrol/state?json=true"
-    deadline = time.monotonic() + 30
+    deadline = time.monotonic() + WAIT_S
     async with httpx.AsyncClient() as probe:
         while True:
             try:

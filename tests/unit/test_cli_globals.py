@@ -13,6 +13,7 @@ from typer.testing import CliRunner
 
 from services.cli.main import app, invocation_environment
 from services.local.stack import Ports, StackInfo
+from tests.patience import WAIT_S
 
 BALLAST = str(Path(sys.executable).with_name("ballast"))
 
@@ -26,7 +27,7 @@ def test_version_prints_the_installed_version() -> None:
 def _complete(words: str) -> list[str]:
     env = {**os.environ, "_BALLAST_COMPLETE": "complete_bash", "COMP_WORDS": words,
            "COMP_CWORD": str(len(words.split(" ")) - 1)}
-    done = subprocess.run([BALLAST], env=env, capture_output=True, text=True, timeout=60)
+    done = subprocess.run([BALLAST], env=env, capture_output=True, text=True, timeout=WAIT_S)
     assert done.returncode == 0, done.stderr
     return done.stdout.split()
 
@@ -36,7 +37,7 @@ def test_bash_completion_completes_commands_options_and_choices() -> None:
     # pytest that found none once ("Shell  not supported"). With it, the option takes the shell's name.
     env = {**os.environ, "_TYPER_COMPLETE_TEST_DISABLE_SHELL_DETECTION": "1"}
     script = subprocess.run([BALLAST, "--show-completion", "bash"], env=env, capture_output=True, text=True,
-                            timeout=60)
+                            timeout=WAIT_S)
     assert "complete -o default -F _ballast_completion ballast" in script.stdout
     assert _complete("ballast rebalance ap") == ["approve"]
     assert _complete("ballast status --outp") == ["--output"]

@@ -34,6 +34,7 @@ from services.common.cruise_control import (
 from services.common.cruise_control.client import without_session
 from services.common.settings import CruiseControlSettings, SimulatorSettings
 from services.local.broker import free_port
+from tests.patience import WAIT_S
 from tests.unit.sim_restart import at, restarted
 
 OPENAPI = Path(__file__).resolve().parents[3] / "shared" / "reference" / "cruise-control-openapi" / "base.yaml"
@@ -230,7 +231,7 @@ async def test_restart_forgets_tasks_and_warms_up(sim: Simulator) -> None:
     await admin.create_topic("a", 1, 3)
     cc = client_for(sim)
     done = await cc.topic_configuration({2: ["a"]})
-    deadline = time.monotonic() + 30
+    deadline = time.monotonic() + WAIT_S
     while sim.cruise_control.execution is not None:  # its execution ends before the restart
         assert time.monotonic() < deadline, "the execution never ended"
         await asyncio.sleep(0.05)
@@ -408,8 +409,9 @@ async def test_stop_lets_the_movement_in_flight_finish_and_leaves_the_rest_undon
     for index in range(3):
         await admin.create_topic(f"s{index}", 20, 3)
     sim.cluster.add_broker(9, "/dc1/r1")
-    # Long enough that no pause of a loaded machine lets the whole execution end before the stop arrives.
-    sim.cruise_control.tuning.min_execution_s = 30.0
+    # Long enough that no pause of a loaded machine lets a movement end before the stop arrives (30 s did not: two
+    # suites side by side); the test ends the one in flight once it has seen the executor stopping.
+    sim.cruise_control.tuning.min_execution_s = 3600
     async with plain_http(sim) as cc:
         run = await cc.post("/add_broker", params={"brokerid": "9", "dryrun": "false", "json": "true",
                                                     "verbose": "true"})
@@ -425,7 +427,8 @@ async def test_stop_lets_the_movement_in_flight_finish_and_leaves_the_rest_undon
         stopping = (await cc.get("/state", params={"json": "true", "substates": "executor"})).json()
         assert set(stopping) == {"ExecutorState", "version"}
         assert stopping["ExecutorState"]["state"] == "STOPPING_EXECUTION"
-        deadline = time.monotonic() + 60
+        sim.cruise_control.execution.duration_s = 0
+        deadline = time.monotonic() + WAIT_S
         while (await cc.get("/state", params={"json": "true", "substates": "executor"})).json()[
                 "ExecutorState"]["state"] != "NO_TASK_IN_PROGRESS":
             assert time.monotonic() < deadline, "the executor never finished stopping"

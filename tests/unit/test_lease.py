@@ -8,6 +8,7 @@ from confluent_kafka import TopicPartition
 from events import TOPICS
 from services.common.lease import Lease
 from services.common.settings import BusSettings
+from tests.patience import WAIT_S
 
 
 def lease() -> tuple[Lease, list[str]]:
@@ -120,7 +121,7 @@ def test_a_lost_lease_starts_the_same_command_over_in_the_same_process(tmp_path)
             os.environ["RESTARTED"] = "again"
             restart_as_standby()
     """))
-    result = subprocess.run([sys.executable, str(script), "run", "svc"], capture_output=True, text=True, timeout=30)
+    result = subprocess.run([sys.executable, str(script), "run", "svc"], capture_output=True, text=True, timeout=WAIT_S)
     first, again = result.stdout.split("\n")[:2]
     assert result.returncode == 0, result.stderr
     assert first.split()[0] == again.split()[0]  # the same pid

@@ -7,6 +7,8 @@ import json
 import subprocess
 import sys
 
+from tests.patience import WAIT_S
+
 SERVICE = """
 import logging
 from mode.utils.logging import setup_logging
@@ -26,7 +28,7 @@ get_logger().info("after the worker")
 
 
 def test_library_records_are_json_lines_with_the_service() -> None:
-    done = subprocess.run([sys.executable, "-c", SERVICE], capture_output=True, text=True, timeout=60)
+    done = subprocess.run([sys.executable, "-c", SERVICE], capture_output=True, text=True, timeout=WAIT_S)
     assert done.returncode == 0, done.stderr
     lines = [json.loads(line) for line in done.stderr.splitlines()]  # every line is one JSON object
     assert [line["event"] for line in lines] == ["before the worker", "Unable connect to node with id 111",

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from spark.jvm_output import JvmOutput, event_of
+from tests.patience import WAIT_S
 
 LOG4J_LINE = json.dumps({"event": "Lost executor 1", "logger": "org.apache.spark.scheduler.TaskSchedulerImpl",
                          "level": "error", "exception": ""})
@@ -48,8 +49,8 @@ def test_what_a_child_started_inside_writes_to_stdout_and_stderr_is_logged_and_t
                                                         f"print({LOG4J_LINE!r}, file=sys.stderr)"])
     assert [(s.st_dev, s.st_ino) for s in map(os.fstat, (1, 2))] == [(s.st_dev, s.st_ino) for s in streams]
     # The child keeps the pipe after the window: what it writes later is logged too.
-    assert child.wait(timeout=30) == 0
-    deadline = time.monotonic() + 30
+    assert child.wait(timeout=WAIT_S) == 0
+    deadline = time.monotonic() + WAIT_S
     while len(log.lines) < 3 and time.monotonic() < deadline:
         time.sleep(0.05)
     assert sorted(log.lines, key=repr) == sorted([("warning", "jvm output", {"line": "during the start"}),
@@ -75,8 +76,8 @@ def test_a_line_the_log_cannot_take_is_written_as_it_came_and_reading_goes_on() 
     output = JvmOutput(log)
     with output.captured():
         child = subprocess.Popen([sys.executable, "-c", "print('bad'); print('good')"])
-    assert child.wait(timeout=30) == 0
-    deadline = time.monotonic() + 30
+    assert child.wait(timeout=WAIT_S) == 0
+    deadline = time.monotonic() + WAIT_S
     while not log.lines and time.monotonic() < deadline:
         time.sleep(0.05)
     assert log.lines == [("warning", "jvm output", {"line": "good"})]
