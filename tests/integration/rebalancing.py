@@ -26,6 +26,7 @@ from services.local.stack import LocalStack
 from services.common.cruise_control.client import without_session
 from tests.integration.conftest import TEST_ENV
 from tests.integration.harness import Follower
+from tests.patience import WAIT_S
 
 TOPIC_NAMES = [f"data-{i}" for i in range(6)]
 # Fast loops, so failure paths resolve within seconds.
@@ -77,11 +78,17 @@ class Rebalancing(Follower):
                 states.append(status.state)
         return states
 
-    def wait_brokers_known(self, timeout: float = 60.0) -> None:
-        """Until the rebalancer has had its first look at the brokers: a broker added before it is not 'new'."""
+    def wait_brokers_known(self, timeout: float = WAIT_S) -> None:
+        """Until the rebalancer has had its first look at the brokers: a broker added before it is not 'new'. Its
+        health port can refuse for a while (seen on a loaded machine), as it does while a rebalancer that lost its
+        lease starts over in its process (services.common.lease)."""
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
-            if self.stack.http.get(self.stack.health_url("rebalancer"), timeout=5).json().get("knownBrokers") is not None:
+            try:
+                health = self.stack.http.get(self.stack.health_url("rebalancer"), timeout=5).json()
+            except httpx.TransportError:
+                health = {}
+            if health.get("knownBrokers") is not None:
                 return
             time.sleep(0.2)
         raise AssertionError("the rebalancer never looked at the brokers")
