@@ -54,6 +54,13 @@ def test_giving_up_says_what_was_awaited_where_the_logs_are_and_how_to_wait_long
     assert "/tmp/run/logs" in said and "ballast demo --kafka --timeout 360" in said
 
 
+def test_a_failed_step_says_why_and_where_the_logs_are() -> None:
+    out = io.StringIO()
+    patience = Patience(180, logs=Path("/tmp/run/logs"))
+    assert patience.failed(Console(file=out, width=300), "the drain", "Not enough remaining capacity") is False
+    assert out.getvalue().strip() == "the drain failed: Not enough remaining capacity; the logs are in /tmp/run/logs"
+
+
 def test_a_section_line_piped_is_a_little_wider_than_its_title() -> None:
     out = io.StringIO()
     section(_Console(file=out), "[bold]1. create 6 topics")

@@ -86,9 +86,7 @@ async def _disks(console: Console, stack: LocalStack, bus: BusSettings, patience
         if done is None:
             return patience.give_up(console, "the disk rebalance")
         if done.state != RebalanceState.READY:
-            console.print(f"[red]the disk rebalance failed: {done.message}; the logs are in {stack.logs}[/red]",
-                          soft_wrap=True)
-            return False
+            return patience.failed(console, "the disk rebalance", done.message)
         console.print(_dirs_table(await admin.describe_log_dirs([skewed]), f"broker {skewed} after the disk rebalance "
                                   f"({done.summary.num_intra_broker_replica_movements if done.summary else 0} moves "
                                   "between its directories, none between brokers)"))
@@ -105,9 +103,7 @@ async def _disks(console: Console, stack: LocalStack, bus: BusSettings, patience
         if drained_status is None:
             return patience.give_up(console, f"broker {drained}'s directory {drain_dirs[1]} to be drained")
         if drained_status.state == RebalanceState.NOT_READY:
-            console.print(f"[red]the drain failed: {drained_status.message}; the logs are in {stack.logs}[/red]",
-                          soft_wrap=True)
-            return False
+            return patience.failed(console, "the drain", drained_status.message)
         spec = TopicSpec(name="after-drain", partitions=12, replicas=3)
         busio.publish(bus, TOPICS.specs, [spec])
         while patience.waiting:

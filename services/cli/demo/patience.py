@@ -51,5 +51,10 @@ class Patience:
         console.print(f"[red]{self.gave_up(awaited)}[/red]", soft_wrap=True)
         return False
 
+    def failed(self, console: Console, what: str, reason: str | None) -> bool:
+        """Say that a step ended in failure, and why, rather than waiting on; False, for the step to return."""
+        console.print(f"[red]{what} failed: {reason}; the logs are in {self.logs}[/red]", soft_wrap=True)
+        return False
+
 
 _UNSEEN = object()
