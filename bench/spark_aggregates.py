@@ -33,7 +33,7 @@ from bench.markdown import replace_section
 from bench.replicas_change import percentile
 from events import TOPICS, BrokerLoadSample, encode
 from services.common import busio
-from services.common.bus import ensure_topics
+from services.common.bus_topics import ensure_topics
 from services.common.settings import BusSettings, Settings, SparkSettings
 from services.local.broker import free_port, start_tansu
 

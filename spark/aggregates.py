@@ -217,6 +217,7 @@ def main() -> None:
     import signal
     import threading
 
+    from services.common.bus_topics import wait_for_bus_to_start
     from services.common.settings import get_settings
     from spark.jvm_output import JvmOutput
     from spark.session import kafka_source_jars, local_session
@@ -232,6 +233,7 @@ def main() -> None:
 
     log = get_logger("spark-aggregates")
     settings = get_settings()
+    wait_for_bus_to_start(settings.bus, log)  # started before its bus (a container), the job waits for it
     jars = kafka_source_jars() if settings.spark.source == "kafka" else None
     # Until the session is up a signal ends the process at once (the JVM follows it); from then on it is a request
     # to stop. Installed after the session: the SparkContext installs its own SIGINT handler, which raises.

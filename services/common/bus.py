@@ -1,17 +1,14 @@
-"""The bus for faust services: the app factory tuned for both Tansu and Kafka, raw topics, publishing, dead letters
-and the bus topics' creation. Plain-client reads and writes (a service's rebuild, the CLI) are in ``busio``."""
+"""The bus for faust services: the app factory tuned for both Tansu and Kafka, raw topics, publishing and dead
+letters. Plain-client reads and writes (a service's rebuild, the CLI) are in ``busio``; the bus topics' creation is
+in ``bus_topics``."""
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import faust
-from confluent_kafka import KafkaError, KafkaException
-from confluent_kafka.admin import AdminClient, NewPartitions, NewTopic
-
 from events import TOPICS, DeadLetter, Decoded, InvalidEvent, decode
 from events.limits import MAX_RECORD_BYTES, bounded
 from events.models import Event
@@ -175,41 +172,3 @@ def raw_bytes(data: Any) -> bytes | None:
     if data is None or isinstance(data, bytes):
         return data
     return str(data).encode()
-
-
-def ensure_topics(settings: BusSettings, topics: Iterable[BusTopic] | None = None, timeout_s: float = 30.0) -> None:
-    """Create Ballast's topics if missing (idempotent)."""
-    admin = AdminClient(settings.confluent_config())
-    wanted = list(topics or TOPICS.all())
-    existing = set(admin.list_topics(timeout=timeout_s).topics)
-    new = [
-        NewTopic(t.name, num_partitions=settings.topic_partitions,
-                 replication_factor=settings.topic_replication_factor, config=t.config)
-        for t in wanted if t.name not in existing
-    ]
-    if not new:
-        return
-    for name, future in admin.create_topics(new, request_timeout=timeout_s).items():
-        try:
-            future.result()
-        except KafkaException as exc:
-            if exc.args[0].code() != KafkaError.TOPIC_ALREADY_EXISTS:
-                raise
-        log.info("created bus topic", topic=name)
-
-
-def ensure_partitions(settings: BusSettings, topic: BusTopic, count: int, timeout_s: float = 30.0) -> None:
-    """Give ``topic`` at least ``count`` partitions (a bus created before its shards were raised has fewer)."""
-    admin = AdminClient(settings.confluent_config())
-    metadata = admin.list_topics(topic.name, timeout=timeout_s).topics.get(topic.name)
-    have = len(metadata.partitions) if metadata is not None and metadata.error is None else 0
-    if have >= count:
-        return
-    future = admin.create_partitions([NewPartitions(topic.name, count)], request_timeout=timeout_s)[topic.name]
-    try:
-        future.result()
-    except KafkaException as exc:
-        if exc.args[0].code() != KafkaError.INVALID_PARTITIONS:  # another instance raised it first
-            raise RuntimeError(f"{topic.name} has {have} partition(s) and {count} are needed, but adding them "
-                               f"failed: {exc.args[0].str()}; add them with kafka-topics.sh --alter") from None
-    log.info("added bus topic partitions", topic=topic.name, partitions=count)

@@ -45,7 +45,7 @@ from aiohttp import web
 from confluent_kafka import Consumer, KafkaException, TopicPartition
 
 from events import TOPICS
-from services.common.bus import ensure_partitions, ensure_topics
+from services.common.bus_topics import ensure_partitions, ensure_topics
 from services.common.logging import get_logger
 from services.common.settings import BusSettings
 from services.common.shards import Handover

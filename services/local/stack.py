@@ -22,7 +22,7 @@ from pathlib import Path
 
 import httpx
 
-from services.common.bus import ensure_topics
+from services.common.bus_topics import ensure_topics
 from services.common.settings import Settings
 from services.local.broker import free_port, popen, start_tansu
 from services.local.kafka_cluster import LocalKafka

@@ -15,7 +15,7 @@ import pytest
 
 from events import TOPICS, BrokerLoadSample, LoadAggregate
 from services.common import busio
-from services.common.bus import ensure_topics
+from services.common.bus_topics import ensure_topics
 from services.common.settings import BusSettings, Settings, SparkSettings
 from services.local.broker import free_port, start_tansu
 from spark.restarts import RestartingQuery

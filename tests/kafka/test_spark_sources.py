@@ -18,7 +18,7 @@ import pytest
 
 from events import TOPICS, LoadAggregate
 from services.common import busio
-from services.common.bus import ensure_topics
+from services.common.bus_topics import ensure_topics
 from services.common.settings import BusSettings, Settings, SparkSettings
 from services.local.kafka_cluster import LocalKafka
 from spark.aggregates import WindowBrokers, batch_aggregates, start

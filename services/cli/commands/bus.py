@@ -1,4 +1,5 @@
-"""The bus itself: produce events, record topics to a log, replay a log, export the events' JSON schemas."""
+"""The bus itself: create Ballast's topics on it, produce events, record topics to a log, replay a log, export the
+events' JSON schemas."""
 
 from __future__ import annotations
 
@@ -134,6 +135,26 @@ def _b64(data: bytes | None) -> str | None:
 
 def _unb64(text: str | None) -> bytes | None:
     return base64.b64decode(text) if text is not None else None
+
+def init_bus() -> None:
+    """Create Ballast's topics on the bus where missing, waiting for the bus to answer, then exit.
+
+    For an init container or a Kubernetes Job; every service does the same as it starts. Partitions and replication
+    are BALLAST_BUS__TOPIC_PARTITIONS and BALLAST_BUS__TOPIC_REPLICATION_FACTOR; topics that exist are left as
+    they are."""
+    from services.common.bus_topics import BusRefused, wait_for_bus
+    from services.common.logging import configure_logging, get_logger
+
+    settings = get_settings()
+    # Its lines are a service's: JSON unless on a terminal (an init container's log), the waits included.
+    configure_logging("init-bus", level=settings.log_level, fmt=settings.log_format)
+    try:
+        wait_for_bus(settings.bus)
+    except BusRefused as exc:
+        raise fail(str(exc)) from None
+    get_logger("init-bus").info("the bus holds Ballast's topics", bootstrap_servers=settings.bus.bootstrap_servers,
+                                topics=len(TOPICS.all()))
+
 
 def schema(out: Annotated[Optional[Path], typer.Option(help="write one file per schema here")] = None) -> None:  # noqa: UP007
     """Export the JSON schemas of the envelope and every event."""

@@ -19,8 +19,9 @@ SERVICES = ("topic-reconciler", "replicas-change", "rebalancer", "load-collector
 
 def run(service: Annotated[str, typer.Argument(help=f"one of: {', '.join(SERVICES)}")]) -> None:
     """Run one service in the foreground (settings from BALLAST_* environment variables)."""
+    from services.common.bus_topics import wait_for_bus_to_start
     from services.common.garbage_collection import tune_garbage_collection
-    from services.common.logging import configure_logging, stdlib_logging_config
+    from services.common.logging import configure_logging, get_logger, stdlib_logging_config
 
     settings = get_settings()
     configure_logging(service, level=settings.log_level, fmt=settings.log_format)
@@ -47,6 +48,7 @@ def run(service: Annotated[str, typer.Argument(help=f"one of: {', '.join(SERVICE
         from services.load_collector.app import create_service
     else:
         raise fail(f"unknown service {service!r}; choose one of: {', '.join(SERVICES)}", 2)
+    wait_for_bus_to_start(settings.bus, get_logger(service))  # before its bus, a service waits; it makes its topics
     from faust.worker import Worker
 
     from services.common.lease import Lease

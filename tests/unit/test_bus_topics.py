@@ -1,0 +1,46 @@
+"""The bus port's policy as a service starts: a refusal asking again cannot change stops it with the broker's
+reason; anything else is waited out, with backoff (services/common/bus_topics.py)."""
+
+from __future__ import annotations
+
+import pytest
+from confluent_kafka import KafkaError, KafkaException
+
+from services.common import bus_topics
+from services.common.bus_topics import BusRefused, permanent, wait_for_bus
+from services.common.settings import BusSettings
+
+BUS = BusSettings(bootstrap_servers="kafka-0:9092")
+
+
+def test_authorization_policy_and_config_refusals_are_permanent_an_unreached_or_small_cluster_is_not() -> None:
+    for code in (KafkaError.TOPIC_AUTHORIZATION_FAILED, KafkaError.CLUSTER_AUTHORIZATION_FAILED,
+                 KafkaError.POLICY_VIOLATION, KafkaError.INVALID_CONFIG, KafkaError.SASL_AUTHENTICATION_FAILED):
+        assert permanent(KafkaError(code))
+    # Fewer brokers than the replication factor: a cluster still starting, one broker at a time.
+    for code in (KafkaError._TRANSPORT, KafkaError._TIMED_OUT, KafkaError.INVALID_REPLICATION_FACTOR,
+                 KafkaError.REQUEST_TIMED_OUT, KafkaError.NOT_CONTROLLER):
+        assert not permanent(KafkaError(code))
+
+
+def test_the_bus_is_waited_for_with_a_growing_pause_until_it_answers(monkeypatch: pytest.MonkeyPatch) -> None:
+    answers = [KafkaError._TRANSPORT] * 6 + [None]
+
+    def ensure(settings: BusSettings, topics: object, timeout_s: float) -> None:
+        code = answers.pop(0)
+        if code is not None:
+            raise KafkaException(KafkaError(code))
+
+    monkeypatch.setattr(bus_topics, "ensure_topics", ensure)
+    slept: list[float] = []
+    wait_for_bus(BUS, sleep=slept.append)
+    assert slept == [1, 2, 4, 8, 15, 15] and answers == []
+
+
+def test_a_permanent_refusal_stops_the_wait_with_the_brokers_reason(monkeypatch: pytest.MonkeyPatch) -> None:
+    def ensure(settings: BusSettings, topics: object, timeout_s: float) -> None:
+        raise KafkaException(KafkaError(KafkaError.TOPIC_AUTHORIZATION_FAILED, "not authorized to create topics"))
+
+    monkeypatch.setattr(bus_topics, "ensure_topics", ensure)
+    with pytest.raises(BusRefused, match="kafka-0:9092 refused Ballast's topics: not authorized to create topics"):
+        wait_for_bus(BUS, sleep=lambda s: pytest.fail("a permanent refusal is not waited out"))
