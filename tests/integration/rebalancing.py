@@ -56,7 +56,7 @@ class Rebalancing(Follower):
     # -- waiting -------------------------------------------------------------------------------------------------
 
     def wait_for(self, name: str, predicate: Callable[[RebalanceStatus], bool], what: str,
-                 timeout: float = 60.0) -> RebalanceStatus:
+                 timeout: float = WAIT_S) -> RebalanceStatus:
         def describe() -> str:
             status = self.latest.get(name)
             return status.model_dump_json(by_alias=True, exclude_none=True, exclude={"request"}) if status else "none"
@@ -67,7 +67,7 @@ class Rebalancing(Follower):
             raise AssertionError(f"{exc} (last: {describe()})") from None
         return self.latest[name]
 
-    def wait_state(self, name: str, state: RebalanceState, timeout: float = 60.0) -> RebalanceStatus:
+    def wait_state(self, name: str, state: RebalanceState, timeout: float = WAIT_S) -> RebalanceStatus:
         return self.wait_for(name, lambda s: s.state == state, f"state {state}", timeout)
 
     def states(self, name: str) -> list[RebalanceState]:

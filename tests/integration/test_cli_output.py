@@ -29,6 +29,7 @@ from events import (
 from services.common import busio
 from services.common.settings import BusSettings
 from services.local.broker import free_port, start_tansu
+from tests.patience import WAIT_S
 
 LONG = "payments.settlement.eu-west.reconciliation-ledger-entries-v2-compacted-with-a-name-longer-than-eighty-chars"
 
@@ -79,7 +80,7 @@ def _env(bootstrap: str) -> dict[str, str]:
 
 def cli(bootstrap: str, *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "services.cli", *args], capture_output=True, text=True,
-                          env=_env(bootstrap), timeout=120)
+                          env=_env(bootstrap), timeout=WAIT_S)
 
 
 def test_a_piped_table_keeps_every_name_whole_on_its_line(bootstrap: str) -> None:
@@ -124,7 +125,7 @@ def test_watch_says_the_bus_went_away_and_exits_non_zero(tmp_path: Path) -> None
         assert watcher.stdout is not None
         assert json.loads(watcher.stdout.readline())["topic"] == "watched"  # following the live bus now
         _stop(process)
-        code = watcher.wait(timeout=60)
+        code = watcher.wait(timeout=WAIT_S)
         stderr = watcher.stderr.read() if watcher.stderr else ""
         assert code == 1, stderr
         assert stderr.startswith("error: stopped watching: the bus stopped answering: no broker answered for 2 s"), \

@@ -21,6 +21,7 @@ from services.placement.model import Broker, ClusterView, PlacementSpec
 from services.placement.multi_level import MultiLevelPlacer
 from spark.session import SMALL_JOB_JVM
 from tests.integration.conftest import TEST_ENV
+from tests.patience import WAIT_S
 
 # Three data centres, one broker per rack, two racks each: RF 3 puts one replica per DC, on either rack.
 BROKERS = ["1:/dc1/r1", "2:/dc1/r2", "3:/dc2/r1", "4:/dc2/r2", "5:/dc3/r1", "6:/dc3/r2"]
@@ -158,7 +159,7 @@ def test_ctrl_c_stops_the_spark_job_cleanly(stack: LocalStack) -> None:
     (jvm,) = [command for command in _session_commands(process.pid) if command and command[0].endswith("java")]
     assert set(SMALL_JOB_JVM.split()) <= set(jvm), jvm
     os.killpg(process.pid, signal.SIGINT)
-    assert process.wait(timeout=120) == 0, log.read_text()[-3000:]
+    assert process.wait(timeout=WAIT_S) == 0, log.read_text()[-3000:]
     after = log.read_text().split('"event": "running"', 1)[1]
     # The driver: no KeyboardInterrupt inside a py4j call. PySpark's own runner of the Python data source still
     # reports its socket closing when the query stops (python_streaming_source_runner has no clean end), a trace of

@@ -90,7 +90,7 @@ def test_rf3_with_one_broker_down_gets_a_placeholder_that_is_filled_when_the_bro
     assert filled.condition("UnderReplicated") is None
     assert all(sorted(p["replicas"]) == [1, 2, 3] for p in small.cluster_topic(topic)["partitions"])
     small.watcher.wait_rf(strict, 3)  # created in full once the broker is back
-    small.watcher.wait("placeholders closed", lambda: placeholder_records(small, topic)[-1].filled, timeout=30)
+    small.watcher.wait("placeholders closed", lambda: placeholder_records(small, topic)[-1].filled)
     # The bus saw each placement: two replicas per partition at creation, broker 3's when it returned.
     placed = [(e.reason, sorted((r.partition, r.broker) for r in e.placed)) for e in placements(small, topic)]
     assert placed[0] == ("create", [(p, b) for p in range(3) for b in (1, 2)])

@@ -122,7 +122,7 @@ def test_a_full_servlet_keeps_the_state_and_is_retried_without_a_status(rb: Reba
     before = served()
     rb.request(name="servlet-full")
     rb.wait_state("servlet-full", S.PENDING_PROPOSAL)
-    rb.wait("three refused requests", lambda: served() >= before + 3, 30)
+    rb.wait("three refused requests", lambda: served() >= before + 3)
     assert rb.latest["servlet-full"].state == S.PENDING_PROPOSAL
     rb.tune(max_active_user_tasks=5)
     rb.wait_state("servlet-full", S.PROPOSAL_READY)
@@ -221,7 +221,7 @@ def test_cruise_control_restart_during_execution(rb: Rebalancing) -> None:
     rb.request(name="restart-running", mode="remove-brokers", brokers=[21], auto_approve=True)
     rb.wait_for("restart-running", lambda s: s.progress is not None, "progress")
     rb.fault("cruise-control/restart", {"downSeconds": 0.3})
-    done = rb.wait_state("restart-running", S.READY, timeout=90)
+    done = rb.wait_state("restart-running", S.READY)
     assert rb.replicas_per_broker()[21] == 0
     messages = [s.message or "" for s in rb.history["restart-running"]]
     assert any("no longer knows task" in m for m in messages), messages

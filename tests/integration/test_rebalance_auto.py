@@ -47,7 +47,7 @@ def test_scale_down_runs_before_scale_up(rb: Rebalancing) -> None:
     rb.announce_removal(3)
     rb.wait_for("auto-remove-brokers-3", lambda s: True, "the scale-down rebalance")
     rb.add_broker(8, "/dc2/r1")
-    up = rb.wait_state("auto-add-brokers-8", S.READY, timeout=90)
+    up = rb.wait_state("auto-add-brokers-8", S.READY)
     down = rb.latest["auto-remove-brokers-3"]
     assert down.state == S.READY and rb.replicas_per_broker()[3] == 0
     down_ready = min(s.updated_at for s in rb.history[down.name] if s.state == S.READY)

@@ -46,12 +46,12 @@ async def test_round_trip_3_2_3_on_the_real_partitions(ballast: Ballast, admin: 
     ballast.apply(spec(name, 2, partitions=4))
     ongoing = ballast.watcher.wait_passing(name, is_ongoing, "ongoing")
     assert ongoing.replicas_change.session_id
-    ballast.watcher.wait_rf(name, 2, timeout=90)
+    ballast.watcher.wait_rf(name, 2)
     assert await _replication(admin, name) == Counter({2: 4})
     await eventually(lambda: _in_sync(admin, name, 2), "2 replicas in sync everywhere")
 
     ballast.apply(spec(name, 3, partitions=4))
-    ballast.watcher.wait_rf(name, 3, timeout=90)
+    ballast.watcher.wait_rf(name, 3)
     assert await _replication(admin, name) == Counter({3: 4})
     await eventually(lambda: _in_sync(admin, name, 3), "3 replicas in sync everywhere")
     sessions = {s.replicas_change.session_id for s in ballast.watcher.history[name]
@@ -66,7 +66,7 @@ async def test_fifty_mixed_changes_in_one_request_touch_only_the_named_topics(
     topics = [f"{name}.a.c", f"{name}.abc"] + [f"{name}-t{i:02d}" for i in range(48)]
     ballast.apply(*(spec(t, 3, partitions=1) for t in topics))
     for t in topics:
-        ballast.watcher.wait_rf(t, 3, timeout=120)
+        ballast.watcher.wait_rf(t, 3)
     before = {t["UserTaskId"] for t in ballast.topic_configuration_tasks()}
     targets = {topics[0]: 2, topics[1]: 3} | {t: (1, 2, 3)[i % 3] for i, t in enumerate(topics[2:])}
     # The changes wait for the replicas-change service until all are planned, so that one request takes them all
@@ -75,12 +75,12 @@ async def test_fifty_mixed_changes_in_one_request_touch_only_the_named_topics(
     try:
         ballast.apply(*(spec(t, rf, partitions=1) for t, rf in targets.items()))
         for t in targets:
-            ballast.watcher.wait_status(t, lambda s: s.generation >= 2, "the new spec planned", timeout=120)
+            ballast.watcher.wait_status(t, lambda s: s.generation >= 2, "the new spec planned")
     finally:
         kafka_stack.start_process("replicas-change")
         kafka_stack.wait_http(kafka_stack.health_url("replicas-change"), "replicas-change")
     for t, rf in targets.items():
-        ballast.watcher.wait_rf(t, rf, timeout=120)
+        ballast.watcher.wait_rf(t, rf)
     described = await admin.describe_topics(topics)
     assert {t: len(d.partitions[0].replicas) for t, d in described.items()} == targets
     new_tasks = [t for t in ballast.topic_configuration_tasks() if t["UserTaskId"] not in before]
@@ -109,7 +109,7 @@ async def slowed(admin: KafkaClusterAdmin, topic: str, bytes_per_s: int) -> Asyn
 async def test_cruise_control_restart_while_kafka_moves_converges_without_resubmitting(
         ballast: Ballast, kafka: LocalKafka, admin: KafkaClusterAdmin, name: str) -> None:
     ballast.apply(spec(name, 2, partitions=2))
-    ballast.watcher.wait_rf(name, 2, timeout=60)
+    ballast.watcher.wait_rf(name, 2)
     fill(kafka.bootstrap_servers, name, 2, 2)
     async with slowed(admin, name, 200_000):
         ballast.apply(spec(name, 3, partitions=2))
@@ -120,7 +120,7 @@ async def test_cruise_control_restart_while_kafka_moves_converges_without_resubm
         await asyncio.sleep(4)
         assert await _reassigning(admin, name), "still moving: the test needs a slow reassignment"
         assert ballast.topic_configuration_tasks() == [], "no resubmission while Kafka moves the replicas"
-    ballast.watcher.wait_rf(name, 3, timeout=90)
+    ballast.watcher.wait_rf(name, 3)
     await eventually(lambda: _in_sync(admin, name, 3), "3 replicas in sync")
     assert ballast.topic_configuration_tasks() == [], "converged without submitting the change again"
     assert (await _replication(admin, name)) == Counter({3: 2})
@@ -129,7 +129,7 @@ async def test_cruise_control_restart_while_kafka_moves_converges_without_resubm
 async def test_kill_9_of_replicas_change_while_kafka_moves_resumes_the_task(
         ballast: Ballast, kafka: LocalKafka, kafka_stack: LocalStack, admin: KafkaClusterAdmin, name: str) -> None:
     ballast.apply(spec(name, 2, partitions=2))
-    ballast.watcher.wait_rf(name, 2, timeout=60)
+    ballast.watcher.wait_rf(name, 2)
     fill(kafka.bootstrap_servers, name, 2, 2)
     async with slowed(admin, name, 300_000):
         ballast.apply(spec(name, 3, partitions=2))
@@ -139,7 +139,7 @@ async def test_kill_9_of_replicas_change_while_kafka_moves_resumes_the_task(
         kafka_stack.kill("replicas-change", signal.SIGKILL)
         kafka_stack.start_process("replicas-change")
         kafka_stack.wait_http(kafka_stack.health_url("replicas-change"), "replicas-change")
-    done = ballast.watcher.wait_rf(name, 3, timeout=90)
+    done = ballast.watcher.wait_rf(name, 3)
     assert done.replicas_change is None or done.replicas_change.target_replicas == 3
     sessions = {s.replicas_change.session_id for s in ballast.watcher.history[name]
                 if s.replicas_change and s.replicas_change.session_id}
@@ -188,7 +188,7 @@ async def test_add_then_remove_a_broker_moves_real_data_under_the_throttle(
         throttle = 1_000_000
         rb.request(name=f"{name}-up", mode="add-brokers", brokers=[new], replication_throttle=throttle,
                    excluded_topics=only(name))
-        proposal = rb.wait_state(f"{name}-up", S.PROPOSAL_READY, timeout=60)
+        proposal = rb.wait_state(f"{name}-up", S.PROPOSAL_READY)
         assert proposal.summary is not None and proposal.summary.data_to_move_mb >= 2, proposal.summary
         rb.act(f"{name}-up", "approve")
 
@@ -249,10 +249,10 @@ async def test_stop_during_a_real_execution_rolls_back_what_is_in_flight(
     before = {p.id: p.replicas for p in (await admin.describe_topics([name]))[name].partitions}
     rb.request(name=name, auto_approve=True, excluded_topics=only(name), replication_throttle=300_000,
                concurrent_partition_movements_per_broker=1)
-    rb.wait_state(name, S.REBALANCING, timeout=60)
+    rb.wait_state(name, S.REBALANCING)
     await eventually(lambda: _reassigning(admin, name), "a real reassignment in flight")
     rb.act(name, "stop")
-    stopped = rb.wait_state(name, S.STOPPED, timeout=60)
+    stopped = rb.wait_state(name, S.STOPPED)
     assert "stopped" in (stopped.message or "").lower()
 
     await eventually(lambda: _not_reassigning(admin, name), "the in-flight reassignments cancelled")

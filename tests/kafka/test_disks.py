@@ -44,7 +44,7 @@ async def test_remove_disks_from_the_bus_empties_a_real_directory_under_the_thro
     rb.request(name=drain, mode="remove-disks", auto_approve=True, intra_broker_throttle=throttle,
                move_replicas_off_volumes=[{"broker_id": BROKER, "volume_ids": [1]}])
     try:
-        rb.wait_for(drain, lambda s: s.state in (S.REBALANCING, S.READY), "executing", timeout=60)
+        rb.wait_for(drain, lambda s: s.state in (S.REBALANCING, S.READY), "executing")
         # While it runs: the throttle on the broker, and the data arriving in data-0 at most at its rate.
         samples: list[tuple[float, int]] = []
         throttled_seen = False
@@ -84,7 +84,7 @@ async def test_remove_disks_from_the_bus_empties_a_real_directory_under_the_thro
         assert "keeps them empty" in (kept.condition("DisksEmpty").message or "")
     finally:
         rb.act(drain, "release")
-    rb.wait_for(drain, lambda s: s.released, "released", timeout=30)
+    rb.wait_for(drain, lambda s: s.released, "released")
     await admin.alter_replica_log_dirs(name, {(1, BROKER): data1})
     await eventually(lambda: _in(admin, name, 1, data1), "a replica staying in the released directory")
     await asyncio.sleep(2)  # several of the rebalancer's looks (every 0.5 s)

@@ -157,7 +157,7 @@ async def test_the_topic_reconciler_killed_mid_stream(ballast: Ballast, admin: K
 
 def _assert_all_created_once(ballast: Ballast, names: list[str]) -> None:
     for topic in names:
-        ballast.watcher.wait_status(topic, lambda s: s.ready and s.partitions == 2, "created", timeout=120)
+        ballast.watcher.wait_status(topic, lambda s: s.ready and s.partitions == 2, "created")
     # Nothing duplicated: one spec record per topic on the bus (idempotent producer), and no dead letters about them.
     specs = Counter(r.key.decode() for r in busio.consume(ballast.settings.bus, [TOPICS.specs.name], follow=False,
                                                            idle_s=1.0) if r.key and r.key.decode() in names)

@@ -37,7 +37,7 @@ def test_malformed_events_go_to_dead_letters_and_services_carry_on(ballast: Ball
     before = len(ballast.watcher.dead_letters)
     for topic, key, value in bad:
         ballast.produce_raw(topic, key, value)
-    ballast.watcher.wait("5 dead letters", lambda: len(ballast.watcher.dead_letters) >= before + 5, timeout=30)
+    ballast.watcher.wait("5 dead letters", lambda: len(ballast.watcher.dead_letters) >= before + 5)
     letters = {d.record_key: d for d in ballast.watcher.dead_letters[before:]}
     assert "not JSON" in letters["k1"].reason
     assert "partitions: Field required" in letters["k2"].reason
@@ -121,9 +121,9 @@ def test_replay_of_a_recorded_log_reproduces_final_statuses(ballast: Ballast, na
             replayed = cli(fresh, "replay", str(log), "--speed", "5")
             assert replayed.returncode == 0, replayed.stderr
             for t in topics[:3]:
-                watcher.wait_status(t, lambda s, t=t: expected[t][2] == s.replicas and s.ready, "replayed RF", 60)
-            watcher.wait_status(topics[3], lambda s: s.deleted, "replayed deletion", 60)
-            watcher.wait("final statuses", lambda: _final_statuses(watcher, topics) == expected, timeout=30)
+                watcher.wait_status(t, lambda s, t=t: expected[t][2] == s.replicas and s.ready, "replayed RF")
+            watcher.wait_status(topics[3], lambda s: s.deleted, "replayed deletion")
+            watcher.wait("final statuses", lambda: _final_statuses(watcher, topics) == expected)
         finally:
             watcher.stop()
 

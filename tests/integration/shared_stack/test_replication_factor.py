@@ -83,7 +83,7 @@ def test_rf_above_alive_brokers_waits_for_brokers(ballast: Ballast, name: str) -
     held = ballast.watcher.wait_status(topic, blocked, "change held: too few brokers alive")
     assert held.ready and ballast.cluster_rf(topic) == 2
     ballast.start_brokers(3, 4, 5, 6)
-    done = ballast.watcher.wait_rf(topic, 3, timeout=30)
+    done = ballast.watcher.wait_rf(topic, 3)
     assert ballast.cluster_rf(topic) == 3 and done.condition("ReplicasChangeBlocked") is None
 
 
@@ -121,7 +121,7 @@ def test_topic_deleted_outside_is_recreated_with_target_rf(ballast: Ballast, nam
     ballast.apply(spec(topic, 2, partitions=4))
     ballast.watcher.wait_rf(topic, 2)
     ballast.sim.delete(f"/admin/topics/{topic}")
-    ballast.watcher.wait("recreation", lambda: ballast.cluster_rf(topic) == 2, timeout=30)
+    ballast.watcher.wait("recreation", lambda: ballast.cluster_rf(topic) == 2)
     recreated = ballast.cluster_topic(topic)
     assert recreated is not None and len(recreated["partitions"]) == 4
 

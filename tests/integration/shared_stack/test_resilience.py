@@ -34,7 +34,7 @@ def test_doctor_tells_a_stopped_cruise_control_from_a_healthy_one(ballast: Balla
     """Issue 30, feature 6: one table of everything Ballast needs, with an exit code for scripts."""
     def doctor() -> tuple[int, dict[str, dict[str, str]]]:
         done = subprocess.run([sys.executable, "-m", "services.cli", "doctor", "-o", "json"], capture_output=True,
-                              text=True, env={**os.environ, **ballast.stack.env}, timeout=120)
+                              text=True, env={**os.environ, **ballast.stack.env}, timeout=WAIT_S)
         return done.returncode, {c["name"]: c for c in map(json.loads, done.stdout.splitlines())}
 
     code, checks = doctor()
@@ -102,7 +102,7 @@ def test_a_request_answered_202_is_followed_and_gives_its_slot_back(ballast: Bal
     for rf in (2, 3):
         ballast.apply(spec(topic, rf))
         # Unfollowed, the slot would come back after 3 minutes, and the change with it.
-        ballast.watcher.wait_rf(topic, rf, timeout=120)
+        ballast.watcher.wait_rf(topic, rf)
 
 
 def test_ongoing_execution_of_another_client(ballast: Ballast, name: str) -> None:
