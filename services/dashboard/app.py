@@ -121,15 +121,16 @@ async def _send(response: web.StreamResponse, update: dict[str, Any]) -> None:
 
 
 def serve(settings: Settings, *, port: int, ready: Any = None) -> None:
-    """Serve on 127.0.0.1:``port`` until interrupted; ``ready(url)`` once it listens."""
+    """Serve on ``settings.web_host`` (127.0.0.1 unless set: a container's is its own address) and ``port`` until
+    interrupted; ``ready(url)`` once it listens."""
     async def main() -> None:
         runner = web.AppRunner(Dashboard(settings).app())
         await runner.setup()
-        site = web.TCPSite(runner, "127.0.0.1", port)
+        site = web.TCPSite(runner, settings.web_host, port)
         await site.start()
         bound = runner.addresses[0][1] if runner.addresses else port
         if ready is not None:
-            ready(f"http://127.0.0.1:{bound}/")
+            ready(f"http://{settings.web_host}:{bound}/")
         try:
             await asyncio.Event().wait()
         finally:

@@ -1,21 +1,104 @@
-"""The Kubernetes manifests run a standby beside each service (one works at a time: the lease; the topic
-reconciler's pods share its shards), roll without ever taking the running one away first, and restart a pod whose
-agent is down."""
+"""The Kubernetes manifests (deploy/kubernetes) are valid against Kubernetes' own schemas, strictly (offline:
+kubernetes-validate carries them), and run Ballast as the issue asks: every service, a standby beside each leased
+one, rolls that never take the working pod away first, restarts on failed health, non-root on a read-only root
+filesystem with writable volumes, resources, and the bus topics made by a Job."""
+
+from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
+import kubernetes_validate
+import pytest
 import yaml
 
-MANIFESTS = Path(__file__).resolve().parents[2] / "deploy" / "kubernetes" / "ballast.yaml"
+from services.cli.commands.stack import SERVICES
+from services.cli.main import app
+
+KUBERNETES = Path(__file__).resolve().parents[2] / "deploy" / "kubernetes"
+KUBERNETES_VERSION = "1.37.0"
 
 
-def test_deployments_keep_a_standby_roll_safely_and_restart_on_failed_health() -> None:
-    deployments = [d for d in yaml.safe_load_all(MANIFESTS.read_text()) if d and d["kind"] == "Deployment"]
-    assert len(deployments) == 3
-    for deployment in deployments:
-        sharded = deployment["metadata"]["name"] == "ballast-topic-reconciler"
-        assert deployment["spec"]["replicas"] == (3 if sharded else 2)
+def documents() -> list[dict[str, Any]]:
+    return [d for path in sorted(KUBERNETES.glob("*.yaml")) for d in yaml.safe_load_all(path.read_text()) if d]
+
+
+def by_kind(kind: str) -> dict[str, dict[str, Any]]:
+    return {d["metadata"]["name"]: d for d in documents() if d["kind"] == kind}
+
+
+def pod(workload: dict[str, Any]) -> dict[str, Any]:
+    return workload["spec"]["template"]["spec"]
+
+
+@pytest.mark.parametrize("document", documents(), ids=lambda d: f"{d['kind']}/{d['metadata']['name']}")
+def test_every_manifest_is_valid_against_the_kubernetes_schemas_strictly(document: dict[str, Any]) -> None:
+    kubernetes_validate.validate(document, KUBERNETES_VERSION, strict=True)
+
+
+def test_a_misspelt_field_is_refused_by_the_validation() -> None:
+    deployment = by_kind("Deployment")["ballast-rebalancer"]
+    pod(deployment)["containers"][0]["livenesProbe"] = pod(deployment)["containers"][0].pop("livenessProbe")
+    with pytest.raises(kubernetes_validate.ValidationError, match="livenesProbe"):
+        kubernetes_validate.validate(deployment, KUBERNETES_VERSION, strict=True)
+
+
+def test_every_service_runs_with_a_standby_or_shards_and_rolls_safely() -> None:
+    deployments = by_kind("Deployment")
+    services = [s for s in SERVICES if s not in ("cluster-sim", "spark-aggregates")]  # no simulator in production
+    for service in services:
+        deployment = deployments[f"ballast-{service}"]
+        (container,) = pod(deployment)["containers"]
+        assert container["args"] == ["run", service]
+        assert deployment["spec"]["replicas"] == (3 if service == "topic-reconciler" else 2)
         strategy = deployment["spec"]["strategy"]
         assert strategy["type"] == "RollingUpdate" and strategy["rollingUpdate"]["maxUnavailable"] == 0
-        (container,) = deployment["spec"]["template"]["spec"]["containers"]
-        assert container["livenessProbe"]["httpGet"]["path"] == "/health"
+        for probe in ("startupProbe", "readinessProbe", "livenessProbe"):
+            assert container[probe]["httpGet"] == {"path": "/health", "port": "health"}
+    spark = deployments["ballast-spark-aggregates"]
+    assert pod(spark)["containers"][0]["args"] == ["run", "spark-aggregates"]
+    assert spark["spec"]["replicas"] == 1 and spark["spec"]["strategy"] == {"type": "Recreate"}
+    assert set(deployments) == {f"ballast-{s}" for s in services} | {"ballast-spark-aggregates", "ballast-dashboard"}
+    assert by_kind("Service")["ballast-dashboard"]["spec"]["type"] == "ClusterIP"
+
+
+def test_a_job_makes_the_bus_topics_with_a_command_the_cli_has() -> None:
+    (container,) = pod(by_kind("Job")["ballast-init-bus"])["containers"]
+    assert container["args"] == ["init-bus"]
+    commands = {c.name or c.callback.__name__.replace("_", "-") for c in app.registered_commands}
+    assert {"init-bus", "run", "dashboard"} <= commands
+
+
+def test_every_pod_is_non_root_read_only_limited_and_writes_only_to_its_volumes() -> None:
+    config = by_kind("ConfigMap")["ballast"]["data"]
+    writable = [Path(config[key]) for key in ("BALLAST_DATA_DIR", "BALLAST_STATE_DIR", "BALLAST_SPARK__CHECKPOINT_DIR")]
+    for workload in [*by_kind("Deployment").values(), *by_kind("Job").values()]:
+        spec = pod(workload)
+        assert spec["securityContext"]["runAsNonRoot"] is True and spec["securityContext"]["runAsUser"] != 0
+        assert spec["automountServiceAccountToken"] is False and not spec.get("hostNetwork")
+        for container in spec["containers"]:
+            context = container["securityContext"]
+            assert context["readOnlyRootFilesystem"] is True and context["allowPrivilegeEscalation"] is False
+            assert context["capabilities"]["drop"] == ["ALL"]
+            assert container["resources"]["requests"] and container["resources"]["limits"]["memory"]
+            assert container["envFrom"] == [{"configMapRef": {"name": "ballast"}}]
+            mounts = {m["mountPath"]: m for m in container.get("volumeMounts", [])}
+            volumes = {v["name"]: v for v in spec.get("volumes", [])}
+            for path, mount in mounts.items():
+                kind = volumes[mount["name"]]
+                assert ("emptyDir" in kind) != bool(mount.get("readOnly")), path
+            if workload["kind"] == "Deployment" and container["name"] != "dashboard":
+                assert "/tmp" in mounts and all(any(p.is_relative_to(m) for m in mounts) for p in writable)
+
+
+def test_cruise_control_credentials_and_ca_come_from_the_secret_as_files() -> None:
+    config = by_kind("ConfigMap")["ballast"]["data"]
+    secret = by_kind("Secret")["ballast-cruise-control"]["stringData"]
+    mounted = Path(config["BALLAST_CRUISE_CONTROL__CA_FILE"]).parent
+    for key, name in (("USERNAME_FILE", "username"), ("PASSWORD_FILE", "password"), ("CA_FILE", "ca.crt")):
+        assert config[f"BALLAST_CRUISE_CONTROL__{key}"] == str(mounted / name) and name in secret
+    for name, deployment in by_kind("Deployment").items():
+        if name in ("ballast-spark-aggregates",):
+            continue  # reads only the bus
+        (container,) = pod(deployment)["containers"]
+        assert {"name": "cruise-control", "mountPath": str(mounted), "readOnly": True} in container["volumeMounts"]

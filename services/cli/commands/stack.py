@@ -150,7 +150,7 @@ def down() -> None:
     path.unlink()
 
 def dashboard(
-    port: Annotated[int, typer.Option(help="port on 127.0.0.1 (0: any free port)", min=0, max=65535)] = DASHBOARD_PORT,
+    port: Annotated[int, typer.Option(help="port on BALLAST_WEB_HOST, 127.0.0.1 unless set (0: any free port)", min=0, max=65535)] = DASHBOARD_PORT,
 ) -> None:
     """Serve a live web page of topics, changes, rebalances and brokers.
 
@@ -164,7 +164,7 @@ def dashboard(
                                                                     f"{escape(settings.bus.bootstrap_servers)}); "
                                                                     "Ctrl-C stops it", soft_wrap=True))
     except OSError as exc:
-        raise fail(f"cannot listen on 127.0.0.1:{port}: {exc.strerror or exc}") from None
+        raise fail(f"cannot listen on {settings.web_host}:{port}: {exc.strerror or exc}") from None
 
 def demo(
     timeout: Annotated[float | None, typer.Option(
