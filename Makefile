@@ -25,8 +25,18 @@ SPARK_KAFKA_ONLY  := spark-sql-kafka-0-10_2.13,spark-token-provider-kafka-0-10_2
 # Debian's Chromium, for the dashboard's browser test (Playwright drives it; it downloads no browser of its own).
 CHROMIUM := /usr/bin/chromium
 SUDO     := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+# The container image (deploy/Dockerfile), built with podman from Debian's packages FROM a Debian base made here with
+# debootstrap: no registry is needed. podman reads the project's containers.conf (CONTAINERS_CONF); /etc is left alone.
+IMAGE        := ballast:0.1.0
+DEBIAN_SUITE := bookworm
+BASE_IMAGE   := localhost/ballast-base:$(DEBIAN_SUITE)
+PODMAN       := CONTAINERS_CONF=$(CURDIR)/deploy/podman/containers.conf podman
+PODMAN_DEBS  := podman=4.3.1+ds1-8+deb12u1+b3 runc=1.1.5+ds1-1+deb12u1 netavark=1.4.0-3 iptables=1.8.9-2 \
+                debootstrap=1.0.128+nmu2+deb12u2
+# HTTPS from inside a build passes whatever the host's passes: pip there trusts the host's CA bundle.
+HOST_CA      := /etc/ssl/certs/ca-certificates.crt
 
-.PHONY: install bytecode kafka selector placer-harness spark-kafka demo demo-kafka up up-kafka down status dashboard test test-unit bench schema clean
+.PHONY: image image-base install bytecode kafka selector placer-harness spark-kafka demo demo-kafka up up-kafka down status dashboard test test-unit bench schema clean
 
 $(STAMP): pyproject.toml constraints.txt
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -128,6 +138,24 @@ bench: $(STAMP) bytecode $(KAFKA_STAMP) $(KAFKA_CLASSES) $(SELECTOR_JAR) $(SPARK
 
 schema: $(STAMP)
 	$(BIN)/ballast schema --out docs/schemas
+
+/usr/bin/podman:
+	$(SUDO) apt-get update -qq
+	DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends $(PODMAN_DEBS)
+
+# A minimal Debian (debootstrap's minbase) imported as an image, once per machine.
+image-base: /usr/bin/podman
+	@$(PODMAN) image exists $(BASE_IMAGE) || { \
+	  rootfs=$$(mktemp -d) && trap '$(SUDO) rm -rf '$$rootfs EXIT && \
+	  echo "debootstrap $(DEBIAN_SUITE) (a minute or more)" && \
+	  $(SUDO) debootstrap --variant=minbase $(DEBIAN_SUITE) $$rootfs http://deb.debian.org/debian > /dev/null && \
+	  $(SUDO) rm -rf $$rootfs/var/cache/apt/archives/*.deb $$rootfs/var/lib/apt/lists/* && \
+	  $(SUDO) tar -C $$rootfs -c . | $(PODMAN) import --quiet - $(BASE_IMAGE) > /dev/null; }
+
+image: image-base
+	$(PODMAN) build --quiet -f deploy/Dockerfile -t $(IMAGE) \
+	  $(if $(wildcard $(HOST_CA)),--volume $(HOST_CA):/run/host-ca.crt:ro --build-arg PIP_CERT=/run/host-ca.crt) .
+	@$(PODMAN) image ls $(IMAGE) --format '{{.Repository}}:{{.Tag}} {{.Size}}'
 
 clean:
 	rm -rf $(VENV) .ballast .pytest_cache .kafka .spark jvm/replica-selector/target jvm/placer-harness/target

@@ -102,6 +102,8 @@ class PlacementLedger:
             described = await self._admin.describe_log_dirs()
         except AdminError as exc:
             log.info("the cluster's log directories are unknown; using the aggregates", reason=str(exc))
+            if exc.temporary:  # asked again at the next placement; a refusal (no DescribeLogDirs) is kept a while
+                return {}
             described = []
         dirs: dict[int, dict[str, LogDirUsage | None]] = {}
         for d in described:

@@ -24,9 +24,13 @@ class Admin:
         self.dirs = dirs
         self.calls: list[tuple[str, dict[tuple[int, int], str]]] = []
         self.described = 0
+        self.unavailable = 0  # the next describe_log_dirs calls that time out
 
     async def describe_log_dirs(self, brokers: list[int] | None = None) -> list[LogDirInfo]:
         self.described += 1
+        if self.unavailable:
+            self.unavailable -= 1
+            raise ClusterUnavailable("timed out")
         if self.dirs is None:
             raise Unsupported("no DescribeLogDirs here")
         return self.dirs
@@ -93,6 +97,22 @@ async def test_the_cluster_s_own_directories_decide_where_the_aggregates_name_ot
     assert [r.log_dir for r in event.placed] == ["/kafka/b1/data-0", "/kafka/b2/data-1"]
     await placements.placed("more", "create", {0: [1]}, load_aware=True)
     assert admin.described == 1  # read once, kept for a while
+
+
+async def test_a_describe_that_timed_out_is_asked_again_at_the_next_placement_a_refused_one_is_not() -> None:
+    real = [_dir(1, "/kafka/b1/data-0", 10), _dir(1, "/kafka/b1/data-1", 900)]
+    admin = Admin(dirs=real)
+    admin.unavailable = 1
+    placements = ledger(admin)
+    await placements.placed("first", "create", {0: [1]}, load_aware=True)
+    assert admin.calls[-1] == ("first", {(0, 1): "/d1"})  # the aggregates' paths, for want of the cluster's
+    await placements.placed("second", "create", {0: [1]}, load_aware=True)
+    assert admin.calls[-1] == ("second", {(0, 1): "/kafka/b1/data-0"}) and admin.described == 2
+    refused = Admin()  # no DescribeLogDirs: Unsupported, a refusal
+    placements = ledger(refused)
+    for name in ("a", "b"):
+        await placements.placed(name, "create", {0: [1]}, load_aware=True)
+    assert refused.described == 1
 
 
 async def test_an_offline_directory_is_never_chosen() -> None:
