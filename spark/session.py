@@ -43,7 +43,13 @@ def worker_python() -> str:
 
     installed = Path(pyspark.__file__).resolve().parents[1]
     script = f'#!/bin/sh\nPYTHONPATH="{installed}${{PYTHONPATH:+:$PYTHONPATH}}" exec "{sys.executable}" "$@"\n'
-    path = Path(tempfile.gettempdir()) / f"ballast-spark-python-{hashlib.sha256(script.encode()).hexdigest()[:16]}"
+    # In a folder only this user can write to: a script at a guessable path in the shared /tmp, run by Spark, would
+    # be anyone's to replace.
+    folder = Path(tempfile.gettempdir()) / f"ballast-{os.getuid()}"
+    folder.mkdir(mode=0o700, exist_ok=True)
+    if folder.is_symlink() or folder.stat().st_uid != os.getuid() or folder.stat().st_mode & 0o022:
+        raise RuntimeError(f"{folder} is not this user's own folder: remove it, and Ballast makes it again")
+    path = folder / f"spark-python-{hashlib.sha256(script.encode()).hexdigest()[:16]}"
     if not path.exists():
         # Written whole under another name, then renamed: processes starting together each see a complete script.
         partial = path.with_name(f"{path.name}.{os.getpid()}")

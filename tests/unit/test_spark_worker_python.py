@@ -30,3 +30,5 @@ def test_the_workers_python_imports_the_installed_pyspark_where_spark_puts_its_z
     python = worker_python()
     assert imported_from(python) == str(Path(pyspark.sql.__file__).resolve())
     assert os.access(python, os.X_OK) and worker_python() == python  # one script for this interpreter, made once
+    folder = Path(python).parent.stat()  # a script Spark runs, where only this user can write
+    assert folder.st_uid == os.getuid() and folder.st_mode & 0o777 == 0o700
