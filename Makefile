@@ -25,23 +25,27 @@ SPARK_KAFKA_ONLY  := spark-sql-kafka-0-10_2.13,spark-token-provider-kafka-0-10_2
 # Debian's Chromium, for the dashboard's browser test (Playwright drives it; it downloads no browser of its own).
 CHROMIUM := /usr/bin/chromium
 SUDO     := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
-# The container image (deploy/Dockerfile), built with podman from Debian's packages FROM a Debian base made here with
-# debootstrap: no registry is needed. podman reads the project's containers.conf (CONTAINERS_CONF); /etc is left alone.
-IMAGE        := ballast:0.1.0
+# The container images (deploy/Dockerfile, deploy/kafka), built with podman from Debian's packages FROM a Debian base
+# made here with debootstrap: no registry is needed. podman reads the project's containers.conf (CONTAINERS_CONF); /etc is left alone.
+VERSION      := $(shell sed -n 's/^version = "\(.*\)"/\1/p' pyproject.toml)
+# Kafka for the compose stack, from the same jars as the local real cluster (jvm/kafka-runtime/pom.xml's version).
+KAFKA_VERSION := $(shell sed -n 's:.*<kafka.version>\(.*\)</kafka.version>.*:\1:p' jvm/kafka-runtime/pom.xml)
+KAFKA_IMAGE  := ballast-kafka:$(KAFKA_VERSION)
 DEBIAN_SUITE := bookworm
 BASE_IMAGE   := localhost/ballast-base:$(DEBIAN_SUITE)
 PODMAN       := CONTAINERS_CONF=$(CURDIR)/deploy/podman/containers.conf podman
-PODMAN_DEBS  := podman=4.3.1+ds1-8+deb12u1+b3 runc=1.1.5+ds1-1+deb12u1 netavark=1.4.0-3 iptables=1.8.9-2 \
-                debootstrap=1.0.128+nmu2+deb12u2
+PODMAN_DEBS  := podman=4.3.1+ds1-8+deb12u1+b3 runc=1.1.5+ds1-1+deb12u1 netavark=1.4.0-3 aardvark-dns=1.4.0-3 \
+                iptables=1.8.9-2 debootstrap=1.0.128+nmu2+deb12u2
+COMPOSE      := CONTAINERS_CONF=$(CURDIR)/deploy/podman/containers.conf $(BIN)/podman-compose -p ballast -f deploy/compose.yaml
 # HTTPS from inside a build passes whatever the host's passes: pip there trusts the host's CA bundle.
 HOST_CA      := /etc/ssl/certs/ca-certificates.crt
 
-.PHONY: image image-base install bytecode kafka selector placer-harness spark-kafka demo demo-kafka up up-kafka down status dashboard test test-unit bench schema clean
+.PHONY: podman-debs image image-base image-kafka images compose-up compose-down compose-env install bytecode kafka selector placer-harness spark-kafka demo demo-kafka up up-kafka down status dashboard test test-unit bench schema clean
 
 $(STAMP): pyproject.toml constraints.txt
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	@$(BIN)/python -m pip install --quiet pip==26.3
-	@$(BIN)/python -m pip install --quiet -c constraints.txt -e '.[local,test]'
+	@$(BIN)/python -m pip install --quiet -c constraints.txt -e '.[local,spark,test]'
 	@touch $(STAMP)
 
 # Ballast's own modules compiled ahead (an editable install leaves them as source). Where PYTHONDONTWRITEBYTECODE is
@@ -117,11 +121,11 @@ dashboard: $(STAMP)
 # runs it in one.
 TEST_WORKERS ?= 4
 
-test: $(STAMP) bytecode $(KAFKA_STAMP) $(KAFKA_CLASSES) $(SELECTOR_JAR) $(HARNESS_JAR) $(SPARK_JARS_STAMP) $(CHROMIUM)
+test: $(STAMP) bytecode $(KAFKA_STAMP) $(KAFKA_CLASSES) $(SELECTOR_JAR) $(HARNESS_JAR) $(SPARK_JARS_STAMP) $(CHROMIUM) podman-debs
 	$(BIN)/pytest -q $(if $(TEST_WORKERS),-n $(TEST_WORKERS) --dist loadscope --no-loadscope-reorder)
 
 test-unit: $(STAMP)
-	$(BIN)/pytest -q -m 'not integration and not kafka'
+	$(BIN)/pytest -q -m 'not integration and not kafka and not containers'
 
 bench: $(STAMP) bytecode $(KAFKA_STAMP) $(KAFKA_CLASSES) $(SELECTOR_JAR) $(SPARK_JARS_STAMP)
 	$(BIN)/python -m bench.placement --write BENCHMARKS.md
@@ -139,12 +143,15 @@ bench: $(STAMP) bytecode $(KAFKA_STAMP) $(KAFKA_CLASSES) $(SELECTOR_JAR) $(SPARK
 schema: $(STAMP)
 	$(BIN)/ballast schema --out docs/schemas
 
-/usr/bin/podman:
-	$(SUDO) apt-get update -qq
-	DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends $(PODMAN_DEBS)
+# Installed when any of the pinned packages is missing or at another version (a machine that had podman before
+# aardvark-dns, the containers' name server, was added gets it too).
+podman-debs:
+	@[ "$$(dpkg-query -W -f '$${Package}=$${Version} ' $(foreach d,$(PODMAN_DEBS),$(firstword $(subst =, ,$(d)))) 2>/dev/null)" \
+	    = "$(PODMAN_DEBS) " ] || { $(SUDO) apt-get update -qq && \
+	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends $(PODMAN_DEBS); }
 
 # A minimal Debian (debootstrap's minbase) imported as an image, once per machine.
-image-base: /usr/bin/podman
+image-base: podman-debs
 	@$(PODMAN) image exists $(BASE_IMAGE) || { \
 	  rootfs=$$(mktemp -d) && trap '$(SUDO) rm -rf '$$rootfs EXIT && \
 	  echo "debootstrap $(DEBIAN_SUITE) (a minute or more)" && \
@@ -152,10 +159,48 @@ image-base: /usr/bin/podman
 	  $(SUDO) rm -rf $$rootfs/var/cache/apt/archives/*.deb $$rootfs/var/lib/apt/lists/* && \
 	  $(SUDO) tar -C $$rootfs -c . | $(PODMAN) import --quiet - $(BASE_IMAGE) > /dev/null; }
 
+# Two targets of one Dockerfile: ballast (every service but the Spark job, no Java) and ballast-spark (with Spark);
+# the second build reuses the first's layers.
 image: image-base
-	$(PODMAN) build --quiet -f deploy/Dockerfile -t $(IMAGE) \
-	  $(if $(wildcard $(HOST_CA)),--volume $(HOST_CA):/run/host-ca.crt:ro --build-arg PIP_CERT=/run/host-ca.crt) .
-	@$(PODMAN) image ls $(IMAGE) --format '{{.Repository}}:{{.Tag}} {{.Size}}'
+	@for target in ballast ballast-spark; do \
+	  $(PODMAN) build --quiet -f deploy/Dockerfile --target $$target -t $$target:$(VERSION) \
+	    $(if $(wildcard $(HOST_CA)),--volume $(HOST_CA):/run/host-ca.crt:ro --build-arg PIP_CERT=/run/host-ca.crt) . \
+	    > /dev/null || exit 1; \
+	done
+	@$(PODMAN) image prune --force --filter label=io.ballast.image > /dev/null || true
+	@$(PODMAN) image ls --filter reference=ballast:$(VERSION) --filter reference=ballast-spark:$(VERSION) \
+	  --format '{{.Repository}}:{{.Tag}} {{.Size}}'
+
+# The build context is made here: deploy/kafka and the jars (Kafka's, and Ballast's replica selector plugin).
+image-kafka: image-base $(KAFKA_STAMP) $(SELECTOR_JAR)
+	@context=$$(mktemp -d) && trap 'rm -rf '$$context EXIT && mkdir $$context/libs && \
+	  cp deploy/kafka/Containerfile deploy/kafka/kafka-node deploy/kafka/log4j2.properties $$context/ && \
+	  cp $(KAFKA_LIB)/*.jar $(SELECTOR_JAR) $$context/libs/ && \
+	  $(PODMAN) build --quiet -f $$context/Containerfile -t $(KAFKA_IMAGE) $$context > /dev/null
+	@$(PODMAN) image prune --force --filter label=io.ballast.image > /dev/null || true
+	@$(PODMAN) image ls $(KAFKA_IMAGE) --format '{{.Repository}}:{{.Tag}} {{.Size}}'
+
+images: image image-kafka
+
+# The compose stack (deploy/compose.yaml): Kafka in containers, the simulated Cruise Control and every service.
+compose-up: $(STAMP) images
+	$(COMPOSE) up -d
+	@echo "dashboard: http://127.0.0.1:$${BALLAST_COMPOSE_DASHBOARD_PORT:-8642}; the CLI on this stack: eval \"\$$(make -s compose-env)\""
+
+compose-down: $(STAMP)
+	$(COMPOSE) down --volumes
+
+# The `ballast` CLI's settings for the compose stack, as shell exports: eval "$$(make -s compose-env)".
+compose-env:
+	@echo "export BALLAST_BUS__BOOTSTRAP_SERVERS=127.0.0.1:$${BALLAST_COMPOSE_KAFKA_PORT_1:-19092}"
+	@echo "export BALLAST_CLUSTER_ADMIN__KIND=kafka"
+	@echo "export BALLAST_CLUSTER_ADMIN__BOOTSTRAP_SERVERS=127.0.0.1:$${BALLAST_COMPOSE_KAFKA_PORT_1:-19092}"
+	@echo "export BALLAST_CRUISE_CONTROL__HOST=127.0.0.1"
+	@echo "export BALLAST_CRUISE_CONTROL__PORT=$${BALLAST_COMPOSE_CRUISE_CONTROL_PORT:-9090}"
+	@echo "export BALLAST_PORTS__TOPIC_RECONCILER=$${BALLAST_COMPOSE_PORT_TOPIC_RECONCILER:-6066}"
+	@echo "export BALLAST_PORTS__REPLICAS_CHANGE=$${BALLAST_COMPOSE_PORT_REPLICAS_CHANGE:-6067}"
+	@echo "export BALLAST_PORTS__REBALANCER=$${BALLAST_COMPOSE_PORT_REBALANCER:-6068}"
+	@echo "export BALLAST_PORTS__LOAD_COLLECTOR=$${BALLAST_COMPOSE_PORT_LOAD_COLLECTOR:-6069}"
 
 clean:
 	rm -rf $(VENV) .ballast .pytest_cache .kafka .spark jvm/replica-selector/target jvm/placer-harness/target

@@ -24,6 +24,7 @@ from xdist.workermanage import WorkerController
 KAFKA = "tests/kafka/"
 UNIT = "tests/unit/"
 INTEGRATION = "tests/integration/"
+CONTAINERS = "tests/containers/"
 SHARED_STACK = f"{INTEGRATION}shared_stack/"
 # Modules of tests/kafka that start clusters of their own, or none: off the shared cluster's worker (test_up's two
 # minutes were the last of that worker's group, the longest of the suite).
@@ -45,9 +46,10 @@ def group_of(nodeid: str) -> str:
 # Modules that take minutes mostly waiting on their stacks (services restarting, executions running) or clusters:
 # they go before the others, so that at the end of a run the cores are busy with short modules instead of idling
 # beside them (the cores were half idle for the last hundred seconds when these went last). Longest first (idle
-# minutes: 2.3, 2, 1.7, 1.5, 1.1): test_up, after the others, was the last module of the slowest idle run.
-WAITING_FIRST = (f"{INTEGRATION}test_instances.py", f"{KAFKA}test_up.py", f"{INTEGRATION}test_rebalance.py",
-                 f"{INTEGRATION}test_load_flow.py", f"{INTEGRATION}test_shards.py")
+# minutes: 2.3, 2, 1.7, 1.5, 1.1): test_up, after the others, was the last module of the slowest idle run. The
+# compose stack's test goes before them: its containers wait on each other for minutes.
+WAITING_FIRST = (f"{CONTAINERS}test_compose.py", f"{INTEGRATION}test_instances.py", f"{KAFKA}test_up.py",
+                 f"{INTEGRATION}test_rebalance.py", f"{INTEGRATION}test_load_flow.py", f"{INTEGRATION}test_shards.py")
 
 
 def rank_of(nodeid: str) -> tuple[int, int]:

@@ -53,3 +53,16 @@ def test_what_cannot_be_undone_is_not_done_without_a_yes_when_no_one_can_be_aske
         confirm(False, "nothing applied")
     assert refused.value.exit_code == 1
     confirm(True, "nothing applied")  # --yes: no question, no refusal
+
+
+def test_the_spark_job_without_pyspark_says_which_extra_or_image_has_it(monkeypatch) -> None:
+    """The ballast image has no Spark (ballast-spark has): the job said so only as a traceback from deep inside."""
+    import importlib.util
+
+    find_spec = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "pyspark" else find_spec(name, *a))
+    result = CliRunner().invoke(app, ["run", "spark-aggregates"])
+    assert result.exit_code == 2, result.output
+    assert result.output.strip().splitlines() == [
+        "error: the Spark job needs PySpark: install Ballast with its spark extra (pip install 'ballast[spark]'), "
+        "or run it from the ballast-spark image"]

@@ -3,6 +3,7 @@ dashboard, and the demo."""
 
 from __future__ import annotations
 
+import importlib.util
 import time
 from typing import Annotated
 
@@ -19,6 +20,9 @@ SERVICES = ("topic-reconciler", "replicas-change", "rebalancer", "load-collector
 
 def run(service: Annotated[str, typer.Argument(help=f"one of: {', '.join(SERVICES)}")]) -> None:
     """Run one service in the foreground (settings from BALLAST_* environment variables)."""
+    if service == "spark-aggregates" and importlib.util.find_spec("pyspark") is None:
+        raise fail("the Spark job needs PySpark: install Ballast with its spark extra (pip install 'ballast[spark]'), "
+                   "or run it from the ballast-spark image", 2)
     from services.common.bus_topics import wait_for_bus_to_start
     from services.common.garbage_collection import tune_garbage_collection
     from services.common.logging import configure_logging, get_logger, stdlib_logging_config

@@ -1,0 +1,205 @@
+"""The compose stack (deploy/compose.yaml) as a user runs it: the images `make images` builds (no registry), Kafka
+4.3.1 and every Ballast service in containers under podman-compose, a topic spec and a replication-factor change
+applied with the `ballast` CLI from this machine and checked with a Kafka client against the containerised Kafka.
+
+Every podman call has a timeout (podman-compose can hang when a container it waits on exits), and the stack, its
+volumes and its network go at the end, also when a test fails."""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+import yaml
+from confluent_kafka.admin import AdminClient
+
+from events import TOPICS
+from services.local.broker import free_port
+from tests.patience import WAIT_S
+
+ROOT = Path(__file__).resolve().parents[2]
+COMPOSE_FILE = ROOT / "deploy" / "compose.yaml"
+PODMAN_ENV = {"CONTAINERS_CONF": str(ROOT / "deploy" / "podman" / "containers.conf")}
+# The host's side of every port the stack publishes: free ports, so that nothing else on the machine is in the way.
+PORT_VARIABLES = ("BALLAST_COMPOSE_KAFKA_PORT_1", "BALLAST_COMPOSE_KAFKA_PORT_2", "BALLAST_COMPOSE_KAFKA_PORT_3",
+                  "BALLAST_COMPOSE_CRUISE_CONTROL_PORT", "BALLAST_COMPOSE_DASHBOARD_PORT",
+                  "BALLAST_COMPOSE_PORT_TOPIC_RECONCILER", "BALLAST_COMPOSE_PORT_REPLICAS_CHANGE",
+                  "BALLAST_COMPOSE_PORT_REBALANCER", "BALLAST_COMPOSE_PORT_LOAD_COLLECTOR")
+# A cold build (the Debian base, then PyPI's wheels) takes minutes; with the machine's layer cache, seconds.
+BUILD_TIMEOUT_S = 1800
+
+pytestmark = [pytest.mark.containers, pytest.mark.timeout(BUILD_TIMEOUT_S + 1200)]
+
+
+@dataclass
+class Stack:
+    project: str
+    env: dict[str, str]  # the `ballast` CLI's settings for this stack (`make compose-env`)
+
+    @property
+    def bootstrap(self) -> str:
+        return self.env["BALLAST_BUS__BOOTSTRAP_SERVERS"]
+
+    def containers(self) -> list[dict]:
+        listed = podman("ps", "--all", "--format", "json", "--filter", f"label=io.podman.compose.project={self.project}")
+        return json.loads(listed.stdout or "[]")
+
+    def ballast(self, *args: str, input: str | None = None) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([str(Path(sys.executable).with_name("ballast")), *args], input=input, text=True,
+                              capture_output=True, timeout=WAIT_S, env={**os.environ, **self.env})
+
+
+def podman(*args: str, timeout: float = 120, check: bool = True) -> subprocess.CompletedProcess[str]:
+    result = subprocess.run(["podman", *args], capture_output=True, text=True, timeout=timeout,
+                            env={**os.environ, **PODMAN_ENV})
+    if check and result.returncode != 0:
+        raise AssertionError(f"podman {' '.join(args)} exited {result.returncode}:\n{result.stderr[-3000:]}")
+    return result
+
+
+def compose(project: str, ports: dict[str, str], *args: str, timeout: float) -> subprocess.CompletedProcess[str]:
+    command = [str(Path(sys.executable).with_name("podman-compose")), "-p", project, "-f", str(COMPOSE_FILE), *args]
+    return subprocess.run(command, capture_output=True, text=True, timeout=timeout, cwd=ROOT,
+                          env={**os.environ, **PODMAN_ENV, **ports})
+
+
+def remove_everything_of(project: str, ports: dict[str, str]) -> None:
+    """`down --volumes`, then whatever it left (a hung or failed down): containers, volumes, the network."""
+    try:
+        compose(project, ports, "down", "--volumes", timeout=180)
+    except subprocess.TimeoutExpired:
+        pass
+    label = f"label=io.podman.compose.project={project}"
+    containers = podman("ps", "--all", "--quiet", "--filter", label, check=False).stdout.split()
+    if containers:
+        podman("rm", "--force", "--volumes", *containers, check=False)
+    volumes = podman("volume", "ls", "--quiet", "--filter", label, check=False).stdout.split()
+    if volumes:
+        podman("volume", "rm", "--force", *volumes, check=False)
+    podman("network", "rm", "--force", f"{project}_default", check=False)
+
+
+def eventually(check: Callable[[], object], what: str, timeout_s: float = WAIT_S) -> object:
+    deadline = time.monotonic() + timeout_s
+    last: object = None
+    while time.monotonic() < deadline:
+        try:
+            last = check()
+            if last:
+                return last
+        except Exception as exc:  # noqa: BLE001 - a stack still starting answers with errors; the deadline decides
+            last = exc
+        time.sleep(2)
+    raise AssertionError(f"{what}: not within {timeout_s:.0f} s (last: {last!r})")
+
+
+@pytest.fixture(scope="module")
+def stack() -> Iterator[Stack]:
+    built = subprocess.run(["make", "-s", "images"], cwd=ROOT, capture_output=True, text=True, timeout=BUILD_TIMEOUT_S)
+    assert built.returncode == 0, f"make images failed:\n{built.stdout[-2000:]}\n{built.stderr[-4000:]}"
+    project = f"ballast-test-{uuid.uuid4().hex[:8]}"
+    ports = {name: str(free_port()) for name in PORT_VARIABLES}
+    exports = subprocess.run(["make", "-s", "compose-env"], cwd=ROOT, capture_output=True, text=True, timeout=60,
+                             env={**os.environ, **ports}, check=True).stdout
+    env = dict(shlex.split(line.removeprefix("export "))[0].split("=", 1) for line in exports.splitlines())
+    try:
+        started = compose(project, ports, "up", "--detach", timeout=600)
+        assert started.returncode == 0, f"podman-compose up failed:\n{started.stderr[-4000:]}"
+        yield Stack(project, env)
+    finally:
+        remove_everything_of(project, ports)
+
+
+def in_sync(bootstrap: str, topic: str, *, replicas: int) -> list[list[int]]:
+    """The topic's partitions' replicas, as the containerised Kafka tells a client, once every partition has that
+    many and all of them are in sync; else nothing."""
+    admin = AdminClient({"bootstrap.servers": bootstrap, "log_level": 0})
+    metadata = admin.list_topics(topic, timeout=10).topics[topic]
+    if metadata.error is not None:
+        raise RuntimeError(str(metadata.error))
+    partitions = [p for _, p in sorted(metadata.partitions.items())]
+    settled = all(len(p.replicas) == replicas and set(p.isrs) == set(p.replicas) for p in partitions)
+    return [list(p.replicas) for p in partitions] if settled else []
+
+
+def statuses(stack: Stack) -> dict[str, dict]:
+    shown = stack.ballast("status", "--output", "json")
+    assert shown.returncode == 0, shown.stderr
+    return {status["topic"]: status for status in map(json.loads, shown.stdout.splitlines())}
+
+
+def test_a_topic_spec_and_a_replication_factor_change_complete_on_the_containerised_kafka(stack: Stack) -> None:
+    def brokers() -> bool:
+        admin = AdminClient({"bootstrap.servers": stack.bootstrap, "log_level": 0})
+        return len(admin.list_topics(timeout=5).brokers) == 3
+
+    eventually(brokers, "three brokers in the containerised cluster")
+    spec = [{"name": "orders", "partitions": 3, "replicas": 2, "config": {"min.insync.replicas": "1"}}]
+    applied = stack.ballast("apply", "-f", "-", input=yaml.safe_dump(spec))
+    assert applied.returncode == 0, applied.stderr
+
+    created = eventually(lambda: in_sync(stack.bootstrap, "orders", replicas=2),
+                         "orders created with two in-sync replicas a partition")
+    assert len(created) == 3 and all(len(set(replicas)) == 2 for replicas in created)
+
+    spec[0]["replicas"] = 3
+    applied = stack.ballast("apply", "-f", "-", input=yaml.safe_dump(spec))
+    assert applied.returncode == 0, applied.stderr
+    grown = eventually(lambda: in_sync(stack.bootstrap, "orders", replicas=3),
+                       "orders at three in-sync replicas a partition")
+    assert all(sorted(replicas) == [1, 2, 3] for replicas in grown)
+    status = eventually(lambda: (s := statuses(stack).get("orders")) and s["replicasChange"]
+                        and s["replicasChange"]["state"] == "completed" and s, "the change's status: completed")
+    assert status["ready"] and status["replicas"] == 3
+
+
+def test_every_service_passes_its_health_check(stack: Stack) -> None:
+    checked = [c["Names"][0] for c in stack.containers()
+               if podman("inspect", "--format", "{{.Config.Healthcheck}}", c["Names"][0]).stdout.strip()
+               not in ("", "<nil>")]
+    # The controller and the brokers, the simulated Cruise Control, the four services and the dashboard.
+    assert len(checked) == 10, checked
+    for name in checked:
+        eventually(lambda: podman("healthcheck", "run", name, check=False, timeout=60).returncode == 0,
+                   f"{name} healthy")
+    running = {c["Names"][0].removeprefix(f"{stack.project}_").removesuffix("_1"): c["State"]
+               for c in stack.containers()}
+    assert running.pop("init-bus") == "exited"
+    assert set(running.values()) == {"running"}, running
+
+
+def test_nothing_listens_beyond_loopback(stack: Stack) -> None:
+    published = []
+    for container in stack.containers():
+        bindings = json.loads(podman("inspect", "--format", "{{json .HostConfig.PortBindings}}",
+                                     container["Names"][0]).stdout or "{}") or {}
+        published += [binding for per_port in bindings.values() for binding in per_port]
+    assert len(published) == 9, published  # three brokers, Cruise Control, the dashboard, four services
+    assert {binding["HostIp"] for binding in published} == {"127.0.0.1"}
+    ports = {binding["HostPort"] for binding in published}
+    listening = subprocess.run(["ss", "--listening", "--tcp", "--numeric", "--no-header"], capture_output=True,
+                               text=True, timeout=30, check=True).stdout.splitlines()
+    addresses = {line.split()[3] for line in listening if line.split()[3].rsplit(":", 1)[1] in ports}
+    assert addresses == {f"127.0.0.1:{port}" for port in ports}
+
+
+def test_the_spark_job_in_its_image_writes_load_aggregates_and_doctor_sees_every_part(stack: Stack) -> None:
+    def aggregates() -> list[dict]:
+        shown = stack.ballast("load", "--output", "json")
+        return [json.loads(line) for line in shown.stdout.splitlines()] if shown.returncode == 0 else []
+
+    # From the simulated Cruise Control's load, sampled by the load collector, through the Spark job in
+    # ballast-spark (with the jars the image leaves out gone), to the bus.
+    found = eventually(aggregates, f"aggregates on {TOPICS.load_aggregates.name}")
+    assert {row["entityKind"] for row in found} >= {"broker", "domain"}
+    doctor = stack.ballast("doctor", "--output", "json")
+    assert doctor.returncode == 0, doctor.stdout + doctor.stderr
