@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+import httpx
 import pytest
 import yaml
 from confluent_kafka.admin import AdminClient
@@ -31,7 +32,7 @@ COMPOSE_FILE = ROOT / "deploy" / "compose.yaml"
 PODMAN_ENV = {"CONTAINERS_CONF": str(ROOT / "deploy" / "podman" / "containers.conf")}
 # The host's side of every port the stack publishes: free ports, so that nothing else on the machine is in the way.
 PORT_VARIABLES = ("BALLAST_COMPOSE_KAFKA_PORT_1", "BALLAST_COMPOSE_KAFKA_PORT_2", "BALLAST_COMPOSE_KAFKA_PORT_3",
-                  "BALLAST_COMPOSE_CRUISE_CONTROL_PORT", "BALLAST_COMPOSE_DASHBOARD_PORT",
+                  "BALLAST_COMPOSE_CRUISE_CONTROL_PORT", "BALLAST_COMPOSE_DASHBOARD_PORT", "BALLAST_COMPOSE_PROMETHEUS_PORT",
                   "BALLAST_COMPOSE_PORT_TOPIC_RECONCILER", "BALLAST_COMPOSE_PORT_REPLICAS_CHANGE",
                   "BALLAST_COMPOSE_PORT_REBALANCER", "BALLAST_COMPOSE_PORT_LOAD_COLLECTOR")
 # A cold build (the Debian base, then PyPI's wheels) takes minutes; with the machine's layer cache, seconds.
@@ -43,6 +44,7 @@ pytestmark = [pytest.mark.containers, pytest.mark.timeout(BUILD_TIMEOUT_S + 1200
 @dataclass
 class Stack:
     project: str
+    ports: dict[str, str]  # the host's side of each published port, by its variable
     env: dict[str, str]  # the `ballast` CLI's settings for this stack (`make compose-env`)
 
     @property
@@ -114,7 +116,7 @@ def stack() -> Iterator[Stack]:
     try:
         started = compose(project, ports, "up", "--detach", timeout=600)
         assert started.returncode == 0, f"podman-compose up failed:\n{started.stderr[-4000:]}"
-        yield Stack(project, env)
+        yield Stack(project, ports, env)
     finally:
         remove_everything_of(project, ports)
 
@@ -166,8 +168,8 @@ def test_every_service_passes_its_health_check(stack: Stack) -> None:
     checked = [c["Names"][0] for c in stack.containers()
                if podman("inspect", "--format", "{{.Config.Healthcheck}}", c["Names"][0]).stdout.strip()
                not in ("", "<nil>")]
-    # The controller and the brokers, the simulated Cruise Control, the four services and the dashboard.
-    assert len(checked) == 10, checked
+    # The controller and the brokers, the simulated Cruise Control, the four services, the dashboard, Prometheus.
+    assert len(checked) == 11, checked
     for name in checked:
         eventually(lambda: podman("healthcheck", "run", name, check=False, timeout=60).returncode == 0,
                    f"{name} healthy")
@@ -183,7 +185,8 @@ def test_nothing_listens_beyond_loopback(stack: Stack) -> None:
         bindings = json.loads(podman("inspect", "--format", "{{json .HostConfig.PortBindings}}",
                                      container["Names"][0]).stdout or "{}") or {}
         published += [binding for per_port in bindings.values() for binding in per_port]
-    assert len(published) == 9, published  # three brokers, Cruise Control, the dashboard, four services
+    # Three brokers, Cruise Control, the dashboard, Prometheus, four services.
+    assert len(published) == 10, published
     assert {binding["HostIp"] for binding in published} == {"127.0.0.1"}
     ports = {binding["HostPort"] for binding in published}
     listening = subprocess.run(["ss", "--listening", "--tcp", "--numeric", "--no-header"], capture_output=True,
@@ -203,3 +206,14 @@ def test_the_spark_job_in_its_image_writes_load_aggregates_and_doctor_sees_every
     assert {row["entityKind"] for row in found} >= {"broker", "domain"}
     doctor = stack.ballast("doctor", "--output", "json")
     assert doctor.returncode == 0, doctor.stdout + doctor.stderr
+
+
+def test_prometheus_scrapes_every_service(stack: Stack) -> None:
+    url = f"http://127.0.0.1:{stack.ports['BALLAST_COMPOSE_PROMETHEUS_PORT']}/api/v1/targets"
+
+    def targets() -> dict[str, str]:
+        found = {t["labels"]["instance"]: t["health"] for t in httpx.get(url, timeout=5).json()["data"]["activeTargets"]}
+        return found if set(found.values()) == {"up"} else {}
+
+    assert set(eventually(targets, "every service's /metrics scraped")) == {
+        "topic-reconciler:6066", "replicas-change:6067", "rebalancer:6068", "load-collector:6069"}
