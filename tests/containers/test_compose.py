@@ -35,6 +35,7 @@ PORT_VARIABLES = ("BALLAST_COMPOSE_KAFKA_PORT_1", "BALLAST_COMPOSE_KAFKA_PORT_2"
                   "BALLAST_COMPOSE_CRUISE_CONTROL_PORT", "BALLAST_COMPOSE_DASHBOARD_PORT", "BALLAST_COMPOSE_PROMETHEUS_PORT",
                   "BALLAST_COMPOSE_PORT_TOPIC_RECONCILER", "BALLAST_COMPOSE_PORT_REPLICAS_CHANGE",
                   "BALLAST_COMPOSE_PORT_REBALANCER", "BALLAST_COMPOSE_PORT_LOAD_COLLECTOR")
+PROJECT_PREFIX = "ballast-test-"
 # A cold build (the Debian base, then PyPI's wheels) takes minutes; with the machine's layer cache, seconds.
 BUILD_TIMEOUT_S = 1800
 
@@ -90,6 +91,18 @@ def remove_everything_of(project: str, ports: dict[str, str]) -> None:
     podman("network", "rm", "--force", f"{project}_default", check=False)
 
 
+def remove_leftovers() -> None:
+    """The stacks of earlier runs that were killed before their teardown (their pytest, whose pid the project's name
+    carries, is gone): a run never leaves them for a person to find."""
+    label = "{{ index .Labels \"io.podman.compose.project\" }}"
+    listed = [*podman("ps", "--all", "--format", label, check=False).stdout.split(),
+              *podman("volume", "ls", "--format", label, check=False).stdout.split()]
+    for project in sorted(set(listed)):
+        pid = project.removeprefix(PROJECT_PREFIX).split("-", 1)[0]
+        if project.startswith(PROJECT_PREFIX) and pid.isdigit() and not Path(f"/proc/{pid}").exists():
+            remove_everything_of(project, {})
+
+
 def eventually(check: Callable[[], object], what: str, timeout_s: float = WAIT_S) -> object:
     deadline = time.monotonic() + timeout_s
     last: object = None
@@ -108,7 +121,8 @@ def eventually(check: Callable[[], object], what: str, timeout_s: float = WAIT_S
 def stack() -> Iterator[Stack]:
     built = subprocess.run(["make", "-s", "images"], cwd=ROOT, capture_output=True, text=True, timeout=BUILD_TIMEOUT_S)
     assert built.returncode == 0, f"make images failed:\n{built.stdout[-2000:]}\n{built.stderr[-4000:]}"
-    project = f"ballast-test-{uuid.uuid4().hex[:8]}"
+    remove_leftovers()
+    project = f"{PROJECT_PREFIX}{os.getpid()}-{uuid.uuid4().hex[:6]}"
     ports = {name: str(free_port()) for name in PORT_VARIABLES}
     exports = subprocess.run(["make", "-s", "compose-env"], cwd=ROOT, capture_output=True, text=True, timeout=60,
                              env={**os.environ, **ports}, check=True).stdout
