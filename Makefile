@@ -28,19 +28,21 @@ SUDO     := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # `make test` makes what it needs side by side (TEST_DEPS): Maven's runs take turns on the local repository (two may
 # write one artifact at once) and apt's on the package database, which refuses a second apt at once.
 MVN      := mkdir -p $(HOME)/.m2 && flock $(HOME)/.m2/.ballast.lock mvn
-APT_GET  := $(SUDO) flock /var/lib/apt/.ballast.lock apt-get
+APT_GET  := $(SUDO) env DEBIAN_FRONTEND=noninteractive flock /var/lib/apt/.ballast.lock apt-get
 # The container images (deploy/Dockerfile, deploy/kafka), built with podman from Debian's packages FROM a Debian base
-# made here with debootstrap: no registry is needed. podman reads the project's containers.conf (CONTAINERS_CONF); /etc is left alone.
+# made here with debootstrap: no registry is needed. podman reads the project's containers.conf (CONTAINERS_CONF);
+# /etc is left alone.
 VERSION      := $(shell sed -n 's/^version = "\(.*\)"/\1/p' pyproject.toml)
 # Kafka for the compose stack, from the same jars as the local real cluster (jvm/kafka-runtime/pom.xml's version).
 KAFKA_VERSION := $(shell sed -n 's:.*<kafka.version>\(.*\)</kafka.version>.*:\1:p' jvm/kafka-runtime/pom.xml)
 KAFKA_IMAGE  := ballast-kafka:$(KAFKA_VERSION)
 DEBIAN_SUITE := bookworm
-BASE_IMAGE   := localhost/ballast-base:$(DEBIAN_SUITE)
+BASE_IMAGE   := localhost/ballast-base:$(DEBIAN_SUITE)-3
 PODMAN       := CONTAINERS_CONF=$(CURDIR)/deploy/podman/containers.conf podman
 PODMAN_DEBS  := podman=4.3.1+ds1-8+deb12u1+b3 runc=1.1.5+ds1-1+deb12u1 netavark=1.4.0-3 aardvark-dns=1.4.0-3 \
                 iptables=1.8.9-2 debootstrap=1.0.128+nmu2+deb12u2
-COMPOSE      := CONTAINERS_CONF=$(CURDIR)/deploy/podman/containers.conf $(BIN)/podman-compose -p ballast -f deploy/compose.yaml
+COMPOSE      := CONTAINERS_CONF=$(CURDIR)/deploy/podman/containers.conf $(BIN)/podman-compose -p ballast \
+                -f deploy/compose.yaml
 # HTTPS from inside a build passes whatever the host's passes: pip there trusts the host's CA bundle.
 HOST_CA      := /etc/ssl/certs/ca-certificates.crt
 
@@ -84,7 +86,7 @@ $(SPARK_JARS_STAMP): jvm/spark-kafka/pom.xml
 
 $(CHROMIUM):
 	$(APT_GET) update -qq
-	DEBIAN_FRONTEND=noninteractive $(APT_GET) install -y -qq --no-install-recommends chromium
+	$(APT_GET) install -y -qq --no-install-recommends chromium
 
 install: $(STAMP) $(KAFKA_STAMP) $(KAFKA_CLASSES) $(SELECTOR_JAR) $(SPARK_JARS_STAMP)
 
@@ -156,17 +158,25 @@ schema: $(STAMP)
 # Installed when any of the pinned packages is missing or at another version (a machine that had podman before
 # aardvark-dns, the containers' name server, was added gets it too).
 podman-debs:
-	@[ "$$(dpkg-query -W -f '$${Package}=$${Version} ' $(foreach d,$(PODMAN_DEBS),$(firstword $(subst =, ,$(d)))) 2>/dev/null)" \
-	    = "$(PODMAN_DEBS) " ] || { $(APT_GET) update -qq && \
-	  DEBIAN_FRONTEND=noninteractive $(APT_GET) install -y -qq --no-install-recommends $(PODMAN_DEBS); }
+	@[ "$$(dpkg-query -W -f '$${Package}=$${Version}\n' $(foreach d,$(PODMAN_DEBS),$(firstword $(subst =, ,$(d)))) \
+	      2>/dev/null | sort)" = "$$(printf '%s\n' $(PODMAN_DEBS) | sort)" ] || \
+	  { $(APT_GET) update -qq && $(APT_GET) install -y -qq --no-install-recommends $(PODMAN_DEBS); }
 
-# A minimal Debian (debootstrap's minbase) imported as an image, once per machine.
+# A minimal Debian (debootstrap's minbase) with the suite's updates and security fixes, imported as an image once per
+# machine (remove it to make it again with newer fixes). BASE_IMAGE's suffix is this recipe's revision: a change here
+# raises it, so that every machine makes the base again.
 image-base: podman-debs
 	@$(PODMAN) image exists $(BASE_IMAGE) || { \
-	  rootfs=$$(mktemp -d) && trap '$(SUDO) rm -rf '$$rootfs EXIT && \
+	  rootfs=$$(mktemp -d) && trap '$(SUDO) rm -rf '$$rootfs' '$$rootfs.log EXIT && \
 	  echo "debootstrap $(DEBIAN_SUITE) (a minute or more)" && \
 	  $(SUDO) debootstrap --variant=minbase $(DEBIAN_SUITE) $$rootfs http://deb.debian.org/debian > /dev/null && \
-	  $(SUDO) rm -rf $$rootfs/var/cache/apt/archives/*.deb $$rootfs/var/lib/apt/lists/* && \
+	  printf 'deb http://deb.debian.org/debian %s main\n' $(DEBIAN_SUITE) $(DEBIAN_SUITE)-updates \
+	    | $(SUDO) tee $$rootfs/etc/apt/sources.list > /dev/null && \
+	  printf 'deb http://deb.debian.org/debian-security %s-security main\n' $(DEBIAN_SUITE) \
+	    | $(SUDO) tee -a $$rootfs/etc/apt/sources.list > /dev/null && \
+	  { $(SUDO) chroot $$rootfs sh -c 'apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get upgrade -y -qq' \
+	    > $$rootfs.log 2>&1 || { cat $$rootfs.log >&2; false; }; } && \
+	  $(SUDO) rm -rf $$rootfs/var/cache/apt/archives/*.deb $$rootfs/var/cache/apt/*.bin $$rootfs/var/lib/apt/lists/* && \
 	  $(SUDO) tar -C $$rootfs -c . | $(PODMAN) import --quiet - $(BASE_IMAGE) > /dev/null; }
 
 # Two targets of one Dockerfile: ballast (every service but the Spark job, no Java) and ballast-spark (with Spark);
@@ -174,7 +184,7 @@ image-base: podman-debs
 image: image-base
 	@for target in ballast ballast-spark; do \
 	  $(PODMAN) build --quiet -f deploy/Dockerfile --target $$target -t $$target:$(VERSION) \
-	    $(if $(wildcard $(HOST_CA)),--volume $(HOST_CA):/run/host-ca.crt:ro --build-arg PIP_CERT=/run/host-ca.crt) . \
+	    --build-arg BASE=$(BASE_IMAGE) $(if $(wildcard $(HOST_CA)),--volume $(HOST_CA):/run/host-ca.crt:ro --build-arg PIP_CERT=/run/host-ca.crt) . \
 	    > /dev/null || exit 1; \
 	done
 	@$(PODMAN) image prune --force --filter label=io.ballast.image > /dev/null || true
@@ -186,13 +196,15 @@ image-kafka: image-base $(KAFKA_STAMP) $(SELECTOR_JAR)
 	@context=$$(mktemp -d) && trap 'rm -rf '$$context EXIT && mkdir $$context/libs && \
 	  cp deploy/kafka/Containerfile deploy/kafka/kafka-node deploy/kafka/log4j2.properties $$context/ && \
 	  cp $(KAFKA_LIB)/*.jar $(SELECTOR_JAR) $$context/libs/ && \
-	  $(PODMAN) build --quiet -f $$context/Containerfile -t $(KAFKA_IMAGE) $$context > /dev/null
+	  $(PODMAN) build --quiet -f $$context/Containerfile -t $(KAFKA_IMAGE) --build-arg BASE=$(BASE_IMAGE) $$context \
+	    > /dev/null
 	@$(PODMAN) image prune --force --filter label=io.ballast.image > /dev/null || true
 	@$(PODMAN) image ls $(KAFKA_IMAGE) --format '{{.Repository}}:{{.Tag}} {{.Size}}'
 
 PROMETHEUS_IMAGE := ballast-prometheus:$(VERSION)
 image-prometheus: image-base
-	@$(PODMAN) build --quiet -f deploy/prometheus/Containerfile -t $(PROMETHEUS_IMAGE) deploy/prometheus > /dev/null
+	@$(PODMAN) build --quiet -f deploy/prometheus/Containerfile -t $(PROMETHEUS_IMAGE) --build-arg BASE=$(BASE_IMAGE) \
+	  deploy/prometheus > /dev/null
 	@$(PODMAN) image prune --force --filter label=io.ballast.image > /dev/null || true
 	@$(PODMAN) image ls $(PROMETHEUS_IMAGE) --format '{{.Repository}}:{{.Tag}} {{.Size}}'
 

@@ -72,7 +72,8 @@ class Simulator:
         await self.backend.start()
         self._admin_runner = web.AppRunner(build_admin_app(self), access_log=None)
         await self._admin_runner.setup()
-        await web.TCPSite(self._admin_runner, self.settings.host, self.settings.admin_port).start()
+        admin_host = self.settings.admin_host or self.settings.host
+        await web.TCPSite(self._admin_runner, admin_host, self.settings.admin_port).start()
         await self.start_cruise_control()
         log.info("simulator started", admin_port=self.settings.admin_port,
                  cruise_control_port=self.settings.cruise_control_port, brokers=len(self.cluster.brokers),

@@ -266,6 +266,9 @@ class SimulatorSettings(BaseModel):
     host: str = "127.0.0.1"
     cruise_control_port: int = 9090
     admin_port: int = 9095
+    # The admin API (stop a broker, fail a disk) has no authentication: where ``host`` opens Cruise Control's API to a
+    # network, this keeps the admin API on another address (a container's loopback). None: ``host``.
+    admin_host: str | None = None
     # Brokers as "id:rack" items; racks are hierarchical paths.
     brokers: list[str] = Field(
         default_factory=lambda: ["1:/dc1/r1", "2:/dc1/r2", "3:/dc2/r1", "4:/dc2/r2", "5:/dc3/r1", "6:/dc3/r2"]

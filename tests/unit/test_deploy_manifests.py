@@ -102,3 +102,20 @@ def test_cruise_control_credentials_and_ca_come_from_the_secret_as_files() -> No
             continue  # reads only the bus
         (container,) = pod(deployment)["containers"]
         assert {"name": "cruise-control", "mountPath": str(mounted), "readOnly": True} in container["volumeMounts"]
+
+
+def test_the_compose_stack_and_the_manifests_name_the_images_make_builds() -> None:
+    """The tags are written out in deploy/; the Makefile derives them from pyproject.toml's version and the Kafka
+    runtime's pom: a version raised in one place alone would leave the stack on an old image, or on none."""
+    import re
+    import tomllib
+
+    root = KUBERNETES.parents[1]
+    version = tomllib.loads((root / "pyproject.toml").read_text())["project"]["version"]
+    kafka = re.search(r"<kafka.version>(.+)</kafka.version>", (root / "jvm/kafka-runtime/pom.xml").read_text())[1]
+    compose = yaml.safe_load((root / "deploy" / "compose.yaml").read_text())
+    assert {s["image"] for s in compose["services"].values()} == {
+        f"localhost/ballast:{version}", f"localhost/ballast-spark:{version}",
+        f"localhost/ballast-prometheus:{version}", f"localhost/ballast-kafka:{kafka}"}
+    assert {c["image"] for d in documents() if d["kind"] in ("Deployment", "Job")
+            for c in pod(d)["containers"]} == {f"ballast:{version}", f"ballast-spark:{version}"}
