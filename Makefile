@@ -129,12 +129,14 @@ TEST_WORKERS ?= 4
 
 # What the suite needs, made side by side: pip's install takes a minute of one core, Maven's steps half a minute
 # more (measured on a fresh clone: 51 s, and 28 s after it when made one after the other).
+# The compose test's images are made here too, beside pip's install (one core idles then), and the test does not ask
+# for them again (TEST_IMAGES_BUILT).
 TEST_DEPS := $(STAMP) bytecode $(KAFKA_STAMP) $(KAFKA_CLASSES) $(SELECTOR_JAR) $(HARNESS_JAR) $(SPARK_JARS_STAMP) \
-             $(CHROMIUM) podman-debs
+             $(CHROMIUM) podman-debs images
 
 test:
 	@$(MAKE) --no-print-directory --jobs=4 --output-sync=target $(TEST_DEPS)
-	$(BIN)/pytest -q $(if $(TEST_WORKERS),-n $(TEST_WORKERS) --dist loadscope --no-loadscope-reorder)
+	TEST_IMAGES_BUILT=1 $(BIN)/pytest -q $(if $(TEST_WORKERS),-n $(TEST_WORKERS) --dist loadscope --no-loadscope-reorder)
 
 test-unit: $(STAMP)
 	$(BIN)/pytest -q -m 'not integration and not kafka and not containers'
@@ -208,7 +210,10 @@ image-prometheus: image-base
 	@$(PODMAN) image prune --force --filter label=io.ballast.image > /dev/null || true
 	@$(PODMAN) image ls $(PROMETHEUS_IMAGE) --format '{{.Repository}}:{{.Tag}} {{.Size}}'
 
-images: image image-kafka image-prometheus
+# One after the other (whatever -j the caller gives): each prunes what its rebuild replaced, which must not race with
+# another build's layers.
+images:
+	@$(MAKE) --no-print-directory --jobs=1 image image-kafka image-prometheus
 
 # The compose stack (deploy/compose.yaml): Kafka in containers, the simulated Cruise Control and every service.
 compose-up: $(STAMP) images

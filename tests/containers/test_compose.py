@@ -145,8 +145,9 @@ def eventually(check: Callable[[], object], what: str, timeout_s: float = WAIT_S
 
 @pytest.fixture(scope="module")
 def stack() -> Iterator[Stack]:
-    built = run(["make", "-s", "images"], cwd=ROOT, timeout=BUILD_TIMEOUT_S)
-    assert built.returncode == 0, f"make images failed:\n{built.stdout[-2000:]}\n{built.stderr[-4000:]}"
+    if os.environ.get("TEST_IMAGES_BUILT") != "1":  # `make test` has just made them
+        built = run(["make", "-s", "images"], cwd=ROOT, timeout=BUILD_TIMEOUT_S)
+        assert built.returncode == 0, f"make images failed:\n{built.stdout[-2000:]}\n{built.stderr[-4000:]}"
     remove_leftovers()
     project = f"{PROJECT_PREFIX}{os.getpid()}-{uuid.uuid4().hex[:6]}"
     ports = {name: str(free_port()) for name in PORT_VARIABLES}
