@@ -29,7 +29,7 @@ SUDO     := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # write one artifact at once) and apt's on the package database, which refuses a second apt at once.
 MVN      := mkdir -p $(HOME)/.m2 && flock $(HOME)/.m2/.ballast.lock mvn
 APT_GET  := $(SUDO) env DEBIAN_FRONTEND=noninteractive flock /var/lib/apt/.ballast.lock apt-get
-# The container images (deploy/Dockerfile, deploy/kafka), built with podman from Debian's packages FROM a Debian base
+# The container images (deploy/Dockerfile, deploy/kafka, deploy/prometheus), built with podman from Debian's packages FROM a Debian base
 # made here with debootstrap: no registry is needed. podman reads the project's containers.conf (CONTAINERS_CONF);
 # /etc is left alone.
 VERSION      := $(shell sed -n 's/^version = "\(.*\)"/\1/p' pyproject.toml)
@@ -38,11 +38,11 @@ KAFKA_VERSION := $(shell sed -n 's:.*<kafka.version>\(.*\)</kafka.version>.*:\1:
 KAFKA_IMAGE  := ballast-kafka:$(KAFKA_VERSION)
 DEBIAN_SUITE := bookworm
 BASE_IMAGE   := localhost/ballast-base:$(DEBIAN_SUITE)-3
-PODMAN       := CONTAINERS_CONF=$(CURDIR)/deploy/podman/containers.conf podman
+CONTAINERS   := CONTAINERS_CONF=$(CURDIR)/deploy/podman/containers.conf
+PODMAN       := $(CONTAINERS) podman
 PODMAN_DEBS  := podman=4.3.1+ds1-8+deb12u1+b3 runc=1.1.5+ds1-1+deb12u1 netavark=1.4.0-3 aardvark-dns=1.4.0-3 \
                 iptables=1.8.9-2 debootstrap=1.0.128+nmu2+deb12u2
-COMPOSE      := CONTAINERS_CONF=$(CURDIR)/deploy/podman/containers.conf $(BIN)/podman-compose -p ballast \
-                -f deploy/compose.yaml
+COMPOSE      := $(CONTAINERS) $(BIN)/podman-compose -p ballast -f deploy/compose.yaml
 # HTTPS from inside a build passes whatever the host's passes: pip there trusts the host's CA bundle.
 HOST_CA      := /etc/ssl/certs/ca-certificates.crt
 
@@ -128,9 +128,8 @@ dashboard: $(STAMP)
 TEST_WORKERS ?= 4
 
 # What the suite needs, made side by side: pip's install takes a minute of one core, Maven's steps half a minute
-# more (measured on a fresh clone: 51 s, and 28 s after it when made one after the other).
-# The compose test's images are made here too, beside pip's install (one core idles then), and the test does not ask
-# for them again (TEST_IMAGES_BUILT).
+# more (measured on a fresh clone: 51 s, and 28 s after it when made one after the other), and the compose test's
+# images are made while a core idles; the test then does not ask for them again (TEST_IMAGES_BUILT).
 TEST_DEPS := $(STAMP) bytecode $(KAFKA_STAMP) $(KAFKA_CLASSES) $(SELECTOR_JAR) $(HARNESS_JAR) $(SPARK_JARS_STAMP) \
              $(CHROMIUM) podman-debs images
 

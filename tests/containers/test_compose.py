@@ -17,6 +17,7 @@ import time
 import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 
 import httpx
@@ -52,6 +53,11 @@ class Stack:
     @property
     def bootstrap(self) -> str:
         return self.env["BALLAST_BUS__BOOTSTRAP_SERVERS"]
+
+    @cached_property
+    def admin(self) -> AdminClient:
+        """One client of the containerised Kafka for every check (each new one starts its own threads)."""
+        return AdminClient({"bootstrap.servers": self.bootstrap, "log_level": 0})
 
     def url(self, variable: str, path: str = "/") -> str:
         return f"http://127.0.0.1:{self.ports[variable]}{path}"
@@ -161,10 +167,9 @@ def stack() -> Iterator[Stack]:
         remove_everything_of(project, ports)
 
 
-def in_sync(bootstrap: str, topic: str, *, replicas: int) -> list[list[int]]:
+def in_sync(admin: AdminClient, topic: str, *, replicas: int) -> list[list[int]]:
     """The topic's partitions' replicas, as the containerised Kafka tells a client, once every partition has that
     many and all of them are in sync; else nothing."""
-    admin = AdminClient({"bootstrap.servers": bootstrap, "log_level": 0})
     metadata = admin.list_topics(topic, timeout=10).topics[topic]
     if metadata.error is not None:
         raise RuntimeError(str(metadata.error))
@@ -185,8 +190,7 @@ SERVICE_PORTS = ("BALLAST_COMPOSE_PORT_TOPIC_RECONCILER", "BALLAST_COMPOSE_PORT_
 
 def test_a_topic_spec_and_a_replication_factor_change_complete_on_the_containerised_kafka(stack: Stack) -> None:
     def brokers() -> bool:
-        admin = AdminClient({"bootstrap.servers": stack.bootstrap, "log_level": 0})
-        return len(admin.list_topics(timeout=5).brokers) == 3
+        return len(stack.admin.list_topics(timeout=5).brokers) == 3
 
     eventually(brokers, "three brokers in the containerised cluster")
     # Every service up (its /health, published) before the first spec: on a crowded machine the containers' starts
@@ -198,15 +202,15 @@ def test_a_topic_spec_and_a_replication_factor_change_complete_on_the_containeri
     applied = stack.ballast("apply", "-f", "-", input=yaml.safe_dump(spec))
     assert applied.returncode == 0, applied.stderr
 
-    created = eventually(lambda: in_sync(stack.bootstrap, "orders", replicas=2),
+    created = eventually(lambda: in_sync(stack.admin, "orders", replicas=2),
                          "orders created with two in-sync replicas a partition")
     assert len(created) == 3
-    assert topic_config(stack.bootstrap, "orders", "retention.ms") == "3600000"
+    assert topic_config(stack.admin, "orders", "retention.ms") == "3600000"
 
     spec[0]["replicas"] = 3
     applied = stack.ballast("apply", "-f", "-", input=yaml.safe_dump(spec))
     assert applied.returncode == 0, applied.stderr
-    grown = eventually(lambda: in_sync(stack.bootstrap, "orders", replicas=3),
+    grown = eventually(lambda: in_sync(stack.admin, "orders", replicas=3),
                        "orders at three in-sync replicas a partition")
     assert all(sorted(replicas) == [1, 2, 3] for replicas in grown)
     status = eventually(lambda: (s := statuses(stack).get("orders")) and s["replicasChange"]
@@ -214,8 +218,7 @@ def test_a_topic_spec_and_a_replication_factor_change_complete_on_the_containeri
     assert status["ready"] and status["replicas"] == 3
 
 
-def topic_config(bootstrap: str, topic: str, key: str) -> str:
-    admin = AdminClient({"bootstrap.servers": bootstrap, "log_level": 0})
+def topic_config(admin: AdminClient, topic: str, key: str) -> str:
     (configs,) = admin.describe_configs([ConfigResource(ConfigResource.Type.TOPIC, topic)]).values()
     return configs.result(timeout=30)[key].value
 
