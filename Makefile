@@ -138,7 +138,7 @@ test:
 	TEST_IMAGES_BUILT=1 $(BIN)/pytest -q $(if $(TEST_WORKERS),-n $(TEST_WORKERS) --dist loadscope --no-loadscope-reorder)
 
 test-unit: $(STAMP)
-	$(BIN)/pytest -q -m 'not integration and not kafka and not containers'
+	$(BIN)/pytest -q -m 'not integration and not kafka and not containers and not spark_cluster'
 
 bench: $(STAMP) bytecode $(KAFKA_STAMP) $(KAFKA_CLASSES) $(SELECTOR_JAR) $(SPARK_JARS_STAMP)
 	$(BIN)/python -m bench.placement --write BENCHMARKS.md

@@ -172,11 +172,11 @@ def sources_side_by_side(events: int, rate: int, seconds: int, say) -> dict[str,
         for source in SOURCES:
             say(f"source {source}")
             ensure_topics(bus, topics)
-            base = SparkSettings(source=source, checkpoint_dir=run_dir / f"cp-freshness-{source}")
+            base = SparkSettings(source=source, checkpoint_location=str(run_dir / f"cp-freshness-{source}"))
             f = freshness(spark, Settings(bus=bus, spark=base), rate, seconds, say)
             produce_backlog(bus, events)
             backlog = Settings(bus=bus, spark=base.model_copy(
-                update={"checkpoint_dir": run_dir / f"cp-throughput-{source}"}))
+                update={"checkpoint_location": str(run_dir / f"cp-throughput-{source}")}))
             t = throughput(spark, backlog, events + int(f["sent"]), say)
             say(f"  {source}: {t['per_s']:,.0f} samples/s, freshness p99 {f['p99']:.1f} s")
             results[source] = {"t": t, "f": f}
@@ -250,13 +250,13 @@ def main(argv: list[str] | None = None) -> None:
         bus = BusSettings(bootstrap_servers=f"127.0.0.1:{port}")
         ensure_topics(bus, [TOPICS.load_samples, TOPICS.placements, TOPICS.load_aggregates])
         spark = local_session("ballast-bench")
-        base = SparkSettings(checkpoint_dir=run_dir / "cp-freshness")
+        base = SparkSettings(checkpoint_location=str(run_dir / "cp-freshness"))
         # Freshness first, on an empty topic; then the backlog, read by a new query from the beginning.
         f = freshness(spark, Settings(bus=bus, spark=base), args.rate, args.seconds, say)
         say(f"freshness p50 {f['p50']:.1f} s, p99 {f['p99']:.1f} s")
         say(f"producing {args.events:,} samples")
         produce_backlog(bus, args.events)
-        backlog = Settings(bus=bus, spark=base.model_copy(update={"checkpoint_dir": run_dir / "cp-throughput"}))
+        backlog = Settings(bus=bus, spark=base.model_copy(update={"checkpoint_location": str(run_dir / "cp-throughput")}))
         t = throughput(spark, backlog, args.events + int(f["sent"]), say)
         say(f"throughput: {t['per_s']:,.0f} samples/s")
         spark.stop()

@@ -2,8 +2,8 @@
 every level, from ``ballast.load.samples`` and ``ballast.placement.placed`` to the compacted
 ``ballast.load.aggregates``.
 
-    ballast run spark-aggregates                 # local[2], settings from BALLAST_* variables
-    spark-submit spark/aggregates.py             # a real Spark cluster: the same code, its own session
+    ballast run spark-aggregates        # local[2], or BALLAST_SPARK__MASTER's cluster; settings from BALLAST_*
+    spark-submit ... spark/aggregates.py   # the same code in spark-submit's session (docs/operations.md)
 
 Spark keeps running figures per (window, broker) and (window, log directory) under a watermark: counts, sums of rates,
 the disk at the first and latest sample (``min_by`` / ``max_by``), the replicas Ballast placed there, so its state
@@ -208,60 +208,72 @@ def kafka_sink(settings: Settings, gate: BatchGate | None = None) -> Callable[[A
 def start(spark: Any, settings: Settings, sink: Callable[[Any, int], None] | None = None) -> Any:
     s = settings.spark
     return (windowed(read_events(spark, settings), s).writeStream.outputMode("update")
-            .option("checkpointLocation", str(s.checkpoint_dir))
+            .option("checkpointLocation", s.checkpoint_location)
             .trigger(processingTime=f"{s.trigger_s} seconds")
             .foreachBatch(sink or kafka_sink(settings)).queryName("ballast-load-aggregates").start())
 
 
-def main() -> None:
-    import signal
-    import threading
+KAFKA_SOURCE_CLASS = "org.apache.spark.sql.kafka010.KafkaSourceProvider"
 
+
+def check_kafka_source(spark: Any) -> None:
+    if not spark.sparkContext._jvm.org.apache.spark.util.Utils.classIsLoadable(KAFKA_SOURCE_CLASS):
+        raise SystemExit("BALLAST_SPARK__SOURCE=kafka, but Spark's Kafka source is not on the classpath: give "
+                         "spark-submit --jars \"$(ballast spark jars)\"")
+
+
+def main() -> None:
     from services.common.bus_topics import wait_for_bus_to_start
     from services.common.settings import get_settings
     from spark.jvm_output import JvmOutput
-    from spark.session import kafka_source_jars, local_session
-
-    # Ctrl-C (or a SIGTERM) asks for a stop that is then done between two waits: a KeyboardInterrupt raised inside a
-    # py4j call would leave the JVM half answered and print a few hundred lines of py4j traces instead. (PySpark's JVM
-    # itself ignores SIGINT.)
-    stopping = threading.Event()
-
-    def stop_on_signals() -> None:
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            signal.signal(sig, lambda *_: stopping.set())
+    from spark.session import job_session, kafka_source_jars, submitted_conf
+    from spark.stopping import StopRequest
 
     log = get_logger("spark-aggregates")
     settings = get_settings()
     wait_for_bus_to_start(settings.bus, log)  # started before its bus (a container), the job waits for it
-    jars = kafka_source_jars() if settings.spark.source == "kafka" else None
-    # Until the session is up a signal ends the process at once (the JVM follows it); from then on it is a request
-    # to stop. Installed after the session: the SparkContext installs its own SIGINT handler, which raises.
+    under_submit = submitted_conf() is not None
+    jars = kafka_source_jars() if settings.spark.source == "kafka" and not under_submit else []
+    # Ctrl-C (or a SIGTERM) asks for a stop that is then done between two waits: a KeyboardInterrupt raised inside a
+    # py4j call would leave the JVM half answered and print a few hundred lines of py4j traces instead. Until the
+    # session is up a signal ends the process at once (the JVM follows it); from then on it is a request to stop.
+    # Installed after the session: the SparkContext installs its own SIGINT handler, which raises.
+    stop = StopRequest()
     jvm_output = JvmOutput(log)
     with jvm_output.captured():
-        spark = local_session("ballast-load-aggregates", master=settings.spark.master, jars=jars,
-                              jvm_options=settings.spark.java_options)
-    stop_on_signals()
+        spark = job_session("ballast-load-aggregates", settings.spark, jars=jars, log=log)
+    stop.on_signals()
+    if under_submit:
+        stop.on_jvm_shutdown(spark, timeout_s=max(60.0, 3 * settings.spark.trigger_s))
+    if settings.spark.source == "kafka":
+        check_kafka_source(spark)
     gate = BatchGate(spark)
     sink = kafka_sink(settings, gate)
     failed: QueryFailed | None = None
     try:
         query = RestartingQuery(lambda: start(spark, settings, sink), log)
-        log.info("running", reads=[TOPICS.load_samples.name, TOPICS.placements.name],
-                 writes=TOPICS.load_aggregates.name, checkpoint=str(settings.spark.checkpoint_dir))
-        while not stopping.is_set() and query.check():
+        log.info("running", master=spark.sparkContext.master, app=spark.sparkContext.applicationId, reads=[TOPICS.load_samples.name, TOPICS.placements.name],
+                 writes=TOPICS.load_aggregates.name, checkpoint=settings.spark.checkpoint_location)
+        while not stop.asked.is_set() and query.check():
             query.wait(1)
         if query.query.isActive:
             gate.stop(query.query)
     except QueryFailed as error:
         failed = error
-    spark.stop()
+    stop.finish(spark)
+    if not stop.by_jvm:  # a shutting-down JVM stops its context itself, after the hook returns
+        spark.stop()
     jvm_output.settle()
     if failed:
         log.error("stopped", reason=str(failed))
         raise SystemExit(1)
-    log.info("stopped", reason="signal" if stopping.is_set() else "the query ended")
+    log.info("stopped", reason="the JVM's shutdown" if stop.by_jvm else
+             "signal" if stop.asked.is_set() else "the query ended")
 
 
-if __name__ == "__main__":
+if __name__ == "__main__":  # spark-submit spark/aggregates.py
+    from services.common.logging import configure_logging
+    from services.common.settings import get_settings
+
+    configure_logging("spark-aggregates", level=get_settings().log_level, fmt=get_settings().log_format)
     main()

@@ -15,6 +15,9 @@ finds the records that are really there. Reads stop by offset, never by counting
 
 from __future__ import annotations
 
+import signal
+import sys
+import threading
 import time
 import uuid
 from collections.abc import Iterator
@@ -26,6 +29,16 @@ from pyspark.sql.datasource import DataSource, DataSourceStreamReader, InputPart
 
 SCHEMA = "topic string, partition int, offset long, key string, value string, timestamp timestamp"
 Offsets = dict[str, dict[str, int]]
+
+
+def ignore_ctrl_c_in_spark_planner() -> None:
+    """In the Python process where Spark plans this source's offsets, SIGINT is ignored: Spark starts it in the
+    driver's process group, so under spark-submit a Ctrl-C reaches it as well and would fail the query between two
+    batches, while the driver is stopping it there (spark.stopping). Under ``ballast run`` it inherits PySpark's
+    ignoring of SIGINT already. Nowhere else (a test constructing a reader in its own process keeps its Ctrl-C)."""
+    main = getattr(sys.modules.get("__main__"), "__spec__", None)
+    if getattr(main, "name", "").startswith("pyspark.") and threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 def kafka_config(options: dict[str, str]) -> dict[str, str]:
@@ -57,6 +70,7 @@ class BusStreamReader(DataSourceStreamReader):
         self.max_records = int(options["maxRecordsPerBatch"]) if options.get("maxRecordsPerBatch") else None
         self._consumer: Any = None
         self._last_watermark: dict[tuple[str, int], int] = {}
+        ignore_ctrl_c_in_spark_planner()
 
     def _driver_consumer(self) -> Any:
         from confluent_kafka import Consumer

@@ -1,4 +1,6 @@
-"""The local Spark session (``local[2]``) the job and the tests use; spark-submit brings its own session instead."""
+"""The job's Spark session: started by ``ballast run spark-aggregates`` (a local master, or a cluster's), or taken
+from spark-submit, which started the JVM already; the tests use a local one. What it is given is decided in
+``spark.session_conf``."""
 
 from __future__ import annotations
 
@@ -9,7 +11,11 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from services.common.logging import get_logger
+from services.common.settings import SparkSettings
 from spark.jvm_output import java_options
+from spark.project_archive import write_archive
+from spark.session_conf import DEFAULT_MASTER, LOOPBACK, is_local, plan_session, resolve_master
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 # For a small job on one machine (the local stack, the tests): the first JIT tier only and the serial collector. A
@@ -32,6 +38,16 @@ def kafka_source_jars() -> list[Path]:
     return jars
 
 
+def _own_folder() -> Path:
+    """A folder only this user can write to: a file at a guessable path in the shared /tmp, run or shipped by Spark,
+    would be anyone's to replace."""
+    folder = Path(tempfile.gettempdir()) / f"ballast-{os.getuid()}"
+    folder.mkdir(mode=0o700, exist_ok=True)
+    if folder.is_symlink() or folder.stat().st_uid != os.getuid() or folder.stat().st_mode & 0o022:
+        raise RuntimeError(f"{folder} is not this user's own folder: remove it, and Ballast makes it again")
+    return folder
+
+
 def worker_python() -> str:
     """An executable for Spark's Python workers on this machine: this interpreter, with the installed pyspark ahead
     of the copy in pyspark.zip that Spark puts first on its workers' path.
@@ -43,13 +59,7 @@ def worker_python() -> str:
 
     installed = Path(pyspark.__file__).resolve().parents[1]
     script = f'#!/bin/sh\nPYTHONPATH="{installed}${{PYTHONPATH:+:$PYTHONPATH}}" exec "{sys.executable}" "$@"\n'
-    # In a folder only this user can write to: a script at a guessable path in the shared /tmp, run by Spark, would
-    # be anyone's to replace.
-    folder = Path(tempfile.gettempdir()) / f"ballast-{os.getuid()}"
-    folder.mkdir(mode=0o700, exist_ok=True)
-    if folder.is_symlink() or folder.stat().st_uid != os.getuid() or folder.stat().st_mode & 0o022:
-        raise RuntimeError(f"{folder} is not this user's own folder: remove it, and Ballast makes it again")
-    path = folder / f"spark-python-{hashlib.sha256(script.encode()).hexdigest()[:16]}"
+    path = _own_folder() / f"spark-python-{hashlib.sha256(script.encode()).hexdigest()[:16]}"
     if not path.exists():
         # Written whole under another name, then renamed: processes starting together each see a complete script.
         partial = path.with_name(f"{path.name}.{os.getpid()}")
@@ -59,11 +69,22 @@ def worker_python() -> str:
     return str(path)
 
 
-def local_session(app_name: str, master: str = "local[2]", jars: list[Path] | None = None,
-                  jvm_options: str = "") -> Any:
-    """``jvm_options``: more options for the driver's JVM (``SMALL_JOB_JVM`` for a small job). ``jars``: extra jars on the classpath (``spark.jars``); by default Spark's Kafka source where it is installed.
-    PySpark starts one JVM per process, with the first session's jars: a later session cannot add a data source, so
-    every session brings the Kafka source along rather than only those that read with it."""
+def submitted_conf() -> dict[str, str] | None:
+    """spark-submit's properties when this process runs under it (its JVM started this one and left the gateway's
+    port behind), else None."""
+    if "PYSPARK_GATEWAY_PORT" not in os.environ:
+        return None
+    from pyspark import SparkConf, SparkContext
+
+    SparkContext._ensure_initialized()  # connects to spark-submit's JVM
+    return dict(SparkConf().getAll())
+
+
+def job_session(app_name: str, settings: SparkSettings, jars: list[Path] | None = None, log: Any = None) -> Any:
+    """The session for ``settings``. ``jars``: extra jars on the classpath (``spark.jars``); by default Spark's Kafka
+    source where it is installed. PySpark starts one JVM per process, with the first session's jars: a later session
+    cannot add a data source, so every session brings the Kafka source along rather than only those that read with
+    it."""
     from pyspark.sql import SparkSession
 
     if jars is None:
@@ -71,30 +92,35 @@ def local_session(app_name: str, master: str = "local[2]", jars: list[Path] | No
             jars = kafka_source_jars()
         except FileNotFoundError:
             jars = []
-
-    # Python workers must be this interpreter: it has pyarrow, pandas and confluent-kafka.
-    os.environ.setdefault("PYSPARK_PYTHON", worker_python() if master.startswith("local") else sys.executable)
-    os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
-    if master.startswith("local"):
-        # The driver binds to the loopback address (below); without this Spark also looks for a routable one, and
-        # warns twice when the host name resolves to the loopback.
-        os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
-    builder = SparkSession.builder.master(master) if master else SparkSession.builder
-    if jars:
-        builder = builder.config("spark.jars", ",".join(str(j) for j in jars))
-    spark = (builder.appName(app_name)
-             .config("spark.ui.enabled", "false")
-             # PySpark starts its JVM as a "pyspark-shell", for which Spark draws a progress bar on the console
-             # ([Stage 0:===>]) when a stage takes over 0.5 s: lines in the job's JSON log.
-             .config("spark.ui.showConsoleProgress", "false")
-             .config("spark.sql.shuffle.partitions", "2")
-             .config("spark.sql.session.timeZone", "UTC")
-             .config("spark.driver.bindAddress", "127.0.0.1")
-             .config("spark.driver.host", "127.0.0.1")
-             # Spark checks whether a foreachBatch error was its query's stop with a regex that recurses once per
-             # character of the error (StreamExecution.PROXY_ERROR): 1 MB stacks overflow on a py4j trace. Spark's
-             # own log lines are JSON (spark.jvm_output).
-             .config("spark.driver.extraJavaOptions", " ".join(filter(None, ("-Xss16m", jvm_options, java_options()))))
-             .getOrCreate())
+    submitted = submitted_conf()
+    local = is_local(resolve_master(settings, submitted))
+    # Spark checks whether a foreachBatch error was its query's stop with a regex that recurses once per character of
+    # the error (StreamExecution.PROXY_ERROR): 1 MB stacks overflow on a py4j trace. Spark's own log lines are JSON
+    # (spark.jvm_output).
+    driver_options = " ".join(filter(None, ("-Xss16m", settings.java_options, java_options())))
+    plan = plan_session(settings, submitted, jars=[str(j) for j in jars], driver_java_options=driver_options,
+                        local_python=worker_python() if local else None, environ=os.environ)
+    for warning in plan.warnings:
+        (log or get_logger("spark")).warning(warning)
+    if plan.worker_python:
+        os.environ["PYSPARK_PYTHON"] = plan.worker_python
+    if plan.local:
+        # The driver binds to the loopback address; without this Spark also looks for a routable one, and warns twice
+        # when the host name resolves to the loopback.
+        os.environ.setdefault("SPARK_LOCAL_IP", LOOPBACK)
+    builder = SparkSession.builder.master(plan.master) if plan.set_master else SparkSession.builder
+    for key, value in plan.conf.items():
+        builder = builder.config(key, value)
+    spark = builder.appName(app_name).getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
+    if plan.ship_project:
+        # Before any Python function or data source is registered: each takes the includes known at that moment.
+        spark.sparkContext.addPyFile(str(write_archive(_own_folder())))
     return spark
+
+
+def local_session(app_name: str, master: str = DEFAULT_MASTER, jars: list[Path] | None = None,
+                  jvm_options: str = "") -> Any:
+    """A session on a local master, for the tests and the benchmarks. ``jvm_options``: more options for the
+    driver's JVM (``SMALL_JOB_JVM`` for a small job)."""
+    return job_session(app_name, SparkSettings(master=master, java_options=jvm_options), jars)

@@ -54,3 +54,67 @@ class BatchGate:
         # the stop, this raises the InterruptedException that Spark takes for a stop, quietly.
         self._jvm.java.lang.Thread.sleep(HOLD_MS)
         raise RuntimeError(f"the query was not stopped within {HOLD_MS / 1000:.0f} s of being asked to")
+
+
+class StopRequest:
+    """A stop asked by a signal to this process, or by the JVM as it shuts down.
+
+    Under ``ballast run`` this process is the parent and PySpark's JVM ignores SIGINT: a signal reaches the handler
+    here. Under spark-submit the JVM is the parent: Ctrl-C (or a SIGTERM to spark-submit) runs its shutdown hooks,
+    which stop the SparkContext under the query. So the job also hooks into Hadoop's shutdown manager, which Spark's
+    hooks run inside, at a higher priority: it asks for the stop and holds the JVM's shutdown until the query is
+    stopped, or ``timeout_s`` has passed."""
+
+    # Hadoop's ShutdownHookManager runs higher priorities first; Spark's own hooks (the SparkContext's stop among
+    # them) run inside one at FileSystem.SHUTDOWN_HOOK_PRIORITY (10) + 30.
+    PRIORITY = 100
+
+    def __init__(self) -> None:
+        self.asked = threading.Event()
+        self.done = threading.Event()
+        self.by_jvm = False
+        self._hook: Any = None
+
+    def on_signals(self) -> None:
+        import signal
+
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(sig, lambda *_: self.asked.set())
+
+    def on_jvm_shutdown(self, spark: Any, timeout_s: float) -> None:
+        from pyspark.java_gateway import ensure_callback_server_started
+
+        request = self
+
+        class StopFirst:
+            def run(self) -> None:
+                request.by_jvm = True
+                request.asked.set()
+                request.done.wait(timeout_s)
+
+            # Hadoop keeps its hooks in a set: a Python object standing for a Java one answers these too.
+            def hashCode(self) -> int:  # noqa: N802 -- Java's name
+                return id(self) & 0x7FFFFFFF
+
+            def equals(self, other: Any) -> bool:
+                return other is self
+
+            def toString(self) -> str:  # noqa: N802 -- Java's name
+                return "ballast: stop the query first"
+
+            class Java:
+                implements = ["java.lang.Runnable"]
+
+        gateway = spark.sparkContext._gateway
+        ensure_callback_server_started(gateway)
+        self._hook = StopFirst()
+        jvm = spark.sparkContext._jvm
+        jvm.org.apache.hadoop.util.ShutdownHookManager.get().addShutdownHook(
+            self._hook, self.PRIORITY, int(timeout_s * 1000), jvm.java.util.concurrent.TimeUnit.MILLISECONDS)
+
+    def finish(self, spark: Any) -> None:
+        """The query is stopped: a shutting-down JVM goes on; otherwise the hook is removed, so that the JVM's end
+        after this process's does not call back into it."""
+        self.done.set()
+        if self._hook is not None and not self.by_jvm:
+            spark.sparkContext._jvm.org.apache.hadoop.util.ShutdownHookManager.get().removeShutdownHook(self._hook)

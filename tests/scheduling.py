@@ -47,8 +47,10 @@ def group_of(nodeid: str) -> str:
 # they go before the others, so that at the end of a run the cores are busy with short modules instead of idling
 # beside them (the cores were half idle for the last hundred seconds when these went last). Longest first (idle
 # minutes: 2.3, 2, 1.7, 1.5, 1.1): test_up, after the others, was the last module of the slowest idle run. The
-# compose stack's test goes before them: its containers wait on each other for minutes.
-WAITING_FIRST = (f"{CONTAINERS}test_compose.py", f"{INTEGRATION}test_instances.py", f"{KAFKA}test_up.py",
+# compose stack's test goes before them: its containers wait on each other for minutes, and so does the Spark
+# cluster's (a master, a worker and four jobs, 2.5 minutes on an idle machine).
+WAITING_FIRST = (f"{CONTAINERS}test_compose.py", "tests/spark_cluster/test_standalone_cluster.py",
+                 f"{INTEGRATION}test_instances.py", f"{KAFKA}test_up.py",
                  f"{INTEGRATION}test_rebalance.py", f"{INTEGRATION}test_load_flow.py", f"{INTEGRATION}test_shards.py")
 
 

@@ -1,5 +1,5 @@
 """``ballast``: the root command and its global options; the commands themselves are in ``services/cli/commands``
-(topics, brokers, rebalance, log_dirs, bus, stack, place, load). This module only wires them."""
+(topics, brokers, rebalance, log_dirs, bus, stack, place, load, spark_job). This module only wires them."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated, Optional
 
 import typer
 
-from services.cli.commands import adopting, brokers, bus, load, place, stack, topics
+from services.cli.commands import adopting, brokers, bus, load, place, spark_job, stack, topics
 from services.cli.commands.log_dirs import log_dirs_app
 from services.cli.commands.rebalance import rebalance_app
 from services.cli.output import err
@@ -95,6 +95,7 @@ app.command()(bus.produce)
 app.command()(bus.record)
 app.command()(bus.replay)
 app.command()(bus.schema)
+app.add_typer(spark_job.app, name="spark")
 app.command()(stack.up)
 app.command()(stack.env)
 app.command()(stack.doctor)

@@ -236,13 +236,16 @@ class LoadCollectorSettings(BaseModel):
 
 
 class SparkSettings(BaseModel):
-    """The load-aggregates job (``ballast run spark-aggregates``)."""
+    """The load-aggregates job (``ballast run spark-aggregates``, or spark-submit: ``spark.session``)."""
 
-    # local[2] on one machine; empty under spark-submit, which brings its own master.
-    master: str = "local[2]"
+    # None: spark-submit's --master under spark-submit, otherwise local[2] (this process runs the whole job). Given,
+    # it wins over spark-submit's, as properties set in code do in Spark.
+    master: str | None = None
     # ballast_bus: Ballast's own source on confluent-kafka; kafka: Spark's JVM source (needs its jar).
     source: Literal["ballast_bus", "kafka"] = "ballast_bus"
-    checkpoint_dir: Path = Path(".ballast/spark/checkpoint")
+    # A path or a URI (file:, hdfs:, s3a:). Executors write the window state here: on a cluster of several hosts it
+    # must be storage that every host sees.
+    checkpoint_location: str = ".ballast/spark/checkpoint"
     window_s: int = Field(default=60, ge=1)
     slide_s: int = Field(default=10, ge=1)
     # How late a sample may arrive and still count in its window.
@@ -251,8 +254,24 @@ class SparkSettings(BaseModel):
     # At most this many samples per micro-batch: a backlog is worked off in steps, within the driver's memory.
     max_records_per_batch: int = Field(default=100_000, ge=1)
     # More options for the driver's JVM (which runs the work too under a local master), as spark-submit's
-    # --driver-java-options: the local stack gives spark.session.SMALL_JOB_JVM.
+    # --driver-java-options: the local stack gives spark.session.SMALL_JOB_JVM. Not used under spark-submit.
     java_options: str = ""
+    # Under a cluster master only (a local master keeps the driver on 127.0.0.1): the address executors reach the
+    # driver at (spark.driver.host) and the one it listens on (spark.driver.bindAddress). None: Spark's choice.
+    driver_host: str | None = None
+    driver_bind_address: str | None = None
+    # The Python that executors run (spark.pyspark.python): it must have what
+    # deploy/spark-worker-requirements.txt lists. None: a local master runs this interpreter; on a cluster, Spark's
+    # default (PYSPARK_PYTHON, else python3 on the workers' PATH).
+    worker_python: str | None = None
+    # More Spark properties, e.g. BALLAST_SPARK__CONF='{"spark.executor.memory": "2g"}'. They win over spark-submit's
+    # and over Ballast's own defaults.
+    conf: dict[str, str] = Field(default_factory=dict)
+
+    @field_validator("master", "driver_host", "driver_bind_address", "worker_python", mode="before")
+    @classmethod
+    def _empty_is_unset(cls, value: Any) -> Any:
+        return None if value == "" else value
 
 
 class SimulatorSettings(BaseModel):

@@ -95,7 +95,7 @@ class LocalStack:
             "BALLAST_PORTS__REBALANCER": str(self.ports.rebalancer),
             "BALLAST_PORTS__LOAD_COLLECTOR": str(self.ports.load_collector),
             "BALLAST_DATA_DIR": str(run_dir / "data"),
-            "BALLAST_SPARK__CHECKPOINT_DIR": str(run_dir / "spark-checkpoint"),
+            "BALLAST_SPARK__CHECKPOINT_LOCATION": str(run_dir / "spark-checkpoint"),
             "BALLAST_SPARK__JAVA_OPTIONS": SMALL_JOB_JVM,
             "BALLAST_LOG_FORMAT": "json",
             # A killed owner's lease passes on within seconds, and a worker joins its group sooner (Tansu and the

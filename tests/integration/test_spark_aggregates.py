@@ -64,7 +64,7 @@ def run_job(spark, bus: BusSettings, checkpoint: Path, rows: int) -> int:
     """The job until it has read and written ``rows`` records of the bus; the rows it read."""
     from spark.aggregates import start
 
-    settings = Settings(bus=bus, spark=SparkSettings(checkpoint_dir=checkpoint, window_s=60, slide_s=60,
+    settings = Settings(bus=bus, spark=SparkSettings(checkpoint_location=str(checkpoint), window_s=60, slide_s=60,
                                                      watermark_s=30, trigger_s=0.5))
     query = RestartingQuery(lambda: start(spark, settings))
     try:

@@ -52,7 +52,7 @@ def spark(spark):  # the process's session (tests/conftest.py), which has the Ka
 def run(spark: Any, settings: Settings, checkpoint: Path, rows: int) -> dict[str, LoadAggregate]:
     """The job with a sink that keeps the latest aggregate of each key of the recorded window, until it has read the
     recorded log's ``rows``."""
-    job = settings.model_copy(update={"spark": settings.spark.model_copy(update={"checkpoint_dir": checkpoint})})
+    job = settings.model_copy(update={"spark": settings.spark.model_copy(update={"checkpoint_location": str(checkpoint)})})
     cache = WindowBrokers(keep=timedelta(days=7))
     latest: dict[str, LoadAggregate] = {}
 

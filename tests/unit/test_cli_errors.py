@@ -66,3 +66,22 @@ def test_the_spark_job_without_pyspark_says_which_extra_or_image_has_it(monkeypa
     assert result.output.strip().splitlines() == [
         "error: the Spark job needs PySpark: install Ballast with its spark extra (pip install 'ballast[spark]'), "
         "or run it from the ballast-spark image"]
+
+
+def test_replaying_a_file_that_is_not_a_recording_names_the_line_instead_of_a_traceback(tmp_path, monkeypatch) -> None:
+    monkeypatch.setenv("BALLAST_BUS__BOOTSTRAP_SERVERS", "127.0.0.1:1")
+    events = tmp_path / "events.jsonl"
+    events.write_text('{"topic": "ballast.load.samples", "key": "broker:1", "value": {"schema": "x"}}\n')
+    result = CliRunner().invoke(app, ["replay", str(events)])
+    assert result.exit_code == 1
+    assert " ".join(result.output.split()) == (f"error: {events}, line 1: not an entry of `ballast record` (no "
+                                               "offset, timestampMs); to send events themselves, use `ballast produce`")
+    events.write_text("\n{not json\n")
+    assert "line 2: not JSON" in CliRunner().invoke(app, ["replay", str(events)]).output
+
+
+def test_spark_jars_without_the_kafka_source_says_what_to_run(tmp_path, monkeypatch) -> None:
+    monkeypatch.setenv("BALLAST_SPARK_KAFKA_JARS", str(tmp_path))
+    result = CliRunner().invoke(app, ["spark", "jars"])
+    assert result.exit_code == 1
+    assert "run `make spark-kafka`" in result.output and result.output.startswith("error: Spark's Kafka source needs")

@@ -71,7 +71,7 @@ def test_a_job_makes_the_bus_topics_with_a_command_the_cli_has() -> None:
 
 def test_every_pod_is_non_root_read_only_limited_and_writes_only_to_its_volumes() -> None:
     config = by_kind("ConfigMap")["ballast"]["data"]
-    writable = [Path(config[key]) for key in ("BALLAST_DATA_DIR", "BALLAST_STATE_DIR", "BALLAST_SPARK__CHECKPOINT_DIR")]
+    writable = [Path(config[key]) for key in ("BALLAST_DATA_DIR", "BALLAST_STATE_DIR", "BALLAST_SPARK__CHECKPOINT_LOCATION")]
     for workload in [*by_kind("Deployment").values(), *by_kind("Job").values()]:
         spec = pod(workload)
         assert spec["securityContext"]["runAsNonRoot"] is True and spec["securityContext"]["runAsUser"] != 0

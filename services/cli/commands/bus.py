@@ -108,7 +108,7 @@ def replay(
     --to-topic. Into a live bus, every old spec would be acted on again (a topic's replication factor would go through
     each recorded value), so a topic that holds records is refused unless --into-live says that is the point."""
     settings = get_settings()
-    entries = [json.loads(line) for line in log.read_text().splitlines() if line.strip()]
+    entries = recorded_entries(log)
     if not into_live:
         try:
             counts = busio.record_counts(settings.bus, sorted({to_topic or e["topic"] for e in entries}))
@@ -129,6 +129,27 @@ def replay(
         headers = [(k, _unb64(v)) for k, v in entry.get("headers", [])]
         busio.produce(settings.bus, [(to_topic or entry["topic"], _unb64(entry["key"]), _unb64(entry["value"]), headers)])
     console.print(f"replayed {len(entries)} record(s) from {log}")
+
+RECORDED_FIELDS = ("topic", "offset", "timestampMs", "key", "value")
+
+
+def recorded_entries(log: Path) -> list[dict]:
+    """The entries of a log `ballast record` wrote; any other file is refused with the line that is not one."""
+    entries = []
+    for number, line in enumerate(log.read_text().splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            entry = json.loads(line)
+        except ValueError as exc:
+            raise fail(f"{log}, line {number}: not JSON ({exc})") from None
+        missing = [f for f in RECORDED_FIELDS if not isinstance(entry, dict) or f not in entry]
+        if missing:
+            raise fail(f"{log}, line {number}: not an entry of `ballast record` (no {', '.join(missing)}); to send "
+                       "events themselves, use `ballast produce`") from None
+        entries.append(entry)
+    return entries
+
 
 def _b64(data: bytes | None) -> str | None:
     return base64.b64encode(data).decode() if data is not None else None

@@ -1,0 +1,236 @@
+"""The load-aggregates job on a real Spark standalone cluster whose worker is on another host without Ballast.
+
+Two network namespaces of the test's own play the hosts (tests/spark_cluster/hosts.py): the driver's host runs the
+bus (Tansu), the Spark master and the job; the worker's host runs a Spark worker whose Python has only
+deploy/spark-worker-requirements.txt, and sees Ballast's packages hidden. The job is started both ways a user starts
+it, ``ballast run spark-aggregates`` and the spark-submit command of docs/operations.md (run from the doc as it is),
+for both sources; each time the test checks that the worker's executors ran its tasks, that its aggregates reached
+the bus, and that a stop (Ctrl-C, or a SIGTERM) ends it between two batches, with no error."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from events import TOPICS
+from services.local.broker import tansu_binary
+from spark.session import SMALL_JOB_JVM
+from tests.patience import WAIT_S
+from tests.spark_cluster import worker_env
+from tests.spark_cluster.hosts import DRIVER_ADDRESS, WORKER_ADDRESS, Hosts, two_hosts
+
+REPO = Path(__file__).resolve().parents[2]
+VENV_BIN = REPO / ".venv" / "bin"
+SPARK_HOME = next((REPO / ".venv" / "lib").glob("python*/site-packages/pyspark"))
+BUS = f"{DRIVER_ADDRESS}:9092"
+MASTER = f"spark://{DRIVER_ADDRESS}:7077"
+RECORDED = REPO / "tests" / "data" / "load-samples.jsonl"
+RECORDED_DAY = "2026-11-23"
+OPERATIONS = REPO / "docs" / "operations.md"
+DOC_MARKER = "<!-- tests/spark_cluster runs this block as it is"
+# Small JVMs for a small job, and one core per job: the worker offers two.
+# defaultJavaOptions: what the documented command's --driver-java-options adds to, rather than replaces.
+SPARK_DEFAULTS = f"""spark.executor.memory 512m
+spark.executor.cores 1
+spark.cores.max 1
+spark.driver.defaultJavaOptions {SMALL_JOB_JVM}
+spark.executor.defaultJavaOptions {SMALL_JOB_JVM}
+spark.ui.enabled false
+"""
+
+pytestmark = [pytest.mark.spark_cluster, pytest.mark.timeout(1200)]
+
+
+def documented_submit() -> str:
+    """The spark-submit block of docs/operations.md."""
+    text = OPERATIONS.read_text()
+    block = re.search(r"```sh\n(.*?)```", text[text.index(DOC_MARKER):], re.S)
+    assert block, f"no sh block after the marker in {OPERATIONS}"
+    return block.group(1)
+
+
+def wait_for(condition, what: str, timeout: float = WAIT_S, interval: float = 1.0):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if result := condition():
+            return result
+        time.sleep(interval)
+    raise AssertionError(f"timed out after {timeout:.0f} s waiting for {what}")
+
+
+def log_events(log: Path) -> list[dict]:
+    """The job's own JSON log lines (spark-submit's JVM writes its lines between them)."""
+    events = []
+    for line in log.read_text(errors="replace").splitlines():
+        if line.startswith("{"):
+            try:
+                events.append(json.loads(line))
+            except ValueError:
+                pass
+    return events
+
+
+@dataclass
+class Cluster:
+    hosts: Hosts
+    folder: Path
+    worker_python: Path
+    work_dir: Path
+    env: dict[str, str]
+
+    def in_driver_host(self, *command: str, input: str | None = None) -> subprocess.CompletedProcess[str]:
+        return self.hosts.run(self.hosts.driver, list(command), env=self.env, cwd=REPO, input=input)
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
+    folder = tmp_path_factory.mktemp("spark-cluster")
+    conf_dir = folder / "conf"
+    conf_dir.mkdir()
+    (conf_dir / "spark-defaults.conf").write_text(SPARK_DEFAULTS)
+    worker_python = worker_env.make(folder / "worker-python")
+    for package in ("spark", "events", "services"):  # the worker's Python has no Ballast of its own
+        probe = subprocess.run([str(worker_python), "-c", f"import {package}"], cwd=folder, capture_output=True,
+                               text=True, timeout=WAIT_S)
+        assert "ModuleNotFoundError" in probe.stderr, (package, probe.stderr)
+    spark_env = {"SPARK_HOME": str(SPARK_HOME), "SPARK_CONF_DIR": str(conf_dir),
+                 "SPARK_DAEMON_JAVA_OPTS": SMALL_JOB_JVM, "SPARK_DAEMON_MEMORY": "256m",
+                 **({"JAVA_HOME": os.environ["JAVA_HOME"]} if "JAVA_HOME" in os.environ else {})}
+    env = {**os.environ, **spark_env, "PATH": f"{VENV_BIN}:{os.environ['PATH']}", "HOME": str(folder),
+           "BALLAST_BUS__BOOTSTRAP_SERVERS": BUS, "BALLAST_LOG_FORMAT": "json", "BALLAST_STATE_DIR": str(folder)}
+    with two_hosts() as hosts:
+        url = f"tcp://{BUS}"
+        hosts.start(hosts.driver, [tansu_binary(), "broker", "--listener-url", url, "--advertised-listener-url", url,
+                                   "--storage-engine", "memory://tansu/"], folder / "tansu.log")
+        init = hosts.run(hosts.driver, [str(VENV_BIN / "ballast"), "init-bus"], env=env, cwd=REPO, timeout=WAIT_S)
+        assert init.returncode == 0, init.stderr
+        hosts.start(hosts.driver, [str(VENV_BIN / "spark-class"), "org.apache.spark.deploy.master.Master",
+                                   "--host", DRIVER_ADDRESS, "--port", "7077", "--webui-port", "8080"],
+                    folder / "master.log", env={**env, "SPARK_LOCAL_IP": DRIVER_ADDRESS})
+        work_dir = folder / "work"
+        work_dir.mkdir()
+        # The worker's host: its own environment, Ballast's packages hidden, and not the driver's working directory.
+        hosts.start(hosts.worker, [str(VENV_BIN / "spark-class"), "org.apache.spark.deploy.worker.Worker",
+                                   "--host", WORKER_ADDRESS, "--cores", "2", "--memory", "2g",
+                                   "--work-dir", str(work_dir), MASTER],
+                    folder / "worker.log", cwd=folder, hide=[REPO / name for name in ("spark", "events", "services")],
+                    env={"PATH": "/usr/bin:/bin", "HOME": str(folder), "SPARK_LOCAL_IP": WORKER_ADDRESS, **spark_env})
+        wait_for(lambda: "Successfully registered with master" in (folder / "worker.log").read_text(),
+                 "the worker to register with the master")
+        yield Cluster(hosts, folder, worker_python, work_dir, env)
+
+
+def shifted_samples(day: str) -> str:
+    """The recorded samples, moved to ``day``: each job's windows are its own."""
+    lines = []
+    for line in RECORDED.read_text().splitlines():
+        entry = json.loads(line) if line.strip() else None
+        if entry and entry["topic"] == TOPICS.load_samples.name:
+            lines.append(json.dumps(entry["value"]).replace(f'"{RECORDED_DAY}T', f'"{day}T'))
+    return "\n".join(lines) + "\n"
+
+
+def aggregates_of(cluster: Cluster, day: str) -> list[dict]:
+    done = cluster.in_driver_host(str(VENV_BIN / "python"), "-m", "tests.spark_cluster.bus_probe", "aggregates", day)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+def children(pid: int) -> list[int]:
+    found = []
+    for task in Path(f"/proc/{pid}/task").glob("*"):
+        found += [int(p) for p in (task / "children").read_text().split()]
+    return found
+
+
+def jvm_of(pid: int) -> int:
+    """spark-submit's JVM: the java process under the shell that ran the documented command."""
+    def java() -> int | None:
+        todo = [pid]
+        while todo:
+            current = todo.pop()
+            try:
+                if Path(f"/proc/{current}/comm").read_text().strip() == "java":
+                    return current
+                todo += children(current)
+            except OSError:
+                continue
+        return None
+    return wait_for(java, "spark-submit's JVM", interval=0.2)
+
+
+def ended(job: subprocess.Popen[bytes]) -> bool:
+    """The job's process and every process it started (its group: the JVM, Python workers) have ended."""
+    if job.poll() is None:  # reaps it too: a zombie would still count as the group's
+        return False
+    try:
+        os.killpg(job.pid, 0)
+    except ProcessLookupError:
+        return True
+    return False
+
+
+CASES = [("ballast-run", "ballast_bus", "2026-10-01"), ("ballast-run", "kafka", "2026-10-02"),
+         ("spark-submit", "ballast_bus", "2026-10-03"), ("spark-submit", "kafka", "2026-10-04")]
+
+
+@pytest.mark.parametrize("launcher, source, day", CASES, ids=[f"{c[0]}-{c[1]}" for c in CASES])
+def test_the_job_runs_its_tasks_on_a_worker_without_ballast_and_stops_cleanly(cluster: Cluster, launcher: str,
+                                                                             source: str, day: str) -> None:
+    log = cluster.folder / f"job-{launcher}-{source}.log"
+    checkpoint = f"file://{cluster.folder}/checkpoint-{launcher}-{source}"
+    env = {**cluster.env, "BALLAST_SPARK__SOURCE": source, "BALLAST_SPARK__TRIGGER_S": "1"}
+    if launcher == "ballast-run":
+        env |= {"BALLAST_SPARK__MASTER": MASTER, "BALLAST_SPARK__DRIVER_HOST": DRIVER_ADDRESS,
+                "BALLAST_SPARK__WORKER_PYTHON": str(cluster.worker_python),
+                "BALLAST_SPARK__CHECKPOINT_LOCATION": checkpoint}
+        command = [str(VENV_BIN / "ballast"), "run", "spark-aggregates"]
+    else:
+        env |= {"SPARK_MASTER": MASTER, "DRIVER_HOST": DRIVER_ADDRESS, "WORKER_PYTHON": str(cluster.worker_python),
+                "CHECKPOINT_URI": checkpoint}
+        command = ["sh", "-c", documented_submit()]
+    job = cluster.hosts.start(cluster.hosts.driver, command, log, env=env, cwd=REPO)
+
+    running = wait_for(lambda: next((e for e in log_events(log) if e.get("event") == "running"), None)
+                       or (job.poll() is not None and pytest.fail(f"the job ended:\n{log.read_text()[-4000:]}")),
+                       "the job to run")
+    assert running["master"] == MASTER
+    produced = cluster.in_driver_host(str(VENV_BIN / "python"), "-m", "tests.spark_cluster.bus_probe", "produce",
+                                      input=shifted_samples(day))
+    assert produced.returncode == 0, produced.stderr
+
+    def brokers() -> set[str]:
+        return {a["entity"] for a in aggregates_of(cluster, day) if a["entity_kind"] == "broker"}
+
+    wait_for(lambda: brokers() == {"1", "2", "3"}, "the job's aggregates of the recorded brokers on the bus",
+             interval=3)
+
+    # The executors ran on the worker's host, from the files the driver sent them.
+    executors = list((cluster.work_dir / running["app"]).glob("*/stderr"))
+    assert executors, f"no executor of {running['app']} on the worker"
+    stderr = "".join(path.read_text(errors="replace") for path in executors)
+    assert f"--hostname {WORKER_ADDRESS}" in stderr.replace('"', "")
+    assert re.search(r"Finished task .* in stage", stderr)
+    if source == "ballast_bus":  # Ballast's Python source ran there, imported from the shipped archive
+        assert list((cluster.work_dir / running["app"]).glob("*/ballast-*.zip"))
+
+    if launcher == "spark-submit" and source == "kafka":
+        os.kill(jvm_of(job.pid), signal.SIGTERM)  # as a supervisor stops spark-submit
+        expected = {"the JVM's shutdown"}
+    else:
+        os.killpg(job.pid, signal.SIGINT)  # Ctrl-C in the job's terminal
+        expected = {"signal", "the JVM's shutdown"}
+    wait_for(lambda: ended(job), "the job to stop", interval=0.5)
+    stopped = [e for e in log_events(log) if e.get("event") == "stopped"]
+    assert len(stopped) == 1 and stopped[0]["reason"] in expected, stopped
+    text = log.read_text(errors="replace")
+    assert not re.search(r"Traceback|Py4J|ERROR|Exception", text[text.index('"event": "running"'):]), text[-4000:]
