@@ -48,7 +48,7 @@ def group_of(nodeid: str) -> str:
 # beside them (the cores were half idle for the last hundred seconds when these went last). Longest first (idle
 # minutes: 2.3, 2, 1.7, 1.5, 1.1): test_up, after the others, was the last module of the slowest idle run. The
 # compose stack's test goes before them: its containers wait on each other for minutes, and so does the Spark
-# cluster's (a master, a worker and four jobs, 2.5 minutes on an idle machine).
+# cluster's (a master, a worker and four jobs: 100 s on an idle machine, two CPU-minutes).
 WAITING_FIRST = (f"{CONTAINERS}test_compose.py", "tests/spark_cluster/test_standalone_cluster.py",
                  f"{INTEGRATION}test_instances.py", f"{KAFKA}test_up.py",
                  f"{INTEGRATION}test_rebalance.py", f"{INTEGRATION}test_load_flow.py", f"{INTEGRATION}test_shards.py")

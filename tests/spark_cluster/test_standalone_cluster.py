@@ -4,8 +4,9 @@ Two network namespaces of the test's own play the hosts (tests/spark_cluster/hos
 bus (Tansu), the Spark master and the job; the worker's host runs a Spark worker whose Python has only
 deploy/spark-worker-requirements.txt, and sees Ballast's packages hidden. The job is started both ways a user starts
 it, ``ballast run spark-aggregates`` and the spark-submit command of docs/operations.md (run from the doc as it is),
-for both sources; each time the test checks that the worker's executors ran its tasks, that its aggregates reached
-the bus, and that a stop (Ctrl-C, or a SIGTERM) ends it between two batches, with no error."""
+each time with both sources side by side (one job each, on a bus of its own, so that each job's aggregates are its
+own); for each job the test checks that the worker's executors ran its tasks, that its aggregates reached its bus,
+and that a stop (Ctrl-C, or a SIGTERM) ends it between two batches, with no error."""
 
 from __future__ import annotations
 
@@ -31,7 +32,8 @@ from tests.spark_cluster.hosts import DRIVER_ADDRESS, WORKER_ADDRESS, Hosts, two
 REPO = Path(__file__).resolve().parents[2]
 VENV_BIN = REPO / ".venv" / "bin"
 SPARK_HOME = next((REPO / ".venv" / "lib").glob("python*/site-packages/pyspark"))
-BUS = f"{DRIVER_ADDRESS}:9092"
+# One bus per source, in the driver's namespace (where every port is free).
+BUSES = {"ballast_bus": f"{DRIVER_ADDRESS}:9092", "kafka": f"{DRIVER_ADDRESS}:9093"}
 MASTER = f"spark://{DRIVER_ADDRESS}:7077"
 RECORDED = REPO / "tests" / "data" / "load-samples.jsonl"
 RECORDED_DAY = "2026-11-23"
@@ -87,8 +89,9 @@ class Cluster:
     work_dir: Path
     env: dict[str, str]
 
-    def in_driver_host(self, *command: str, input: str | None = None) -> subprocess.CompletedProcess[str]:
-        return self.hosts.run(self.hosts.driver, list(command), env=self.env, cwd=REPO, input=input)
+    def in_driver_host(self, bus: str, *command: str, input: str | None = None) -> subprocess.CompletedProcess[str]:
+        return self.hosts.run(self.hosts.driver, list(command), env={**self.env, "BALLAST_BUS__BOOTSTRAP_SERVERS": bus},
+                              cwd=REPO, input=input)
 
 
 @pytest.fixture(scope="module")
@@ -106,13 +109,16 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
                  "SPARK_DAEMON_JAVA_OPTS": SMALL_JOB_JVM, "SPARK_DAEMON_MEMORY": "256m",
                  **({"JAVA_HOME": os.environ["JAVA_HOME"]} if "JAVA_HOME" in os.environ else {})}
     env = {**os.environ, **spark_env, "PATH": f"{VENV_BIN}:{os.environ['PATH']}", "HOME": str(folder),
-           "BALLAST_BUS__BOOTSTRAP_SERVERS": BUS, "BALLAST_LOG_FORMAT": "json", "BALLAST_STATE_DIR": str(folder)}
+           "BALLAST_LOG_FORMAT": "json", "BALLAST_STATE_DIR": str(folder)}
     with two_hosts() as hosts:
-        url = f"tcp://{BUS}"
-        hosts.start(hosts.driver, [tansu_binary(), "broker", "--listener-url", url, "--advertised-listener-url", url,
-                                   "--storage-engine", "memory://tansu/"], folder / "tansu.log")
-        init = hosts.run(hosts.driver, [str(VENV_BIN / "ballast"), "init-bus"], env=env, cwd=REPO, timeout=WAIT_S)
-        assert init.returncode == 0, init.stderr
+        for source, bus in BUSES.items():
+            url = f"tcp://{bus}"
+            hosts.start(hosts.driver, [tansu_binary(), "broker", "--listener-url", url, "--advertised-listener-url",
+                                       url, "--storage-engine", "memory://tansu/"], folder / f"tansu-{source}.log")
+        for bus in BUSES.values():
+            init = hosts.run(hosts.driver, [str(VENV_BIN / "ballast"), "init-bus"], cwd=REPO, timeout=WAIT_S,
+                             env={**env, "BALLAST_BUS__BOOTSTRAP_SERVERS": bus})
+            assert init.returncode == 0, init.stderr
         hosts.start(hosts.driver, [str(VENV_BIN / "spark-class"), "org.apache.spark.deploy.master.Master",
                                    "--host", DRIVER_ADDRESS, "--port", "7077", "--webui-port", "8080"],
                     folder / "master.log", env={**env, "SPARK_LOCAL_IP": DRIVER_ADDRESS})
@@ -139,8 +145,9 @@ def shifted_samples(day: str) -> str:
     return "\n".join(lines) + "\n"
 
 
-def aggregates_of(cluster: Cluster, day: str) -> list[dict]:
-    done = cluster.in_driver_host(str(VENV_BIN / "python"), "-m", "tests.spark_cluster.bus_probe", "aggregates", day)
+def aggregates_of(cluster: Cluster, bus: str, day: str) -> list[dict]:
+    done = cluster.in_driver_host(bus, str(VENV_BIN / "python"), "-m", "tests.spark_cluster.bus_probe", "aggregates",
+                                  day)
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout)
 
@@ -152,20 +159,21 @@ def children(pid: int) -> list[int]:
     return found
 
 
-def jvm_of(pid: int) -> int:
-    """spark-submit's JVM: the java process under the shell that ran the documented command."""
-    def java() -> int | None:
-        todo = [pid]
+def process_named(name: str, under: int) -> int:
+    """The first process called ``name`` under ``under`` (spark-submit's JVM below the shell that ran the command,
+    or the job's Python below ``ip netns exec``)."""
+    def find() -> int | None:
+        todo = [under]
         while todo:
-            current = todo.pop()
+            current = todo.pop(0)
             try:
-                if Path(f"/proc/{current}/comm").read_text().strip() == "java":
+                if Path(f"/proc/{current}/comm").read_text().strip() == name:
                     return current
                 todo += children(current)
             except OSError:
                 continue
         return None
-    return wait_for(java, "spark-submit's JVM", interval=0.2)
+    return wait_for(find, f"the job's {name} process", interval=0.2)
 
 
 def ended(job: subprocess.Popen[bytes]) -> bool:
@@ -179,58 +187,93 @@ def ended(job: subprocess.Popen[bytes]) -> bool:
     return False
 
 
-CASES = [("ballast-run", "ballast_bus", "2026-10-01"), ("ballast-run", "kafka", "2026-10-02"),
-         ("spark-submit", "ballast_bus", "2026-10-03"), ("spark-submit", "kafka", "2026-10-04")]
+@dataclass
+class Job:
+    launcher: str
+    source: str
+    day: str
+    log: Path
+    process: subprocess.Popen[bytes] | None = None
+    running: dict | None = None
+
+    @property
+    def bus(self) -> str:
+        return BUSES[self.source]
+
+    def start(self, cluster: Cluster) -> None:
+        checkpoint = f"file://{cluster.folder}/checkpoint-{self.launcher}-{self.source}"
+        env = {**cluster.env, "BALLAST_BUS__BOOTSTRAP_SERVERS": self.bus, "BALLAST_SPARK__SOURCE": self.source,
+               "BALLAST_SPARK__TRIGGER_S": "1"}
+        if self.launcher == "ballast-run":
+            env |= {"BALLAST_SPARK__MASTER": MASTER, "BALLAST_SPARK__DRIVER_HOST": DRIVER_ADDRESS,
+                    "BALLAST_SPARK__WORKER_PYTHON": str(cluster.worker_python),
+                    "BALLAST_SPARK__CHECKPOINT_LOCATION": checkpoint}
+            command = [str(VENV_BIN / "ballast"), "run", "spark-aggregates"]
+        else:
+            env |= {"SPARK_MASTER": MASTER, "DRIVER_HOST": DRIVER_ADDRESS, "WORKER_PYTHON": str(cluster.worker_python),
+                    "CHECKPOINT_URI": checkpoint}
+            command = ["sh", "-c", documented_submit()]
+        self.process = cluster.hosts.start(cluster.hosts.driver, command, self.log, env=env, cwd=REPO)
+
+    def wait_running(self) -> dict:
+        def running() -> dict | None:
+            found = next((e for e in log_events(self.log) if e.get("event") == "running"), None)
+            if found is None and self.process.poll() is not None:
+                pytest.fail(f"{self}: ended before running:\n{self.log.read_text()[-4000:]}")
+            return found
+        self.running = wait_for(running, f"{self.launcher} ({self.source}) to run")
+        return self.running
+
+    def stop(self) -> set[str]:
+        """Stops the job as a user or a supervisor would; the reasons its log may give."""
+        if self.launcher == "spark-submit" and self.source == "kafka":
+            os.kill(process_named("java", self.process.pid), signal.SIGTERM)  # a supervisor stops spark-submit
+            return {"the JVM's shutdown"}
+        if self.source == "kafka":
+            os.kill(process_named("ballast", self.process.pid), signal.SIGTERM)  # a supervisor stops `ballast run`
+            return {"signal"}
+        os.killpg(self.process.pid, signal.SIGINT)  # Ctrl-C in the job's terminal
+        return {"signal", "the JVM's shutdown"}
+
+    def __str__(self) -> str:
+        return f"{self.launcher} ({self.source})"
 
 
-@pytest.mark.parametrize("launcher, source, day", CASES, ids=[f"{c[0]}-{c[1]}" for c in CASES])
-def test_the_job_runs_its_tasks_on_a_worker_without_ballast_and_stops_cleanly(cluster: Cluster, launcher: str,
-                                                                             source: str, day: str) -> None:
-    log = cluster.folder / f"job-{launcher}-{source}.log"
-    checkpoint = f"file://{cluster.folder}/checkpoint-{launcher}-{source}"
-    env = {**cluster.env, "BALLAST_SPARK__SOURCE": source, "BALLAST_SPARK__TRIGGER_S": "1"}
-    if launcher == "ballast-run":
-        env |= {"BALLAST_SPARK__MASTER": MASTER, "BALLAST_SPARK__DRIVER_HOST": DRIVER_ADDRESS,
-                "BALLAST_SPARK__WORKER_PYTHON": str(cluster.worker_python),
-                "BALLAST_SPARK__CHECKPOINT_LOCATION": checkpoint}
-        command = [str(VENV_BIN / "ballast"), "run", "spark-aggregates"]
-    else:
-        env |= {"SPARK_MASTER": MASTER, "DRIVER_HOST": DRIVER_ADDRESS, "WORKER_PYTHON": str(cluster.worker_python),
-                "CHECKPOINT_URI": checkpoint}
-        command = ["sh", "-c", documented_submit()]
-    job = cluster.hosts.start(cluster.hosts.driver, command, log, env=env, cwd=REPO)
+@pytest.mark.parametrize("launcher, days", [("ballast-run", ("2026-10-01", "2026-10-02")),
+                                            ("spark-submit", ("2026-10-03", "2026-10-04"))],
+                         ids=["ballast-run", "spark-submit"])
+def test_both_sources_run_their_tasks_on_a_worker_without_ballast_and_stop_cleanly(cluster: Cluster, launcher: str,
+                                                                                    days: tuple[str, str]) -> None:
+    jobs = [Job(launcher, source, day, cluster.folder / f"job-{launcher}-{source}.log")
+            for source, day in zip(BUSES, days)]
+    for job in jobs:
+        job.start(cluster)
+    for job in jobs:
+        assert job.wait_running()["master"] == MASTER, job
+        produced = cluster.in_driver_host(job.bus, str(VENV_BIN / "python"), "-m", "tests.spark_cluster.bus_probe",
+                                          "produce", input=shifted_samples(job.day))
+        assert produced.returncode == 0, produced.stderr
 
-    running = wait_for(lambda: next((e for e in log_events(log) if e.get("event") == "running"), None)
-                       or (job.poll() is not None and pytest.fail(f"the job ended:\n{log.read_text()[-4000:]}")),
-                       "the job to run")
-    assert running["master"] == MASTER
-    produced = cluster.in_driver_host(str(VENV_BIN / "python"), "-m", "tests.spark_cluster.bus_probe", "produce",
-                                      input=shifted_samples(day))
-    assert produced.returncode == 0, produced.stderr
+    for job in jobs:
+        def brokers(job: Job = job) -> set[str]:
+            return {a["entity"] for a in aggregates_of(cluster, job.bus, job.day) if a["entity_kind"] == "broker"}
 
-    def brokers() -> set[str]:
-        return {a["entity"] for a in aggregates_of(cluster, day) if a["entity_kind"] == "broker"}
+        wait_for(lambda: brokers() == {"1", "2", "3"}, f"{job}'s aggregates of the recorded brokers on its bus",
+                 interval=3)
 
-    wait_for(lambda: brokers() == {"1", "2", "3"}, "the job's aggregates of the recorded brokers on the bus",
-             interval=3)
+        # The executors ran on the worker's host, from the files the driver sent them.
+        app = cluster.work_dir / job.running["app"]
+        stderr = "".join(path.read_text(errors="replace") for path in app.glob("*/stderr"))
+        assert f"--hostname {WORKER_ADDRESS}" in stderr.replace('"', ""), (job, stderr[-2000:])
+        assert re.search(r"Finished task .* in stage", stderr), job
+        if job.source == "ballast_bus":  # Ballast's Python source ran there, imported from the shipped archive
+            assert list(app.glob("*/ballast-*.zip")), job
 
-    # The executors ran on the worker's host, from the files the driver sent them.
-    executors = list((cluster.work_dir / running["app"]).glob("*/stderr"))
-    assert executors, f"no executor of {running['app']} on the worker"
-    stderr = "".join(path.read_text(errors="replace") for path in executors)
-    assert f"--hostname {WORKER_ADDRESS}" in stderr.replace('"', "")
-    assert re.search(r"Finished task .* in stage", stderr)
-    if source == "ballast_bus":  # Ballast's Python source ran there, imported from the shipped archive
-        assert list((cluster.work_dir / running["app"]).glob("*/ballast-*.zip"))
-
-    if launcher == "spark-submit" and source == "kafka":
-        os.kill(jvm_of(job.pid), signal.SIGTERM)  # as a supervisor stops spark-submit
-        expected = {"the JVM's shutdown"}
-    else:
-        os.killpg(job.pid, signal.SIGINT)  # Ctrl-C in the job's terminal
-        expected = {"signal", "the JVM's shutdown"}
-    wait_for(lambda: ended(job), "the job to stop", interval=0.5)
-    stopped = [e for e in log_events(log) if e.get("event") == "stopped"]
-    assert len(stopped) == 1 and stopped[0]["reason"] in expected, stopped
-    text = log.read_text(errors="replace")
-    assert not re.search(r"Traceback|Py4J|ERROR|Exception", text[text.index('"event": "running"'):]), text[-4000:]
+    reasons = {job.source: job.stop() for job in jobs}
+    for job in jobs:
+        wait_for(lambda: ended(job.process), f"{job} to stop", interval=0.5)
+        stopped = [e for e in log_events(job.log) if e.get("event") == "stopped"]
+        assert len(stopped) == 1 and stopped[0]["reason"] in reasons[job.source], (job, stopped)
+        text = job.log.read_text(errors="replace")
+        after = text[text.index('"event": "running"'):]
+        assert not re.search(r"Traceback|Py4J|ERROR|Exception", after), (job, after[-4000:])
