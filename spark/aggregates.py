@@ -216,10 +216,13 @@ def start(spark: Any, settings: Settings, sink: Callable[[Any, int], None] | Non
 KAFKA_SOURCE_CLASS = "org.apache.spark.sql.kafka010.KafkaSourceProvider"
 
 
-def check_kafka_source(spark: Any) -> None:
-    if not spark.sparkContext._jvm.org.apache.spark.util.Utils.classIsLoadable(KAFKA_SOURCE_CLASS):
-        raise SystemExit("BALLAST_SPARK__SOURCE=kafka, but Spark's Kafka source is not on the classpath: give "
-                         "spark-submit --jars \"$(ballast spark jars)\"")
+def kafka_source_missing(spark: Any) -> str | None:
+    """What is wrong when BALLAST_SPARK__SOURCE=kafka finds no Kafka source in the JVM (spark-submit without its
+    --jars); None when it is there."""
+    if spark.sparkContext._jvm.org.apache.spark.util.Utils.classIsLoadable(KAFKA_SOURCE_CLASS):
+        return None
+    return ("BALLAST_SPARK__SOURCE=kafka, but Spark's Kafka source is not on the classpath: give spark-submit "
+            '--jars "$(ballast spark jars)"')
 
 
 def main() -> None:
@@ -242,18 +245,21 @@ def main() -> None:
     jvm_output = JvmOutput(log)
     with jvm_output.captured():
         spark = job_session("ballast-load-aggregates", settings.spark, jars=jars, log=log)
+    if settings.spark.source == "kafka" and (missing := kafka_source_missing(spark)):
+        spark.stop()
+        log.error("cannot start", reason=missing)
+        raise SystemExit(1)
     stop.on_signals()
     if under_submit:
         stop.on_jvm_shutdown(spark, timeout_s=max(60.0, 3 * settings.spark.trigger_s))
-    if settings.spark.source == "kafka":
-        check_kafka_source(spark)
     gate = BatchGate(spark)
     sink = kafka_sink(settings, gate)
     failed: QueryFailed | None = None
     try:
         query = RestartingQuery(lambda: start(spark, settings, sink), log)
-        log.info("running", master=spark.sparkContext.master, app=spark.sparkContext.applicationId, reads=[TOPICS.load_samples.name, TOPICS.placements.name],
-                 writes=TOPICS.load_aggregates.name, checkpoint=settings.spark.checkpoint_location)
+        log.info("running", master=spark.sparkContext.master, app=spark.sparkContext.applicationId,
+                 reads=[TOPICS.load_samples.name, TOPICS.placements.name], writes=TOPICS.load_aggregates.name,
+                 checkpoint=settings.spark.checkpoint_location)
         while not stop.asked.is_set() and query.check():
             query.wait(1)
         if query.query.isActive:

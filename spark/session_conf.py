@@ -83,8 +83,8 @@ def plan_session(settings: SparkSettings, submitted: Mapping[str, str] | None, *
         warnings.append(f"the checkpoint {settings.checkpoint_location!r} is on this host's file system, and "
                         "executors on other hosts write the window state there too: give storage every host sees "
                         "(hdfs://, s3a://, or file:// on a mount shared at the same path)")
-    if submitted is not None and not local and not any(
-            path.rsplit("/", 1)[-1].startswith("ballast-") for path in given.get("spark.submit.pyFiles", "").split(",")):
+    shipped = [path.rsplit("/", 1)[-1] for path in given.get("spark.submit.pyFiles", "").split(",")]
+    if submitted is not None and not local and not any(name.startswith("ballast-") for name in shipped):
         warnings.append("spark-submit was given no Ballast archive (--py-files \"$(ballast spark package)\"): the "
                         "executors then need Ballast installed")
     return SessionPlan(master=master, set_master=submitted is None or bool(settings.master), conf=conf,

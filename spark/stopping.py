@@ -14,11 +14,23 @@ from __future__ import annotations
 import contextlib
 import logging
 import threading
+import time
 from collections.abc import Iterator
 from typing import Any
 
 # A held batch waits this long for the query's stop to interrupt it; only a stop that never comes would end it.
 HOLD_MS = 120_000
+# A stop waits at most this long for the query to be between two triggers, or for its next batch to be held.
+IDLE_WAIT_S = 60.0
+
+
+def _trigger_active(query: Any) -> bool:
+    from py4j.protocol import Py4JError
+
+    try:
+        return bool(query.status["isTriggerActive"])
+    except Py4JError:  # a JVM going down has no trigger left to wait for
+        return False
 
 
 class BatchGate:
@@ -26,6 +38,7 @@ class BatchGate:
         self._jvm = spark.sparkContext._jvm
         self.requested = threading.Event()
         self._stop_sent = threading.Event()
+        self._held = threading.Event()
         self._writing = threading.Lock()
         # py4j logs the held batch's InterruptedException as a failed callback: it is the stop, said once by the job.
         for name in ("py4j.clientserver", "py4j.java_gateway"):
@@ -40,15 +53,22 @@ class BatchGate:
                 return
         self._hold()
 
-    def stop(self, query: Any) -> None:
-        """Stops ``query`` once the batch being written (if any) is written."""
+    def stop(self, query: Any, settle_s: float = IDLE_WAIT_S) -> None:
+        """Stops ``query`` once the batch being written (if any) is written, and then where Spark takes a stop
+        quietly: between two triggers, or with the next batch held at its start. A stop while Spark plans a batch
+        (its offsets, broadcasts) cuts into that work, which Spark logs as an error (seen: "Store broadcast ...
+        fail"). ``settle_s``: how long to wait for either before stopping anyway."""
         self.requested.set()
         with self._writing:
             pass  # the batch being written ends; every later one holds at its start
+        deadline = time.monotonic() + settle_s
+        while not self._held.is_set() and time.monotonic() < deadline and _trigger_active(query):
+            time.sleep(0.05)
         self._stop_sent.set()
         query.stop()
 
     def _hold(self) -> None:
+        self._held.set()
         self._stop_sent.wait()
         # On the query's own JVM thread (PySpark pins a callback's calls to the thread that made it): interrupted by
         # the stop, this raises the InterruptedException that Spark takes for a stop, quietly.

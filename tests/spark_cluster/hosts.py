@@ -54,11 +54,11 @@ def remove(namespace: str) -> None:
     _ip("netns", "delete", namespace, check=False)
 
 
-def remove_stale() -> list[str]:
+def remove_stale(prefix: str = PREFIX) -> list[str]:
     """The namespaces of earlier runs whose test process is gone; those of live runs are theirs."""
     removed = []
     for name in namespaces():
-        match = re.fullmatch(rf"{PREFIX}(\d+)-[0-9a-f]+-(driver|worker)", name)
+        match = re.fullmatch(rf"{re.escape(prefix)}(\d+)-[0-9a-f]+-(driver|worker)", name)
         if match and not Path(f"/proc/{match.group(1)}").exists():
             remove(name)
             removed.append(name)

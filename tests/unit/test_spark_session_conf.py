@@ -110,3 +110,18 @@ def test_empty_settings_from_the_environment_mean_unset(monkeypatch: pytest.Monk
     monkeypatch.setenv("BALLAST_SPARK__CONF", '{"spark.executor.memory": "2g"}')
     settings = Settings().spark
     assert settings.master is None and settings.conf == {"spark.executor.memory": "2g"}
+
+
+def test_the_kafka_source_without_its_jars_under_spark_submit_says_which_flag_brings_them() -> None:
+    from types import SimpleNamespace
+
+    from spark.aggregates import KAFKA_SOURCE_CLASS, kafka_source_missing
+
+    def session(loadable: set[str]) -> SimpleNamespace:
+        utils = SimpleNamespace(classIsLoadable=lambda name: name in loadable)
+        jvm = SimpleNamespace(org=SimpleNamespace(apache=SimpleNamespace(spark=SimpleNamespace(
+            util=SimpleNamespace(Utils=utils)))))
+        return SimpleNamespace(sparkContext=SimpleNamespace(_jvm=jvm))
+
+    assert kafka_source_missing(session({KAFKA_SOURCE_CLASS})) is None
+    assert '--jars "$(ballast spark jars)"' in kafka_source_missing(session(set()))
