@@ -53,9 +53,8 @@ def run(service: Annotated[str, typer.Argument(help=f"one of: {', '.join(SERVICE
     else:
         raise fail(f"unknown service {service!r}; choose one of: {', '.join(SERVICES)}", 2)
     wait_for_bus_to_start(settings.bus, get_logger(service))  # before its bus, a service waits; it makes its topics
-    from faust.worker import Worker
-
-    from services.common.lease import Lease
+    from services.common.lease import Lease, restart_as_standby
+    from services.common.service_worker import PAUSE_BEFORE_START_OVER_S, ServiceWorker, failed_for_a_moment
 
     # One instance of a service runs at a time and the others stand by until it stops; the topic reconciler's
     # instances share its work by shards, one per partition of the bus topics (services/common/lease.py).
@@ -64,14 +63,19 @@ def run(service: Annotated[str, typer.Argument(help=f"one of: {', '.join(SERVICE
     lease.wait(host=settings.web_host, port=getattr(settings.ports, service.replace("-", "_")))
     lease.keep()
     created = create_service(settings, lease=lease) if sharded else create_service(settings)
-    worker = Worker(created.app, loglevel="warning", quiet=True, redirect_stdouts=False,
-                    logging_config=stdlib_logging_config(settings.log_level, settings.log_format))
+    worker = ServiceWorker(created.app, loglevel="warning", quiet=True, redirect_stdouts=False,
+                           logging_config=stdlib_logging_config(settings.log_level, settings.log_format))
     worker.spinner = None  # a terminal progress spinner: escape codes at the top of a log file
     code = 0
     try:
         worker.execute_from_commandline()
     except SystemExit as exc:
         code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+    if code and failed_for_a_moment(worker.start_error):
+        get_logger(service).warning("the bus failed the service's start; starting over as a standby",
+                                    reason=repr(worker.start_error), pause_s=PAUSE_BEFORE_START_OVER_S)
+        time.sleep(PAUSE_BEFORE_START_OVER_S)
+        restart_as_standby()
     lease.release(code)
 
 def up(
