@@ -39,6 +39,13 @@ from events.rebalance import (
     RebalanceState,
     RebalanceStatus,
 )
+from events.throttle import (
+    BrokerThrottle,
+    LogDirThrottle,
+    ThrottleLedger,
+    ThrottleRateChanged,
+    ThrottleStatus,
+)
 from events.serde import Decoded, InvalidEvent, decode, encode
 from events.topics import TOPICS, Topics
 
@@ -62,6 +69,11 @@ __all__ = [
     "RebalanceState",
     "RebalanceStatus",
     "TOPICS",
+    "BrokerThrottle",
+    "LogDirThrottle",
+    "ThrottleLedger",
+    "ThrottleRateChanged",
+    "ThrottleStatus",
     "BrokerForgotten",
     "Condition",
     "DeadLetter",

@@ -34,6 +34,7 @@ from events.rebalance import (
     RebalanceRequest,
     RebalanceStatus,
 )
+from events.throttle import ThrottleLedger, ThrottleRateChanged, ThrottleStatus
 
 E = TypeVar("E", bound=Event, covariant=True)
 
@@ -145,6 +146,21 @@ class Topics:
         (LoadAggregate,),
     )
 
+    # Throttles (issue 32): the controller's view of the rates it sets, each change of a rate with its reason, and its
+    # own memory of what it has set (read back only by itself, after a restart or a crash).
+    throttle_status: BusTopic[ThrottleStatus] = BusTopic(
+        "ballast.throttle.status", True, "the throttle controller's rates per broker and directory",
+        (ThrottleStatus,),
+    )
+    throttle_changes: BusTopic[ThrottleRateChanged] = BusTopic(
+        "ballast.throttle.changes", False, "every change of a throttle rate, with its reason",
+        (ThrottleRateChanged,),
+    )
+    throttle_ledger: BusTopic[ThrottleLedger] = BusTopic(
+        "ballast.throttle.ledger", True, "the throttles the controller has set and not yet removed",
+        (ThrottleLedger,),
+    )
+
     # Which instance of each service runs (the member of consumer group ``ballast-<service>-owner`` holding partition
     # 0), or which shards each topic-reconciler instance holds (services.common.lease). Nothing is written to it.
     leases: BusTopic[Event] = BusTopic(
@@ -157,7 +173,8 @@ class Topics:
                 self.replicas_batches, self.dead_letters,
                 self.observed_brokers, self.placeholders, self.placement_requests, self.placement_responses,
                 self.placements, self.rebalance_requests, self.rebalance_actions, self.rebalance_status, self.scaling,
-                self.broker_status, self.load_samples, self.load_aggregates]
+                self.broker_status, self.load_samples, self.load_aggregates, self.throttle_status,
+                self.throttle_changes, self.throttle_ledger]
 
 
     def named(self, name: str) -> BusTopic[Event] | None:

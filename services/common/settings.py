@@ -6,12 +6,15 @@ from __future__ import annotations
 import os
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import BaseModel, Field, SecretStr, field_validator, model_validator
+from pydantic import BaseModel, ByteSize, Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from events.models import DriftMode, PlacerName
+
+if TYPE_CHECKING:
+    from services.throttle.rates import Capacities, Limits
 
 
 class BusSettings(BaseModel):
@@ -235,6 +238,54 @@ class LoadCollectorSettings(BaseModel):
     partitions: bool = True
 
 
+class ByteRates(BaseModel):
+    """Bytes per second a broker or log directory can carry (``100MB`` is 100 MB/s; ``100MiB`` works too): the most
+    specific entry wins, a directory's own (``"broker:path"``), a broker's, its rack's (the longest rack path that
+    is its rack or contains it), then ``default``. None anywhere: no throttle is computed for it."""
+
+    default: ByteSize | None = None
+    racks: dict[str, ByteSize] = Field(default_factory=dict)
+    brokers: dict[int, ByteSize] = Field(default_factory=dict)
+    log_dirs: dict[str, ByteSize] = Field(default_factory=dict)
+
+    def capacities(self) -> Capacities:
+        from services.throttle.rates import Capacities
+
+        return Capacities(default=int(self.default) if self.default is not None else None,
+                          racks={k: int(v) for k, v in self.racks.items()},
+                          brokers={k: int(v) for k, v in self.brokers.items()},
+                          log_dirs={k: int(v) for k, v in self.log_dirs.items()})
+
+
+class ThrottleSettings(BaseModel):
+    """The throttle controller (``ballast run throttle``): while replicas move, each broker taking part gets its
+    headroom as its rate, between the brokers and between its log directories (docs/throttles.md)."""
+
+    interval_s: float = Field(default=5.0, gt=0)
+    # What each broker's network carries (bytes in per second), and each log directory's disk writes.
+    network_capacity: ByteRates = ByteRates()
+    disk_capacity: ByteRates = ByteRates()
+    # The share of the headroom a move may take; the rest absorbs a rise of traffic until the next look.
+    safety_share: float = Field(default=0.8, gt=0, le=1)
+    floor: ByteSize = Field(default=ByteSize(1_000_000), gt=0)
+    ceiling: ByteSize | None = None
+    # Up by at most this factor a look (down at once); changes smaller than min_change of the rate are not made.
+    ramp_up: float = Field(default=2.0, gt=1)
+    min_change: float = Field(default=0.1, ge=0, lt=1)
+    # After the last partition outside the moves is back in its ISR, the rates stay at the floor this long.
+    back_off_hold_s: float = Field(default=30.0, ge=0)
+    # auto: Cruise Control's load (the load collector's samples) while fresh, else the brokers' log growth.
+    traffic_source: Literal["auto", "cruise-control", "log-growth"] = "auto"
+    traffic_max_age_s: float = Field(default=120.0, gt=0)
+
+    def limits(self) -> Limits:
+        from services.throttle.rates import Limits
+
+        return Limits(share=self.safety_share, floor=int(self.floor),
+                      ceiling=int(self.ceiling) if self.ceiling is not None else None, ramp_up=self.ramp_up,
+                      min_change=self.min_change)
+
+
 class SparkSettings(BaseModel):
     """The load-aggregates job (``ballast run spark-aggregates``, or spark-submit: ``spark.session``)."""
 
@@ -342,6 +393,7 @@ class ServicePorts(BaseModel):
     replicas_change: int = 6067
     rebalancer: int = 6068
     load_collector: int = 6069
+    throttle: int = 6070
 
 
 class Settings(BaseSettings):
@@ -355,6 +407,7 @@ class Settings(BaseSettings):
     reconciler: ReconcilerSettings = ReconcilerSettings()
     rebalancer: RebalancerSettings = RebalancerSettings()
     load_collector: LoadCollectorSettings = LoadCollectorSettings()
+    throttle: ThrottleSettings = ThrottleSettings()
     spark: SparkSettings = SparkSettings()
     simulator: SimulatorSettings = SimulatorSettings()
     placement: PlacementSettings = PlacementSettings()

@@ -40,6 +40,7 @@ class Ports:
     replicas_change: int
     rebalancer: int
     load_collector: int
+    throttle: int = 0  # 0: a stack started before the throttle controller existed
 
     @classmethod
     def pick(cls) -> Ports:
@@ -94,6 +95,7 @@ class LocalStack:
             "BALLAST_PORTS__REPLICAS_CHANGE": str(self.ports.replicas_change),
             "BALLAST_PORTS__REBALANCER": str(self.ports.rebalancer),
             "BALLAST_PORTS__LOAD_COLLECTOR": str(self.ports.load_collector),
+            "BALLAST_PORTS__THROTTLE": str(self.ports.throttle),
             "BALLAST_DATA_DIR": str(run_dir / "data"),
             "BALLAST_SPARK__CHECKPOINT_LOCATION": str(run_dir / "spark-checkpoint"),
             "BALLAST_SPARK__JAVA_OPTIONS": SMALL_JOB_JVM,

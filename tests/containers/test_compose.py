@@ -36,7 +36,7 @@ PODMAN_ENV = {"CONTAINERS_CONF": str(ROOT / "deploy" / "podman" / "containers.co
 PORT_VARIABLES = ("BALLAST_COMPOSE_KAFKA_PORT_1", "BALLAST_COMPOSE_KAFKA_PORT_2", "BALLAST_COMPOSE_KAFKA_PORT_3",
                   "BALLAST_COMPOSE_CRUISE_CONTROL_PORT", "BALLAST_COMPOSE_DASHBOARD_PORT", "BALLAST_COMPOSE_PROMETHEUS_PORT",
                   "BALLAST_COMPOSE_PORT_TOPIC_RECONCILER", "BALLAST_COMPOSE_PORT_REPLICAS_CHANGE",
-                  "BALLAST_COMPOSE_PORT_REBALANCER", "BALLAST_COMPOSE_PORT_LOAD_COLLECTOR")
+                  "BALLAST_COMPOSE_PORT_REBALANCER", "BALLAST_COMPOSE_PORT_LOAD_COLLECTOR", "BALLAST_COMPOSE_PORT_THROTTLE")
 PROJECT_PREFIX = "ballast-test-"
 # A cold build (the Debian base, then PyPI's wheels) takes minutes; with the machine's layer cache, seconds.
 BUILD_TIMEOUT_S = 1800
@@ -185,7 +185,7 @@ def statuses(stack: Stack) -> dict[str, dict]:
 
 
 SERVICE_PORTS = ("BALLAST_COMPOSE_PORT_TOPIC_RECONCILER", "BALLAST_COMPOSE_PORT_REPLICAS_CHANGE",
-                 "BALLAST_COMPOSE_PORT_REBALANCER", "BALLAST_COMPOSE_PORT_LOAD_COLLECTOR")
+                 "BALLAST_COMPOSE_PORT_REBALANCER", "BALLAST_COMPOSE_PORT_LOAD_COLLECTOR", "BALLAST_COMPOSE_PORT_THROTTLE")
 
 
 def test_a_topic_spec_and_a_replication_factor_change_complete_on_the_containerised_kafka(stack: Stack) -> None:
@@ -271,7 +271,7 @@ def test_the_spark_job_in_its_image_writes_load_aggregates_and_doctor_sees_every
     assert doctor.returncode == 0, doctor.stdout + doctor.stderr
 
 
-def test_prometheus_scrapes_the_four_services(stack: Stack) -> None:
+def test_prometheus_scrapes_the_five_services(stack: Stack) -> None:
     url = stack.url("BALLAST_COMPOSE_PROMETHEUS_PORT", "/api/v1/targets")
 
     def targets() -> dict[str, str]:
@@ -279,4 +279,5 @@ def test_prometheus_scrapes_the_four_services(stack: Stack) -> None:
         return found if set(found.values()) == {"up"} else {}
 
     assert set(eventually(targets, "the services' /metrics scraped")) == {
-        "topic-reconciler:6066", "replicas-change:6067", "rebalancer:6068", "load-collector:6069"}
+        "topic-reconciler:6066", "replicas-change:6067", "rebalancer:6068", "load-collector:6069",
+        "throttle:6070"}

@@ -15,7 +15,8 @@ from services.common.settings import get_settings
 
 # Where `ballast dashboard` serves unless told otherwise.
 DASHBOARD_PORT = 8642
-SERVICES = ("topic-reconciler", "replicas-change", "rebalancer", "load-collector", "spark-aggregates", "cluster-sim")
+SERVICES = ("topic-reconciler", "replicas-change", "rebalancer", "load-collector", "throttle", "spark-aggregates",
+            "cluster-sim")
 
 
 def run(service: Annotated[str, typer.Argument(help=f"one of: {', '.join(SERVICES)}")]) -> None:
@@ -50,6 +51,8 @@ def run(service: Annotated[str, typer.Argument(help=f"one of: {', '.join(SERVICE
         from services.rebalancer.app import create_service
     elif service == "load-collector":
         from services.load_collector.app import create_service
+    elif service == "throttle":
+        from services.throttle.app import create_service
     else:
         raise fail(f"unknown service {service!r}; choose one of: {', '.join(SERVICES)}", 2)
     wait_for_bus_to_start(settings.bus, get_logger(service))  # before its bus, a service waits; it makes its topics

@@ -178,6 +178,19 @@ class KafkaClusterAdmin:
         return {t["name"]: [list(p["replica_nodes"]) for p in sorted(t["partitions"], key=by_index)]
                 for t in metadata if t.get("error_code", 0) == 0 and not _internal(t)}
 
+    async def partition_states(self) -> dict[str, tuple[PartitionInfo, ...]]:
+        metadata = await self._run(lambda a: a.describe_topics())
+        return {t["name"]: tuple(
+                    PartitionInfo(id=p["partition_index"], replicas=tuple(p["replica_nodes"]),
+                                  leader=p["leader_id"] if p["leader_id"] >= 0 else None, isr=tuple(p["isr_nodes"]),
+                                  offline=tuple(p.get("offline_replicas") or ()))
+                    for p in sorted(t["partitions"], key=lambda p: p["partition_index"]))
+                for t in metadata if t.get("error_code", 0) == 0}
+
+    async def topic_configs(self, names: Sequence[str]) -> dict[str, dict[str, str]]:
+        configs = await self._topic_configs(names)
+        return {name: {k: v for k, v in config.items() if k in own} for name, (config, own) in configs.items()}
+
     async def describe_topics(self, names: list[str]) -> dict[str, TopicDescription | None]:
         if not names:
             return {}
@@ -272,11 +285,33 @@ class KafkaClusterAdmin:
     async def alter_configs(self, name: str, config: Mapping[str, str | None]) -> None:
         await self._alter(ConfigResourceType.TOPIC, name, config)
 
+    async def alter_list_config(self, name: str, key: str, *, add: Sequence[str] = (),
+                                remove: Sequence[str] = ()) -> None:
+        # Kafka refuses two operations on one key in one request: the APPEND, then the SUBTRACT.
+        if add:
+            await self._alter_ops(ConfigResourceType.TOPIC, name, {key: (AlterConfigOp.APPEND, ",".join(add))})
+        if remove:
+            await self._alter_ops(ConfigResourceType.TOPIC, name, {key: (AlterConfigOp.SUBTRACT, ",".join(remove))})
+            # The broker that answers DescribeConfigs may not have applied the change yet: read until it has.
+            deadline = asyncio.get_running_loop().time() + self._timeout_s
+            while True:
+                left = (await self.topic_configs([name])).get(name, {}).get(key)
+                items = {i.strip() for i in (left or "").split(",") if i.strip()}
+                if not items & set(remove) or asyncio.get_running_loop().time() > deadline:
+                    break
+                await asyncio.sleep(0.1)
+            if left is not None and not items:
+                await self._alter_ops(ConfigResourceType.TOPIC, name, {key: (AlterConfigOp.DELETE, None)})
+
     async def _alter(self, kind: ConfigResourceType, name: str, config: Mapping[str, str | None]) -> None:
-        if not config:
+        await self._alter_ops(kind, name, {
+            key: (AlterConfigOp.DELETE, None) if value is None else (AlterConfigOp.SET, value)
+            for key, value in config.items()})
+
+    async def _alter_ops(self, kind: ConfigResourceType, name: str,
+                         ops: Mapping[str, tuple[AlterConfigOp, str | None]]) -> None:
+        if not ops:
             return
-        ops = {key: (AlterConfigOp.DELETE, None) if value is None else (AlterConfigOp.SET, value)
-               for key, value in config.items()}
         resource = ConfigResource(kind, name, ops)
         # raise_on_unknown=False: the broker, not the client's list of dynamic configs, says what it refuses.
         answer = await self._run(lambda a: a.alter_configs([resource], raise_on_unknown=False, incremental=True), read=False)

@@ -189,6 +189,15 @@ class ClusterAdmin(Protocol):
         from the metadata alone (``list_topics`` also reads every topic's configs and every broker's directories)."""
         ...
 
+    async def partition_states(self) -> dict[str, tuple[PartitionInfo, ...]]:
+        """Every topic, internal ones included: its partitions' replicas, leader, ISR and offline replicas, from the
+        metadata alone (no configs, no log directories; ``replica_info`` is empty)."""
+        ...
+
+    async def topic_configs(self, names: Sequence[str]) -> dict[str, dict[str, str]]:
+        """The configs set on each of these topics itself (a topic that does not exist is left out)."""
+        ...
+
     async def create_topic(
         self, name: str, partitions: int, replication_factor: int, config: dict[str, str] | None = None,
         assignment: Assignment | None = None,
@@ -205,6 +214,12 @@ class ClusterAdmin(Protocol):
 
     async def alter_configs(self, name: str, config: Mapping[str, str | None]) -> None:
         """Set these keys (``None`` deletes one, back to its default); keys not named keep their value."""
+        ...
+
+    async def alter_list_config(self, name: str, key: str, *, add: Sequence[str] = (),
+                                remove: Sequence[str] = ()) -> None:
+        """Add items to, then take items out of, one LIST config of the topic (Kafka's incremental APPEND and SUBTRACT:
+        items others put there meanwhile stay). A list left empty is deleted."""
         ...
 
     async def reassign_partitions(self, name: str, replicas: Mapping[int, Sequence[int]]) -> None:

@@ -108,6 +108,14 @@ class SimulatorClusterAdmin:
         racks = _racks(data)
         return {t["name"]: _topic(t, racks) for t in data["topics"]}
 
+    async def partition_states(self) -> dict[str, tuple[PartitionInfo, ...]]:
+        return {name: tuple(PartitionInfo(id=p.id, replicas=p.replicas, leader=p.leader, isr=p.isr, offline=p.offline)
+                            for p in t.partitions) for name, t in (await self.list_topics()).items()}
+
+    async def topic_configs(self, names: Sequence[str]) -> dict[str, dict[str, str]]:
+        described = await self.describe_topics(list(names))
+        return {name: dict(t.config) for name, t in described.items() if t is not None}
+
     async def assignments(self) -> dict[str, list[list[int]]]:
         return {name: [list(p.replicas) for p in sorted(t.partitions, key=lambda p: p.id)]
                 for name, t in (await self.list_topics()).items()}
@@ -180,6 +188,10 @@ class SimulatorClusterAdmin:
 
     async def alter_broker_configs(self, broker: int, config: Mapping[str, str | None]) -> None:
         raise Unsupported("the simulator keeps no dynamic broker configs")
+
+    async def alter_list_config(self, name: str, key: str, *, add: Sequence[str] = (),
+                                remove: Sequence[str] = ()) -> None:
+        raise Unsupported("the simulator's admin API sets whole configs only (and its replicas move at once)")
 
     async def elect_preferred_leaders(self, name: str, partitions: Sequence[int] | None = None) -> None:
         return None  # the simulator's leader is always the first alive replica, the preferred one

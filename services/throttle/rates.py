@@ -1,0 +1,69 @@
+"""From capacity and live traffic to a rate: the headroom, the safety share, the floor and the ceiling, a ramp up
+that is gradual and a way down that is immediate. Pure."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Capacities:
+    """Bytes per second a broker (or a log directory) can carry: the most specific setting wins, a broker's own,
+    then its rack's (the longest rack path that is its rack or contains it: ``/dc1`` covers ``/dc1/r1``), then the
+    default; for a directory, its own (``broker:path``) first."""
+
+    default: int | None = None
+    racks: Mapping[str, int] | None = None
+    brokers: Mapping[int, int] | None = None
+    log_dirs: Mapping[str, int] | None = None
+
+    def of_broker(self, broker: int, rack: str | None) -> int | None:
+        if self.brokers and broker in self.brokers:
+            return self.brokers[broker]
+        if rack and self.racks:
+            covering = [r for r in self.racks if rack == r or rack.startswith(r.rstrip("/") + "/")]
+            if covering:
+                return self.racks[max(covering, key=len)]
+        return self.default
+
+    def of_log_dir(self, broker: int, rack: str | None, path: str) -> int | None:
+        if self.log_dirs and (own := self.log_dirs.get(f"{broker}:{path}")) is not None:
+            return own
+        return self.of_broker(broker, rack)
+
+
+@dataclass(frozen=True)
+class Limits:
+    share: float = 0.8  # of the headroom: what stays unused absorbs a rise in traffic until the next look
+    floor: int = 1_000_000  # never lower: a move that crawls still ends
+    ceiling: int | None = None
+    ramp_up: float = 1.5  # at most this factor higher than the rate in force, per look
+    min_change: float = 0.1  # a change of less than this share of the rate in force is not worth an AlterConfigs
+
+
+def headroom(capacity: int, live: float) -> int:
+    return max(0, int(capacity - live))
+
+
+def target(headroom_bytes: int, limits: Limits) -> int:
+    rate = int(headroom_bytes * limits.share)
+    if limits.ceiling is not None:
+        rate = min(rate, limits.ceiling)
+    return max(limits.floor, rate)
+
+
+def next_rate(in_force: int | None, wanted: int, limits: Limits) -> int:
+    """Down at once; up by at most ``ramp_up`` a look, so that a traffic figure that lags (Cruise Control's windows)
+    or a burst right after a dip does not send the copy straight to the top."""
+    if in_force is None or wanted <= in_force:
+        return wanted
+    return min(wanted, max(int(in_force * limits.ramp_up), in_force + 1))
+
+
+def worth_changing(in_force: int | None, rate: int, limits: Limits) -> bool:
+    if in_force is None:
+        return True
+    if rate < in_force and rate == limits.floor:
+        return True  # a back-off, or no headroom left: always
+    return abs(rate - in_force) >= in_force * limits.min_change

@@ -1,0 +1,281 @@
+"""The throttle controller (issue 32) on the real cluster: its rates appear on the brokers taking part in a move and
+are gone after it, between brokers and between directories; a kill -9 mid-move leaves nothing behind once it is back;
+someone else's rate is left alone; a partition outside the move that falls out of its ISR drops the rates to the
+floor at once.
+
+A move on this machine copies tens of MB a second unthrottled, faster than one look of the controller: so each move
+starts where the controller sees it before it can copy (its destination broker down, under someone else's rate, or
+under the controller's own from before a restart), and the controller's rates are then the ones that let it go on."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator
+
+import pytest
+
+from events.envelope import utcnow
+from events import TOPICS, Decoded, ThrottleLedger, ThrottleRateChanged, ThrottleStatus
+from events.throttle import OwnedBrokerConfig
+from services.common.admin import INTRA_BROKER_THROTTLE
+from services.common.admin.kafka import KafkaClusterAdmin
+from services.common.busio import publish
+from services.local.kafka_cluster import LocalKafka
+from services.local.stack import LocalStack
+from services.throttle.ownership import FOLLOWER_ITEMS, FOLLOWER_RATE, LEADER_ITEMS, LEADER_RATE, RATE_CONFIGS
+from tests.integration.harness import Follower
+from tests.kafka.conftest import eventually, fill
+
+# Kafka measures a replication quota over 11 one-second windows and counts a young one as 10 s long: a move copies
+# about ten seconds' worth of its rate before the rate binds. Small rates keep the tests' moves short and throttled.
+FLOOR = 100_000
+CAPACITY = 500_000
+THROTTLE_ENV = {
+    "BALLAST_THROTTLE__INTERVAL_S": "1",
+    "BALLAST_THROTTLE__NETWORK_CAPACITY__DEFAULT": str(CAPACITY),
+    "BALLAST_THROTTLE__DISK_CAPACITY__DEFAULT": "20MB",
+    "BALLAST_THROTTLE__FLOOR": str(FLOOR),
+    "BALLAST_THROTTLE__BACK_OFF_HOLD_S": "3",
+    "BALLAST_THROTTLE__TRAFFIC_SOURCE": "log-growth",
+}
+
+
+class Throttles(Follower):
+    """The controller's statuses and changes since the test began (the topics hold every test's)."""
+
+    def __init__(self, stack: LocalStack) -> None:
+        self.since = utcnow()
+        self.status: ThrottleStatus | None = None
+        self.statuses: list[ThrottleStatus] = []
+        self.changes: list[ThrottleRateChanged] = []
+        super().__init__(stack.settings(), [TOPICS.throttle_status.name, TOPICS.throttle_changes.name])
+
+    def take(self, decoded: Decoded) -> None:
+        if decoded.envelope.time < self.since:
+            return
+        if isinstance(decoded.event, ThrottleStatus):
+            self.status = decoded.event
+            self.statuses.append(decoded.event)
+        elif isinstance(decoded.event, ThrottleRateChanged):
+            self.changes.append(decoded.event)
+
+    def changes_of(self, broker: int) -> list[ThrottleRateChanged]:
+        with self._changed:
+            return [c for c in self.changes if c.broker == broker]
+
+    def wait_last_change(self, broker: int, reason: str) -> list[ThrottleRateChanged]:
+        """The broker's changes once the last of them has ``reason`` (the event follows the change it tells)."""
+        self.wait(f"broker {broker}'s last rate change: {reason}",
+                  lambda: any(c.broker == broker for c in self.changes)
+                  and [c for c in self.changes if c.broker == broker][-1].reason == reason)
+        return self.changes_of(broker)
+
+
+@pytest.fixture(scope="module")
+def controller(kafka_stack: LocalStack) -> Iterator[str]:
+    name = "throttle"
+    kafka_stack.instance_env[name] = THROTTLE_ENV
+    kafka_stack.start_process(name)
+    kafka_stack.wait_http(kafka_stack.health_url(name), name)
+    try:
+        yield name
+    finally:
+        kafka_stack.kill(name)
+
+
+@pytest.fixture
+def throttles(kafka_stack: LocalStack, controller: str) -> Iterator[Throttles]:
+    follower = Throttles(kafka_stack)
+    yield follower
+    follower.stop()
+
+
+@pytest.fixture(autouse=True)
+async def nothing_left(kafka: LocalKafka) -> object:
+    """Whatever a test leaves (it failed half-way), no throttle stays on the shared cluster for the tests after."""
+    yield
+    admin = KafkaClusterAdmin({"bootstrap_servers": kafka.bootstrap_servers}, timeout_s=15)
+    try:
+        for broker in kafka.brokers:
+            if kafka.brokers[broker].running:
+                left = {k: None for k in await admin.broker_configs(broker) if k in RATE_CONFIGS}
+                await admin.alter_broker_configs(broker, left)
+    finally:
+        await admin.aclose()
+
+
+async def rates(admin: KafkaClusterAdmin, broker: int) -> dict[str, str]:
+    return {k: v for k, v in (await admin.broker_configs(broker)).items() if k in RATE_CONFIGS}
+
+
+async def items(admin: KafkaClusterAdmin, topic: str) -> dict[str, str]:
+    configs = (await admin.topic_configs([topic])).get(topic, {})
+    return {k: v for k, v in configs.items() if k in (LEADER_ITEMS, FOLLOWER_ITEMS)}
+
+
+async def moved(admin: KafkaClusterAdmin, topic: str) -> bool:
+    return not await admin.list_reassignments([topic])
+
+
+async def move_to_a_broker_that_is_down(admin: KafkaClusterAdmin, kafka: LocalKafka, topic: str, source: int,
+                                        destination: int, mb: float) -> None:
+    await admin.create_topic(topic, 1, 1, assignment=[[source]])
+    fill(kafka.bootstrap_servers, topic, 1, mb)
+    kafka.kill_broker(destination)
+    kafka.wait_fenced(destination)
+    # The admin client may still pick the killed broker for a moment: the request again, to another.
+    await eventually(lambda: _reassign(admin, topic, destination), f"{topic} reassigned to {destination}")
+
+
+async def _reassign(admin: KafkaClusterAdmin, topic: str, destination: int) -> bool:
+    await admin.reassign_partitions(topic, {0: [destination]})
+    return True
+
+
+async def test_rates_appear_on_the_brokers_taking_part_and_are_gone_after_the_move(
+        kafka: LocalKafka, admin: KafkaClusterAdmin, throttles: Throttles, name: str) -> None:
+    await move_to_a_broker_that_is_down(admin, kafka, name, 1, 2, 12)
+    # The sending side first: broker 1's leader rate, and its replica in the topic's list.
+    await eventually(lambda: _has(admin, 1, LEADER_RATE), "the controller's rate on broker 1")
+    assert (await items(admin, name)).get(LEADER_ITEMS) == "0:1"
+    kafka.start_broker(2)
+    await eventually(lambda: _has(admin, 2, FOLLOWER_RATE), "the controller's rate on broker 2, back")
+    both = {LEADER_ITEMS: "0:1", FOLLOWER_ITEMS: "0:2"}
+    await eventually(lambda: _items_are(admin, name, both), "both replicas in the topic's lists")
+    for outside in (3, 4):
+        assert await rates(admin, outside) == {}, f"broker {outside} takes no part in the move"
+    await eventually(lambda: moved(admin, name), "the move to end", timeout_s=120)
+    await eventually(lambda: _none_left(admin, name, (1, 2)), "every throttle gone")
+    # Each change said with its reason; the last of each broker's: the end of the moves.
+    for broker in (1, 2):
+        changes = throttles.wait_last_change(broker, "moves-ended")
+        assert changes[0].from_bytes_per_s is None and changes[0].to_bytes_per_s, changes
+        assert changes[-1].to_bytes_per_s is None, changes
+    seen = [b for s in throttles.statuses for b in s.brokers if b.owner == "ballast"]
+    assert {b.broker for b in seen} == {1, 2} and all(b.capacity_bytes_per_s == CAPACITY for b in seen), seen
+    assert any(s.traffic_source == "log-growth" and s.moving_partitions for s in throttles.statuses)
+
+
+async def test_a_move_between_directories_under_the_controllers_rate_from_before_a_restart_is_taken_over(
+        kafka_stack: LocalStack, kafka: LocalKafka, admin: KafkaClusterAdmin, throttles: Throttles,
+        controller: str, name: str) -> None:
+    """Between directories, a move copies faster than the controller looks; so it starts here under a rate the
+    controller set before it was killed (its ledger says so), as after a crash mid-move."""
+    broker = 3
+    await admin.create_topic(name, 1, 1, assignment=[[broker]])
+    fill(kafka.bootstrap_servers, name, 1, 24)
+    described = (await admin.describe_topics([name]))[name]
+    assert described is not None
+    source = dict(described.partitions[0].log_dirs)[broker]
+    destination = next(str(d) for d in kafka.log_dirs(broker) if str(d) != source)
+    kafka_stack.kill(controller)
+    left = "500000"
+    publish(kafka_stack.settings().bus, TOPICS.throttle_ledger, [ThrottleLedger(broker_configs=[
+        OwnedBrokerConfig(broker=broker, config=INTRA_BROKER_THROTTLE, values=[left])])])
+    await admin.alter_broker_configs(broker, {INTRA_BROKER_THROTTLE: left})
+    await admin.alter_replica_log_dirs(name, {(0, broker): destination})
+    kafka_stack.start_process(controller)
+    kafka_stack.wait_http(kafka_stack.health_url(controller), controller)
+    # Its own rate, from the directories' headroom, in place of the one it left.
+    await eventually(lambda: _above(admin, broker, INTRA_BROKER_THROTTLE, int(left)), "the intra rate raised")
+    assert throttles.status is not None and {d.log_dir for d in throttles.status.log_dirs} >= {source, destination}
+
+    async def in_destination() -> bool:
+        now = (await admin.describe_topics([name]))[name]
+        return now is not None and dict(now.partitions[0].log_dirs).get(broker) == destination \
+            and now.partitions[0].replica_info[0].future_log_dir is None
+
+    await eventually(in_destination, "the replica in its new directory", timeout_s=120)
+    await eventually(lambda: _no_rates(admin, broker), "the intra rate gone")
+    changes = throttles.wait_last_change(broker, "moves-ended")
+    assert changes[0].from_bytes_per_s == int(left) and changes[0].reason == "headroom", changes
+    assert changes[-1].to_bytes_per_s is None, changes
+
+
+async def test_someone_elses_rate_stays_and_only_the_controllers_own_are_removed(
+        kafka: LocalKafka, admin: KafkaClusterAdmin, throttles: Throttles, name: str) -> None:
+    await admin.create_topic(name, 1, 1, assignment=[[1]])
+    fill(kafka.bootstrap_servers, name, 1, 12)
+    # As Kafka's reassignment tool sets a fixed --throttle: the rates on the sender, and its replica listed.
+    theirs = "400000"
+    await admin.alter_broker_configs(1, {LEADER_RATE: theirs, FOLLOWER_RATE: theirs})
+    await admin.alter_configs(name, {LEADER_ITEMS: "0:1"})
+    await admin.reassign_partitions(name, {0: [2]})
+    try:
+        await eventually(lambda: _has(admin, 2, FOLLOWER_RATE), "the controller's rate on broker 2")
+        assert await rates(admin, 1) == {LEADER_RATE: theirs, FOLLOWER_RATE: theirs}
+        await eventually(lambda: moved(admin, name), "the move to end", timeout_s=120)
+        await eventually(lambda: _no_rates(admin, 2), "the controller's rate on broker 2 gone")
+        assert await rates(admin, 1) == {LEADER_RATE: theirs, FOLLOWER_RATE: theirs}, "someone else's rate changed"
+        assert await items(admin, name) == {LEADER_ITEMS: "0:1"}, "someone else's list changed"
+        assert not throttles.changes_of(1), "the controller changed broker 1, whose rate is someone else's"
+    finally:
+        await admin.alter_broker_configs(1, {LEADER_RATE: None, FOLLOWER_RATE: None})
+
+
+async def test_a_kill_9_mid_move_leaves_no_throttle_once_the_controller_is_back(
+        kafka_stack: LocalStack, kafka: LocalKafka, admin: KafkaClusterAdmin, throttles: Throttles,
+        controller: str, name: str) -> None:
+    await move_to_a_broker_that_is_down(admin, kafka, name, 1, 2, 8)
+    await eventually(lambda: _has(admin, 1, LEADER_RATE), "the controller's rate on broker 1")
+    kafka_stack.kill(controller)
+    # While it is gone the move ends (cancelled here): its rate and list entry stay behind.
+    await admin.cancel_reassignments(name, [0])
+    await eventually(lambda: moved(admin, name), "the move to end")
+    await asyncio.sleep(1.0)
+    assert LEADER_RATE in await rates(admin, 1) and LEADER_ITEMS in await items(admin, name)
+    kafka_stack.start_process(controller)
+    kafka_stack.wait_http(kafka_stack.health_url(controller), controller)
+    await eventually(lambda: _none_left(admin, name, (1,)), "the leftovers removed after the restart")
+    throttles.wait_last_change(1, "leftover")
+    kafka.start_broker(2)
+
+
+async def test_a_partition_outside_the_move_out_of_its_isr_drops_the_rates_to_the_floor_at_once(
+        kafka: LocalKafka, admin: KafkaClusterAdmin, throttles: Throttles, name: str) -> None:
+    outside = f"{name}-outside"
+    await admin.create_topic(outside, 1, 2, assignment=[[3, 4]])
+    fill(kafka.bootstrap_servers, outside, 1, 1)
+    await move_to_a_broker_that_is_down(admin, kafka, name, 1, 2, 8)
+    # The rate climbs from the floor while nothing lags (broker 2's replicas are out of their ISR because it is down:
+    # not counted).
+    await eventually(lambda: _above(admin, 1, LEADER_RATE, FLOOR), "broker 1's rate above the floor")
+    kafka.kill_broker(4)  # the follower of the partition outside the move stops
+    await eventually(lambda: _equal(admin, 1, LEADER_RATE, FLOOR), "broker 1's rate back at the floor")
+    throttles.wait("broker 1's rate changed for the back-off", lambda: any(
+        c.broker == 1 and c.reason == "isr-back-off" and c.to_bytes_per_s == FLOOR for c in throttles.changes))
+    throttles.wait("the back-off in the status, with the partition that caused it",
+                   lambda: throttles.status is not None and throttles.status.back_off == "isr-back-off"
+                   and f"{outside}-0" in throttles.status.lagging_partitions)
+    await admin.cancel_reassignments(name, [0])
+    await eventually(lambda: _none_left(admin, name, (1,)), "every throttle gone")
+    kafka.start_broker(4)
+    kafka.start_broker(2)
+
+
+async def _has(admin: KafkaClusterAdmin, broker: int, config: str) -> str | None:
+    return (await rates(admin, broker)).get(config)
+
+
+async def _above(admin: KafkaClusterAdmin, broker: int, config: str, floor: int) -> bool:
+    value = await _has(admin, broker, config)
+    return value is not None and int(value) > floor
+
+
+async def _equal(admin: KafkaClusterAdmin, broker: int, config: str, rate: int) -> bool:
+    return await _has(admin, broker, config) == str(rate)
+
+
+async def _items_are(admin: KafkaClusterAdmin, topic: str, wanted: dict[str, str]) -> bool:
+    return await items(admin, topic) == wanted
+
+
+async def _no_rates(admin: KafkaClusterAdmin, broker: int) -> bool:
+    return await rates(admin, broker) == {}
+
+
+async def _none_left(admin: KafkaClusterAdmin, topic: str, brokers: tuple[int, ...]) -> bool:
+    for broker in brokers:
+        if await rates(admin, broker):
+            return False
+    return await items(admin, topic) == {}
