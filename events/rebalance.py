@@ -15,6 +15,7 @@ from pydantic import AfterValidator, BaseModel, Field, field_validator, model_va
 
 from events.envelope import FROZEN_WIRE, utcnow
 from events.limits import BoundedText
+from events.throttle import BrokerThrottle
 from events.models import Condition, Event, StrictBool, StrictInt
 
 def _broker_ids(brokers: list[int]) -> list[int]:
@@ -255,6 +256,9 @@ class RebalanceStatus(Event):
     released: bool = False
     # Brokers whose intra-broker throttle this rebalance set; cleared once it ends (also after a restart).
     intra_throttled_brokers: list[int] = Field(default_factory=list)
+    # While it executes: the rates in force on the brokers moving replicas, as the throttle controller last saw them
+    # (ballast.throttle.status), its own and others'; empty otherwise.
+    throttles: list[BrokerThrottle] = Field(default_factory=list)
     deleted: bool = False
     updated_at: datetime = Field(default_factory=utcnow)
 

@@ -1,5 +1,5 @@
 """``ballast``: the root command and its global options; the commands themselves are in ``services/cli/commands``
-(topics, brokers, rebalance, log_dirs, bus, stack, place, load, spark_job). This module only wires them."""
+(topics, brokers, rebalance, log_dirs, throttle, bus, stack, place, load, spark_job). This module only wires them."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ import typer
 from services.cli.commands import adopting, brokers, bus, load, place, spark_job, stack, topics
 from services.cli.commands.log_dirs import log_dirs_app
 from services.cli.commands.rebalance import rebalance_app
+from services.cli.commands.throttle import throttle_app
 from services.cli.output import err
 from services.common.busio import BusUnavailable
 from services.common.settings import get_settings
@@ -86,6 +87,7 @@ app.command()(topics.delete)
 app.add_typer(brokers.app, name="brokers")
 app.add_typer(rebalance_app, name="rebalance")
 app.add_typer(log_dirs_app, name="log-dirs")
+app.add_typer(throttle_app, name="throttle")
 app.command()(topics.status)
 app.command()(topics.describe)
 app.command()(adopting.export)

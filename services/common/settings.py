@@ -261,7 +261,8 @@ class ThrottleSettings(BaseModel):
     """The throttle controller (``ballast run throttle``): while replicas move, each broker taking part gets its
     headroom as its rate, between the brokers and between its log directories (docs/throttles.md)."""
 
-    interval_s: float = Field(default=5.0, gt=0)
+    # How often it looks. A move someone else starts copies unthrottled until the next look.
+    interval_s: float = Field(default=2.0, gt=0)
     # What each broker's network carries (bytes in per second), and each log directory's disk writes.
     network_capacity: ByteRates = ByteRates()
     disk_capacity: ByteRates = ByteRates()
@@ -274,6 +275,12 @@ class ThrottleSettings(BaseModel):
     min_change: float = Field(default=0.1, ge=0, lt=1)
     # After the last partition outside the moves is back in its ISR, the rates stay at the floor this long.
     back_off_hold_s: float = Field(default=30.0, ge=0)
+    # The produce-latency probe: records to this topic of the managed cluster (made if missing; unset: no probe, no
+    # latency back-off), every latency_probe_every_s; its p99 over latency_window_s past latency_limit_ms backs off.
+    latency_probe_topic: str | None = None
+    latency_probe_every_s: float = Field(default=0.5, gt=0)
+    latency_window_s: float = Field(default=30.0, gt=0)
+    latency_limit_ms: float = Field(default=500.0, gt=0)
     # auto: Cruise Control's load (the load collector's samples) while fresh, else the brokers' log growth.
     traffic_source: Literal["auto", "cruise-control", "log-growth"] = "auto"
     traffic_max_age_s: float = Field(default=120.0, gt=0)

@@ -83,6 +83,8 @@ class RebalancerService:
         self.supervisor.agent(raw_topic(app, TOPICS.rebalance_actions, bus),
                               when_ready("actions", rebalances.on_action_events))
         self.supervisor.agent(raw_topic(app, TOPICS.scaling, bus), when_ready("scaling", rebalances.on_scaling_events))
+        self.supervisor.agent(raw_topic(app, TOPICS.throttle_status, bus),
+                              when_ready("throttles", rebalances.on_throttle_events))
         if tuning.auto.disk_drift is not None:  # the log-dir aggregates matter only to the automatic disk rebalance
             self.supervisor.agent(raw_topic(app, TOPICS.load_aggregates, bus),
                                   when_ready("load", partial(disk_drift.on_load_events, rebalances)))

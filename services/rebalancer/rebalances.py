@@ -23,10 +23,13 @@ from events import (
     RebalanceMode,
     RebalanceRequest,
     RebalanceStatus,
+    ThrottleStatus,
 )
+from events import InvalidEvent, decode
 from events.envelope import utcnow
+from events.throttle import BrokerThrottle
 from services.common.admin import INTRA_BROKER_THROTTLE, AdminError, ClusterAdmin, Unsupported
-from services.common.bus import DeadLetters
+from services.common.bus import DeadLetters, raw_bytes
 from services.common.cruise_control import CruiseControlClient, CruiseControlError
 from services.common.cruise_control.client import Submission
 from services.common.cruise_control.options import OptimizationOptions
@@ -35,7 +38,7 @@ from services.common.outbox import Outbox, send
 from services.common.recent_load import RecentLoad
 from services.common.settings import RebalancerSettings
 from services.rebalancer import disks, execution, logic, proposals, scale_down, scaling
-from services.rebalancer.statuses import TERMINAL, S
+from services.rebalancer.statuses import TERMINAL, S, with_throttles
 from services.rebalancer.logic import Step
 from services.rebalancer.observers import removal_check
 
@@ -68,6 +71,7 @@ class Rebalances:
         self.known_brokers: list[int] | None = None
         self.broker_statuses: dict[int, BrokerStatus] = {}
         self.recent_load = RecentLoad(timedelta(minutes=5))
+        self.throttles: list[BrokerThrottle] = []  # the throttle controller's latest rates
         # Set by the service's start once the memory is rebuilt and the brokers looked at a first time.
         self.ready = asyncio.Event()
         # One lock per rebalance: an action never interleaves with a step on the same rebalance.
@@ -106,6 +110,21 @@ class Rebalances:
             if decoded is not None and isinstance(decoded.event, BrokerRemovalRequested):
                 await self.on_removal_requested(decoded.event)
 
+    async def on_throttle_events(self, events: Sequence[Any]) -> None:
+        """The throttle controller's rates: shown in the status of every rebalance that executes. Its topic is the
+        controller's: a record that is not its status is skipped, not dead-lettered."""
+        for event in events:
+            raw = raw_bytes(event.value)
+            try:
+                decoded = decode(raw, topic=TOPICS.throttle_status) if raw is not None else None
+            except InvalidEvent:
+                continue
+            if decoded is not None and isinstance(decoded.event, ThrottleStatus):
+                self.throttles = decoded.event.brokers
+        for name, status in list(self.statuses.items()):
+            if with_throttles(status, self.throttles) is not None:
+                await self.change(name, lambda s: with_throttles(s, self.throttles))
+
     # -- memory ------------------------------------------------------------------------------------------------
 
     async def rebuild(self) -> None:
@@ -131,6 +150,7 @@ class Rebalances:
     async def publish(self, status: RebalanceStatus | None) -> None:
         if status is None:
             return
+        status = with_throttles(status, self.throttles) or status
         self.statuses[status.name] = status
         await send(self.outbox, TOPICS.rebalance_status, status, correlation_id=self.correlations.get(status.name))
         log.info("rebalance status", rebalance=status.name, state=status.state.value, message=status.message)

@@ -7,10 +7,11 @@ import uuid
 from collections.abc import Iterable
 from datetime import datetime
 
-from events import Condition, RebalanceRequest, RebalanceState, RebalanceStatus
+from events import BrokerThrottle, Condition, RebalanceRequest, RebalanceState, RebalanceStatus
 
 S = RebalanceState
 TERMINAL = {S.READY, S.NOT_READY, S.STOPPED}
+EXECUTING = {S.REBALANCING, S.STOPPING}
 
 
 def update(status: RebalanceStatus, now: datetime, **fields: object) -> RebalanceStatus:
@@ -27,3 +28,10 @@ def fresh(request: RebalanceRequest, now: datetime) -> RebalanceStatus:
 
 def new_reason() -> str:
     return f"ballast-rebalance-{uuid.uuid4()}"
+
+
+def with_throttles(status: RebalanceStatus, throttles: list[BrokerThrottle]) -> RebalanceStatus | None:
+    """The status showing the rates in force while it executes, and none once it does not; None when it already
+    does."""
+    shown = throttles if status.state in EXECUTING else []
+    return None if shown == status.throttles else status.model_copy(update={"throttles": shown})

@@ -16,6 +16,7 @@ from services.common.outbox import FaustOutbox, Outbox
 from services.common.settings import Settings
 from services.throttle import metrics
 from services.throttle.controller import ThrottleController
+from services.throttle.probe import LatencyProbe
 
 SERVICE = "throttle"
 
@@ -26,8 +27,9 @@ class ThrottleService:
         self.app = make_app(SERVICE, settings, web_port=settings.ports.throttle)
         self.outbox = outbox or FaustOutbox(self.app, settings.bus)
         self.supervisor = Supervisor(self.app, DeadLetters(self.outbox, SERVICE))
+        self.probe = _probe(settings)
         self.controller = ThrottleController(settings.throttle, admin or make_cluster_admin(settings.cluster_admin),
-                                             self.outbox)
+                                             self.outbox, self.probe)
         add_health_page(self.app, SERVICE, self.controller.health, self.supervisor)
         metrics.register(self.controller)
         self._wire()
@@ -36,6 +38,8 @@ class ThrottleService:
         for item in (await self.outbox.read_compacted(TOPICS.rebalance_status)).values():
             self.controller.take_rebalance(item.decoded.event)
         await self.controller.start()
+        if self.probe is not None:
+            await self.probe.start(self.controller.admin)
 
     def _wire(self) -> None:
         app, controller, bus = self.app, self.controller, self.settings.bus
@@ -65,6 +69,16 @@ class ThrottleService:
         self.supervisor.agent(raw_topic(app, TOPICS.rebalance_status, bus), rebalances)
         self.supervisor.agent(raw_topic(app, TOPICS.load_samples, bus), load)
         self.supervisor.timer(self.settings.throttle.interval_s)(look)
+
+
+def _probe(settings: Settings) -> LatencyProbe | None:
+    """The latency probe, where a topic is named and the managed cluster is a Kafka (the simulator has no produce
+    path)."""
+    tuning, cluster = settings.throttle, settings.cluster_admin
+    if tuning.latency_probe_topic is None or cluster.kind != "kafka":
+        return None
+    return LatencyProbe({"bootstrap_servers": cluster.bootstrap_servers, **cluster.extra}, tuning.latency_probe_topic,
+                        every_s=tuning.latency_probe_every_s, window_s=tuning.latency_window_s)
 
 
 def _decoded(events: Sequence[Any], topic: Any) -> list[Any]:

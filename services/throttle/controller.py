@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from datetime import datetime
-from typing import Any
+from typing import Any, Protocol
 
 from events import TOPICS, BrokerLoadSample, RebalanceState, RebalanceStatus, ThrottleLedger, ThrottleRateChanged
 from events.envelope import utcnow
@@ -25,11 +25,17 @@ EXECUTING = {RebalanceState.REBALANCING, RebalanceState.STOPPING}
 HEARTBEAT_S = 30.0  # while moves are in flight, the status is published at least this often (its traffic age moves)
 
 
+class Latency(Protocol):
+    def p99_ms(self) -> float | None: ...
+
+
 class ThrottleController:
-    def __init__(self, settings: ThrottleSettings, admin: ClusterAdmin, outbox: Outbox) -> None:
+    def __init__(self, settings: ThrottleSettings, admin: ClusterAdmin, outbox: Outbox,
+                 latency: Latency | None = None) -> None:
         self.settings = settings
         self.admin = admin
         self.outbox = outbox
+        self.latency = latency
         self.limits = settings.limits()
         self.ledger = ThrottleLedger()
         self.started = False
@@ -110,10 +116,12 @@ class ThrottleController:
             self.states_before = states
         else:
             self.states_before = {}
-        self.back_off = backoff.back_off(self.back_off, lagging=bool(lagging), latency_high=False, now=now,
-                                         hold_s=self.settings.back_off_hold_s)
+        p99 = self.latency.p99_ms() if self.latency is not None else None
+        self.back_off = backoff.back_off(self.back_off, lagging=bool(lagging),
+                                         latency_high=p99 is not None and p99 > self.settings.latency_limit_ms,
+                                         now=now, hold_s=self.settings.back_off_hold_s)
         if not moves.in_flight and self.ledger.empty:
-            await self._publish(self._status(moves, Decision(), figures, lagging, now, "no moves in flight"), now)
+            await self._publish(self._status(moves, Decision(), figures, lagging, p99, now, "no moves in flight"), now)
             return
         seen = await self._seen(moves, alive)
         ours, others = self._in_force(seen)
@@ -128,7 +136,7 @@ class ThrottleController:
             await self._apply(plan)
         await self._tell_changes(ours, decision, now)
         message = "moves in flight" if moves.in_flight else "no moves in flight"
-        await self._publish(self._status(moves, decision, figures, lagging, now, message), now)
+        await self._publish(self._status(moves, decision, figures, lagging, p99, now, message), now)
 
     async def _log_dirs(self, brokers: list[int]) -> list[LogDirInfo]:
         """Every alive broker's directories; a broker that does not answer (it died since it was listed: it stays
@@ -224,7 +232,7 @@ class ThrottleController:
                      reason=event.reason)
 
     def _status(self, moves: Moves, decision: Decision, figures: traffic.Traffic, lagging: list[str],
-                now: datetime, message: str) -> ThrottleStatus:
+                p99: float | None, now: datetime, message: str) -> ThrottleStatus:
         age = figures.age_s(now)
         return ThrottleStatus(
             moving_partitions=len(moves.partitions), moving_log_dirs=moves.moving_log_dirs,
@@ -232,10 +240,11 @@ class ThrottleController:
             traffic_age_s=round(age, 1) if age is not None else None,
             back_off=self.back_off.reason if self.back_off else None,
             back_off_until=self.back_off.until if self.back_off else None,
-            lagging_partitions=lagging[:50], message=message, updated_at=now)
+            lagging_partitions=lagging[:50], latency_p99_ms=round(p99, 1) if p99 is not None else None,
+            message=message, updated_at=now)
 
     async def _publish(self, status: ThrottleStatus, now: datetime) -> None:
-        volatile = {"updated_at", "traffic_age_s"}
+        volatile = {"updated_at", "traffic_age_s", "latency_p99_ms"}
         changed = status.model_dump(exclude=volatile) != self.status.model_dump(exclude=volatile)
         due = (status.moving_partitions or status.moving_log_dirs) and (
             self.published_at is None or (now - self.published_at).total_seconds() >= HEARTBEAT_S)

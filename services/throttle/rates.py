@@ -22,7 +22,8 @@ class Capacities:
         if self.brokers and broker in self.brokers:
             return self.brokers[broker]
         if rack and self.racks:
-            covering = [r for r in self.racks if rack == r or rack.startswith(r.rstrip("/") + "/")]
+            path = rack.rstrip("/")
+            covering = [r for r in self.racks if path == r.rstrip("/") or path.startswith(r.rstrip("/") + "/")]
             if covering:
                 return self.racks[max(covering, key=len)]
         return self.default

@@ -21,15 +21,18 @@ Choice = Literal["auto", "cruise-control", "log-growth"]
 
 @dataclass(frozen=True)
 class LogSizes:
-    """Every present replica's size, (broker, directory, topic, partition) -> bytes, at one moment."""
+    """Every present replica's size, (broker, directory, topic, partition) -> bytes, at one moment, and every online
+    directory (one may hold nothing but the copy a move writes)."""
 
     taken_at: datetime
     sizes: Mapping[tuple[int, str, str, int], int]
+    dirs: frozenset[tuple[int, str]] = frozenset()
 
 
 def log_sizes(log_dirs: Sequence[LogDirInfo], taken_at: datetime) -> LogSizes:
     return LogSizes(taken_at, {(d.broker, d.path, r.topic, r.partition): r.size_bytes
-                               for d in log_dirs for r in d.replicas if not r.is_future})
+                               for d in log_dirs for r in d.replicas if not r.is_future},
+                    frozenset((d.broker, d.path) for d in log_dirs if d.online))
 
 
 @dataclass(frozen=True)
@@ -54,8 +57,8 @@ def log_growth(before: LogSizes, after: LogSizes, building: Mapping[str, frozens
     seconds = (after.taken_at - before.taken_at).total_seconds()
     if seconds <= 0:
         return NO_TRAFFIC
-    brokers: dict[int, float] = {}
-    dirs: dict[tuple[int, str], float] = {}
+    brokers: dict[int, float] = {broker: 0.0 for broker, _ in after.dirs}
+    dirs: dict[tuple[int, str], float] = {d: 0.0 for d in after.dirs}
     for key, size in after.sizes.items():
         broker, path, topic, partition = key
         brokers.setdefault(broker, 0.0)

@@ -10,19 +10,24 @@ under the controller's own from before a restart), and the controller's rates ar
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Iterator
 
 import pytest
+from pydantic import ByteSize
 
-from events.envelope import utcnow
 from events import TOPICS, Decoded, ThrottleLedger, ThrottleRateChanged, ThrottleStatus
+from events.envelope import utcnow
 from events.throttle import OwnedBrokerConfig
 from services.common.admin import INTRA_BROKER_THROTTLE
 from services.common.admin.kafka import KafkaClusterAdmin
 from services.common.busio import publish
+from services.common.outbox import MemoryOutbox
+from services.common.settings import ByteRates, ThrottleSettings
 from services.local.kafka_cluster import LocalKafka
 from services.local.stack import LocalStack
+from services.throttle.controller import ThrottleController
 from services.throttle.ownership import FOLLOWER_ITEMS, FOLLOWER_RATE, LEADER_ITEMS, LEADER_RATE, RATE_CONFIGS
+from services.throttle.probe import LatencyProbe
 from tests.integration.harness import Follower
 from tests.kafka.conftest import eventually, fill
 
@@ -134,7 +139,7 @@ async def _reassign(admin: KafkaClusterAdmin, topic: str, destination: int) -> b
 
 async def test_rates_appear_on_the_brokers_taking_part_and_are_gone_after_the_move(
         kafka: LocalKafka, admin: KafkaClusterAdmin, throttles: Throttles, name: str) -> None:
-    await move_to_a_broker_that_is_down(admin, kafka, name, 1, 2, 12)
+    await move_to_a_broker_that_is_down(admin, kafka, name, 1, 2, 8)
     # The sending side first: broker 1's leader rate, and its replica in the topic's list.
     await eventually(lambda: _has(admin, 1, LEADER_RATE), "the controller's rate on broker 1")
     assert (await items(admin, name)).get(LEADER_ITEMS) == "0:1"
@@ -195,7 +200,7 @@ async def test_a_move_between_directories_under_the_controllers_rate_from_before
 async def test_someone_elses_rate_stays_and_only_the_controllers_own_are_removed(
         kafka: LocalKafka, admin: KafkaClusterAdmin, throttles: Throttles, name: str) -> None:
     await admin.create_topic(name, 1, 1, assignment=[[1]])
-    fill(kafka.bootstrap_servers, name, 1, 12)
+    fill(kafka.bootstrap_servers, name, 1, 8)
     # As Kafka's reassignment tool sets a fixed --throttle: the rates on the sender, and its replica listed.
     theirs = "400000"
     await admin.alter_broker_configs(1, {LEADER_RATE: theirs, FOLLOWER_RATE: theirs})
@@ -251,6 +256,47 @@ async def test_a_partition_outside_the_move_out_of_its_isr_drops_the_rates_to_th
     await eventually(lambda: _none_left(admin, name, (1,)), "every throttle gone")
     kafka.start_broker(4)
     kafka.start_broker(2)
+
+
+async def test_a_produce_latency_past_its_limit_drops_the_rates_to_the_floor(
+        kafka_stack: LocalStack, kafka: LocalKafka, admin: KafkaClusterAdmin, controller: str, name: str) -> None:
+    """The controller runs in this test's process, with the probe; the service's is stopped meanwhile (each would take
+    the other's rates for someone else's). No latency can be raised on purpose here: the limit is set under what the
+    probe measures, once the rate has climbed with the limit above it."""
+    kafka_stack.kill(controller)
+    probe = LatencyProbe({"bootstrap_servers": kafka.bootstrap_servers}, f"{name}-probe", every_s=0.1, window_s=5)
+    settings = ThrottleSettings(interval_s=1, floor=ByteSize(FLOOR), back_off_hold_s=3, latency_limit_ms=60_000,
+                                traffic_source="log-growth", network_capacity=ByteRates(default=ByteSize(CAPACITY)))
+    outbox = MemoryOutbox()
+    ours = ThrottleController(settings, admin, outbox, probe)
+    try:
+        await ours.start()
+        await probe.start(admin)
+        assert len((await admin.partition_states())[f"{name}-probe"]) == 4, "one partition of the probe per broker"
+        await move_to_a_broker_that_is_down(admin, kafka, name, 1, 2, 8)
+
+        async def looked(check: Callable[[], Awaitable[bool]]) -> bool:
+            await ours.look()
+            return await check()
+
+        await eventually(lambda: looked(lambda: _above(admin, 1, LEADER_RATE, FLOOR)),
+                         "broker 1's rate above the floor", interval_s=0.5)
+        measured = probe.p99_ms()
+        assert measured is not None and 0 < measured < 60_000, measured
+        ours.settings = settings.model_copy(update={"latency_limit_ms": measured / 2})
+        await eventually(lambda: looked(lambda: _equal(admin, 1, LEADER_RATE, FLOOR)), "broker 1's rate at the floor",
+                         interval_s=0.5)
+        assert ours.status.back_off == "latency-back-off" and ours.status.latency_p99_ms is not None, ours.status
+        changes = [c for c in outbox.on(TOPICS.throttle_changes) if c.broker == 1]
+        assert changes[-1].reason == "latency-back-off" and changes[-1].to_bytes_per_s == FLOOR, changes
+        await admin.cancel_reassignments(name, [0])
+        await eventually(lambda: looked(lambda: _none_left(admin, name, (1,))), "every throttle gone", interval_s=0.5)
+    finally:
+        probe.close()
+        if not kafka.brokers[2].running:
+            kafka.start_broker(2)
+        kafka_stack.start_process(controller)
+        kafka_stack.wait_http(kafka_stack.health_url(controller), controller)
 
 
 async def _has(admin: KafkaClusterAdmin, broker: int, config: str) -> str | None:

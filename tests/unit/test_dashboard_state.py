@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 from events import (
     BrokerForgotten,
@@ -13,9 +13,12 @@ from events import (
     RebalanceStatus,
     ReplicasChangeState,
     ReplicasChangeStatus,
+    ThrottleRateChanged,
+    ThrottleStatus,
     TopicStatus,
 )
-from services.dashboard.state import DashboardState
+from events.throttle import BrokerThrottle, LogDirThrottle
+from services.dashboard.state import THROTTLE_CHANGES, DashboardState
 
 
 def change(state: ReplicasChangeState, rf: int = 3) -> ReplicasChangeStatus:
@@ -124,3 +127,72 @@ def test_unmanaged_topics_are_the_clusters_that_no_spec_names() -> None:
     assert board.cluster_topics(["orders", "legacy", "clicks"]) is None  # the same list: nothing to send
     board.apply(TopicStatus(topic="legacy", ready=True, partitions=1, replicas=1))  # adopted
     assert board.snapshot()["unmanaged"] == ["clicks"]
+
+
+def test_the_latest_throttle_status_with_its_rates_in_words_as_the_cli_says_them() -> None:
+    from services.cli.commands.throttle import back_off_text, broker_rows, traffic_text
+
+    board = DashboardState()
+    assert board.snapshot()["throttle"] is None and board.snapshot()["throttleChanges"] == []
+    status = ThrottleStatus(
+        moving_partitions=3,
+        brokers=[BrokerThrottle(broker=2, kind="inter-broker", bytes_per_s=50_000_000, owner="other", reason="fixed"),
+                 BrokerThrottle(broker=1, kind="intra-broker", bytes_per_s=1_000_000, owner="ballast",
+                                reason="isr-back-off", capacity_bytes_per_s=400_000_000,
+                                live_bytes_per_s=30_500_000, headroom_bytes_per_s=369_500_000),
+                 BrokerThrottle(broker=1, kind="inter-broker", bytes_per_s=3_200_000, owner="ballast",
+                                reason="isr-back-off")],
+        log_dirs=[LogDirThrottle(broker=1, log_dir="/data-1", headroom_bytes_per_s=369_500_000)],
+        traffic_source="cruise-control", traffic_age_s=4.2, back_off="isr-back-off",
+        back_off_until=datetime(2026, 1, 1, 12, tzinfo=UTC), lagging_partitions=["orders-0"],
+        message="moves in flight")
+    update = board.apply(status)
+    assert update is not None and update["kind"] == "throttle"
+    shown = board.snapshot()["throttle"]
+    assert shown == update["data"]
+    assert [(b["broker"], b["kind"], b["rateText"], b["owner"], b["reason"]) for b in shown["brokers"]] == [
+        (1, "inter-broker", "3.2 MB/s", "ballast", "isr-back-off"), (1, "intra-broker", "1.0 MB/s", "ballast",
+                                                                     "isr-back-off"),
+        (2, "inter-broker", "50.0 MB/s", "other", "fixed")]
+    # The same words as `ballast throttle status`, raw bytes beside them.
+    assert [(str(b["broker"]), b["kind"], b["rateText"], b["owner"], b["reason"], b["capacityText"], b["liveText"],
+             b["headroomText"]) for b in shown["brokers"]] == broker_rows(status)
+    assert shown["brokers"][1]["bytesPerS"] == 1_000_000 and "capacityBytesPerS" not in shown["brokers"][0]
+    assert shown["logDirs"] == [{"broker": 1, "logDir": "/data-1", "headroomBytesPerS": 369_500_000,
+                                 "capacityText": "-", "liveText": "-", "headroomText": "369.5 MB/s"}]
+    assert shown["trafficText"] == traffic_text(status) and shown["trafficSource"] == "cruise-control"
+    assert shown["backOff"] == "isr-back-off" and shown["backOffText"] == back_off_text(status)
+    assert shown["laggingText"] == "1 partition(s) outside the moves out of their ISR: orders-0"
+    assert shown["movesText"].startswith("3 partition(s) moving") and shown["message"] == "moves in flight"
+
+    # The status is one record (the cluster): the next replaces it.
+    board.apply(ThrottleStatus(message="no moves in flight"))
+    shown = board.snapshot()["throttle"]
+    assert shown["brokers"] == [] and shown["backOffText"] is None and shown["movesText"] == "no moves in flight"
+
+
+def test_the_latest_throttle_changes_in_time_order() -> None:
+    start = datetime(2026, 1, 1, tzinfo=UTC)
+
+    def changed(second: int, new: int | None = 2_000_000) -> ThrottleRateChanged:
+        return ThrottleRateChanged(broker=second % 3, kind="inter-broker", from_bytes_per_s=1_000_000,
+                                   to_bytes_per_s=new, reason="headroom" if new else "moves-ended",
+                                   at=start + timedelta(seconds=second))
+
+    board = DashboardState()
+    update = board.apply(changed(1, None))
+    assert update is not None and update["kind"] == "throttle-changes"
+    assert update["data"] == [{"broker": 1, "kind": "inter-broker", "fromBytesPerS": 1_000_000,
+                               "reason": "moves-ended", "detail": "", "at": "2026-01-01T00:00:01Z",
+                               "atText": "2026-01-01 00:00:01", "changeText": "1.0 MB/s -> none"}]
+    # Keyed by broker and kind, the topic's partitions are read in no set order: the page gets them in time order.
+    board.apply(changed(10))
+    board.apply(changed(5))
+    assert [c["atText"][-2:] for c in board.snapshot()["throttleChanges"]] == ["01", "05", "10"]
+    for second in range(100, 100 + THROTTLE_CHANGES + 5):
+        board.apply(changed(second))
+    kept = board.snapshot()["throttleChanges"]
+    assert len(kept) == THROTTLE_CHANGES == 50
+    assert kept[0]["at"] == "2026-01-01T00:01:45Z" and kept[-1]["at"] == "2026-01-01T00:02:34Z"
+    late = board.apply(changed(7))  # older than every change kept: not shown
+    assert late is not None and late["data"] == kept
