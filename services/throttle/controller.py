@@ -40,6 +40,8 @@ class ThrottleController:
         self.ledger = ThrottleLedger()
         self.started = False
         self.looks = 0
+        # What the ledger read at the start named and this instance has not decided on since: removed as leftovers.
+        self.inherited: set[tuple[int, ThrottleKind]] = set()
         self.sizes: traffic.LogSizes | None = None
         self.building_before: Mapping[str, frozenset[tuple[int, int]]] = {}
         self.load: dict[int, BrokerLoadSample] = {}
@@ -79,6 +81,8 @@ class ThrottleController:
         stored = await self.outbox.read_compacted(TOPICS.throttle_ledger)
         if (item := stored.get(ThrottleLedger().key)) is not None and isinstance(item.decoded.event, ThrottleLedger):
             self.ledger = item.decoded.event
+        self.inherited = {(o.broker, kind) for o in self.ledger.broker_configs for kind, keys in CONFIGS.items()
+                          if o.config in keys}
         self.started = True
         log.info("throttle ledger read", broker_configs=len(self.ledger.broker_configs),
                  topic_lists=len(self.ledger.topic_items))
@@ -222,14 +226,15 @@ class ThrottleController:
             if old == new:
                 continue
             broker, kind = key
-            reason = decision.reasons.get(key) if new is not None else ("leftover" if self.looks == 0
-                                                                       else "moves-ended")
+            reason = decision.reasons.get(key) if new is not None else (
+                "leftover" if key in self.inherited else "moves-ended")
             event = ThrottleRateChanged(broker=broker, kind=kind, from_bytes_per_s=old, to_bytes_per_s=new,
                                         reason=reason or "moves-ended", at=now)
             await send(self.outbox, TOPICS.throttle_changes, event)
             self.changes += 1
             log.info("throttle rate changed", broker=broker, kind=kind, from_bytes_per_s=old, to_bytes_per_s=new,
                      reason=event.reason)
+        self.inherited -= set(before) | set(after)  # decided on by this instance: kept or removed
 
     def _status(self, moves: Moves, decision: Decision, figures: traffic.Traffic, lagging: list[str],
                 p99: float | None, now: datetime, message: str) -> ThrottleStatus:

@@ -680,3 +680,16 @@ def test_release_is_possible_only_where_there_are_emptied_directories_to_release
         "emptied its directories has any to release; ignored.")
     stopping = status(S.REBALANCING).model_copy(update={"stopping": "stop"})
     assert logic.valid_actions(stopping) == frozenset()
+
+
+def test_an_executing_rebalance_shows_the_throttles_in_force_and_loses_them_once_it_ends() -> None:
+    from events import BrokerThrottle
+    from services.rebalancer.statuses import with_throttles
+
+    rates = [BrokerThrottle(broker=1, kind="inter-broker", bytes_per_s=3_000_000, owner="ballast")]
+    executing = with_throttles(status(S.REBALANCING), rates)
+    assert executing is not None and executing.throttles == rates
+    assert with_throttles(executing, rates) is None  # already shown: nothing to publish
+    ready = with_throttles(executing.model_copy(update={"state": S.READY}), rates)
+    assert ready is not None and ready.throttles == []
+    assert with_throttles(status(S.PROPOSAL_READY), rates) is None  # not executing: nothing to show
