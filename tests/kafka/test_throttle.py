@@ -32,14 +32,18 @@ from tests.integration.harness import Follower
 from tests.kafka.conftest import eventually, fill
 
 # Kafka measures a replication quota over 11 one-second windows and counts a young one as 10 s long: a move copies
-# about ten seconds' worth of its rate before the rate binds. Small rates keep the tests' moves short and throttled.
+# about ten seconds' worth of its rate before the rate binds. A small ceiling keeps the tests' moves short and
+# throttled; a large capacity keeps the rate at that ceiling whatever else the shared cluster carries meanwhile (its
+# bus traffic, a restarted broker catching up), so that a drop to the floor is the back-off's.
 FLOOR = 100_000
-CAPACITY = 500_000
+CEILING = 400_000
+CAPACITY = 10_000_000
 THROTTLE_ENV = {
     "BALLAST_THROTTLE__INTERVAL_S": "1",
     "BALLAST_THROTTLE__NETWORK_CAPACITY__DEFAULT": str(CAPACITY),
-    "BALLAST_THROTTLE__DISK_CAPACITY__DEFAULT": "20MB",
+    "BALLAST_THROTTLE__DISK_CAPACITY__DEFAULT": str(2 * CAPACITY),
     "BALLAST_THROTTLE__FLOOR": str(FLOOR),
+    "BALLAST_THROTTLE__CEILING": str(CEILING),
     "BALLAST_THROTTLE__BACK_OFF_HOLD_S": "3",
     "BALLAST_THROTTLE__TRAFFIC_SOURCE": "log-growth",
 }
@@ -158,6 +162,7 @@ async def test_rates_appear_on_the_brokers_taking_part_and_are_gone_after_the_mo
         assert changes[-1].to_bytes_per_s is None, changes
     seen = [b for s in throttles.statuses for b in s.brokers if b.owner == "ballast"]
     assert {b.broker for b in seen} == {1, 2} and all(b.capacity_bytes_per_s == CAPACITY for b in seen), seen
+    assert all(b.bytes_per_s is not None and FLOOR <= b.bytes_per_s <= CEILING for b in seen), seen
     assert any(s.traffic_source == "log-growth" and s.moving_partitions for s in throttles.statuses)
 
 
@@ -168,13 +173,13 @@ async def test_a_move_between_directories_under_the_controllers_rate_from_before
     controller set before it was killed (its ledger says so), as after a crash mid-move."""
     broker = 3
     await admin.create_topic(name, 1, 1, assignment=[[broker]])
-    fill(kafka.bootstrap_servers, name, 1, 24)
+    fill(kafka.bootstrap_servers, name, 1, 8)
     described = (await admin.describe_topics([name]))[name]
     assert described is not None
     source = dict(described.partitions[0].log_dirs)[broker]
     destination = next(str(d) for d in kafka.log_dirs(broker) if str(d) != source)
     kafka_stack.kill(controller)
-    left = "500000"
+    left = "200000"
     publish(kafka_stack.settings().bus, TOPICS.throttle_ledger, [ThrottleLedger(broker_configs=[
         OwnedBrokerConfig(broker=broker, config=INTRA_BROKER_THROTTLE, values=[left])])])
     await admin.alter_broker_configs(broker, {INTRA_BROKER_THROTTLE: left})
@@ -246,12 +251,14 @@ async def test_a_partition_outside_the_move_out_of_its_isr_drops_the_rates_to_th
     # not counted).
     await eventually(lambda: _above(admin, 1, LEADER_RATE, FLOOR), "broker 1's rate above the floor")
     kafka.kill_broker(4)  # the follower of the partition outside the move stops
-    await eventually(lambda: _equal(admin, 1, LEADER_RATE, FLOOR), "broker 1's rate back at the floor")
-    throttles.wait("broker 1's rate changed for the back-off", lambda: any(
-        c.broker == 1 and c.reason == "isr-back-off" and c.to_bytes_per_s == FLOOR for c in throttles.changes))
-    throttles.wait("the back-off in the status, with the partition that caused it",
-                   lambda: throttles.status is not None and throttles.status.back_off == "isr-back-off"
-                   and f"{outside}-0" in throttles.status.lagging_partitions)
+
+    def backed_off() -> bool:
+        status = throttles.status
+        return status is not None and status.back_off == "isr-back-off" and f"{outside}-0" in status.lagging_partitions \
+            and any(b.broker == 1 and b.reason == "isr-back-off" and b.bytes_per_s == FLOOR for b in status.brokers)
+
+    throttles.wait("the back-off in the status: broker 1 at the floor, the partition that caused it named", backed_off)
+    assert await _equal(admin, 1, LEADER_RATE, FLOOR)
     await admin.cancel_reassignments(name, [0])
     await eventually(lambda: _none_left(admin, name, (1,)), "every throttle gone")
     kafka.start_broker(4)
@@ -265,8 +272,9 @@ async def test_a_produce_latency_past_its_limit_drops_the_rates_to_the_floor(
     probe measures, once the rate has climbed with the limit above it."""
     kafka_stack.kill(controller)
     probe = LatencyProbe({"bootstrap_servers": kafka.bootstrap_servers}, f"{name}-probe", every_s=0.1, window_s=5)
-    settings = ThrottleSettings(interval_s=1, floor=ByteSize(FLOOR), back_off_hold_s=3, latency_limit_ms=60_000,
-                                traffic_source="log-growth", network_capacity=ByteRates(default=ByteSize(CAPACITY)))
+    settings = ThrottleSettings(interval_s=1, floor=ByteSize(FLOOR), ceiling=ByteSize(CEILING), back_off_hold_s=3,
+                                latency_limit_ms=60_000, traffic_source="log-growth",
+                                network_capacity=ByteRates(default=ByteSize(CAPACITY)))
     outbox = MemoryOutbox()
     ours = ThrottleController(settings, admin, outbox, probe)
     try:
@@ -284,11 +292,13 @@ async def test_a_produce_latency_past_its_limit_drops_the_rates_to_the_floor(
         measured = probe.p99_ms()
         assert measured is not None and 0 < measured < 60_000, measured
         ours.settings = settings.model_copy(update={"latency_limit_ms": measured / 2})
-        await eventually(lambda: looked(lambda: _equal(admin, 1, LEADER_RATE, FLOOR)), "broker 1's rate at the floor",
+        async def latency_back_off() -> bool:
+            return ours.status.back_off == "latency-back-off" and await _equal(admin, 1, LEADER_RATE, FLOOR)
+
+        await eventually(lambda: looked(latency_back_off), "the latency back-off: broker 1 at the floor",
                          interval_s=0.5)
-        assert ours.status.back_off == "latency-back-off" and ours.status.latency_p99_ms is not None, ours.status
-        changes = [c for c in outbox.on(TOPICS.throttle_changes) if c.broker == 1]
-        assert changes[-1].reason == "latency-back-off" and changes[-1].to_bytes_per_s == FLOOR, changes
+        assert ours.status.latency_p99_ms is not None and ours.status.latency_p99_ms > measured / 2, ours.status
+        assert any(b.broker == 1 and b.reason == "latency-back-off" for b in ours.status.brokers), ours.status
         await admin.cancel_reassignments(name, [0])
         await eventually(lambda: looked(lambda: _none_left(admin, name, (1,))), "every throttle gone", interval_s=0.5)
     finally:
