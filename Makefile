@@ -233,6 +233,7 @@ compose-env:
 	@echo "export BALLAST_PORTS__REPLICAS_CHANGE=$${BALLAST_COMPOSE_PORT_REPLICAS_CHANGE:-6067}"
 	@echo "export BALLAST_PORTS__REBALANCER=$${BALLAST_COMPOSE_PORT_REBALANCER:-6068}"
 	@echo "export BALLAST_PORTS__LOAD_COLLECTOR=$${BALLAST_COMPOSE_PORT_LOAD_COLLECTOR:-6069}"
+	@echo "export BALLAST_PORTS__THROTTLE=$${BALLAST_COMPOSE_PORT_THROTTLE:-6070}"
 
 clean:
 	rm -rf $(VENV) .ballast .pytest_cache .kafka .spark jvm/replica-selector/target jvm/placer-harness/target

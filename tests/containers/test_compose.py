@@ -227,8 +227,8 @@ def test_every_service_passes_its_health_check_and_none_restarted(stack: Stack) 
     checked = [c["Names"][0] for c in stack.containers()
                if podman("inspect", "--format", "{{.Config.Healthcheck}}", c["Names"][0]).stdout.strip()
                not in ("", "<nil>")]
-    # The controller and the brokers, the simulated Cruise Control, the four services, the dashboard, Prometheus.
-    assert len(checked) == 11, checked
+    # The controller and the brokers, the simulated Cruise Control, the five services, the dashboard, Prometheus.
+    assert len(checked) == 12, checked
     for name in checked:
         eventually(lambda: podman("healthcheck", "run", name, check=False, timeout=60).returncode == 0,
                    f"{name} healthy")
@@ -249,8 +249,8 @@ def test_every_published_port_listens_on_loopback_only(stack: Stack) -> None:
         bindings = json.loads(podman("inspect", "--format", "{{json .HostConfig.PortBindings}}",
                                      container["Names"][0]).stdout or "{}") or {}
         published += [binding for per_port in bindings.values() for binding in per_port]
-    # Three brokers, Cruise Control, the dashboard, Prometheus, four services.
-    assert len(published) == 10, published
+    # Three brokers, Cruise Control, the dashboard, Prometheus, five services.
+    assert len(published) == 11, published
     assert {binding["HostIp"] for binding in published} == {"127.0.0.1"}
     ports = {binding["HostPort"] for binding in published}
     listening = run(["ss", "--listening", "--tcp", "--numeric", "--no-header"], timeout=30).stdout.splitlines()

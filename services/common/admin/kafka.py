@@ -42,6 +42,7 @@ _ERROR_MESSAGE = re.compile(r"error_message=(['\"])(.*?)\1[,)]")
 PREFERRED_ELECTION = 0
 READ_ATTEMPTS = 4
 RETRY_BACKOFF_S = 0.3
+LIST_SETTLE_S = 5.0  # how long a LIST config emptied by SUBTRACT is read back for, to delete it once it shows empty
 # kafka-python logs each refused connection and retried request at WARNING, and a broker going away at ERROR, in
 # plain text; the adapter raises what fails to whoever called it, who logs it (as JSON).
 logging.getLogger("kafka").setLevel(logging.CRITICAL)
@@ -292,12 +293,14 @@ class KafkaClusterAdmin:
             await self._alter_ops(ConfigResourceType.TOPIC, name, {key: (AlterConfigOp.APPEND, ",".join(add))})
         if remove:
             await self._alter_ops(ConfigResourceType.TOPIC, name, {key: (AlterConfigOp.SUBTRACT, ",".join(remove))})
-            # The broker that answers DescribeConfigs may not have applied the change yet: read until it has.
-            deadline = asyncio.get_running_loop().time() + self._timeout_s
+            # The broker that answers DescribeConfigs may not have applied the change yet (it may not even show the
+            # list yet): read until the list shows without the items, for a few seconds at most (absent that long,
+            # someone deleted it).
+            deadline = asyncio.get_running_loop().time() + min(self._timeout_s, LIST_SETTLE_S)
             while True:
                 left = (await self.topic_configs([name])).get(name, {}).get(key)
                 items = {i.strip() for i in (left or "").split(",") if i.strip()}
-                if not items & set(remove) or asyncio.get_running_loop().time() > deadline:
+                if (left is not None and not items & set(remove)) or asyncio.get_running_loop().time() > deadline:
                     break
                 await asyncio.sleep(0.1)
             if left is not None and not items:
