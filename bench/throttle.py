@@ -1,8 +1,9 @@
 """Benchmark: a move under a varying produce load on the real local Kafka cluster, with (a) a fixed throttle chosen
-for the traffic's peak, (b) a fixed throttle chosen for its average, and (c) the throttle controller; between brokers
-(a rebalance) and between one broker's directories (a drain), side by side in one run.
+for the traffic's peak, (b) a fixed throttle chosen for its average, (c) the throttle controller, and (d) the
+controller with its latency probe and a produce-latency limit; between brokers (a rebalance) and between one
+broker's directories (a drain), side by side in one run.
 
-    python -m bench.throttle [--move-mb 160] [--capacity-mb 8] [--write BENCHMARKS.md]
+    python -m bench.throttle [--move-mb 160] [--capacity-mb 8] [--latency-limit-ms 40] [--write BENCHMARKS.md]
 
 Each broker can carry ``capacity`` bytes per second (the controller's network and disk capacity settings). A client
 produces to a topic of RF 3 over the four brokers at a rate that steps between a low and a peak every few seconds;
@@ -47,6 +48,10 @@ LOW_MB_S, PEAK_MB_S = 0.4, 4.0
 STEP_S = 8.0  # the client's rate changes every STEP_S seconds
 WARM_UP_S = 4 * STEP_S
 CLIENT_SHARE_PER_BROKER = 3 / 4  # RF 3 over 4 brokers
+PROBE_TOPIC = "bench-latency-probe"
+PROBE_EVERY_S = 0.1  # a hundred samples a window: its p99 is not one unlucky record
+PROBE_WINDOW_S = HOLD_S = 10  # (d): a short window and hold, for moves of about half a minute
+CONTROLLER_LABELS = {"c": "controller", "d": "controller, latency limit"}
 
 
 @dataclass
@@ -119,7 +124,7 @@ async def run_variant(stack: LocalStack, admin: KafkaClusterAdmin, client: Clien
     await admin.alter_replica_log_dirs(topic, {(p, SOURCE): source_dir for p in range(PARTITIONS)})
     await _until(lambda: _all_in(admin, topic, source_dir), 120)
     fill(stack.kafka.bootstrap_servers, topic, PARTITIONS, move_mb / PARTITIONS)
-    label = f"{fixed / MB:.2f} MB/s fixed" if fixed else "controller"
+    label = f"{fixed / MB:.2f} MB/s fixed" if fixed else CONTROLLER_LABELS[variant]
     say(f"  {scenario} / {variant}: {move_mb:g} MB, {label}")
     if fixed and scenario == "rebalance":
         for broker in (SOURCE, DESTINATION):
@@ -219,7 +224,20 @@ async def _none_left(admin: KafkaClusterAdmin, topic: str) -> bool:
     return LEADER_ITEMS not in configs and FOLLOWER_ITEMS not in configs
 
 
-async def run(move_mb: float, capacity: int, say: Callable[[str], None]) -> dict[str, list[Figures]]:
+def with_latency_limit(stack: LocalStack, limit_ms: float) -> None:
+    """The throttle service restarted with its latency probe and ``limit_ms`` (variant d)."""
+    stack.instance_env["throttle"] = {
+        "BALLAST_THROTTLE__LATENCY_PROBE_TOPIC": PROBE_TOPIC,
+        "BALLAST_THROTTLE__LATENCY_LIMIT_MS": str(limit_ms),
+        "BALLAST_THROTTLE__LATENCY_PROBE_EVERY_S": str(PROBE_EVERY_S),
+        "BALLAST_THROTTLE__LATENCY_WINDOW_S": str(PROBE_WINDOW_S),
+        "BALLAST_THROTTLE__BACK_OFF_HOLD_S": str(HOLD_S)}
+    stack.kill("throttle")
+    stack.start_process("throttle")
+    stack.wait_http(stack.health_url("throttle"), "throttle")
+
+
+async def run(move_mb: float, capacity: int, limit_ms: float, say: Callable[[str], None]) -> dict[str, list[Figures]]:
     live_peak = PEAK_MB_S * MB * CLIENT_SHARE_PER_BROKER
     live_average = (PEAK_MB_S + LOW_MB_S) / 2 * MB * CLIENT_SHARE_PER_BROKER
     peak_safe = int(SHARE * (capacity - live_peak))
@@ -245,13 +263,17 @@ async def run(move_mb: float, capacity: int, say: Callable[[str], None]) -> dict
                     await run_variant(stack, admin, client, scenario, "a", peak_safe, move_mb, say),
                     await run_variant(stack, admin, client, scenario, "b", average, move_mb, say),
                     await run_variant(stack, admin, client, scenario, "c", None, move_mb, say)]
+            with_latency_limit(stack, limit_ms)
+            await asyncio.sleep(PROBE_WINDOW_S)  # the probe's first window filled before the moves
+            for scenario in ("rebalance", "drain"):
+                results[scenario].append(await run_variant(stack, admin, client, scenario, "d", None, move_mb, say))
         finally:
             client.stop()
             await admin.aclose()
     return results
 
 
-def render(results: dict[str, list[Figures]], move_mb: float, capacity: int, command: str) -> str:
+def render(results: dict[str, list[Figures]], move_mb: float, capacity: int, limit_ms: float, command: str) -> str:
     rows = []
     for scenario, variants in results.items():
         for f in variants:
@@ -268,7 +290,9 @@ def render(results: dict[str, list[Figures]], move_mb: float, capacity: int, com
 {move_mb:g} MB in {PARTITIONS} partitions moved from broker {SOURCE} to broker {DESTINATION} (rebalance) and from
 broker {SOURCE}'s first directory to its second (drain), on the local Kafka 4.3.1 cluster, while a client produces
 {LOW_MB_S:g} and {PEAK_MB_S:g} MB/s in turn ({STEP_S:g} s each) to a topic of RF 3 over the four brokers. Capacity
-{capacity / MB:g} MB/s per broker and per directory; safety share {SHARE}.
+{capacity / MB:g} MB/s per broker and per directory; safety share {SHARE}. (d) is the controller restarted with its
+latency probe (a record every {PROBE_EVERY_S:g} s, to each broker in turn, acks=all), a limit of {limit_ms:g} ms on the probe's p99 over
+{PROBE_WINDOW_S} s, and a back-off held {HOLD_S} s.
 
 {table}
 
@@ -291,13 +315,15 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--move-mb", type=float, default=160.0, help="data moved in each run")
     parser.add_argument("--capacity-mb", type=float, default=8.0, help="bytes per second each broker can carry (MB)")
+    parser.add_argument("--latency-limit-ms", type=float, default=40.0,
+                        help="(d): the probe's produce-latency p99 above which the controller backs off")
     parser.add_argument("--write", type=Path, help="replace this benchmark's section in the given markdown file")
     args = parser.parse_args(argv)
     say = lambda m: print(m, file=sys.stderr, flush=True)  # noqa: E731
-    results = asyncio.run(run(args.move_mb, int(args.capacity_mb * MB), say))
-    command = (f"python -m bench.throttle --move-mb {args.move_mb:g} --capacity-mb {args.capacity_mb:g}"
-               + (f" --write {args.write}" if args.write else ""))
-    section = render(results, args.move_mb, int(args.capacity_mb * MB), command)
+    results = asyncio.run(run(args.move_mb, int(args.capacity_mb * MB), args.latency_limit_ms, say))
+    command = (f"python -m bench.throttle --move-mb {args.move_mb:g} --capacity-mb {args.capacity_mb:g} "
+               f"--latency-limit-ms {args.latency_limit_ms:g}" + (f" --write {args.write}" if args.write else ""))
+    section = render(results, args.move_mb, int(args.capacity_mb * MB), args.latency_limit_ms, command)
     print(section)
     if args.write:
         replace_section(args.write, section)

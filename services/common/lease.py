@@ -68,6 +68,11 @@ def restart_as_standby() -> None:
         os._exit(EXIT_LEASE_LOST)
 
 
+def lease_group(service: str) -> str:
+    """The consumer group whose partition 0 is ``service``'s lease."""
+    return f"ballast-{service}-owner"
+
+
 class Lease:
     def __init__(self, bus: BusSettings, service: str, *, shards: int = 1,
                  on_lost: Callable[[], None] | None = None) -> None:
@@ -80,7 +85,7 @@ class Lease:
         self._bus = bus
         self._consumer = Consumer({
             **bus.confluent_config(),
-            "group.id": f"ballast-{service}-owner",
+            "group.id": lease_group(service),
             # The range assignor gives the first partitions to the members whose ids sort first, and member ids start
             # with the client id: the instances that started first keep what they hold, and one joining later never
             # takes a single service's lease.

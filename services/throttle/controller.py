@@ -12,7 +12,7 @@ from typing import Any, Protocol
 from events import TOPICS, BrokerLoadSample, RebalanceState, RebalanceStatus, ThrottleLedger, ThrottleRateChanged
 from events.envelope import utcnow
 from events.throttle import ThrottleKind, ThrottleStatus
-from services.common.admin import AdminError, ClusterAdmin, LogDirInfo, PartitionInfo, UnknownTopic
+from services.common.admin import AdminError, ClusterAdmin, PartitionInfo, UnknownTopic, answering_log_dirs
 from services.common.logging import get_logger
 from services.common.outbox import Outbox, send
 from services.common.settings import ThrottleSettings
@@ -105,7 +105,7 @@ class ThrottleController:
         alive = {b.id for b in brokers if b.alive}
         racks = {b.id: b.rack for b in brokers}
         reassignments = await self.admin.list_reassignments()
-        log_dirs = await self._log_dirs(sorted(alive))
+        log_dirs = await answering_log_dirs(self.admin, sorted(alive))
         moves = find_moves(reassignments, [d for d in log_dirs if d.online])
         sizes = traffic.log_sizes(log_dirs, now)
         growth = (traffic.log_growth(self.sizes, sizes, union(self.building_before, moves.building))
@@ -136,25 +136,10 @@ class ThrottleController:
         # The throttled-replicas items only on the brokers whose rate is the controller's.
         wanted_items = throttled_items(moves, {b for b, kind in _set_by(decision) if kind == "inter-broker"})
         plan = ownership.plan(decision.rates, wanted_items, seen, self.ledger)
-        if plan.changes_anything:
-            await self._apply(plan)
+        await self._apply(plan)  # also when nothing changes: the ledger may forget what a look read gone
         await self._tell_changes(ours, decision, now)
         message = "moves in flight" if moves.in_flight else "no moves in flight"
         await self._publish(self._status(moves, decision, figures, lagging, p99, now, message), now)
-
-    async def _log_dirs(self, brokers: list[int]) -> list[LogDirInfo]:
-        """Every alive broker's directories; a broker that does not answer (it died since it was listed: it stays
-        listed alive until its session lapses) is left out of this look rather than failing it."""
-        try:
-            return await self.admin.describe_log_dirs(brokers)
-        except AdminError:
-            found: list[LogDirInfo] = []
-            for broker in brokers:
-                try:
-                    found.extend(await self.admin.describe_log_dirs([broker]))
-                except AdminError:
-                    continue
-            return found
 
     async def _seen(self, moves: Moves, alive: set[int]) -> ownership.Seen:
         """What is in force on every broker and topic the moves or the ledger name."""

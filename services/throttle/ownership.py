@@ -60,6 +60,10 @@ class Plan:
         return bool(self.broker_changes or self.add_items or self.remove_items)
 
 
+def _unique(values: list[str | None]) -> list[str]:
+    return list(dict.fromkeys(v for v in values if v is not None))
+
+
 def same(a: ThrottleLedger, b: ThrottleLedger) -> bool:
     return a.broker_configs == b.broker_configs and a.topic_items == b.topic_items
 
@@ -83,21 +87,24 @@ def plan(wanted_rates: Mapping[int, Mapping[str, str]], wanted_items: Mapping[It
         for config in RATE_CONFIGS:
             value = in_force.get(config)
             values = owned_values.get((broker, config), [])
-            ours = value is not None and value in values
-            if value is not None and not ours:
+            if value is not None and value not in values:
                 continue  # someone else's: neither changed nor remembered
             want = wanted_rates.get(broker, {}).get(config)
-            if want is not None and want != value:
-                changes.setdefault(broker, {})[config] = want
-                before_configs.append(OwnedBrokerConfig(broker=broker, config=config,
-                                                        values=[v for v in (value, want) if v is not None]))
-                after_configs.append(OwnedBrokerConfig(broker=broker, config=config, values=[want]))
-            elif want is not None:
-                before_configs.append(OwnedBrokerConfig(broker=broker, config=config, values=[want]))
-                after_configs.append(OwnedBrokerConfig(broker=broker, config=config, values=[want]))
-            elif ours:
+            # A broker answers with what it has applied, which may be a moment behind a change just made: a value
+            # the controller set stays named until a look reads it replaced (or gone), lest a late answer show
+            # the controller's own throttle as someone else's, never to be removed.
+            if want is not None:
+                if want != value:
+                    changes.setdefault(broker, {})[config] = want
+                kept = _unique([value, want])
+            elif value is not None:
                 changes.setdefault(broker, {})[config] = None
-                before_configs.append(OwnedBrokerConfig(broker=broker, config=config, values=[value]))
+                kept = [value]
+            else:
+                kept = []  # read gone: no longer the controller's to remember
+            if kept:
+                before_configs.append(OwnedBrokerConfig(broker=broker, config=config, values=kept))
+                after_configs.append(OwnedBrokerConfig(broker=broker, config=config, values=kept))
 
     add: dict[ItemKey, tuple[str, ...]] = {}
     remove: dict[ItemKey, tuple[str, ...]] = {}
@@ -109,7 +116,9 @@ def plan(wanted_rates: Mapping[int, Mapping[str, str]], wanted_items: Mapping[It
         if topic not in seen.topic_configs:
             continue  # the topic is gone, and its lists with it
         present = items_of(seen.topic_configs[topic].get(config))
-        ours = owned_items.get(key, frozenset()) & present  # an item someone took out is no longer to be removed
+        # Named until taken out by the controller itself, present or not: the broker answering may not show an item
+        # just added yet, and one forgotten then would be left behind (taking out an absent item changes nothing).
+        ours = owned_items.get(key, frozenset())
         wanted = wanted_items.get(key, frozenset())
         to_add = frozenset() if ALL_REPLICAS in present else wanted - present
         to_remove = ours - wanted

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 import time
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
@@ -117,6 +118,11 @@ def rb(kafka_stack: LocalStack) -> Iterator[Rebalancing]:
 @pytest.fixture
 def name(request: pytest.FixtureRequest) -> str:
     return f"{request.node.name.removeprefix('test_')[:30].replace('_', '-')}-{uuid.uuid4().hex[:6]}"
+
+
+def only(topic: str) -> str:
+    """``excluded_topics`` for a rebalance that may move only ``topic`` (the cluster is shared with Ballast's bus)."""
+    return f"(?!{re.escape(topic)}$).*"
 
 
 def fill(bootstrap_servers: str, topic: str, partitions: int, mb_each: float) -> None:

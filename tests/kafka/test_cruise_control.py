@@ -21,7 +21,7 @@ from services.local.stack import LocalStack
 from services.common.cruise_control.client import without_session
 from tests.integration.harness import Ballast, is_ongoing, spec
 from tests.integration.rebalancing import Rebalancing
-from tests.kafka.conftest import eventually, fill
+from tests.kafka.conftest import eventually, fill, only
 
 
 async def _replication(admin: KafkaClusterAdmin, topic: str) -> Counter[int]:
@@ -152,11 +152,6 @@ async def test_kill_9_of_replicas_change_while_kafka_moves_resumes_the_task(
 
 THROTTLE_CONFIGS = ("leader.replication.throttled.rate", "follower.replication.throttled.rate")
 THROTTLED_REPLICAS = ("leader.replication.throttled.replicas", "follower.replication.throttled.replicas")
-
-
-def only(topic: str) -> str:
-    """``excluded_topics`` for a rebalance that may move only ``topic`` (the cluster is shared with Ballast's bus)."""
-    return f"(?!{re.escape(topic)}$).*"
 
 
 async def _throttles_left(admin: KafkaClusterAdmin, topic: str) -> dict[str, object]:

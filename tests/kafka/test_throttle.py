@@ -1,8 +1,7 @@
 """The throttle controller (issue 32) on the real cluster: its rates appear on the brokers taking part in a move and
 are gone after it, between brokers and between directories; a kill -9 mid-move leaves nothing behind once it is back;
-someone else's rate is left alone. (The back-offs are tested as rules in tests/unit/test_throttle_rules.py: on the
-shared cluster, late in a loaded run, the ISR test's rate left the floor within a second of its back-off, cause not
-found yet.)
+someone else's rate is left alone, a rebalance's own throttle too; a partition outside the move that falls out of its
+ISR, or a produce latency past its limit, drops the rates to the floor.
 
 A move on this machine copies tens of MB a second unthrottled, faster than one look of the controller: so each move
 starts where the controller sees it before it can copy (its destination broker down, under someone else's rate, or
@@ -11,29 +10,38 @@ under the controller's own from before a restart), and the controller's rates ar
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Iterator
 
 import pytest
+from pydantic import ByteSize
 
+from events import RebalanceState as S
 from events import TOPICS, Decoded, ThrottleLedger, ThrottleRateChanged, ThrottleStatus
 from events.envelope import utcnow
 from events.throttle import OwnedBrokerConfig
 from services.common.admin import INTRA_BROKER_THROTTLE
 from services.common.admin.kafka import KafkaClusterAdmin
 from services.common.busio import publish
+from services.common.lease import lease_group
+from services.common.outbox import MemoryOutbox
+from services.common.settings import ByteRates, ThrottleSettings
 from services.local.kafka_cluster import LocalKafka
 from services.local.stack import LocalStack
+from services.throttle.controller import ThrottleController
 from services.throttle.ownership import FOLLOWER_ITEMS, FOLLOWER_RATE, LEADER_ITEMS, LEADER_RATE, RATE_CONFIGS
+from services.throttle.probe import LatencyProbe
 from tests.integration.harness import Follower
-from tests.kafka.conftest import eventually, fill
+from tests.integration.rebalancing import Rebalancing
+from tests.kafka.conftest import eventually, fill, only
 
 # Kafka measures a replication quota over 11 one-second windows and counts a young one as 10 s long: a move copies
 # about ten seconds' worth of its rate before the rate binds. A small ceiling keeps the tests' moves short and
 # throttled; a large capacity keeps the rate at that ceiling whatever else the shared cluster carries meanwhile (its
-# bus traffic, a restarted broker catching up), so that the rates the tests see are the controller's choice.
+# bus traffic, a restarted broker catching up), so that a drop to the floor is the back-off's.
 FLOOR = 100_000
 CEILING = 400_000
 CAPACITY = 10_000_000
+USERS_RATE = 250_000  # a rebalance's own throttle: none of the controller's rates (the floor times powers of two)
 THROTTLE_ENV = {
     "BALLAST_THROTTLE__INTERVAL_S": "1",
     "BALLAST_THROTTLE__NETWORK_CAPACITY__DEFAULT": str(CAPACITY),
@@ -238,6 +246,130 @@ async def test_a_kill_9_mid_move_leaves_no_throttle_once_the_controller_is_back(
     await eventually(lambda: _none_left(admin, name, (1,)), "the leftovers removed after the restart")
     throttles.wait_last_change(1, "leftover")
     kafka.start_broker(2)
+
+
+async def test_a_partition_outside_the_move_out_of_its_isr_drops_the_rates_to_the_floor_at_once(
+        kafka: LocalKafka, admin: KafkaClusterAdmin, throttles: Throttles, name: str) -> None:
+    outside = f"{name}-outside"
+    try:
+        await move_to_a_broker_that_is_down(admin, kafka, name, 1, 2, 8)
+        # The follower to stop: not the broker that coordinates the controller's lease (killing that one would make
+        # the controller lose its lease and start over, blind to an ISR that shrank meanwhile).
+        coordinator = await lease_coordinator(admin, "throttle")
+        follower = 4 if coordinator != 4 else 3
+        await admin.create_topic(outside, 1, 2, assignment=[[7 - follower, follower]])
+        fill(kafka.bootstrap_servers, outside, 1, 1)
+        # The rate climbs from the floor while nothing lags (broker 2's replicas are out of their ISR because it is
+        # down: not counted).
+        await eventually(lambda: _above(admin, 1, LEADER_RATE, FLOOR), "broker 1's rate above the floor")
+        kafka.kill_broker(follower)  # the follower of the partition outside the move stops
+
+        def backed_off(status: ThrottleStatus) -> bool:
+            return status.back_off == "isr-back-off" and f"{outside}-0" in status.lagging_partitions \
+                and any(b.broker == 1 and b.reason == "isr-back-off" and b.bytes_per_s == FLOOR for b in status.brokers)
+
+        # Every status and change since the test began (the hold is short: the rate may climb again soon after).
+        throttles.wait("the back-off in a status: broker 1 at the floor, the partition that caused it named",
+                       lambda: any(backed_off(s) for s in throttles.statuses))
+        throttles.wait("broker 1's rate changed to the floor for the back-off", lambda: any(
+            c.broker == 1 and c.reason == "isr-back-off" for c in throttles.changes))
+        drop = next(c for c in throttles.changes_of(1) if c.reason == "isr-back-off")
+        assert drop.kind == "inter-broker" and drop.to_bytes_per_s == FLOOR, drop
+        assert drop.from_bytes_per_s is not None and drop.from_bytes_per_s > FLOOR, drop
+        await admin.cancel_reassignments(name, [0])
+        await eventually(lambda: _none_left(admin, name, (1,)), "every throttle gone")
+    finally:
+        # Its move cancelled, lest it keep the next test's moves company.
+        await eventually(lambda: _cancelled(admin, name), "the move cancelled")
+        for broker in (3, 4, 2):
+            if not kafka.brokers[broker].running:
+                kafka.start_broker(broker)
+
+
+async def test_a_produce_latency_past_its_limit_drops_the_rates_to_the_floor(
+        kafka_stack: LocalStack, kafka: LocalKafka, admin: KafkaClusterAdmin, controller: str, name: str) -> None:
+    """The controller runs in this test's process, with the probe; the service's is stopped meanwhile (each would take
+    the other's rates for someone else's). No latency can be raised on purpose here: the limit is set under what the
+    probe measures, once the rate has climbed with the limit above it."""
+    kafka_stack.kill(controller)
+    probe = LatencyProbe({"bootstrap_servers": kafka.bootstrap_servers}, f"{name}-probe", every_s=0.1, window_s=5)
+    settings = ThrottleSettings(interval_s=1, floor=ByteSize(FLOOR), ceiling=ByteSize(CEILING), back_off_hold_s=3,
+                                latency_limit_ms=60_000, traffic_source="log-growth",
+                                network_capacity=ByteRates(default=ByteSize(CAPACITY)))
+    ours = ThrottleController(settings, admin, MemoryOutbox(), probe)
+    try:
+        await ours.start()
+        await probe.start(admin)
+        assert len((await admin.partition_states())[f"{name}-probe"]) == 4, "one partition of the probe per broker"
+        await move_to_a_broker_that_is_down(admin, kafka, name, 1, 2, 8)
+
+        async def looked(check: Callable[[], Awaitable[bool]]) -> bool:
+            try:
+                await ours.look()
+            except Exception as exc:  # noqa: BLE001 -- a look handles the cluster's errors; anything else is a bug
+                pytest.fail(f"a look raised {exc!r}")  # not swallowed by ``eventually``
+            return await check()
+
+        await eventually(lambda: looked(lambda: _above(admin, 1, LEADER_RATE, FLOOR)),
+                         "broker 1's rate above the floor", interval_s=0.5)
+        measured = probe.p99_ms()
+        assert measured is not None and 0 < measured < 60_000, measured
+        ours.settings = settings.model_copy(update={"latency_limit_ms": measured / 2})
+
+        async def latency_back_off() -> bool:
+            return ours.status.back_off == "latency-back-off" and await _has(admin, 1, LEADER_RATE) == str(FLOOR)
+
+        await eventually(lambda: looked(latency_back_off), "the latency back-off: broker 1 at the floor",
+                         interval_s=0.5)
+        assert ours.status.latency_p99_ms is not None and ours.status.latency_p99_ms > measured / 2, ours.status
+        assert any(b.broker == 1 and b.reason == "latency-back-off" for b in ours.status.brokers), ours.status
+        await admin.cancel_reassignments(name, [0])
+        await eventually(lambda: looked(lambda: _none_left(admin, name, (1,))), "every throttle gone", interval_s=0.5)
+    finally:
+        probe.close()
+        if not kafka.brokers[2].running:
+            kafka.start_broker(2)
+        kafka_stack.start_process(controller)
+        kafka_stack.wait_http(kafka_stack.health_url(controller), controller)
+
+
+async def test_a_rebalance_with_a_fixed_throttle_keeps_it_and_the_controller_sets_none(
+        rb: Rebalancing, kafka: LocalKafka, admin: KafkaClusterAdmin, throttles: Throttles, name: str) -> None:
+    """A user's ``replicationThrottle`` on a rebalance wins: Cruise Control (the simulator, executing on the real
+    cluster) sets it on the brokers batch by batch; the controller names it fixed and sets no rate of its own."""
+    await admin.create_topic(name, 6, 2, assignment=[[1, 2], [2, 1]] * 3)
+    fill(kafka.bootstrap_servers, name, 6, 1)
+    rb.request(name=name, auto_approve=True, excluded_topics=only(name), replication_throttle=USERS_RATE,
+               concurrent_partition_movements_per_broker=1)
+
+    def fixed(status: ThrottleStatus) -> bool:
+        return any(b.reason == "fixed" and b.owner == "other" and b.bytes_per_s == USERS_RATE for b in status.brokers)
+
+    throttles.wait("the rebalance's rate in a status, named fixed", lambda: any(fixed(s) for s in throttles.statuses))
+    rb.wait_for(name, lambda s: any(t.reason == "fixed" and t.bytes_per_s == USERS_RATE for t in s.throttles),
+                "the rebalance's status showing its rate as fixed")
+    rb.wait_state(name, S.READY)
+    await eventually(lambda: _none_left(admin, name, (1, 2, 3, 4)), "every throttle gone")
+    assert throttles.changes == [], "the controller set no rate of its own"
+
+
+async def lease_coordinator(admin: KafkaClusterAdmin, service: str) -> int | None:
+    """The broker coordinating ``service``'s lease group: the leader of the ``__consumer_offsets`` partition Kafka
+    keeps the group in: the absolute value of the group id's Java hash code, modulo the partitions."""
+    described = (await admin.describe_topics(["__consumer_offsets"]))["__consumer_offsets"]
+    assert described is not None
+    code = 0
+    for char in lease_group(service):
+        code = (31 * code + ord(char)) & 0xFFFFFFFF
+    signed = code - (1 << 32) if code >= 1 << 31 else code
+    positive = abs(signed) if signed != -(1 << 31) else 0  # Kafka's Utils.abs
+    return described.partitions[positive % len(described.partitions)].leader
+
+
+async def _cancelled(admin: KafkaClusterAdmin, topic: str) -> bool:
+    if await admin.list_reassignments([topic]):
+        await admin.cancel_reassignments(topic, [0])
+    return not await admin.list_reassignments([topic])
 
 
 async def _has(admin: KafkaClusterAdmin, broker: int, config: str) -> str | None:

@@ -18,6 +18,7 @@ from services.common.admin.port import (
     UnknownTopic,
     UnreadableAnswer,
     Unsupported,
+    answering_log_dirs,
 )
 from services.common.admin.factory import make_cluster_admin
 
@@ -39,5 +40,6 @@ __all__ = [
     "UnknownTopic",
     "UnreadableAnswer",
     "Unsupported",
+    "answering_log_dirs",
     "make_cluster_admin",
 ]

@@ -11,7 +11,7 @@ import asyncio
 import logging
 import re
 import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from operator import itemgetter
 from typing import Any, TypeVar
 
@@ -35,6 +35,7 @@ from services.common.admin.port import (
     TopicDescription,
     UnknownTopic,
     UnreadableAnswer,
+    answering_log_dirs,
 )
 
 T = TypeVar("T")
@@ -42,7 +43,9 @@ _ERROR_MESSAGE = re.compile(r"error_message=(['\"])(.*?)\1[,)]")
 PREFERRED_ELECTION = 0
 READ_ATTEMPTS = 4
 RETRY_BACKOFF_S = 0.3
-LIST_SETTLE_S = 5.0  # how long a LIST config emptied by SUBTRACT is read back for, to delete it once it shows empty
+# How long a changed config is read back for until the broker answering shows the change: a broker applies it
+# from the metadata log a moment after the controller accepted it.
+SETTLE_S = 5.0
 # kafka-python logs each refused connection and retried request at WARNING, and a broker going away at ERROR, in
 # plain text; the adapter raises what fails to whoever called it, who logs it (as JSON).
 logging.getLogger("kafka").setLevel(logging.CRITICAL)
@@ -245,15 +248,7 @@ class KafkaClusterAdmin:
             return {}
         wanted = set(names)
         disks: dict[tuple[str, int, int], dict[str, Any]] = {}
-        try:
-            described = await self.describe_log_dirs(alive)
-        except AdminError:
-            described = []
-            for broker in alive:
-                try:
-                    described.extend(await self.describe_log_dirs([broker]))
-                except AdminError:
-                    continue
+        described = await answering_log_dirs(self, alive)
         for log_dir in described:
             for replica in log_dir.replicas:
                 if replica.topic not in wanted:
@@ -294,16 +289,14 @@ class KafkaClusterAdmin:
         if remove:
             await self._alter_ops(ConfigResourceType.TOPIC, name, {key: (AlterConfigOp.SUBTRACT, ",".join(remove))})
             # The broker that answers DescribeConfigs may not have applied the change yet (it may not even show the
-            # list yet): read until the list shows without the items, for a few seconds at most (absent that long,
-            # someone deleted it).
-            deadline = asyncio.get_running_loop().time() + min(self._timeout_s, LIST_SETTLE_S)
-            while True:
-                left = (await self.topic_configs([name])).get(name, {}).get(key)
-                items = {i.strip() for i in (left or "").split(",") if i.strip()}
-                if (left is not None and not items & set(remove)) or asyncio.get_running_loop().time() > deadline:
-                    break
-                await asyncio.sleep(0.1)
-            if left is not None and not items:
+            # list yet): read until the list shows without the items (absent for the whole settle, someone deleted
+            # it, and there is nothing to delete).
+            async def read() -> set[str] | None:
+                value = (await self.topic_configs([name])).get(name, {}).get(key)
+                return None if value is None else {i.strip() for i in value.split(",") if i.strip()}
+
+            left = await self._settle(read, lambda items: items is not None and not items & set(remove))
+            if left is not None and not left:
                 await self._alter_ops(ConfigResourceType.TOPIC, name, {key: (AlterConfigOp.DELETE, None)})
 
     async def _alter(self, kind: ConfigResourceType, name: str, config: Mapping[str, str | None]) -> None:
@@ -402,6 +395,22 @@ class KafkaClusterAdmin:
 
     async def alter_broker_configs(self, broker: int, config: Mapping[str, str | None]) -> None:
         await self._alter(ConfigResourceType.BROKER, str(broker), config)
+
+        # Read back from the broker itself (its answers follow its metadata log, so once it shows the change, later
+        # reads do too): a caller reading right after this sees what it set, not the value before.
+        async def read() -> dict[str, str]:
+            return await self.broker_configs(broker)
+
+        await self._settle(read, lambda now: all(now.get(k) == v for k, v in config.items()))
+
+    async def _settle(self, read: Callable[[], Awaitable[T]], done: Callable[[T], bool]) -> T:
+        """Read until ``done`` holds of what is read, for ``SETTLE_S`` at most; the last read either way."""
+        deadline = asyncio.get_running_loop().time() + min(self._timeout_s, SETTLE_S)
+        while True:
+            value = await read()
+            if done(value) or asyncio.get_running_loop().time() > deadline:
+                return value
+            await asyncio.sleep(0.1)
 
     async def elect_preferred_leaders(self, name: str, partitions: Sequence[int] | None = None) -> None:
         if partitions is None:

@@ -256,3 +256,18 @@ class ClusterAdmin(Protocol):
         ...
 
     async def aclose(self) -> None: ...
+
+
+async def answering_log_dirs(admin: ClusterAdmin, brokers: Sequence[int]) -> list[LogDirInfo]:
+    """The directories of those of ``brokers`` that answer: one that does not (it died since it was listed alive: it
+    stays listed until its session lapses) is left out rather than failing the whole answer."""
+    try:
+        return await admin.describe_log_dirs(brokers)
+    except AdminError:
+        found: list[LogDirInfo] = []
+        for broker in brokers:
+            try:
+                found.extend(await admin.describe_log_dirs([broker]))
+            except AdminError:
+                continue
+        return found
