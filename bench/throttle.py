@@ -10,7 +10,11 @@ produces to a topic of RF 3 over the four brokers at a rate that steps between a
 each broker takes about 3/4 of it in. The fixed throttles are what an operator would set from that: the safety share
 (0.8) of the capacity less the peak's or the average's traffic. The move is all partitions of a topic on broker 1:
 reassigned to broker 2 (rebalance), or from broker 1's first directory to its second (drain), set as Kafka's
-reassignment tool sets it (rates on the brokers, the replicas in the topic's lists) for (a) and (b).
+reassignment tool sets it (rates on the brokers, the replicas in the topic's lists) for (a) and (b). For (c) and (d)
+the move starts under the controller's floor, named in its ledger as if it had set it at a look before the copy
+began, and the controller is started as the move starts: it takes the floor over as its own and goes on from there.
+(Unthrottled, a move here copies about 100 MB/s: one this size would be over before the controller's first look, and
+the figures would say nothing of its rates.)
 
 Measured while the move runs: its completion time; the bytes it copied per second against the rate in force (the
 mean of the rate polled every 0.5 s, the lower of the sender's and the receiver's); the client's produce latency p99
@@ -34,13 +38,17 @@ from confluent_kafka import Producer
 
 from bench.markdown import replace_section
 from bench.replicas_change import percentile
+from events import TOPICS, ThrottleLedger
+from events.throttle import OwnedBrokerConfig, OwnedListItems
 from services.common.admin import INTRA_BROKER_THROTTLE
+from services.common.busio import publish
 from services.common.admin.kafka import KafkaClusterAdmin
 from services.local.stack import LocalStack
 from services.throttle.ownership import FOLLOWER_ITEMS, FOLLOWER_RATE, LEADER_ITEMS, LEADER_RATE, RATE_CONFIGS
 
 MB = 1_000_000
 SHARE = 0.8
+FLOOR = 1 * MB  # the controller's floor (its default)
 SOURCE, DESTINATION = 1, 2
 PARTITIONS = 8
 CLIENT_TOPIC = "bench-clients"
@@ -116,7 +124,7 @@ def fill(bootstrap: str, topic: str, partitions: int, mb_each: float) -> None:
 
 
 async def run_variant(stack: LocalStack, admin: KafkaClusterAdmin, client: Client, scenario: str, variant: str,
-                      fixed: int | None, move_mb: float, say: Callable[[str], None]) -> Figures:
+                      fixed: int | None, move_mb: float, limit_ms: float, say: Callable[[str], None]) -> Figures:
     assert stack.kafka is not None
     topic = f"bench-move-{scenario}-{variant}"
     source_dir, other_dir = (str(d) for d in stack.kafka.log_dirs(SOURCE))
@@ -126,13 +134,10 @@ async def run_variant(stack: LocalStack, admin: KafkaClusterAdmin, client: Clien
     fill(stack.kafka.bootstrap_servers, topic, PARTITIONS, move_mb / PARTITIONS)
     label = f"{fixed / MB:.2f} MB/s fixed" if fixed else CONTROLLER_LABELS[variant]
     say(f"  {scenario} / {variant}: {move_mb:g} MB, {label}")
-    if fixed and scenario == "rebalance":
-        for broker in (SOURCE, DESTINATION):
-            await admin.alter_broker_configs(broker, {LEADER_RATE: str(fixed), FOLLOWER_RATE: str(fixed)})
-        await admin.alter_configs(topic, {LEADER_ITEMS: ",".join(f"{p}:{SOURCE}" for p in range(PARTITIONS)),
-                                          FOLLOWER_ITEMS: ",".join(f"{p}:{DESTINATION}" for p in range(PARTITIONS))})
-    elif fixed:
-        await admin.alter_broker_configs(SOURCE, {INTRA_BROKER_THROTTLE: str(fixed)})
+    if not fixed:
+        stack.kill("throttle")
+        publish(stack.settings().bus, TOPICS.throttle_ledger, [_ledger(topic, scenario)])
+    await _throttle(admin, topic, scenario, fixed or FLOOR)
     outside_before = await _isr_short(admin, topic)
     figures = Figures(variant, label)
     client.latencies.clear()
@@ -142,6 +147,10 @@ async def run_variant(stack: LocalStack, admin: KafkaClusterAdmin, client: Clien
         await admin.reassign_partitions(topic, {p: [DESTINATION] for p in range(PARTITIONS)})
     else:
         await admin.alter_replica_log_dirs(topic, {(p, SOURCE): other_dir for p in range(PARTITIONS)})
+    if not fixed:
+        # Back with the floor it "set" in its ledger, which it takes over as its own; the copy meanwhile runs at it.
+        stack.instance_env["throttle"] = _controller_env(variant, limit_ms)
+        stack.start_process("throttle")
     lost: set[str] = set()
     while True:
         await asyncio.sleep(0.5)
@@ -167,6 +176,43 @@ async def run_variant(stack: LocalStack, admin: KafkaClusterAdmin, client: Clien
     say(f"    {figures.seconds:.1f} s, {figures.copied_mb_s:.2f} MB/s copied against {figures.allowed_mb_s:.2f} "
         f"allowed, p99 {figures.p99_ms:.0f} ms, {figures.isr_lost} partitions out of their ISR")
     return figures
+
+
+def _items(broker: int) -> str:
+    return ",".join(f"{p}:{broker}" for p in range(PARTITIONS))
+
+
+async def _throttle(admin: KafkaClusterAdmin, topic: str, scenario: str, rate: int) -> None:
+    """The rates and the throttled replicas a move needs, as Kafka's reassignment tool sets them."""
+    if scenario == "rebalance":
+        for broker in (SOURCE, DESTINATION):
+            await admin.alter_broker_configs(broker, {LEADER_RATE: str(rate), FOLLOWER_RATE: str(rate)})
+        await admin.alter_configs(topic, {LEADER_ITEMS: _items(SOURCE), FOLLOWER_ITEMS: _items(DESTINATION)})
+    else:
+        await admin.alter_broker_configs(SOURCE, {INTRA_BROKER_THROTTLE: str(rate)})
+
+
+def _ledger(topic: str, scenario: str) -> ThrottleLedger:
+    """What the controller's ledger would name had it set the floor for this move at a look before the copy began."""
+    if scenario == "drain":
+        return ThrottleLedger(broker_configs=[
+            OwnedBrokerConfig(broker=SOURCE, config=INTRA_BROKER_THROTTLE, values=[str(FLOOR)])])
+    return ThrottleLedger(
+        broker_configs=[OwnedBrokerConfig(broker=b, config=c, values=[str(FLOOR)])
+                        for b in (SOURCE, DESTINATION) for c in (LEADER_RATE, FOLLOWER_RATE)],
+        topic_items=[OwnedListItems(topic=topic, config=LEADER_ITEMS, items=_items(SOURCE).split(",")),
+                     OwnedListItems(topic=topic, config=FOLLOWER_ITEMS, items=_items(DESTINATION).split(","))])
+
+
+def _controller_env(variant: str, limit_ms: float) -> dict[str, str]:
+    """(c): the controller as configured for the run; (d): with its latency probe and ``limit_ms``."""
+    if variant == "c":
+        return {}
+    return {"BALLAST_THROTTLE__LATENCY_PROBE_TOPIC": PROBE_TOPIC,
+            "BALLAST_THROTTLE__LATENCY_LIMIT_MS": str(limit_ms),
+            "BALLAST_THROTTLE__LATENCY_PROBE_EVERY_S": str(PROBE_EVERY_S),
+            "BALLAST_THROTTLE__LATENCY_WINDOW_S": str(PROBE_WINDOW_S),
+            "BALLAST_THROTTLE__BACK_OFF_HOLD_S": str(HOLD_S)}
 
 
 async def _until(check: Callable[[], object], timeout_s: float) -> None:
@@ -224,19 +270,6 @@ async def _none_left(admin: KafkaClusterAdmin, topic: str) -> bool:
     return LEADER_ITEMS not in configs and FOLLOWER_ITEMS not in configs
 
 
-def with_latency_limit(stack: LocalStack, limit_ms: float) -> None:
-    """The throttle service restarted with its latency probe and ``limit_ms`` (variant d)."""
-    stack.instance_env["throttle"] = {
-        "BALLAST_THROTTLE__LATENCY_PROBE_TOPIC": PROBE_TOPIC,
-        "BALLAST_THROTTLE__LATENCY_LIMIT_MS": str(limit_ms),
-        "BALLAST_THROTTLE__LATENCY_PROBE_EVERY_S": str(PROBE_EVERY_S),
-        "BALLAST_THROTTLE__LATENCY_WINDOW_S": str(PROBE_WINDOW_S),
-        "BALLAST_THROTTLE__BACK_OFF_HOLD_S": str(HOLD_S)}
-    stack.kill("throttle")
-    stack.start_process("throttle")
-    stack.wait_http(stack.health_url("throttle"), "throttle")
-
-
 async def run(move_mb: float, capacity: int, limit_ms: float, say: Callable[[str], None]) -> dict[str, list[Figures]]:
     live_peak = PEAK_MB_S * MB * CLIENT_SHARE_PER_BROKER
     live_average = (PEAK_MB_S + LOW_MB_S) / 2 * MB * CLIENT_SHARE_PER_BROKER
@@ -245,7 +278,8 @@ async def run(move_mb: float, capacity: int, limit_ms: float, say: Callable[[str
     env = {"BALLAST_LOG_LEVEL": "warning",
            "BALLAST_THROTTLE__NETWORK_CAPACITY__DEFAULT": str(capacity),
            "BALLAST_THROTTLE__DISK_CAPACITY__DEFAULT": str(capacity),
-           "BALLAST_THROTTLE__SAFETY_SHARE": str(SHARE), "BALLAST_THROTTLE__TRAFFIC_SOURCE": "log-growth"}
+           "BALLAST_THROTTLE__SAFETY_SHARE": str(SHARE), "BALLAST_THROTTLE__FLOOR": str(FLOOR),
+           "BALLAST_THROTTLE__TRAFFIC_SOURCE": "log-growth"}
     run_dir = Path(tempfile.mkdtemp(prefix="ballast-bench-throttle-"))
     results: dict[str, list[Figures]] = {}
     with LocalStack(run_dir, env=env, services=("throttle",), kafka=True) as stack:
@@ -260,13 +294,8 @@ async def run(move_mb: float, capacity: int, limit_ms: float, say: Callable[[str
         try:
             for scenario in ("rebalance", "drain"):
                 results[scenario] = [
-                    await run_variant(stack, admin, client, scenario, "a", peak_safe, move_mb, say),
-                    await run_variant(stack, admin, client, scenario, "b", average, move_mb, say),
-                    await run_variant(stack, admin, client, scenario, "c", None, move_mb, say)]
-            with_latency_limit(stack, limit_ms)
-            await asyncio.sleep(PROBE_WINDOW_S)  # the probe's first window filled before the moves
-            for scenario in ("rebalance", "drain"):
-                results[scenario].append(await run_variant(stack, admin, client, scenario, "d", None, move_mb, say))
+                    await run_variant(stack, admin, client, scenario, variant, fixed, move_mb, limit_ms, say)
+                    for variant, fixed in (("a", peak_safe), ("b", average), ("c", None), ("d", None))]
         finally:
             client.stop()
             await admin.aclose()
@@ -301,12 +330,13 @@ polled every 0.5 s (for a rebalance the lower of the sender's leader rate and th
 lets a new replication quota take about ten seconds' worth of its rate at once (11 one-second windows, a young one
 counted as ten seconds), so short moves can copy faster than their rate. On one machine the brokers share its disk
 and cores, not a network: a throttle here decides how much of them the copy takes, and the client's latency shows
-what is left. The controller finds a move at its next look (every 2 s): a move between directories here copies over
-a hundred MB a second unthrottled, so a drain this small can end before the controller has seen it ("none in
-force"); a fixed throttle set before the move is what throttles a move's first bytes (docs/throttles.md#limits).
-Whether a 160 MB drain is throttled at all is the luck of where the look falls: in another run of this table the
-controller's drain ended unthrottled in 1.3 s. The client's p99 moves by tens of milliseconds from run to run on
-this two-core machine, where the copy and the client share the cores: the controller's faster copy costs some of it.
+what is left. (c) and (d) start under the controller's floor ({FLOOR / MB:g} MB/s), named in its ledger as if it had
+set it at a look before the copy began; the controller starts with the move and takes it over. Unthrottled, a move
+here copies about a hundred MB a second, so a move this small would be over before the controller's first look
+(every 2 s): in the run before this start was arranged, the controller's drain ended unthrottled in 1.8 s. A real
+move of gigabytes loses only its first look's worth (docs/throttles.md#limits). The client's p99 moves by tens of
+milliseconds from run to run on this two-core machine, where the copy and the client share the cores. (d)'s limit is
+the knob between the two: near the probe's p99 at rest, the rates spend much of the move at the floor.
 
 """
 

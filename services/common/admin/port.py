@@ -248,7 +248,8 @@ class ClusterAdmin(Protocol):
         ...
 
     async def alter_broker_configs(self, broker: int, config: Mapping[str, str | None]) -> None:
-        """Set these dynamic broker configs; ``None`` deletes one (back to its default)."""
+        """Set these dynamic broker configs; ``None`` deletes one (back to its default). Returns once the broker
+        shows them (for a few seconds at most), so that a read right after sees the change."""
         ...
 
     async def elect_preferred_leaders(self, name: str, partitions: Sequence[int] | None = None) -> None:
