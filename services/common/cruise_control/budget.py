@@ -17,6 +17,7 @@ from contextlib import asynccontextmanager
 
 from prometheus_client import Histogram
 
+from services.common.cruise_control.errors import ShareHeldByComputingTasks
 from services.common.logging import get_logger
 
 log = get_logger(__name__)
@@ -51,7 +52,17 @@ class TaskBudget:
         """Around one request that creates a task. Call ``computing(task_id)`` on the yielded slot when Cruise
         Control answered 202: the task stays active in Cruise Control, and its slot stays taken here."""
         started = time.monotonic()
-        await self._free.acquire()
+        while True:
+            if self._free.locked() and len(self._computing) >= self.slots:
+                # Only an answer frees a slot now: waiting here could wait on the caller itself (it follows them).
+                raise ShareHeldByComputingTasks(
+                    f"this service's {self.slots} user task(s) of Cruise Control are held by tasks still computing")
+            try:
+                # Re-checked every second: a slot held by a request in flight may become a computing task's.
+                await asyncio.wait_for(self._free.acquire(), timeout=1.0)
+                break
+            except TimeoutError:
+                continue
         BUDGET_WAIT_SECONDS.observe(time.monotonic() - started)
         slot = _Slot()
         try:

@@ -71,6 +71,15 @@ class ServletFull(CruiseControlError):
     quiet = True
 
 
+class ShareHeldByComputingTasks(CruiseControlError):
+    """Every user task of this service's share is held by a task Cruise Control answered 202 and still computes: a
+    new request would wait for one of their answers, which only following them brings (and the caller may be the
+    one who follows). Asked again shortly, with no status published in between; meanwhile, follow them."""
+
+    temporary = True
+    quiet = True
+
+
 class TaskForgotten(CruiseControlError):
     """'Unexpected header <id> (value: User-Task-ID)': Cruise Control holds no task by that id for this request (it
     restarted, or the task aged out of its memory). The request is made anew, without the header."""
