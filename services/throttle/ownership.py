@@ -55,10 +55,6 @@ class Plan:
     before: ThrottleLedger  # to write before any change is applied: what is owned now and what will be
     after: ThrottleLedger  # once every change is applied
 
-    @property
-    def changes_anything(self) -> bool:
-        return bool(self.broker_changes or self.add_items or self.remove_items)
-
 
 def _unique(values: list[str | None]) -> list[str]:
     return list(dict.fromkeys(v for v in values if v is not None))
@@ -73,15 +69,14 @@ def plan(wanted_rates: Mapping[int, Mapping[str, str]], wanted_items: Mapping[It
     """The changes from what is in force to ``wanted_rates`` (broker -> config -> value; any rate config not named is
     to be gone, if it is the controller's) and ``wanted_items`` (the throttled-replicas items to be present)."""
     changes: dict[int, dict[str, str | None]] = {}
-    before_configs: list[OwnedBrokerConfig] = []
-    after_configs: list[OwnedBrokerConfig] = []
+    # The same before and after a change: a value stays named until a later look reads it replaced or gone.
+    owned_configs: list[OwnedBrokerConfig] = []
     owned_values = {(o.broker, o.config): o.values for o in ledger.broker_configs}
     brokers = sorted(set(wanted_rates) | {b for b, _ in owned_values})
     for broker in brokers:
         if broker not in seen.broker_configs:
             # Not read (down): what the ledger holds of it stays, for a later look.
-            before_configs += [o for o in ledger.broker_configs if o.broker == broker]
-            after_configs += [o for o in ledger.broker_configs if o.broker == broker]
+            owned_configs += [o for o in ledger.broker_configs if o.broker == broker]
             continue
         in_force = seen.broker_configs[broker]
         for config in RATE_CONFIGS:
@@ -103,8 +98,7 @@ def plan(wanted_rates: Mapping[int, Mapping[str, str]], wanted_items: Mapping[It
             else:
                 kept = []  # read gone: no longer the controller's to remember
             if kept:
-                before_configs.append(OwnedBrokerConfig(broker=broker, config=config, values=kept))
-                after_configs.append(OwnedBrokerConfig(broker=broker, config=config, values=kept))
+                owned_configs.append(OwnedBrokerConfig(broker=broker, config=config, values=kept))
 
     add: dict[ItemKey, tuple[str, ...]] = {}
     remove: dict[ItemKey, tuple[str, ...]] = {}
@@ -130,5 +124,5 @@ def plan(wanted_rates: Mapping[int, Mapping[str, str]], wanted_items: Mapping[It
             before_items.append(OwnedListItems(topic=topic, config=config, items=sorted(ours | to_add)))
         if (ours | to_add) - to_remove:
             after_items.append(OwnedListItems(topic=topic, config=config, items=sorted((ours | to_add) - to_remove)))
-    return Plan(changes, add, remove, ThrottleLedger(broker_configs=before_configs, topic_items=before_items),
-                ThrottleLedger(broker_configs=after_configs, topic_items=after_items))
+    return Plan(changes, add, remove, ThrottleLedger(broker_configs=owned_configs, topic_items=before_items),
+                ThrottleLedger(broker_configs=owned_configs, topic_items=after_items))

@@ -360,7 +360,7 @@ def test_a_wanted_rate_where_none_is_set_is_set_and_named_in_the_ledger_first() 
     assert p.broker_changes == {1: {LEADER_RATE: "500"}}
     assert p.before.broker_configs == [owned(1, LEADER_RATE, "500")]
     assert p.after.broker_configs == [owned(1, LEADER_RATE, "500")]
-    assert p.changes_anything
+    assert p.add_items == {} and p.remove_items == {}
 
 
 def test_someone_elses_rate_is_neither_changed_nor_deleted_nor_taken_over() -> None:
@@ -368,7 +368,7 @@ def test_someone_elses_rate_is_neither_changed_nor_deleted_nor_taken_over() -> N
     p = plan({1: {LEADER_RATE: "500"}}, {}, seen, ledger())  # wants another leader rate, no follower rate
     assert p.broker_changes == {}
     assert p.before.broker_configs == [] and p.after.broker_configs == []
-    assert not p.changes_anything
+    assert p.add_items == {} and p.remove_items == {}
 
 
 def test_a_ledger_entry_whose_value_someone_replaced_is_no_longer_ours() -> None:
