@@ -22,6 +22,7 @@ from services.common.retry import backoff
 
 # What Spark says when a Python worker it started did not connect back in time (PythonWorkerFactory).
 TEMPORARY = ("Python worker failed to connect back", "Timed out while waiting for the Python worker to connect back")
+RESTARTING = "query failed; starting it again from its checkpoint"  # what the job logs then
 # How long starts may keep failing so, with no row read in between, before the query is given up: a machine that
 # busy for that long is not a moment.
 PATIENCE_S = 1800.0
@@ -105,6 +106,6 @@ class RestartingQuery:
         delay = backoff(self._failures, **self._delays).total_seconds()
         self.restarts += 1
         if self._log:
-            self._log.warning("query failed; starting it again from its checkpoint", reason=str(error)[:300],
+            self._log.warning(RESTARTING, reason=str(error)[:300],
                               attempt=self._failures, retry_in_s=delay)
         time.sleep(delay)

@@ -67,8 +67,10 @@ class Stack:
         return json.loads(listed.stdout or "[]")
 
     def ballast(self, *args: str, input: str | None = None) -> subprocess.CompletedProcess[str]:
+        # The CLI waits a minute for a broker's answer, not its default 10 s: in CI, with the rest of the suite
+        # beside it, a containerised broker left `ballast apply`'s first watermark query unanswered for 10 s.
         return run([str(Path(sys.executable).with_name("ballast")), *args], input=input, timeout=WAIT_S,
-                   env={**os.environ, **self.env})
+                   env={**os.environ, **self.env, "BALLAST_BUS__ANSWER_TIMEOUT_S": "60"})
 
 
 def run(command: list[str], *, timeout: float, input: str | None = None, **options: object

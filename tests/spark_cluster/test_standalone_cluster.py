@@ -24,6 +24,7 @@ import pytest
 
 from events import TOPICS
 from services.local.broker import tansu_binary
+from spark.restarts import RESTARTING, temporary
 from spark.session import SMALL_JOB_JVM
 from tests.patience import WAIT_S
 from tests.spark_cluster import worker_env
@@ -39,6 +40,7 @@ RECORDED = REPO / "tests" / "data" / "load-samples.jsonl"
 RECORDED_DAY = "2026-11-23"
 OPERATIONS = REPO / "docs" / "operations.md"
 DOC_MARKER = "<!-- tests/spark_cluster runs this block as it is"
+ERRORS = r"Traceback|Py4J|ERROR|Exception"
 # Small JVMs for a small job, and one core per job: the worker offers two.
 # defaultJavaOptions: what the documented command's --driver-java-options adds to, rather than replaces.
 SPARK_DEFAULTS = f"""spark.executor.memory 512m
@@ -272,11 +274,21 @@ def test_both_sources_run_their_tasks_on_a_worker_without_ballast_and_stop_clean
         if job.source == "ballast_bus":  # Ballast's Python source ran there, imported from the shipped archive
             assert list(app.glob("*/ballast-*.zip")), job
 
+    logged_before_stop = {job.source: job.log.stat().st_size for job in jobs}
     reasons = {job.source: job.stop() for job in jobs}
     for job in jobs:
         wait_for(lambda: ended(job.process), f"{job} to stop", interval=0.5)
-        stopped = [e for e in log_events(job.log) if e.get("event") == "stopped"]
+        events = log_events(job.log)
+        stopped = [e for e in events if e.get("event") == "stopped"]
         assert len(stopped) == 1 and stopped[0]["reason"] in reasons[job.source], (job, stopped)
-        text = job.log.read_text(errors="replace")
-        after = text[text.index('"event": "running"'):]
-        assert not re.search(r"Traceback|Py4J|ERROR|Exception", after), (job, after[-4000:])
+        logged = job.log.read_bytes()
+        running = logged[logged.index(b'"event": "running"'):logged_before_stop[job.source]].decode(errors="replace")
+        # While it ran, no error but those of a query start the job started again (spark/restarts.py: on a crowded
+        # machine, seen in CI, the Python worker Spark starts to plan the source's offsets did not connect back
+        # within Spark's ten seconds, and Spark logged the failure and the worker's traceback).
+        restarts = [e for e in events if e.get("event") == RESTARTING]
+        assert all(temporary(e["reason"]) for e in restarts), (job, restarts)
+        assert restarts or not re.search(ERRORS, running), (job, running[-4000:])
+        # The stop itself: none at all.
+        after_stop = logged[logged_before_stop[job.source]:].decode(errors="replace")
+        assert not re.search(ERRORS, after_stop), (job, after_stop[-4000:])
