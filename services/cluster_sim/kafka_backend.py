@@ -19,6 +19,7 @@ from services.cluster_sim.load import MeasuredLoad
 from services.cluster_sim.model import Broker, Cluster, IntraBrokerMove, Partition, ReplicaMove, Topic
 from services.common.admin.port import AdminError, BrokerInfo, ClusterAdmin, LogDirInfo, TopicDescription
 from services.common.logging import get_logger
+from services.common.retry import backoff
 
 log = get_logger(__name__)
 
@@ -74,29 +75,34 @@ def snapshot(cluster: Cluster, brokers: Iterable[BrokerInfo], topics: Mapping[st
 class KafkaBackend:
     real = True
 
-    def __init__(self, admin: ClusterAdmin, *, sync_interval_s: float = 2.0, start_timeout_s: float = 60.0) -> None:
+    def __init__(self, admin: ClusterAdmin, *, sync_interval_s: float = 2.0, first_wait_s: float = 0.5,
+                 longest_wait_s: float = 10.0) -> None:
         self.admin = admin
         self.cluster = Cluster([], default_partition_mb=0.0)
         self.load = MeasuredLoad(self.cluster)
         self.sync_interval_s = sync_interval_s
-        self.start_timeout_s = start_timeout_s
+        self._waits = {"initial_s": first_wait_s, "max_s": longest_wait_s}
         self.synced_at = float("-inf")
         self._lock = asyncio.Lock()
         self._loop: asyncio.Task[None] | None = None
 
     async def start(self) -> None:
-        """First view of the cluster (it may still be starting), then a refresh every ``sync_interval_s``, which
-        also samples the sizes the load's rates come from."""
-        deadline = time.monotonic() + self.start_timeout_s
+        """First view of the cluster, then a refresh every ``sync_interval_s``, which also samples the sizes the
+        load's rates come from. A cluster still starting is waited for as long as it takes, as the services wait
+        for the bus: a deadline only made the simulator exit when the brokers were slow (seen in CI, containerised
+        brokers on a crowded machine), for its supervisor to start it again. A permanent refusal raises."""
+        attempts = 0
         while True:
             try:
                 await self.refresh()
                 break
             except AdminError as exc:
-                if time.monotonic() > deadline:
+                if not exc.temporary:
                     raise
-                log.info("waiting for the Kafka cluster", error=str(exc))
-                await asyncio.sleep(0.5)
+                attempts += 1
+                wait = backoff(attempts, **self._waits).total_seconds()
+                log.info("waiting for the Kafka cluster", error=str(exc), attempts=attempts, next_try_s=wait)
+                await asyncio.sleep(wait)
         self._loop = asyncio.get_running_loop().create_task(self._refresh_forever())
         log.info("Kafka backend ready", brokers=len(self.cluster.brokers), topics=len(self.cluster.topics))
 

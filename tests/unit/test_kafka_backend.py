@@ -1,13 +1,16 @@
 """The real-Kafka backend's pure parts: the model built from what the cluster reports, rates from size growth, and
-the executor's per-broker concurrency."""
+the executor's per-broker concurrency; and its start, against a cluster that is not up yet."""
 
 from __future__ import annotations
 
-from services.cluster_sim.kafka_backend import MB, snapshot
+import pytest
+
+from services.cluster_sim.kafka_backend import MB, KafkaBackend, snapshot
 from services.cluster_sim.kafka_execution import KafkaExecution
 from services.cluster_sim.load import MeasuredLoad
 from services.cluster_sim.model import Cluster, ReplicaMove
-from services.common.admin.port import BrokerInfo, LogDirInfo, PartitionInfo, ReplicaInfo, TopicDescription
+from services.common.admin.port import (AdminError, BrokerInfo, ClusterUnavailable, LogDirInfo, OperationRefused,
+                                        PartitionInfo, ReplicaInfo, TopicDescription)
 
 
 def _topic(name: str, sizes: dict[int, int | None], isr: tuple[int, ...] = (1, 2)) -> TopicDescription:
@@ -71,3 +74,46 @@ def test_executor_keeps_at_most_n_movements_per_broker_in_flight() -> None:
     assert execution._next_batch() == [], "brokers 1, 2 and 3 are full"
     execution._in_flight.pop(("t", 0))
     assert [(m.topic, m.partition) for m in execution._next_batch()] == [("t", 2)]
+
+
+class _StartingCluster:
+    """A cluster that is not up for its first ``down_for`` questions, then holds one broker and no topic."""
+
+    def __init__(self, down_for: int, error: AdminError) -> None:
+        self.down_for, self.error, self.asked = down_for, error, 0
+
+    async def brokers(self) -> list[BrokerInfo]:
+        self.asked += 1
+        if self.asked <= self.down_for:
+            raise self.error
+        return [BrokerInfo(1, "/dc1/r1", True)]
+
+    async def list_topics(self, include_internal: bool = False) -> dict[str, TopicDescription]:
+        return {}
+
+    async def describe_log_dirs(self, brokers: list[int] | None = None) -> list[LogDirInfo]:
+        return [LogDirInfo(1, "/d1/data-0")]
+
+    async def aclose(self) -> None:
+        pass
+
+
+async def _started(cluster: _StartingCluster) -> KafkaBackend:
+    backend = KafkaBackend(cluster,  # type: ignore[arg-type]
+                           sync_interval_s=3600, first_wait_s=0.001, longest_wait_s=0.002)
+    await backend.start()
+    await backend.close()
+    return backend
+
+
+async def test_a_cluster_still_starting_is_waited_for_however_many_times_it_does_not_answer() -> None:
+    cluster = _StartingCluster(down_for=50, error=ClusterUnavailable("no broker answered"))
+    backend = await _started(cluster)
+    assert cluster.asked == 51 and list(backend.cluster.brokers) == [1]
+
+
+async def test_a_permanent_refusal_as_it_starts_is_raised_at_once() -> None:
+    cluster = _StartingCluster(down_for=1, error=OperationRefused("not authorized"))
+    with pytest.raises(OperationRefused):
+        await _started(cluster)
+    assert cluster.asked == 1
