@@ -106,6 +106,5 @@ class RestartingQuery:
         delay = backoff(self._failures, **self._delays).total_seconds()
         self.restarts += 1
         if self._log:
-            self._log.warning(RESTARTING, reason=str(error)[:300],
-                              attempt=self._failures, retry_in_s=delay)
+            self._log.warning(RESTARTING, reason=str(error)[:300], attempt=self._failures, retry_in_s=delay)
         time.sleep(delay)

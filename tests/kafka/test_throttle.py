@@ -105,16 +105,14 @@ QUIET_S = 5.0
 
 async def quiet(admin: KafkaClusterAdmin) -> None:
     """Wait until no reassignment and no move between directories has been in flight for QUIET_S."""
-    since: list[float] = []
+    quiet_since: float | None = None
 
     async def still() -> bool:
+        nonlocal quiet_since
         moves = find_moves(await admin.list_reassignments(), await admin.describe_log_dirs())
         now = asyncio.get_running_loop().time()
-        if moves.in_flight:
-            since.clear()
-        elif not since:
-            since.append(now)
-        return bool(since) and now - since[0] >= QUIET_S
+        quiet_since = None if moves.in_flight else (quiet_since if quiet_since is not None else now)
+        return quiet_since is not None and now - quiet_since >= QUIET_S
 
     await eventually(still, "a cluster with no move in flight", interval_s=0.5)
 
