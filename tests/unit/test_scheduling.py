@@ -3,7 +3,7 @@ stack or a Spark session are one group each, so what they share starts once per 
 
 from __future__ import annotations
 
-from tests.scheduling import KAFKA, SHARED_STACK, SPARK, group_of, next_group, rank_of, unit_worker
+from tests.scheduling import CROWDS, KAFKA, SHARED_STACK, SPARK, group_of, next_group, rank_of, unit_worker
 
 
 def test_tests_that_share_something_are_one_group_and_the_others_a_group_per_module() -> None:
@@ -14,6 +14,13 @@ def test_tests_that_share_something_are_one_group_and_the_others_a_group_per_mod
     assert group_of("tests/integration/test_spark_source.py::test_x") == SPARK
     assert group_of("tests/kafka/test_spark_sources.py::test_x") == SPARK
     assert group_of("tests/integration/test_instances.py::test_x") == "tests/integration/test_instances.py"
+
+
+def test_the_compose_stack_and_the_spark_cluster_never_run_side_by_side() -> None:
+    compose = group_of("tests/containers/test_compose.py::test_x")
+    cluster = group_of("tests/spark_cluster/test_standalone_cluster.py::test_y[spark-submit]")
+    assert compose == cluster == CROWDS
+    assert group_of("tests/spark_cluster/test_hosts.py::test_z") == "tests/spark_cluster/test_hosts.py"
 
 
 def test_the_groups_that_start_clusters_and_stacks_go_before_the_unit_tests() -> None:
