@@ -29,7 +29,8 @@ CONTAINERS = "tests/containers/"
 SHARED_STACK = f"{INTEGRATION}shared_stack/"
 # Modules of tests/kafka that start clusters of their own, or none: off the shared cluster's worker (test_up's two
 # minutes were the last of that worker's group, the longest of the suite).
-OWN_CLUSTERS = {f"{KAFKA}{name}.py" for name in ("test_up", "test_striped_vs_kafka", "test_topic_regex_java")}
+OWN_CLUSTERS = {f"{KAFKA}{name}.py" for name in ("test_up", "test_striped_vs_kafka", "test_topic_regex_java",
+                                                 "test_throttle")}
 SPARK = "spark"
 IN_PROCESS_SPARK = {f"{INTEGRATION}test_spark_source.py", f"{INTEGRATION}test_spark_aggregates.py",
                     f"{KAFKA}test_spark_sources.py"}
@@ -59,7 +60,7 @@ def group_of(nodeid: str) -> str:
 # minutes: 2.3, 2, 1.7, 1.5, 1.1): test_up, after the others, was the last module of the slowest idle run. The
 # crowds go before them: the compose stack's containers wait on each other for minutes, and so does the Spark
 # cluster (a master, a worker and four jobs: 100 s on an idle machine, two CPU-minutes).
-WAITING_FIRST = (CROWDS, f"{INTEGRATION}test_instances.py", f"{KAFKA}test_up.py",
+WAITING_FIRST = (CROWDS, f"{INTEGRATION}test_instances.py", f"{KAFKA}test_up.py", f"{KAFKA}test_throttle.py",
                  f"{INTEGRATION}test_rebalance.py", f"{INTEGRATION}test_load_flow.py", f"{INTEGRATION}test_shards.py")
 
 

@@ -66,7 +66,12 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 # still takes a third of a core, which the tests that follow it in the same run need).
 @pytest.fixture(scope="package")
 def kafka_stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalStack]:
-    run_dir: Path = tmp_path_factory.mktemp("kafka-stack")
+    yield from started_stack(tmp_path_factory, "kafka-stack")
+
+
+def started_stack(tmp_path_factory: pytest.TempPathFactory, name: str) -> Iterator[LocalStack]:
+    """A real Kafka cluster with the simulator and Ballast's services on it, stopped when its user is done."""
+    run_dir: Path = tmp_path_factory.mktemp(name)
     stack = LocalStack(run_dir, env=KAFKA_ENV, kafka=True, kafka_overrides=KAFKA_OVERRIDES)
     try:
         stack.start()

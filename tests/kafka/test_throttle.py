@@ -33,7 +33,7 @@ from services.throttle.ownership import FOLLOWER_ITEMS, FOLLOWER_RATE, LEADER_IT
 from services.throttle.probe import LatencyProbe
 from tests.integration.harness import Follower
 from tests.integration.rebalancing import Rebalancing
-from tests.kafka.conftest import eventually, fill, only
+from tests.kafka.conftest import eventually, fill, only, started_stack
 
 # Kafka measures a replication quota over 11 one-second windows and counts a young one as 10 s long: a move copies
 # about ten seconds' worth of its rate before the rate binds. A small ceiling keeps the tests' moves short and
@@ -85,6 +85,23 @@ class Throttles(Follower):
         return self.changes_of(broker)
 
 
+# A cluster of its own, not the package's: the controller throttles every move in flight on its cluster, and the other
+# modules' leftovers were moves too. On the shared cluster (a fresh clone's run, 2026-11-28), Kafka 4.3.1's
+# alter-log-dirs thread failed (a NullPointerException in ReplicaAlterLogDirsThread.updateReassignmentState) while
+# test_services' reconciler placed new replicas between directories, and left two future replicas that no thread
+# copied any more: a move in flight for good, which the controller rightly kept throttling, and this module's tests
+# waited on. tests/scheduling.py runs this module in a group of its own.
+@pytest.fixture(scope="module")
+def kafka_stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalStack]:
+    yield from started_stack(tmp_path_factory, "throttle-stack")
+
+
+@pytest.fixture(scope="module")
+def kafka(kafka_stack: LocalStack) -> LocalKafka:
+    assert kafka_stack.kafka is not None
+    return kafka_stack.kafka
+
+
 @pytest.fixture(scope="module")
 def controller(kafka_stack: LocalStack) -> Iterator[str]:
     name = "throttle"
@@ -98,8 +115,8 @@ def controller(kafka_stack: LocalStack) -> Iterator[str]:
 
 
 # How long the cluster must show no move before a test begins: the services finish earlier tests' work for a while
-# after those tests end (seen: the reconciler filling placeholders, and a replication-factor change the simulator
-# executed, 15 s into this module's first test; the controller rightly throttled broker 4 for them).
+# after those tests end (seen on the shared cluster: the reconciler filling placeholders, and a replication-factor
+# change the simulator executed, 15 s into this module's first test; the controller rightly throttled broker 4).
 QUIET_S = 5.0
 
 
@@ -127,7 +144,7 @@ async def throttles(kafka_stack: LocalStack, controller: str, admin: KafkaCluste
 
 @pytest.fixture(autouse=True)
 async def nothing_left(kafka: LocalKafka) -> object:
-    """Whatever a test leaves (it failed half-way), no throttle stays on the shared cluster for the tests after."""
+    """Whatever a test leaves (it failed half-way), no throttle stays on the cluster for the tests after."""
     yield
     admin = KafkaClusterAdmin({"bootstrap_servers": kafka.bootstrap_servers}, timeout_s=15)
     try:
@@ -187,7 +204,7 @@ async def test_rates_appear_on_the_brokers_taking_part_and_are_gone_after_the_mo
         changes = throttles.wait_last_change(broker, "moves-ended")
         assert changes[0].from_bytes_per_s is None and changes[0].to_bytes_per_s, changes
         assert changes[-1].to_bytes_per_s is None, changes
-    # While this move alone was in flight (the cluster is shared: a move of someone else's may follow it).
+    # While this move alone was in flight (an earlier test's services may still start one of their own).
     alone = [s for s in throttles.statuses if s.moving_partitions == 1 and s.moving_log_dirs == 0]
     seen = [b for s in alone for b in s.brokers if b.owner == "ballast"]
     assert {b.broker for b in seen} == {1, 2} and all(b.capacity_bytes_per_s == CAPACITY for b in seen), seen
