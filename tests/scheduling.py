@@ -57,9 +57,10 @@ def group_of(nodeid: str) -> str:
 # Modules that take minutes mostly waiting on their stacks (services restarting, executions running) or clusters:
 # they go before the others, so that at the end of a run the cores are busy with short modules instead of idling
 # beside them (the cores were half idle for the last hundred seconds when these went last). Longest first (idle
-# minutes: 2.3, 2, 1.7, 1.5, 1.1): test_up, after the others, was the last module of the slowest idle run. The
-# crowds go before them: the compose stack's containers wait on each other for minutes, and so does the Spark
-# cluster (a master, a worker and four jobs: 100 s on an idle machine, two CPU-minutes).
+# minutes: 2.3, 2, 1.7, 1.5, 1.1, not counting test_throttle): test_up, after the others, was the last module of the
+# slowest idle run. test_throttle follows test_up: a cluster of its own too, then moves held back by throttles (219 s
+# on its own). The crowds go before them all: the compose stack's containers wait on each other for minutes, and so
+# does the Spark cluster (a master, a worker and four jobs: 100 s on an idle machine, two CPU-minutes).
 WAITING_FIRST = (CROWDS, f"{INTEGRATION}test_instances.py", f"{KAFKA}test_up.py", f"{KAFKA}test_throttle.py",
                  f"{INTEGRATION}test_rebalance.py", f"{INTEGRATION}test_load_flow.py", f"{INTEGRATION}test_shards.py")
 
