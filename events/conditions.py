@@ -14,6 +14,9 @@ UNMANAGED = "Unmanaged"  # spec managed: false: Ballast has let go of the topic
 # The cluster differed from a spec already applied (changed outside Ballast): reason Corrected (set back, said until
 # the spec changes) or Reported (left as it is, said while it lasts), per the reconciler's drift setting.
 DRIFT = "Drift"
+# Partitions are being reassigned (by anyone) and the replica count differs from the spec's: the replication factor
+# is judged once the move ends (neither drift nor a change to ask for).
+PARTITIONS_MOVING = "PartitionsMoving"
 POLICY_VIOLATION = "PolicyViolation"  # the spec (or its withdrawal) breaks a rule of the policy file: not acted on
 
 # -- rebalances (RebalanceStatus) ---------------------------------------------------------------------------------

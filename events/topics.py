@@ -184,11 +184,19 @@ class Topics:
 TOPICS = Topics()
 
 
+# faust's leader-election topic, one per app id (faust.assignor.leader_assignor): every Ballast service makes one
+# (``ballast-<service>-__assignor-__leader``), and so does any other faust app on the cluster.
+FAUST_LEADER_SUFFIX = "-__assignor-__leader"
+
+
 def reserved_topic(name: str) -> str | None:
-    """Why Ballast must never manage (create, change or delete) this topic, or None. Kafka's internal topics and
-    Ballast's own bus topics are nobody's spec to change."""
+    """Why Ballast must never manage (create, change or delete) this topic, or None. Kafka's internal topics, the
+    stream processors' own and Ballast's bus topics are nobody's spec to change."""
     if name.startswith("__"):
         return f"{name!r} is an internal topic (its name starts with '__'): Ballast never manages it"
+    if name.endswith(FAUST_LEADER_SUFFIX):
+        return (f"{name!r} is a faust app's internal topic (its leader election, as Ballast's own services have): "
+                "Ballast never manages it")
     if name in {t.name for t in TOPICS.all()}:
         return f"{name!r} is one of Ballast's own bus topics: Ballast never manages it"
     return None

@@ -23,6 +23,7 @@ from events import placeholders as placeholder
 from events.conditions import (
     DRIFT,
     PARTITIONS_DECREASE_NOT_SUPPORTED,
+    PARTITIONS_MOVING,
     POLICY_VIOLATION,
     READY,
     RECONCILIATION_PAUSED,
@@ -92,12 +93,14 @@ class Plan:
 def plan(spec: TopicSpec | None, actual: TopicDescription | None, change: ReplicasChangeRecord | None,
          placeholders: PlaceholderRecord | None = None, alive_brokers: int | None = None,
          origin: TopicOrigin | None = "created", *, applied: bool = False,
-         drift_mode: DriftMode = "correct", policy: Policy | None = None) -> Plan:
+         drift_mode: DriftMode = "correct", policy: Policy | None = None, moving: int = 0) -> Plan:
     """``spec`` None means the spec was deleted. ``placeholders``: replicas the topic was created without;
     ``alive_brokers``: how many brokers are alive now (None: not known); ``origin``: whether Ballast created or
     adopted the topic (None: neither, so it is never deleted); ``applied``: this spec was carried out already, so
     whatever differs now was changed outside Ballast (drift), which the spec's ``drift`` or else ``drift_mode``
-    corrects or only reports; ``policy``: the rules a spec (or its withdrawal) must meet to be acted on."""
+    corrects or only reports; ``policy``: the rules a spec (or its withdrawal) must meet to be acted on;
+    ``moving``: how many of its partitions are being reassigned now (by anyone), which makes its replica count
+    say nothing of its replication factor (``reassigning``)."""
     result = Plan()
     if spec is None:
         if actual is not None and origin is not None:
@@ -126,7 +129,8 @@ def plan(spec: TopicSpec | None, actual: TopicDescription | None, change: Replic
             message=f"Kafka cannot remove partitions: the topic keeps {actual.partition_count} "
                     f"(spec asks for {spec.partitions})"))
     differing = {k: v for k, v in spec.config.items() if actual.config.get(k) != v}
-    rf_drift = replicas_drifted(spec, actual, change, placeholders) if applied else False
+    held = reassigning(spec, actual, change, moving)
+    rf_drift = replicas_drifted(spec, actual, change, placeholders) if applied and held is None else False
     if applied and (differing or rf_drift):
         drift_mode = spec.drift or drift_mode
         result.drift = drift_condition(spec, actual, differing, rf_drift, drift_mode)
@@ -142,6 +146,9 @@ def plan(spec: TopicSpec | None, actual: TopicDescription | None, change: Replic
         if alive_brokers is None or alive_brokers < spec.replicas:
             return result  # nothing to fill them with yet: asking Cruise Control would only be refused
         # Enough brokers again: the replication-factor change below fills the placeholders.
+    if held is not None:
+        result.warnings.append(held)
+        return result
     if actual.replication_factor != spec.replicas and alive_brokers is not None and spec.replicas > alive_brokers:
         # Cruise Control would refuse it, and with it every change sent in the same request: hold it here (a change
         # sent before the brokers went stays with the replicas-change service, which retries it on its own).
@@ -174,6 +181,30 @@ def hands_off(spec: TopicSpec) -> Condition | None:
         return Condition(type=RECONCILIATION_PAUSED, status="True", reason="Paused",
                          message="reconciliation paused: nothing is changed on the topic until the spec resumes it")
     return None
+
+
+def reassigning(spec: TopicSpec, actual: TopicDescription, change: ReplicasChangeRecord | None,
+                moving: int) -> Condition | None:
+    """Why the replication factor is not judged now, or None. While Kafka moves a partition its metadata lists the
+    old replicas and the new together, so a topic in the middle of a move (a rebalance's, another tool's) shows a
+    replica count that is neither its old RF nor its next: neither drift nor a reason to ask Cruise Control for a
+    change, which would alter the topic in the middle of someone's reassignment. Ballast's own change in flight
+    is followed as before (its record says what the move is for)."""
+    if not moving or actual.replication_factor == spec.replicas:
+        return None
+    if in_flight(change, spec.replicas) or in_flight_elsewhere(change, spec.replicas):
+        return None
+    return Condition(
+        type=PARTITIONS_MOVING, status="True", reason="Reassigning",
+        message=f"{moving} of {actual.partition_count} partition(s) are being reassigned, which lists old and new "
+                f"replicas together ({actual.replication_factor} now): the replication factor is compared with the "
+                f"spec ({spec.replicas}) once the move ends")
+
+
+def replicas_in_question(spec: TopicSpec | None, actual: TopicDescription | None) -> bool:
+    """The topic's replica count differs from its spec's: whether its partitions are moving decides what that
+    means (``reassigning``), so only these are asked about."""
+    return spec is not None and actual is not None and actual.replication_factor != spec.replicas
 
 
 def replicas_drifted(spec: TopicSpec, actual: TopicDescription, change: ReplicasChangeRecord | None,

@@ -13,7 +13,7 @@ from typing import Any
 from events import conditions
 from events import TOPICS, Condition, PlaceholderRecord, ReplicasChangeCommand, ReplicasChangeRecord, ReplicasChangeState, encode
 from events.limits import MAX_RECORD_BYTES
-from services.common.admin import AdminError, ClusterAdmin
+from services.common.admin import AdminError, ClusterAdmin, TopicDescription
 from services.common.logging import correlation, get_logger
 from services.common.metrics import DRIFT
 from services.common.outbox import Outbox
@@ -71,6 +71,8 @@ class Reconciler:
             except AdminError as exc:
                 log.warning("cannot read the cluster; will retry at the next resync", error=str(exc))
                 return
+            moving = await self._moving({n: d for n, d in described.items()
+                                         if d is not None and logic.replicas_in_question(self.memory.spec(n), d)})
             sends: Sends = []
             policy = self.policy() if self.policy is not None else None
             for name in names:
@@ -78,13 +80,29 @@ class Reconciler:
                 topic.described, topic.actual = True, described.get(name)
                 with correlation(topic.correlation, topic=name):
                     try:
-                        sends.extend(await self._reconcile_one(name, topic, policy))
+                        sends.extend(await self._reconcile_one(name, topic, policy, moving.get(name, 0)))
                     except Exception as exc:  # noqa: BLE001 - one topic's failure never stops the others
                         log.exception("reconcile failed; will retry at the next resync")
                         sends.extend(await self._report_failure(name, topic, exc))
         # The records are queued in order; waiting for their acknowledgements outside the lock lets the next batch of
         # specs be handled meanwhile (the caller still returns, and its offsets commit, only once they are durable).
         await asyncio.gather(*sends)
+
+    async def _moving(self, topics: dict[str, TopicDescription]) -> dict[str, int]:
+        """How many partitions of each of these topics are being reassigned now. Where that cannot be told, every
+        partition counts as moving: the replication factor waits for the next resync rather than being misjudged."""
+        if not topics:
+            return {}
+        try:
+            reassignments = await self.admin.list_reassignments(sorted(topics))
+        except AdminError as exc:
+            log.warning("cannot read the reassignments in progress; replication factors judged at the next resync",
+                        topics=len(topics), error=str(exc))
+            return {name: actual.partition_count for name, actual in topics.items()}
+        moving: dict[str, int] = {}
+        for reassignment in reassignments:
+            moving[reassignment.topic] = moving.get(reassignment.topic, 0) + 1
+        return moving
 
     async def _report_failure(self, name: str, topic: TopicMemory, exc: Exception) -> Sends:
         """A topic whose reconcile raised (a bug, or an adapter error no one expected) says so in its status."""
@@ -96,7 +114,7 @@ class Reconciler:
             log.exception("cannot publish the failure's status")
             return []
 
-    async def _reconcile_one(self, name: str, topic: TopicMemory, policy: Policy | None) -> Sends:
+    async def _reconcile_one(self, name: str, topic: TopicMemory, policy: Policy | None, moving: int) -> Sends:
         spec = topic.spec
         if spec is None and topic.actual is None and topic.status is not None and topic.status.deleted:
             return []  # deletion done and reported
@@ -107,7 +125,7 @@ class Reconciler:
         topic.origin = logic.origin_now(topic.origin, spec, topic.actual)
         plan = logic.plan(spec, topic.actual, topic.change, topic.placeholders, alive, topic.origin,
                           applied=logic.spec_applied(topic.status, topic.generation), drift_mode=self.settings.drift,
-                          policy=policy)
+                          policy=policy, moving=moving)
         now = self._now()
         if refusals.may_act(topic.refusal, topic.generation, plan.actions, now):
             acted = plan.actions

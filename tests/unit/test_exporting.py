@@ -26,6 +26,8 @@ CLUSTER = {
     "__consumer_offsets": topic("__consumer_offsets", 50, 3),
     "ballast.topic.specs": topic("ballast.topic.specs", 1, 1),
     "clicks": topic("clicks"),
+    # faust's leader-election topic of a Ballast service on a bus that is the managed cluster (issue 56, defect 4).
+    "ballast-topic-reconciler-__assignor-__leader": topic("ballast-topic-reconciler-__assignor-__leader", 1, 1),
 }
 
 
@@ -36,7 +38,9 @@ def test_existing_topics_become_adopting_specs_of_what_they_are_now() -> None:
     # Only the configs set on the topic: min.insync.replicas here is the brokers'.
     assert (orders.partitions, orders.replicas, orders.config, orders.adopt) == (6, 3, {"retention.ms": "86400000"},
                                                                                    True)
-    assert set(result.skipped) == {"__consumer_offsets", "ballast.topic.specs", "clicks"}
+    assert set(result.skipped) == {"__consumer_offsets", "ballast.topic.specs", "clicks",
+                                   "ballast-topic-reconciler-__assignor-__leader"}
+    assert "a faust app's internal topic" in result.skipped["ballast-topic-reconciler-__assignor-__leader"]
     assert "internal topic" in result.skipped["__consumer_offsets"]
     assert "has a spec already" in result.skipped["clicks"]
     assert [s.name for s in export(CLUSTER, {"clicks"}, include_specified=True).specs] == ["Payments_EU", "clicks",

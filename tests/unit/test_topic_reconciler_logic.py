@@ -213,6 +213,37 @@ def test_the_status_predicts_the_change_with_the_replicas_change_services_own_ru
         assert predicted == recorded, current
 
 
+def test_a_topic_whose_partitions_are_moving_is_neither_drifted_nor_changed() -> None:
+    """A rebalance (or another tool) moving a topic lists old and new replicas together: RF 4 in the middle of a
+    move of an RF 3 topic is not a change made outside Ballast, and no RF change is asked for until it ends."""
+    mid_move = desc("t", rf=4, config={"retention.ms": "1"})
+    wanted = spec(replicas=3, retention_ms="1")
+    plan = logic.plan(wanted, mid_move, None, applied=True, moving=3)
+    assert plan.drift is None and plan.actions == []
+    (held,) = plan.warnings
+    assert held.type == "PartitionsMoving" and held.reason == "Reassigning"
+    assert held.message == ("3 of 3 partition(s) are being reassigned, which lists old and new replicas together "
+                            "(4 now): the replication factor is compared with the spec (3) once the move ends")
+    # Not applied yet (a new generation during the move): no change asked for either.
+    assert logic.plan(wanted, mid_move, None, moving=1).actions == []
+    # The config is still set back meanwhile: only the replica count says nothing.
+    plan = logic.plan(spec(replicas=3, retention_ms="2"), mid_move, None, applied=True, moving=3)
+    assert plan.actions == [logic.AlterConfig("t", {"retention.ms": "2"})] and plan.drift_kinds == ("config",)
+    # Once the move ends, the same difference is drift.
+    assert logic.plan(wanted, mid_move, None, applied=True).drift_kinds == ("replicas",)
+    # A move that keeps the count the spec's says nothing at all.
+    assert logic.plan(wanted, desc("t", rf=3, config={"retention.ms": "1"}), None, applied=True, moving=3).warnings == []
+    # Ballast's own change in flight is followed as before: its record says what the move is for.
+    running = ReplicasChangeRecord(topic="t", state="ongoing", target_replicas=3, session_id="s")
+    assert logic.plan(wanted, mid_move, running, applied=True, moving=3).warnings == []
+    reverted = ReplicasChangeRecord(topic="t", state="ongoing", target_replicas=4, session_id="s")
+    assert logic.plan(wanted, mid_move, reverted, applied=True, moving=3).actions == [
+        logic.RequestReplicasChange("t", 3)]
+    # Only topics whose count differs from their spec's are asked about.
+    assert logic.replicas_in_question(wanted, mid_move) and not logic.replicas_in_question(wanted, desc("t"))
+    assert not logic.replicas_in_question(None, mid_move) and not logic.replicas_in_question(wanted, None)
+
+
 def test_a_refused_topic_waits_out_the_backoff_unless_its_spec_or_the_plan_changes() -> None:
     from services.topic_reconciler import refusals
 
