@@ -70,8 +70,11 @@ def _parse(name: str, raw: str, kind: Kind) -> Value:
         return trimmed
     if kind in _INT_RANGE:
         low, high = _INT_RANGE[kind]
-        if _INTEGER.fullmatch(trimmed) and low <= int(trimmed) <= high:
-            return int(trimmed)
+        if _INTEGER.fullmatch(trimmed):
+            # Python reads no integer of more than 4,300 digits (leading zeros included); no INT or LONG has 20.
+            sign, digits = trimmed[0] if trimmed[0] in "+-" else "", trimmed.lstrip("+-").lstrip("0") or "0"
+            if len(digits) < 20 and low <= (number := int(sign + digits)) <= high:
+                return number
         raise _error(name, raw, f"Not a number of type {kind}")
     if kind == "DOUBLE":
         if _DOUBLE.fullmatch(trimmed):

@@ -126,8 +126,8 @@ def wait_until_settled(settings: Settings, specs: list[TopicSpec], generations: 
                        console: Console) -> int:
     """Follow the status topic, printing each transition of the applied topics, until every one is ready or has
     failed. An unchanged spec (not in ``generations``) needs only its current status to be ready. Returns the exit
-    code: 0 when all are ready (a paused or unmanaged spec is, once its status says so), 1 otherwise (failed,
-    blocked, or not settled within ``timeout_s``)."""
+    code: 0 when all are ready (a paused or unmanaged spec is, once its status says so, if its topic exists), 1
+    otherwise (failed, blocked, paused before its topic was created, or not settled within ``timeout_s``)."""
     wanted = {s.name: s for s in specs}
     latest: dict[str, TopicStatus] = {}
     settled: dict[str, tuple[Outcome, str]] = {}
@@ -150,8 +150,8 @@ def wait_until_settled(settings: Settings, specs: list[TopicSpec], generations: 
             break
     for name in wanted:
         state, why = settled.get(name, (Outcome.WAITING, "not settled in time"))
-        mark = {"ready": "[green]ready[/green]", "failed": "[red]failed[/red]",
-                "blocked": "[yellow]blocked[/yellow]"}.get(state.value, "[yellow]timed out[/yellow]")
+        mark = {"ready": "[green]ready[/green]", "failed": "[red]failed[/red]", "blocked": "[yellow]blocked[/yellow]",
+                "held": "[yellow]not ready[/yellow]"}.get(state.value, "[yellow]timed out[/yellow]")
         shown = state is not Outcome.READY or why != "ready"
         console.print(f"{escape(name)}: {mark}" + (f": {escape(why)}" if shown else ""), soft_wrap=True)
     return 0 if all(settled.get(n, (Outcome.WAITING, ""))[0] is Outcome.READY for n in wanted) else 1

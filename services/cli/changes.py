@@ -129,6 +129,11 @@ def diff_topic(spec: TopicSpec, current: TopicSpec | None, actual: TopicDescript
     result.warnings = [c.message for c in planned.warnings if c.message] + [str(v) for v in violations or []]
     if actual is None and spec.adopt:
         result.warnings.append("adopt: true, but there is no topic to adopt: Ballast creates it")
+    if actual is None and alive_brokers is not None and spec.replicas > alive_brokers:
+        result.warnings.append(
+            f"replication factor {spec.replicas} is more than the {alive_brokers} broker(s) alive: the topic is "
+            "created only where the cluster's placement creates topics under-replicated (placeholder replicas, "
+            "filled when brokers return: BALLAST_PLACEMENT__UNDER_REPLICATED); otherwise its status says why not")
     if actual is not None and current is None:
         result.spec_changes.append("added: Ballast reconciles this existing topic from now on")
     if actual is not None and current is None and not spec.adopt:
@@ -139,10 +144,32 @@ def diff_topic(spec: TopicSpec, current: TopicSpec | None, actual: TopicDescript
             before, after = getattr(current, attribute), getattr(spec, attribute)
             if before != after:
                 result.spec_changes.append(f"{shown}: {_text(before)} -> {_text(after)}")
+        if actual is not None:
+            result.spec_changes += _already_there(spec, current, actual, planned.actions)
     if result.verdict is Verdict.UNCHANGED and (result.changes or result.spec_changes or planned.warnings
                                                 or current is None):
         result.verdict = Verdict.CHANGE
     return result
+
+
+def _already_there(spec: TopicSpec, current: TopicSpec, actual: TopicDescription, actions: list[Action]) -> list[str]:
+    """What changes in the spec on the bus that the cluster needs no action for (it has it already, or the spec only
+    stops naming a config): publishing the spec is still a change, a new generation, and says so."""
+    said: list[str] = []
+    if current.partitions != spec.partitions and not any(isinstance(a, CreatePartitions) for a in actions):
+        said.append(f"partitions: {current.partitions} -> {spec.partitions} (the topic has {actual.partition_count})")
+    if current.replicas != spec.replicas and not any(isinstance(a, RequestReplicasChange) for a in actions):
+        said.append(f"replicas: {current.replicas} -> {spec.replicas} (the topic has {actual.replication_factor})")
+    altered = {k for a in actions if isinstance(a, AlterConfig) for k in a.config}
+    for key in sorted(current.config.keys() | spec.config.keys()):
+        before, after = current.config.get(key), spec.config.get(key)
+        if before == after or key in altered:
+            continue
+        if after is None:
+            said.append(f"config {key}: no longer in the spec (the topic keeps {actual.config.get(key, '(default)')})")
+        else:
+            said.append(f"config {key}: {_text(before)} -> {after} (the topic has it already)")
+    return said
 
 
 def _said(action: Action, actual: TopicDescription | None) -> list[str]:
@@ -213,6 +240,8 @@ class Outcome(StrEnum):
     READY = "ready"
     # The topic is there and ready, but the spec's RF cannot be reached now (too few brokers): what the status says.
     BLOCKED = "blocked"
+    # Paused or let go of before its topic existed: settled as the spec asks, but there is no topic (not ready).
+    HELD = "held"
     FAILED = "failed"
 
 
@@ -229,10 +258,12 @@ def outcome(spec: TopicSpec, generation: int, status: TopicStatus | None) -> tup
     if blocked is not None and blocked.status == "True":
         ready_now = f"ready at replication factor {status.replicas}; " if status.ready else ""
         return Outcome.BLOCKED, ready_now + (blocked.message or "the replication-factor change is blocked")
-    if (paused := status.condition(conditions.RECONCILIATION_PAUSED)) is not None and spec.paused:
-        return Outcome.READY, paused.message or "paused"
-    if (unmanaged := status.condition(conditions.UNMANAGED)) is not None and not spec.managed:
-        return Outcome.READY, unmanaged.message or "unmanaged"
+    for held, asked in ((conditions.RECONCILIATION_PAUSED, spec.paused), (conditions.UNMANAGED, not spec.managed)):
+        if asked and (condition := status.condition(held)) is not None:
+            if status.ready:
+                return Outcome.READY, condition.message or held
+            ready = status.condition(conditions.READY)
+            return Outcome.HELD, (ready.message if ready is not None else None) or condition.message or held
     change = status.replicas_change
     if status.ready and status.replicas == spec.replicas and (status.partitions or 0) >= spec.partitions and (
             change is None or change.state == ReplicasChangeState.COMPLETED):

@@ -28,7 +28,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, BinaryIO, TextIO
 
 import yaml
 from pydantic import ValidationError
@@ -80,10 +80,51 @@ def load_specs(text: str, source: str = "<input>") -> list[TopicSpec]:
 
 def load_file(path: Path) -> list[Manifest]:
     try:
-        text = path.read_text()
+        data = path.read_bytes()
     except OSError as exc:
         raise ManifestError(f"cannot read {path}: {exc.strerror}") from None
-    return load_manifests(text, str(path))
+    return load_manifests(decode(data, str(path)), str(path))
+
+
+# YAML's own rule for telling its encodings apart (YAML 1.2, 5.2): a byte-order mark, or else the pattern of zero
+# bytes around the first character, which is ASCII in any manifest. Longest patterns first (UTF-32 before UTF-16).
+_ENCODINGS = (
+    (b"\x00\x00\xfe\xff", "utf-32-be", 4), (b"\xff\xfe\x00\x00", "utf-32-le", 4), (b"\xef\xbb\xbf", "utf-8", 3),
+    (b"\xfe\xff", "utf-16-be", 2), (b"\xff\xfe", "utf-16-le", 2),
+)
+_ZERO_PATTERNS = (((0, 1, 2), "utf-32-be"), ((1, 2, 3), "utf-32-le"), ((0,), "utf-16-be"), ((1,), "utf-16-le"))
+
+
+def decode(data: bytes, source: str) -> str:
+    """The text of a manifest in any encoding YAML allows (UTF-8, UTF-16 or UTF-32); anything else (Latin-1, say) is
+    refused with the first byte that is not UTF-8, rather than guessed."""
+    encoding, skip = "utf-8", 0
+    for mark, name, length in _ENCODINGS:
+        if data.startswith(mark):
+            encoding, skip = name, length
+            break
+    else:
+        head = data[:4]
+        for zeros, name in _ZERO_PATTERNS:
+            width = 4 if "32" in name else 2
+            if len(head) >= width and all(head[i] == 0 for i in zeros) and \
+                    all(head[i] != 0 for i in range(width) if i not in zeros):
+                encoding = name
+                break
+    try:
+        return data[skip:].decode(encoding)
+    except UnicodeDecodeError as exc:
+        raise ManifestError(
+            f"{source}: not {encoding.upper()} text: byte 0x{data[skip + exc.start]:02x} at offset {skip + exc.start} "
+            "cannot be read (YAML is UTF-8, UTF-16 or UTF-32; convert the file, e.g. `iconv -f latin1 -t utf-8`)"
+        ) from None
+
+
+def _read(stream: TextIO | BinaryIO) -> bytes:
+    """Standard input's bytes, decoded as a file's are (its text layer would guess from the locale)."""
+    raw = getattr(stream, "buffer", stream)
+    data = raw.read()
+    return data.encode() if isinstance(data, str) else data
 
 
 MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
@@ -100,7 +141,8 @@ def load_sources(sources: Iterable[str], stdin: TextIO | None = None) -> list[Ma
         raise ManifestError("- (standard input) is given more than once: it can be read once")
     for source in sources:
         if source == STDIN:
-            manifests += [(m, "<stdin>") for m in load_manifests((stdin or sys.stdin).read(), "<stdin>")]
+            manifests += [(m, "<stdin>") for m in load_manifests(decode(_read(stdin or sys.stdin), "<stdin>"),
+                                                                 "<stdin>")]
         elif (path := Path(source)).is_dir():
             files = sorted(f for f in path.rglob("*") if f.is_file() and f.suffix.lower() in MANIFEST_SUFFIXES
                            and not any(part.startswith(".") for part in f.relative_to(path).parts))

@@ -50,6 +50,27 @@ def test_changes_name_each_field_and_config_key() -> None:
     assert added.changes == ["config retention.ms: (default) -> 60000"]
 
 
+def test_a_spec_change_the_cluster_has_already_is_a_change_not_unchanged() -> None:
+    """Issue 56, defect 5: partitions 4 -> 6 in the spec, on a topic that has 6 already, said `unchanged` while
+    `apply` published a new generation."""
+    on_the_bus = SPEC.model_copy(update={"partitions": 4, "replicas": 2, "config": {"retention.ms": "60000",
+                                                                                    "cleanup.policy": "compact"}})
+    d = diff_topic(SPEC, on_the_bus, cluster_topic(6, 3, retention_ms="60000", cleanup_policy="compact"),
+                   alive_brokers=6)
+    assert d.verdict is Verdict.CHANGE and d.publish and d.changes == []
+    assert d.spec_changes == ["partitions: 4 -> 6 (the topic has 6)", "replicas: 2 -> 3 (the topic has 3)",
+                              "config cleanup.policy: no longer in the spec (the topic keeps compact)"]
+    changed = diff_topic(SPEC.model_copy(update={"config": {"retention.ms": "1"}}), SPEC,
+                         cluster_topic(6, 3, retention_ms="1"), alive_brokers=6)
+    assert changed.verdict is Verdict.CHANGE and changed.spec_changes == [
+        "config retention.ms: 60000 -> 1 (the topic has it already)"]
+    # What the cluster gets is said once, as a change, not again as a spec change.
+    grown = diff_topic(SPEC, on_the_bus.model_copy(update={"replicas": 3}), cluster_topic(4, 3, retention_ms="1"),
+                       alive_brokers=6)
+    assert grown.changes == ["partitions 4 -> 6", "config retention.ms: 1 -> 60000"]
+    assert grown.spec_changes == ["config cleanup.policy: no longer in the spec (the topic keeps (default))"]
+
+
 def test_warnings_before_publishing() -> None:
     fewer = diff_topic(SPEC.model_copy(update={"partitions": 2, "replicas": 7}), SPEC,
                        cluster_topic(6, 3, retention_ms="60000"), alive_brokers=6)
@@ -59,9 +80,15 @@ def test_warnings_before_publishing() -> None:
                               "target replication factor 7 cannot be reached: only 6 broker(s) are alive; the change "
                               "is requested once enough are"]
     assert fewer.changes == [] and fewer.verdict is Verdict.CHANGE
-    # A create is never held (Kafka, or the placement of an under-replicated topic, decides): no such warning.
+    # A create is never held (Kafka, or the placement of an under-replicated topic, decides), but more replicas
+    # than brokers alive is said before it is published, as for an RF change (issue 56, defect 5).
     big = diff_topic(SPEC.model_copy(update={"replicas": 7}), None, None, alive_brokers=6)
-    assert big.verdict is Verdict.CREATE and big.warnings == []
+    assert big.verdict is Verdict.CREATE and big.warnings == [
+        "replication factor 7 is more than the 6 broker(s) alive: the topic is created only where the cluster's "
+        "placement creates topics under-replicated (placeholder replicas, filled when brokers return: "
+        "BALLAST_PLACEMENT__UNDER_REPLICATED); otherwise its status says why not"]
+    assert diff_topic(SPEC, None, None, alive_brokers=3).warnings == []
+    assert diff_topic(SPEC, None, None, alive_brokers=None).warnings == []  # the cluster not asked: nothing known
     foreign = diff_topic(SPEC, None, cluster_topic(6, 3, retention_ms="60000"), alive_brokers=6)
     assert foreign.verdict is Verdict.CHANGE and "Ballast did not create it" in foreign.warnings[0]
 
@@ -71,6 +98,20 @@ def test_an_invalid_config_is_refused_and_nothing_published() -> None:
     d = diff_topic(bad, SPEC, cluster_topic(6, 3), alive_brokers=6)
     assert d.verdict is Verdict.REFUSED and not d.publish
     assert d.warnings == ["config: Invalid value forever for configuration retention.ms: Not a number of type LONG"]
+
+
+def test_a_number_of_thousands_of_digits_is_refused_in_kafkas_words() -> None:
+    """Issue 56, defect 3: more than 4,300 digits crashed the CLI (Python's own limit on reading an integer), and the
+    simulator's refusal carried Python's text. Kafka says the value is not a number of its type; the same text here."""
+    from events.topic_configs import topic_config_problem
+
+    huge = "9" * 5_000
+    d = diff_topic(SPEC.model_copy(update={"config": {"retention.ms": huge}}), SPEC, cluster_topic(6, 3), alive_brokers=6)
+    assert d.verdict is Verdict.REFUSED
+    assert d.warnings == [f"config: Invalid value {huge} for configuration retention.ms: Not a number of type LONG"]
+    assert topic_config_problem({"min.insync.replicas": "-" + huge}) == (
+        f"Invalid value -{huge} for configuration min.insync.replicas: Not a number of type INT")
+    assert topic_config_problem({"min.insync.replicas": "0" * 5_000 + "2"}) is None  # leading zeros: the number 2
 
 
 def test_a_change_of_placement_choices_alone_is_a_spec_change() -> None:
@@ -114,6 +155,14 @@ def test_a_paused_or_unmanaged_spec_is_settled_once_its_status_says_so() -> None
     let_go = SPEC.model_copy(update={"managed": False})
     said = status(5, replicas=2, conditions=[Condition(type="Unmanaged", status="True", message="managed: false")])
     assert outcome(let_go, 5, said) == (Outcome.READY, "managed: false")
+    # Issue 56, defect 6: paused before its topic was ever created, the status says not ready; so does --wait
+    # (settled, but not ready: exit 1), with the status's own words.
+    never = status(5, ready=False, partitions=None, replicas=None, conditions=[
+        Condition(type="Ready", status="False", reason="Paused",
+                  message="the topic does not exist and is not created: reconciliation paused: ..."),
+        Condition(type="ReconciliationPaused", status="True", reason="Paused", message="reconciliation paused: ...")])
+    assert outcome(paused, 5, never) == (
+        Outcome.HELD, "the topic does not exist and is not created: reconciliation paused: ...")
 
 
 def test_an_unmanaged_topic_with_the_same_settings_says_what_changes() -> None:

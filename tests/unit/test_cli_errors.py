@@ -17,6 +17,17 @@ def test_deleting_an_invalid_topic_name_is_refused_before_the_bus_is_asked(monke
     assert result.exception is None or isinstance(result.exception, SystemExit)
 
 
+def test_a_policy_refusal_is_exit_2_from_delete_as_from_apply_and_diff(tmp_path, monkeypatch) -> None:
+    """Issue 56, defect 6: `delete` of a protected topic exited 1 (a failure), `apply` and `diff` 2 (a refusal)."""
+    monkeypatch.setenv("BALLAST_BUS__BOOTSTRAP_SERVERS", "127.0.0.1:1")  # refused before the bus is asked
+    policy = tmp_path / "policy.yaml"
+    policy.write_text("deletionProtection: ['^prod\\.']\n")
+    monkeypatch.setenv("BALLAST_POLICY_FILE", str(policy))
+    result = CliRunner().invoke(app, ["delete", "prod.payments", "--yes"])
+    assert result.exit_code == 2, result.output
+    assert result.output.startswith("error: prod.payments: policy rule deletion-protection"), result.output
+
+
 def test_an_invalid_file_is_exit_2_for_apply_and_diff_alike(tmp_path, monkeypatch) -> None:
     """Issue 30, defect 10: the same invalid file exited 2 from diff and 1 from apply."""
     monkeypatch.setenv("BALLAST_BUS__BOOTSTRAP_SERVERS", "127.0.0.1:1")
@@ -85,3 +96,30 @@ def test_spark_jars_without_the_kafka_source_says_what_to_run(tmp_path, monkeypa
     result = CliRunner().invoke(app, ["spark", "jars"])
     assert result.exit_code == 1
     assert "run `make spark-kafka`" in result.output and result.output.startswith("error: Spark's Kafka source needs")
+
+
+def test_a_file_in_another_encoding_is_read_as_yaml_allows_or_refused_in_one_line(tmp_path, monkeypatch) -> None:
+    """Issue 56, defect 2: a Latin-1 or UTF-16 file given with -f ended in a UnicodeDecodeError traceback and exit 1
+    (which for `diff` means "changes"). YAML's own encodings (UTF-16 and UTF-32, with a byte-order mark or without)
+    are read; anything else is exit 2 with the byte that is not UTF-8, from a file and from standard input alike."""
+    monkeypatch.setenv("BALLAST_BUS__BOOTSTRAP_SERVERS", "127.0.0.1:1")
+    text = "# caf\u00e9\nname: orders\npartitions: 0\nreplicas: 3\n"  # invalid (0 partitions): refused once read
+    for encoding in ("utf-16", "utf-16-le", "utf-16-be", "utf-32", "utf-32-le", "utf-8-sig"):
+        readable = tmp_path / f"{encoding}.yaml"
+        readable.write_bytes(text.encode(encoding))
+        result = CliRunner().invoke(app, ["diff", "-f", str(readable)])
+        assert result.exit_code == 2, (encoding, result.output)
+        assert " ".join(result.output.split()) == (
+            f"error: {readable} document 1: partitions: Input should be greater than or equal to 1"), (
+            encoding, result.output)
+    latin = tmp_path / "latin1.yaml"
+    latin.write_bytes(text.encode("latin-1"))
+    for command in ("apply", "diff"):
+        result = CliRunner().invoke(app, [command, "-f", str(latin)])
+        assert result.exit_code == 2, (command, result.output)
+        assert " ".join(result.output.split()) == (
+            f"error: {latin}: not UTF-8 text: byte 0xe9 at offset 5 cannot be read (YAML is UTF-8, UTF-16 or UTF-32; "
+            "convert the file, e.g. `iconv -f latin1 -t utf-8`)"), (command, result.output)
+        assert result.exception is None or isinstance(result.exception, SystemExit)
+    piped = CliRunner().invoke(app, ["diff", "-f", "-"], input=text.encode("latin-1"))
+    assert piped.exit_code == 2 and "error: <stdin>: not UTF-8 text: byte 0xe9 at offset 5" in piped.output

@@ -157,7 +157,7 @@ def delete(
         if reason := reserved_topic(name):
             raise fail(reason)
         if protected := check_withdrawal(policy_of(settings), name):
-            raise fail(f"{name}: {protected}")
+            raise fail(f"{name}: {protected}", 2)  # a policy refusal, as from apply and diff
     try:
         statuses = busio.latest(settings.bus, TOPICS.status, timeout_s=10)
     except BusUnavailable as exc:

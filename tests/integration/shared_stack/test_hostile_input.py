@@ -267,7 +267,7 @@ def test_a_policy_refuses_an_rf_1_spec_in_diff_apply_and_from_a_raw_bus_record(b
         ballast.apply(spec(f"{name}-kept", 2))
         ballast.watcher.wait_rf(f"{name}-kept", 2)
         refused = cli(ballast.stack, "delete", f"{name}-kept", "--yes")
-        assert refused.returncode == 1 and "policy rule deletion-protection" in refused.stderr
+        assert refused.returncode == 2 and "policy rule deletion-protection" in refused.stderr
         ballast.delete(f"{name}-kept")
         kept = ballast.watcher.wait_status(f"{name}-kept", lambda s: s.deleted, "withdrawn")
         assert "retained: policy rule deletion-protection" in kept.condition("Ready").message
