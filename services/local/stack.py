@@ -17,7 +17,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 import httpx
@@ -29,6 +29,8 @@ from services.local.kafka_cluster import LocalKafka
 from spark.session import SMALL_JOB_JVM
 
 SERVICES = ("topic-reconciler", "replicas-change", "rebalancer", "load-collector")
+# Services a stack may also run: the throttle controller, where replicas move on a real Kafka (`ballast up --kafka`).
+OPTIONAL_SERVICES = ("throttle",)
 
 
 @dataclass
@@ -40,7 +42,7 @@ class Ports:
     replicas_change: int
     rebalancer: int
     load_collector: int
-    throttle: int = 0  # 0: a stack started before the throttle controller existed
+    throttle: int = 0  # 0: not running in this stack (the embedded one, or one recorded before it existed)
 
     @classmethod
     def pick(cls) -> Ports:
@@ -63,7 +65,7 @@ class StackInfo:
         return cls(run_dir=data["run_dir"], ports=Ports(**data["ports"]), pids=data["pids"], env=data["env"])
 
 
-def _port_setting(service: str) -> str:
+def port_setting(service: str) -> str:
     return f"BALLAST_PORTS__{service.upper().replace('-', '_')}"
 
 
@@ -150,7 +152,7 @@ class LocalStack:
 
     def health_url(self, name: str) -> str:
         service = name.split("#")[0]
-        port = (self.instance_env.get(name, {}).get(_port_setting(service))
+        port = (self.instance_env.get(name, {}).get(port_setting(service))
                 or getattr(self.ports, service.replace("-", "_")))
         return f"http://127.0.0.1:{port}/health"
 
@@ -192,7 +194,7 @@ class LocalStack:
         stands by unless it owns the service's work. Returns the name (for ``kill``, ``restart_service``, ...)."""
         name = f"{service}#{index}"
         port = free_port()
-        self.instance_env[name] = {_port_setting(service): str(port),
+        self.instance_env[name] = {port_setting(service): str(port),
                                    "BALLAST_DATA_DIR": str(self.run_dir / f"data-{index}")}
         self.start_process(name)
         self.wait_http(self.health_url(name), name)
@@ -282,12 +284,17 @@ class LocalStack:
                 process.wait(timeout=10)
 
     def info(self) -> StackInfo:
+        """The record of what runs: a port only for a service that was started (the throttle controller runs on a
+        real Kafka only), so that nothing names a port where nothing listens."""
         pids = {n: p.pid for n, p in self.processes.items()}
         if self.kafka is not None:
             pids.update({f"kafka-broker-{b.id}": b.process.pid for b in self.kafka.brokers.values() if b.process})
             if self.kafka.controller.process is not None:
                 pids["kafka-controller"] = self.kafka.controller.process.pid
-        return StackInfo(run_dir=str(self.run_dir), ports=self.ports, pids=pids, env=self.env)
+        idle = [name for name in OPTIONAL_SERVICES if name not in self.processes]
+        ports = replace(self.ports, **dict.fromkeys((name.replace("-", "_") for name in idle), 0))
+        env = {k: v for k, v in self.env.items() if k not in {port_setting(name) for name in idle}}
+        return StackInfo(run_dir=str(self.run_dir), ports=ports, pids=pids, env=env)
 
     def __enter__(self) -> LocalStack:
         return self

@@ -5,13 +5,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from services.local.stack import SERVICES, StackInfo, group_alive
+from services.local.stack import OPTIONAL_SERVICES, SERVICES, StackInfo, group_alive, port_setting
 
-# What a client of the stack needs (the CLI, or any Kafka client for the bootstrap servers); the rest of a stack's
-# environment is for its own services.
+# What a client of the stack needs (the CLI, or any Kafka client for the bootstrap servers; `ballast doctor` for the
+# services' health pages); the rest of a stack's environment is for its own services.
 CLIENT_KEYS = ("BALLAST_BUS__BOOTSTRAP_SERVERS", "BALLAST_BUS__TOPIC_REPLICATION_FACTOR",
                "BALLAST_CRUISE_CONTROL__PORT", "BALLAST_CLUSTER_ADMIN__KIND",
-               "BALLAST_CLUSTER_ADMIN__BOOTSTRAP_SERVERS", "BALLAST_CLUSTER_ADMIN__SIMULATOR_URL")
+               "BALLAST_CLUSTER_ADMIN__BOOTSTRAP_SERVERS", "BALLAST_CLUSTER_ADMIN__SIMULATOR_URL",
+               *(port_setting(service) for service in (*SERVICES, *OPTIONAL_SERVICES)))
 
 
 def state_file(state_dir: Path) -> Path:
@@ -39,8 +40,8 @@ def endpoints(info: StackInfo, dashboard_port: int) -> list[tuple[str, str]]:
     """What a person opens on a running stack, by name: each service's health and metrics (one port each), the
     simulated Cruise Control's API and the simulator's admin port, and where `ballast dashboard` serves."""
     ports = info.ports
-    rows = [(service, f"http://127.0.0.1:{getattr(ports, service.replace('-', '_'))}/health, /metrics")
-            for service in SERVICES]
+    rows = [(service, f"http://127.0.0.1:{port}/health, /metrics") for service in (*SERVICES, *OPTIONAL_SERVICES)
+            if (port := getattr(ports, service.replace("-", "_")))]
     rows.append(("cruise-control", f"http://127.0.0.1:{ports.cruise_control}/kafkacruisecontrol/state (simulated)"))
     rows.append(("cluster-sim", f"http://127.0.0.1:{ports.sim_admin}/metrics"))
     rows.append(("dashboard", f"http://127.0.0.1:{dashboard_port} once `ballast dashboard` runs"))

@@ -7,23 +7,25 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 import time
 from pathlib import Path
 
+from services.local.broker import free_port
 from tests.integration.test_stack_lifecycle import alive
 
 REPO = Path(__file__).resolve().parents[2]
 
 
-def ballast(cwd: Path, state: Path, *args: str) -> subprocess.CompletedProcess[str]:
+def ballast(cwd: Path, state: Path, *args: str, timeout_s: float = 240) -> subprocess.CompletedProcess[str]:
     cwd.mkdir(parents=True, exist_ok=True)
     # Nothing of any stack in the environment: only where `ballast up` keeps its state.
     env = {k: v for k, v in os.environ.items() if not k.startswith("BALLAST_")}
     env.update({"BALLAST_STATE_DIR": str(state), "PYTHONPATH": str(REPO)})
     return subprocess.run([sys.executable, "-m", "services.cli", *args], cwd=cwd, env=env, capture_output=True,
-                          text=True, timeout=240)
+                          text=True, timeout=timeout_s)
 
 
 def test_a_stack_started_in_one_directory_is_used_from_any_other(tmp_path: Path) -> None:
@@ -55,6 +57,7 @@ def test_a_stack_started_in_one_directory_is_used_from_any_other(tmp_path: Path)
         applied = ballast(tmp_path / "elsewhere", state, "apply", "-f", str(spec))
         assert applied.returncode == 0, applied.stderr
         assert _ready(tmp_path / "third", state, "orders")["replicas"] == 2
+        _doctor_on_the_stack(tmp_path / "fifth", state, info)
 
 
         # Every line of a service's log is one JSON object (defect 7): nothing of faust's terminal spinner (what
@@ -71,6 +74,41 @@ def test_a_stack_started_in_one_directory_is_used_from_any_other(tmp_path: Path)
     assert not (state / "stack.json").exists()
     assert not any(alive(pid) for pid in info["pids"].values())
     assert ballast(tmp_path / "fourth", state, "env").returncode == 1
+
+
+def _doctor_on_the_stack(cwd: Path, state: Path, info: dict) -> None:
+    """Issue 56, defect 1: `ballast doctor` on a `ballast up` stack used the default ports (every service down, exit
+    1), never checked the throttle controller or the Spark job, hung past three minutes on a frozen Cruise Control,
+    and flooded stderr with librdkafka's lines while the bus was unreachable. The stack's record named a throttle
+    port where nothing listened."""
+    assert info["ports"]["throttle"] == 0 and "BALLAST_PORTS__THROTTLE" not in info["env"]
+    exports = ballast(cwd, state, "env").stdout
+    for service in ("TOPIC_RECONCILER", "REPLICAS_CHANGE", "REBALANCER", "LOAD_COLLECTOR"):
+        assert f"export BALLAST_PORTS__{service}={info['env'][f'BALLAST_PORTS__{service}']}" in exports, exports
+    healthy = ballast(cwd, state, "doctor", "-o", "json")
+    checks = {c["name"]: c for c in map(json.loads, healthy.stdout.splitlines())}
+    assert healthy.returncode == 0, healthy.stdout + healthy.stderr
+    assert {n: c["health"] for n, c in checks.items()} == {
+        "bus": "ok", "cluster": "ok", "cruise-control": "ok", "topic-reconciler": "ok", "replicas-change": "ok",
+        "rebalancer": "ok", "load-collector": "ok", "throttle": "off", "spark-aggregates": "off"}
+    assert checks["rebalancer"]["address"] == f"http://127.0.0.1:{info['ports']['rebalancer']}"
+
+    simulator = info["pids"]["cluster-sim"]
+    os.kill(simulator, signal.SIGSTOP)  # Cruise Control (and the simulated cluster's admin API) frozen
+    try:
+        frozen = ballast(cwd, state, "doctor", "-o", "json", "--timeout", "3", timeout_s=60)
+    finally:
+        os.kill(simulator, signal.SIGCONT)
+    checks = {c["name"]: c for c in map(json.loads, frozen.stdout.splitlines())}
+    assert frozen.returncode == 1 and checks["cruise-control"]["health"] == "down", checks
+    assert checks["cruise-control"]["detail"] == "no answer in 3 s", checks
+    assert checks["topic-reconciler"]["health"] == "ok", checks
+
+    gone = ballast(cwd, state, "--bootstrap-server", f"127.0.0.1:{free_port()}", "doctor", "-o", "json",
+                   "--timeout", "3")
+    checks = {c["name"]: c for c in map(json.loads, gone.stdout.splitlines())}
+    assert gone.returncode == 1 and checks["bus"]["health"] == "down", checks
+    assert gone.stderr == "", "librdkafka's own lines"
 
 
 def _ready(cwd: Path, state: Path, topic: str) -> dict:

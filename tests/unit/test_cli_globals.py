@@ -47,7 +47,7 @@ def test_bash_completion_completes_commands_options_and_choices() -> None:
 def _stack(bus: str) -> StackInfo:
     return StackInfo(run_dir="/tmp/x", ports=Ports.pick(), pids={"broker": os.getpid()},
                      env={"BALLAST_BUS__BOOTSTRAP_SERVERS": bus, "BALLAST_CLUSTER_ADMIN__KIND": "simulator",
-                          "BALLAST_PORTS__REBALANCER": "6068"})
+                          "BALLAST_PORTS__REBALANCER": "6068", "BALLAST_DATA_DIR": "/tmp/x/data"})
 
 
 def test_the_bus_is_the_option_then_the_environment_then_the_running_stack() -> None:
@@ -57,9 +57,10 @@ def test_the_bus_is_the_option_then_the_environment_then_the_running_stack() -> 
     # Set in the environment: the stack is not used, not even for the other client settings.
     assert invocation_environment(None, "status", {"BALLAST_BUS__BOOTSTRAP_SERVERS": "kafka:9092"},
                                   lambda: stack) == {}
-    # Nothing said: the stack's client settings (not its services' own), except what is set already.
+    # Nothing said: the stack's client settings (not its services' own), except what is set already. The services'
+    # ports are a client's too: `ballast doctor` reads their health pages (issue 56, defect 1).
     assert invocation_environment(None, "status", {"BALLAST_CLUSTER_ADMIN__KIND": "kafka"}, lambda: stack) == {
-        "BALLAST_BUS__BOOTSTRAP_SERVERS": "127.0.0.1:4000"}
+        "BALLAST_BUS__BOOTSTRAP_SERVERS": "127.0.0.1:4000", "BALLAST_PORTS__REBALANCER": "6068"}
     assert invocation_environment(None, "status", {}, lambda: None) == {}
     for starts_its_own in ("demo", "up", "run"):
         assert invocation_environment(None, starts_its_own, {}, lambda: stack) == {}

@@ -22,17 +22,61 @@ def answering(body: dict) -> httpx.MockTransport:
 def test_ready_warming_up_and_down_are_told_apart() -> None:
     state = json.loads((RECORDED / "state-real.json").read_text())["body"]
     settings = Settings()
-    ready = cruise_control(settings, answering(state))
+    ready = cruise_control(settings, transport=answering(state))
     assert ready.health is Health.OK and ready.detail.startswith("ready (executor ")
 
     loading = copy.deepcopy(state)
     loading["MonitorState"].update(state="LOADING", loadingProgressPct=40.0)
-    warming = cruise_control(settings, answering(loading))
+    warming = cruise_control(settings, transport=answering(loading))
     assert warming.health is Health.DEGRADED
     assert warming.detail == "answers, but not ready: its load monitor is loading, 40% loaded"
 
     def refuse(request: httpx.Request) -> httpx.Response:
         raise httpx.ConnectError("connection refused", request=request)
 
-    down = cruise_control(settings, httpx.MockTransport(refuse))
+    down = cruise_control(settings, transport=httpx.MockTransport(refuse))
     assert down.health is Health.DOWN and down.address == settings.cruise_control.base_url
+
+
+def test_the_spark_job_is_judged_by_its_newest_window() -> None:
+    """Issue 56, defect 1: doctor never checked the Spark job. It has no health page; its newest window tells."""
+    from datetime import UTC, datetime, timedelta
+
+    from events import LoadAggregate
+    from services.cli.doctor import aggregates_health
+    from services.common.settings import SparkSettings
+
+    now = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
+    spark = SparkSettings()  # a 60 s window, 30 s of watermark, 10 s slides: fresh within 120 s
+
+    def window(ended_s_ago: float) -> LoadAggregate:
+        end = now - timedelta(seconds=ended_s_ago)
+        return LoadAggregate(window_start=end - timedelta(seconds=60), window_end=end, entity_kind="broker",
+                             entity="1")
+
+    assert aggregates_health([], spark, now)[0] is Health.OFF
+    assert aggregates_health([window(500), window(40)], spark, now) == (
+        Health.OK, "newest window ended 11:59:20 UTC (40 s ago)")
+    assert aggregates_health([window(500)], spark, now) == (
+        Health.DEGRADED, "newest window ended 11:51:40 UTC (500 s ago), more than 120 s: is the job running, and the "
+                         "load collector sampling?")
+
+
+def test_a_part_that_never_answers_is_down_when_the_time_is_up(monkeypatch) -> None:
+    """Issue 56, defect 1: with Cruise Control frozen (SIGSTOP), doctor hung past three minutes."""
+    import threading
+
+    from services.cli import doctor
+
+    never = threading.Event()
+    monkeypatch.setattr(doctor, "cruise_control", lambda *args: never.wait() or None)
+    monkeypatch.setattr(doctor, "bus", lambda settings, timeout_s: doctor.Check("bus", Health.OK, "fine"))
+    for name in ("cluster", "service", "spark_job"):
+        monkeypatch.setattr(doctor, name, lambda settings, *args, **kwargs: doctor.Check("x", Health.OK, ""))
+    settings = Settings()
+    checks = {c.name: c for c in doctor.examine(settings, timeout_s=0.2)}
+    stuck = checks["cruise-control"]
+    assert (stuck.health, stuck.detail, stuck.address) == (Health.DOWN, "no answer in 0.2 s",
+                                                           settings.cruise_control.base_url)
+    assert checks["bus"].health is Health.OK
+    never.set()

@@ -83,7 +83,8 @@ def run(service: Annotated[str, typer.Argument(help=f"one of: {', '.join(SERVICE
 
 def up(
     kafka: Annotated[bool, typer.Option(
-        "--kafka", help="a real Apache Kafka cluster (KRaft, 4 brokers, hierarchical racks, two log dirs each) as "
+        "--kafka", help="a real Apache Kafka cluster (KRaft, 4 brokers, hierarchical racks, two log dirs each, with the "
+                        "throttle controller) as "
                         "the bus and the managed cluster, instead of the embedded broker and simulated cluster")] = False,
     spark: Annotated[bool, typer.Option(help="also start the Spark load-aggregates job, as the demo does")] = True,
 ) -> None:
@@ -91,7 +92,8 @@ def up(
 
     Every `ballast` command then uses it, from any directory; other tools get its settings from
     `eval "$(ballast env)"`."""
-    from services.local.stack import LocalStack
+    from services.local.stack import OPTIONAL_SERVICES, LocalStack
+    from services.local.stack import SERVICES as STACK_SERVICES
     from services.local.stack_state import client_env, endpoints, running_stack, state_file
 
     if kafka:
@@ -100,7 +102,9 @@ def up(
     if running_stack(state_dir) is not None:
         raise fail(f"a stack is already up (see {state_file(state_dir)}); run `ballast down` first")
     run_dir = state_dir / f"stack-{int(time.time())}"
-    stack = LocalStack(run_dir.resolve(), detached=True, kafka=kafka)
+    # The throttle controller needs a real Kafka's throttles (the simulator keeps none): on --kafka only.
+    services = (*STACK_SERVICES, *OPTIONAL_SERVICES) if kafka else STACK_SERVICES
+    stack = LocalStack(run_dir.resolve(), detached=True, kafka=kafka, services=services)
     try:
         stack.start(progress=lambda m: console.print(f"[dim]{escape(m)}[/dim]"))
         if spark:
@@ -196,14 +200,20 @@ def demo(
     raise typer.Exit(run_demo(console, stall_s=timeout or 180.0, keep=keep))
 
 
-def doctor(output: OutputOption = None, as_json: JsonFlag = False) -> None:
-    """Check everything Ballast needs, in one table; exit 1 unless all is well.
+def doctor(
+    output: OutputOption = None,
+    as_json: JsonFlag = False,
+    timeout: Annotated[float, typer.Option(help="seconds to wait for each part's answer", min=0.5)] = 10.0,
+) -> None:
+    """Check everything Ballast needs, in one table; exit 1 unless all that runs is well.
 
     The bus and Ballast's topics on it, the managed cluster's brokers, Cruise Control (answering, and past its
-    warm-up), each service's health page (role, backlog). Service addresses are BALLAST_PORTS__* on BALLAST_WEB_HOST (a running `ballast up` stack's, found as every
-    command finds it)."""
-    from services.cli.doctor import Health, examine, table
+    warm-up), each service's health page (role, backlog), and the optional parts: the throttle controller and the
+    Spark job (its newest aggregates), `off` where they do not run. A part that does not answer within --timeout is
+    `down`. Service addresses are BALLAST_PORTS__* on BALLAST_WEB_HOST (a running `ballast up` stack's, found as
+    every command finds it)."""
+    from services.cli.doctor import examine, healthy, table
 
-    checks = examine(get_settings())
+    checks = examine(get_settings(), timeout)
     emit([c.document() for c in checks], chosen(output, as_json), lambda: table(checks))
-    raise typer.Exit(0 if all(c.health is Health.OK for c in checks) else 1)
+    raise typer.Exit(0 if healthy(checks) else 1)
