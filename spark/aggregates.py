@@ -3,7 +3,7 @@ every level, from ``ballast.load.samples`` and ``ballast.placement.placed`` to t
 ``ballast.load.aggregates``.
 
     ballast run spark-aggregates        # local[2], or BALLAST_SPARK__MASTER's cluster; settings from BALLAST_*
-    spark-submit ... spark/aggregates.py   # the same code in spark-submit's session (docs/operations.md)
+    spark-submit ... "$(ballast spark script)"   # the same code in spark-submit's session (docs/operations.md)
 
 Spark keeps running figures per (window, broker) and (window, log directory) under a watermark: counts, sums of rates,
 the disk at the first and latest sample (``min_by`` / ``max_by``), the replicas Ballast placed there, so its state
@@ -277,7 +277,7 @@ def main() -> None:
              "signal" if stop.asked.is_set() else "the query ended")
 
 
-if __name__ == "__main__":  # spark-submit spark/aggregates.py
+if __name__ == "__main__":  # spark-submit "$(ballast spark script)"
     from services.common.logging import configure_logging
     from services.common.settings import get_settings
 

@@ -429,7 +429,8 @@ class Settings(BaseSettings):
     log_format: Literal["json", "console", "auto"] = "auto"
     # Where faust keeps its local data (table state, not used for correctness).
     data_dir: Path = Path(".ballast/data")
-    # Where `ballast up` keeps the running local stack (stack.json, logs): one per user, found from any directory.
+    # Where `ballast up` keeps the running local stack (stack.json, logs), and `ballast spark package` its archives
+    # (spark/): one per user, found from any directory.
     state_dir: Path = Field(default_factory=lambda: _user_state_home() / "ballast")
 
 
