@@ -16,6 +16,7 @@ from services.common.settings import SparkSettings
 from spark.jvm_output import java_options
 from spark.project_archive import write_archive
 from spark.session_conf import DEFAULT_MASTER, LOOPBACK, is_local, plan_session, resolve_master
+from spark.streaming_planner import share_includes_with_streaming_planner
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 # For a small job on one machine (the local stack, the tests): the first JIT tier only and the serial collector. A
@@ -116,6 +117,9 @@ def job_session(app_name: str, settings: SparkSettings, jars: list[Path] | None 
     if plan.ship_project:
         # Before any Python function or data source is registered: each takes the includes known at that moment.
         spark.sparkContext.addPyFile(str(write_archive(_own_folder())))
+    # The archive (addPyFile's above, or spark-submit's --py-files) for the process that plans the source's offsets
+    # on this host too, which Spark points at a folder it leaves empty (spark.streaming_planner).
+    share_includes_with_streaming_planner(spark)
     return spark
 
 

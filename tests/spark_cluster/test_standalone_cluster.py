@@ -5,8 +5,9 @@ bus (Tansu), the Spark master and the job; the worker's host runs a Spark worker
 deploy/spark-worker-requirements.txt, and sees Ballast's packages hidden. The job is started both ways a user starts
 it, ``ballast run spark-aggregates`` and the spark-submit command of docs/operations.md (run from the doc as it is),
 each time with both sources side by side (one job each, on a bus of its own, so that each job's aggregates are its
-own); for each job the test checks that the worker's executors ran its tasks, that its aggregates reached its bus,
-and that a stop (Ctrl-C, or a SIGTERM) ends it between two batches, with no error."""
+own), each from a working directory of its own, not the checkout; for each job the test checks that the worker's
+executors ran its tasks, that its aggregates reached its bus, that a stop (Ctrl-C, or a SIGTERM) ends it between two
+batches, with no error, and that it wrote nothing where it was started."""
 
 from __future__ import annotations
 
@@ -197,6 +198,7 @@ class Job:
     log: Path
     process: subprocess.Popen[bytes] | None = None
     running: dict | None = None
+    cwd: Path | None = None
 
     @property
     def bus(self) -> str:
@@ -215,7 +217,11 @@ class Job:
             env |= {"SPARK_MASTER": MASTER, "DRIVER_HOST": DRIVER_ADDRESS, "WORKER_PYTHON": str(cluster.worker_python),
                     "CHECKPOINT_URI": checkpoint}
             command = ["sh", "-c", documented_submit()]
-        self.process = cluster.hosts.start(cluster.hosts.driver, command, self.log, env=env, cwd=REPO)
+        # Started where a user would start it: not in the checkout, whose folders Python would import from the
+        # working directory (Spark's planner process on the driver's host did, and hid that it had no other way).
+        self.cwd = cluster.folder / f"cwd-{self.launcher}-{self.source}"
+        self.cwd.mkdir()
+        self.process = cluster.hosts.start(cluster.hosts.driver, command, self.log, env=env, cwd=self.cwd)
 
     def wait_running(self) -> dict:
         def running() -> dict | None:
@@ -284,6 +290,8 @@ def test_both_sources_run_their_tasks_on_a_worker_without_ballast_and_stop_clean
 
     for job in jobs:
         def brokers(job: Job = job) -> set[str]:
+            if job.process.poll() is not None:  # ended: no aggregate will come, and its log says why
+                pytest.fail(f"{job}: ended before its aggregates:\n{job.log.read_text()[-4000:]}")
             return {a["entity"] for a in aggregates_of(cluster, job.bus, job.day) if a["entity_kind"] == "broker"}
 
         # Twice WAIT_S: on a crowded machine the job may start its query again a few times before the first batch
@@ -317,3 +325,5 @@ def test_both_sources_run_their_tasks_on_a_worker_without_ballast_and_stop_clean
         # The stop itself: none at all.
         after_stop = logged[logged_before_stop[job.source]:].decode(errors="replace")
         assert not re.search(ERRORS, after_stop), (job, after_stop[-4000:])
+        # Nothing written where it was started (`ballast spark package` wrote ./dist, which an install may not own).
+        assert not any(job.cwd.iterdir()), (job, sorted(job.cwd.iterdir()))
