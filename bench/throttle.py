@@ -19,6 +19,10 @@ the figures would say nothing of its rates.)
 Measured while the move runs: its completion time; the bytes it copied per second against the rate in force (the
 mean of the rate polled every 0.5 s, the lower of the sender's and the receiver's); the client's produce latency p99
 (acks=all, delivery callbacks); and the partitions outside the move that left their ISR.
+
+The controller's log (at info: every rate it changes, and why) is kept in the run's directory, ``logs/throttle.log``;
+its path is printed at the start and again when a step fails. Each variant's line names the time it began (UTC, as
+the log's lines), to find its part of the log.
 """
 
 from __future__ import annotations
@@ -32,6 +36,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 
 from confluent_kafka import Producer
@@ -40,8 +45,8 @@ from bench.markdown import replace_section
 from bench.replicas_change import percentile
 from events import TOPICS, ThrottleLedger
 from events.throttle import OwnedBrokerConfig, OwnedListItems
+from services.common import busio
 from services.common.admin import INTRA_BROKER_THROTTLE
-from services.common.busio import publish
 from services.common.admin.kafka import KafkaClusterAdmin
 from services.local.stack import LocalStack
 from services.throttle.ownership import FOLLOWER_ITEMS, FOLLOWER_RATE, LEADER_ITEMS, LEADER_RATE, RATE_CONFIGS
@@ -60,6 +65,8 @@ PROBE_TOPIC = "bench-latency-probe"
 PROBE_EVERY_S = 0.1  # a hundred samples a window: its p99 is not one unlucky record
 PROBE_WINDOW_S = HOLD_S = 10  # (d): a short window and hold, for moves of about half a minute
 CONTROLLER_LABELS = {"c": "controller", "d": "controller, latency limit"}
+# The controller logs what it changes and why at info: its log is what explains a run that went wrong.
+CONTROLLER_LOG = {"BALLAST_LOG_LEVEL": "info"}
 
 
 @dataclass
@@ -132,11 +139,17 @@ async def run_variant(stack: LocalStack, admin: KafkaClusterAdmin, client: Clien
     await admin.alter_replica_log_dirs(topic, {(p, SOURCE): source_dir for p in range(PARTITIONS)})
     await _until(lambda: _all_in(admin, topic, source_dir), 120)
     fill(stack.kafka.bootstrap_servers, topic, PARTITIONS, move_mb / PARTITIONS)
+    # Placing the replicas in the first directory may have been a move between broker 1's directories, which the
+    # running controller throttled: its rate goes before the variant's throttles are set (else the controller could
+    # take off a fixed rate set over its own, or be killed with its own still in force).
+    await _until(lambda: _none_left(admin, topic), 60)
     label = f"{fixed / MB:.2f} MB/s fixed" if fixed else CONTROLLER_LABELS[variant]
-    say(f"  {scenario} / {variant}: {move_mb:g} MB, {label}")
+    say(f"  {scenario} / {variant}: {move_mb:g} MB, {label} (from {_utc_now()})")
     if not fixed:
         stack.kill("throttle")
-        publish(stack.settings().bus, TOPICS.throttle_ledger, [_ledger(topic, scenario)])
+        bus = stack.settings().bus
+        held = busio.latest(bus, TOPICS.throttle_ledger).get(ThrottleLedger().key, ThrottleLedger())
+        busio.publish(bus, TOPICS.throttle_ledger, [seeded_ledger(held, topic, scenario)])
     await _throttle(admin, topic, scenario, fixed or FLOOR)
     outside_before = await _isr_short(admin, topic)
     figures = Figures(variant, label)
@@ -149,7 +162,7 @@ async def run_variant(stack: LocalStack, admin: KafkaClusterAdmin, client: Clien
         await admin.alter_replica_log_dirs(topic, {(p, SOURCE): other_dir for p in range(PARTITIONS)})
     if not fixed:
         # Back with the floor it "set" in its ledger, which it takes over as its own; the copy meanwhile runs at it.
-        stack.instance_env["throttle"] = _controller_env(variant, limit_ms)
+        stack.instance_env["throttle"] = {**CONTROLLER_LOG, **_controller_env(variant, limit_ms)}
         stack.start_process("throttle")
     lost: set[str] = set()
     while True:
@@ -178,6 +191,11 @@ async def run_variant(stack: LocalStack, admin: KafkaClusterAdmin, client: Clien
     return figures
 
 
+def _utc_now() -> str:
+    """As the controller's log lines stamp their time: to find a variant's part of that log."""
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
 def _items(broker: int) -> str:
     return ",".join(f"{p}:{broker}" for p in range(PARTITIONS))
 
@@ -192,16 +210,28 @@ async def _throttle(admin: KafkaClusterAdmin, topic: str, scenario: str, rate: i
         await admin.alter_broker_configs(SOURCE, {INTRA_BROKER_THROTTLE: str(rate)})
 
 
-def _ledger(topic: str, scenario: str) -> ThrottleLedger:
-    """What the controller's ledger would name had it set the floor for this move at a look before the copy began."""
+def seeded_ledger(held: ThrottleLedger, topic: str, scenario: str) -> ThrottleLedger:
+    """The controller's ledger as it would be had it set the floor for this move at a look before the copy began:
+    what it ``held`` when it was killed, and the floor. What it held stays named: a throttle of its own still in
+    force, no longer named, would be someone else's to the restarted controller, and left on the brokers for good."""
     if scenario == "drain":
-        return ThrottleLedger(broker_configs=[
-            OwnedBrokerConfig(broker=SOURCE, config=INTRA_BROKER_THROTTLE, values=[str(FLOOR)])])
+        floor = [OwnedBrokerConfig(broker=SOURCE, config=INTRA_BROKER_THROTTLE, values=[str(FLOOR)])]
+        items: list[OwnedListItems] = []
+    else:
+        floor = [OwnedBrokerConfig(broker=b, config=c, values=[str(FLOOR)])
+                 for b in (SOURCE, DESTINATION) for c in (LEADER_RATE, FOLLOWER_RATE)]
+        items = [OwnedListItems(topic=topic, config=LEADER_ITEMS, items=_items(SOURCE).split(",")),
+                 OwnedListItems(topic=topic, config=FOLLOWER_ITEMS, items=_items(DESTINATION).split(","))]
+    values: dict[tuple[int, str], list[str]] = {}
+    for o in [*held.broker_configs, *floor]:
+        values.setdefault((o.broker, o.config), [])
+        values[(o.broker, o.config)] += [v for v in o.values if v not in values[(o.broker, o.config)]]
+    listed: dict[tuple[str, str], set[str]] = {}
+    for i in [*held.topic_items, *items]:
+        listed.setdefault((i.topic, i.config), set()).update(i.items)
     return ThrottleLedger(
-        broker_configs=[OwnedBrokerConfig(broker=b, config=c, values=[str(FLOOR)])
-                        for b in (SOURCE, DESTINATION) for c in (LEADER_RATE, FOLLOWER_RATE)],
-        topic_items=[OwnedListItems(topic=topic, config=LEADER_ITEMS, items=_items(SOURCE).split(",")),
-                     OwnedListItems(topic=topic, config=FOLLOWER_ITEMS, items=_items(DESTINATION).split(","))])
+        broker_configs=[OwnedBrokerConfig(broker=b, config=c, values=v) for (b, c), v in sorted(values.items())],
+        topic_items=[OwnedListItems(topic=t, config=c, items=sorted(i)) for (t, c), i in sorted(listed.items())])
 
 
 def _controller_env(variant: str, limit_ms: float) -> dict[str, str]:
@@ -283,6 +313,9 @@ async def run(move_mb: float, capacity: int, limit_ms: float, say: Callable[[str
     run_dir = Path(tempfile.mkdtemp(prefix="ballast-bench-throttle-"))
     results: dict[str, list[Figures]] = {}
     with LocalStack(run_dir, env=env, services=("throttle",), kafka=True) as stack:
+        stack.instance_env["throttle"] = dict(CONTROLLER_LOG)
+        controller_log = stack.logs / "throttle.log"
+        say(f"  the controller's log: {controller_log}")
         stack.start(progress=lambda m: say(f"  {m}"))
         assert stack.kafka is not None
         admin = KafkaClusterAdmin({"bootstrap_servers": stack.kafka.bootstrap_servers}, 30)
@@ -296,6 +329,9 @@ async def run(move_mb: float, capacity: int, limit_ms: float, say: Callable[[str
                 results[scenario] = [
                     await run_variant(stack, admin, client, scenario, variant, fixed, move_mb, limit_ms, say)
                     for variant, fixed in (("a", peak_safe), ("b", average), ("c", None), ("d", None))]
+        except Exception:
+            say(f"  failed; the controller's log is kept: {controller_log}")
+            raise
         finally:
             client.stop()
             await admin.aclose()
