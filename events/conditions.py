@@ -17,6 +17,8 @@ DRIFT = "Drift"
 # Partitions are being reassigned (by anyone) and the replica count differs from the spec's: the replication factor
 # is judged once the move ends (neither drift nor a change to ask for).
 PARTITIONS_MOVING = "PartitionsMoving"
+# A config the spec names that is not the spec's to set (the replication throttles' lists): left out.
+CONFIG_IGNORED = "ConfigIgnored"
 POLICY_VIOLATION = "PolicyViolation"  # the spec (or its withdrawal) breaks a rule of the policy file: not acted on
 
 # -- rebalances (RebalanceStatus) ---------------------------------------------------------------------------------

@@ -83,8 +83,10 @@ class TopicSpec(Event):
     SCHEMA: ClassVar[str] = "ballast.TopicSpec"
 
     name: TopicName
-    partitions: StrictInt = Field(ge=1, le=100_000)
-    replicas: StrictInt = Field(ge=1, le=32)
+    # None (a KafkaTopic may leave them out): the cluster's num.partitions and default.replication.factor when the
+    # topic is created, and whatever it has from then on, as Strimzi's Topic Operator does.
+    partitions: StrictInt | None = Field(default=None, ge=1, le=100_000)
+    replicas: StrictInt | None = Field(default=None, ge=1, le=32)
     config: dict[str, str] = Field(default_factory=dict)
     # Where new replicas go when the topic is created or grows partitions; None: the placer in the settings.
     placer: PlacerName | None = None
@@ -104,6 +106,9 @@ class TopicSpec(Event):
     # When the topic is found changed outside Ballast: set it back (correct) or only say so (report); None: the
     # reconciler's setting (BALLAST_RECONCILER__DRIFT).
     drift: DriftMode | None = None
+    # A KafkaTopic's metadata.name where it differs from the topic's name (spec.topicName): statuses can be asked for
+    # by it too.
+    resource_name: str | None = Field(default=None, max_length=253)
 
     @field_validator("config", mode="before")
     @classmethod
@@ -237,10 +242,16 @@ class TopicStatus(Event):
     # Whose topic it is: "created" by Ballast, or "adopted" by a spec with ``adopt: true``; only then does
     # withdrawing the spec delete it.
     origin: TopicOrigin | None = None
+    # The spec's resourceName (a KafkaTopic's metadata.name where it differs from the topic's name).
+    resource_name: str | None = None
 
     @property
     def key(self) -> str:
         return self.topic
+
+    def named(self, name: str) -> bool:
+        """This is the status of ``name``: the topic's, or its KafkaTopic's (metadata.name)."""
+        return name in (self.topic, self.resource_name)
 
     def condition(self, type_: str) -> Condition | None:
         return next((c for c in self.conditions if c.type == type_), None)

@@ -25,6 +25,17 @@ _INTEGER = re.compile(r"[+-]?[0-9]+")
 _DOUBLE = re.compile(r"[+-]?(NaN|Infinity|([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?[fFdD]?)")
 
 
+# The broker settings a topic created without partitions or a replication factor gets its own from, and Kafka's
+# defaults for them.
+DEFAULT_PARTITIONS, DEFAULT_REPLICATION_FACTOR = "num.partitions", "default.replication.factor"
+KAFKA_TOPIC_DEFAULTS = {DEFAULT_PARTITIONS: "1", DEFAULT_REPLICATION_FACTOR: "1"}
+
+
+# Topic configs that others set for a while and take out again (Cruise Control's executions, the throttle
+# controller, Kafka's reassignment tool): never a spec's, and never removed as one it does not name.
+THROTTLE_LISTS = frozenset({"leader.replication.throttled.replicas", "follower.replication.throttled.replicas"})
+
+
 class InvalidTopicConfig(ValueError):
     """A topic config Kafka refuses; the message is Kafka's."""
 

@@ -29,9 +29,10 @@ from services.common.wording import transition_line
 from services.common import busio
 from services.common.admin import AdminError, ClusterAdmin
 from services.common.admin.factory import ask_cluster
-from services.common.admin.port import TopicDescription
+from services.common.admin.port import TopicDefaults, TopicDescription
 from services.common.settings import Settings
 from services.domain.policy import Policy, PolicyError, check_spec, load_policy
+from services.topic_reconciler.logic import effective_spec, needs_defaults
 
 
 def compare(settings: Settings, specs: list[TopicSpec], *, need_cluster: bool
@@ -42,26 +43,30 @@ def compare(settings: Settings, specs: list[TopicSpec], *, need_cluster: bool
         return {}, None
     current = busio.latest(settings.bus, TOPICS.specs, timeout_s=10)
     policy = policy_of(settings)
-    violations = {s.name: check_spec(policy, s) for s in specs}
     unreachable = None
 
-    async def look(admin: ClusterAdmin) -> tuple[dict[str, TopicDescription | None], int]:
+    async def look(admin: ClusterAdmin) -> tuple[dict[str, TopicDescription | None], int, TopicDefaults | None]:
         described = await admin.describe_topics([s.name for s in specs])
-        return described, sum(1 for b in await admin.brokers() if b.alive)
+        # Only read where a spec leaves a new topic's partitions or replicas to the cluster.
+        needing = any(needs_defaults(s, described.get(s.name)) for s in specs)
+        defaults = await admin.topic_defaults() if needing else None
+        return described, sum(1 for b in await admin.brokers() if b.alive), defaults
 
     try:
-        actual, alive = ask_cluster(settings.cluster_admin, look)
+        actual, alive, defaults = ask_cluster(settings.cluster_admin, look)
     except AdminError as exc:
         unreachable = f"the cluster did not answer ({exc})"
         if need_cluster:
             raise fail(unreachable, 2) from None
-        return {s.name: policy_refusal(s.name, violations[s.name])
+        return {s.name: policy_refusal(s.name, check_spec(policy, s))
                 or TopicDiff(s.name, Verdict.CHANGE, publish=current.get(s.name) != s) for s in specs}, unreachable
     diffs = {}
     for spec in specs:
         existing = current.get(spec.name)
+        effective = effective_spec(spec, actual.get(spec.name), None, defaults) or spec
         diffs[spec.name] = diff_topic(spec, existing if isinstance(existing, TopicSpec) else None,
-                                      actual.get(spec.name), alive, violations[spec.name])
+                                      actual.get(spec.name), alive, check_spec(policy, effective),
+                                      config_ownership=settings.reconciler.config_ownership, defaults=defaults)
     return diffs, None
 
 

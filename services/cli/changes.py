@@ -15,13 +15,15 @@ from enum import StrEnum
 from events import conditions
 from events import RebalanceRequest, RebalanceState, RebalanceStatus, ReplicasChangeState, TopicSpec, TopicStatus
 from events.topic_configs import topic_config_problem
-from services.common.admin.port import TopicDescription
+from services.common.admin.port import TopicDefaults, TopicDescription
 from services.topic_reconciler.logic import (
     Action,
     AlterConfig,
     CreatePartitions,
     CreateTopic,
     RequestReplicasChange,
+    ConfigOwnership,
+    effective_spec,
     plan,
 )
 from services.domain.policy import Policy, Violation, check_withdrawal, refusals
@@ -114,24 +116,32 @@ def policy_refusal(name: str, violations: list[Violation]) -> TopicDiff | None:
 
 
 def diff_topic(spec: TopicSpec, current: TopicSpec | None, actual: TopicDescription | None,
-               alive_brokers: int | None, violations: list[Violation] | None = None) -> TopicDiff:
+               alive_brokers: int | None, violations: list[Violation] | None = None, *,
+               config_ownership: ConfigOwnership = "named", defaults: TopicDefaults | None = None) -> TopicDiff:
     """``current``: the spec on the bus now; ``actual``: the topic in the cluster (None: absent); ``alive_brokers``:
-    None when unknown; ``violations``: the policy's rules it breaks. What the cluster gets is the topic reconciler's
-    own plan, said in words; the CLI adds only what concerns the spec itself (its config and the policy checked before
-    publishing, adoption, placement choices)."""
+    None when unknown; ``violations``: the policy's rules it breaks; ``config_ownership``: the reconciler's;
+    ``defaults``: the cluster's topic defaults, where the spec leaves a new topic's partitions or replicas to them.
+    What the cluster gets is the topic reconciler's own plan for the effective spec, said in words; the CLI adds only
+    what concerns the spec itself (its config and the policy checked before publishing, adoption, placement
+    choices)."""
     if problem := topic_config_problem(spec.config):
         return TopicDiff(spec.name, Verdict.REFUSED, warnings=[f"config: {problem}"], publish=False)
     if refused := policy_refusal(spec.name, violations or []):
         return refused
     result = TopicDiff(spec.name, Verdict.CREATE if actual is None else Verdict.UNCHANGED, publish=spec != current)
-    planned = plan(spec, actual, None, alive_brokers=alive_brokers)
+    effective = effective_spec(spec, actual, None, defaults)
+    if effective is None:
+        result.warnings.append("partitions or replicas left to the cluster, whose defaults could not be read")
+        result.verdict = Verdict.CREATE
+        return result
+    planned = plan(effective, actual, None, alive_brokers=alive_brokers, config_ownership=config_ownership)
     result.changes = [line for action in planned.actions for line in _said(action, actual)]
     result.warnings = [c.message for c in planned.warnings if c.message] + [str(v) for v in violations or []]
     if actual is None and spec.adopt:
         result.warnings.append("adopt: true, but there is no topic to adopt: Ballast creates it")
-    if actual is None and alive_brokers is not None and spec.replicas > alive_brokers:
+    if actual is None and alive_brokers is not None and effective.replicas > alive_brokers:  # type: ignore[operator]
         result.warnings.append(
-            f"replication factor {spec.replicas} is more than the {alive_brokers} broker(s) alive: the topic is "
+            f"replication factor {effective.replicas} is more than the {alive_brokers} broker(s) alive: the topic is "
             "created only where the cluster's placement creates topics under-replicated (placeholder replicas, "
             "filled when brokers return: BALLAST_PLACEMENT__UNDER_REPLICATED); otherwise its status says why not")
     if actual is not None and current is None:
@@ -157,9 +167,11 @@ def _already_there(spec: TopicSpec, current: TopicSpec, actual: TopicDescription
     stops naming a config): publishing the spec is still a change, a new generation, and says so."""
     said: list[str] = []
     if current.partitions != spec.partitions and not any(isinstance(a, CreatePartitions) for a in actions):
-        said.append(f"partitions: {current.partitions} -> {spec.partitions} (the topic has {actual.partition_count})")
+        said.append(f"partitions: {_text(current.partitions)} -> {_text(spec.partitions)} (the topic has "
+                    f"{actual.partition_count})")
     if current.replicas != spec.replicas and not any(isinstance(a, RequestReplicasChange) for a in actions):
-        said.append(f"replicas: {current.replicas} -> {spec.replicas} (the topic has {actual.replication_factor})")
+        said.append(f"replicas: {_text(current.replicas)} -> {_text(spec.replicas)} (the topic has "
+                    f"{actual.replication_factor})")
     altered = {k for a in actions if isinstance(a, AlterConfig) for k in a.config}
     for key in sorted(current.config.keys() | spec.config.keys()):
         before, after = current.config.get(key), spec.config.get(key)
@@ -182,7 +194,8 @@ def _said(action: Action, actual: TopicDescription | None) -> list[str]:
     if isinstance(action, CreatePartitions):
         return [f"partitions {actual.partition_count} -> {action.total}"]
     if isinstance(action, AlterConfig):
-        return [f"config {key}: {actual.config.get(key, '(default)')} -> {value}"
+        return [f"config {key}: {actual.config.get(key, '(default)')} -> "
+                + (value if value is not None else "(default: removed, not in the spec)")
                 for key, value in sorted(action.config.items())]
     if isinstance(action, RequestReplicasChange) and action.differs:
         return [f"replication factor {actual.replication_factor} -> {action.target_replicas} (through Cruise Control)"]
@@ -265,8 +278,9 @@ def outcome(spec: TopicSpec, generation: int, status: TopicStatus | None) -> tup
             ready = status.condition(conditions.READY)
             return Outcome.HELD, (ready.message if ready is not None else None) or condition.message or held
     change = status.replicas_change
-    if status.ready and status.replicas == spec.replicas and (status.partitions or 0) >= spec.partitions and (
-            change is None or change.state == ReplicasChangeState.COMPLETED):
+    # What the spec leaves to the cluster is whatever the topic got.
+    if status.ready and spec.replicas in (None, status.replicas) and (status.partitions or 0) >= (
+            spec.partitions or 0) and (change is None or change.state == ReplicasChangeState.COMPLETED):
         return Outcome.READY, "ready"
     if change is not None and change.state != ReplicasChangeState.COMPLETED:
         return Outcome.WAITING, f"replication factor {status.replicas} -> {change.target_replicas}: {change.state}"

@@ -86,15 +86,19 @@ def _config_rows(view: TopicView) -> list[tuple[str, str, str]]:
             for key in sorted({*wanted, *actual})]
 
 
+def _count(value: int | None) -> str:
+    return str(value) if value is not None else "(the cluster's)"
+
+
 def side_by_side(view: TopicView) -> Table:
     table = Table(title=f"Topic {view.name}", title_justify="left")
     for column in ("", "spec", "cluster", "status"):
         table.add_column(column, overflow="fold")
     spec, actual, status = view.spec, view.actual, view.status
     ready = "-" if status is None else ("ready" if status.ready else "not ready")
-    table.add_row("partitions", str(spec.partitions) if spec else "-",
+    table.add_row("partitions", _count(spec.partitions) if spec else "-",
                   str(actual.partition_count) if actual else "(no such topic)", ready)
-    table.add_row("replicas", str(spec.replicas) if spec else "-", str(actual.replication_factor) if actual else "-",
+    table.add_row("replicas", _count(spec.replicas) if spec else "-", str(actual.replication_factor) if actual else "-",
                   change_text(status) if status and status.replicas_change else "")
     if spec is not None:
         table.add_row("placer", spec.placer or "(the setting's)", "", "")

@@ -62,12 +62,24 @@ def load_manifests(text: str, source: str = "<input>") -> list[Manifest]:
         raise ManifestError(f"{source}: not valid YAML: {exc}") from None
     manifests: list[Manifest] = []
     for index, document in enumerate(documents, start=1):
-        items = document if isinstance(document, list) else [document]
-        for item in items:
+        for item in _items(document, f"{source} document {index}"):
             manifests.append(_to_manifest(item, f"{source} document {index}"))
     if not manifests:
         raise ManifestError(f"{source}: no topic specs or rebalances found")
     return manifests
+
+
+def _items(document: Any, where: str) -> list[Any]:
+    """A document's manifests: itself, the items of a list, or those of a Kubernetes ``kind: List`` (what
+    ``kubectl get kafkatopics -o yaml`` prints), taken as they are."""
+    if isinstance(document, list):
+        return document
+    if isinstance(document, dict) and document.get("kind") == "List":
+        items = document.get("items") or []
+        if not isinstance(items, list):
+            raise ManifestError(f"{where}: a List's items must be a list")
+        return items
+    return [document]
 
 
 def load_specs(text: str, source: str = "<input>") -> list[TopicSpec]:
@@ -230,12 +242,11 @@ def _from_kafka_topic(item: dict[str, Any], where: str) -> dict[str, Any]:
     if unknown := sorted(set(spec) - KAFKA_TOPIC_SPEC_FIELDS):
         raise ManifestError(f"{where}: KafkaTopic {name!r}: spec.{unknown[0]} is not a KafkaTopic field (known: "
                             f"{', '.join(sorted(KAFKA_TOPIC_SPEC_FIELDS))})")
-    missing = [f for f in ("partitions", "replicas") if f not in spec]
-    if missing:
-        # Strimzi would fall back to the broker defaults; Ballast needs them explicit to manage the topic.
-        raise ManifestError(f"{where}: KafkaTopic {name!r} needs spec.{' and spec.'.join(missing)}")
-    fields = {"name": name, "partitions": spec["partitions"], "replicas": spec["replicas"],
-              "config": spec.get("config") or {}}
+    # Partitions or replicas left out take the cluster's defaults when the topic is created, as with Strimzi.
+    fields = {"name": name, "config": spec.get("config") or {},
+              **{k: spec[k] for k in ("partitions", "replicas") if spec.get(k) is not None}}
+    if metadata.get("name") and metadata["name"] != name:
+        fields["resource_name"] = metadata["name"]
     annotations = metadata.get("annotations") or {}
     if placer := annotations.get(PLACER_ANNOTATION):
         fields["placer"] = placer

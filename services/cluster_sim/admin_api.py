@@ -92,6 +92,12 @@ async def brokers(request: web.Request) -> web.Response:
     ]})
 
 
+@routes.get("/admin/cluster/configs")
+async def cluster_configs(request: web.Request) -> web.Response:
+    """The brokers' settings a client reads off a real cluster (DescribeConfigs): the topic defaults."""
+    return web.json_response({"configs": dict(request.app[SIMULATOR].cluster.topic_defaults)})
+
+
 @routes.post("/admin/brokers")
 async def add_broker(request: web.Request) -> web.Response:
     cluster = request.app[SIMULATOR].cluster
@@ -181,5 +187,6 @@ async def log_dirs(request: web.Request) -> web.Response:
 async def config(request: web.Request) -> web.Response:
     cluster = request.app[SIMULATOR].cluster
     body = await request.json()
-    cluster.alter_config(request.match_info["name"], {str(k): str(v) for k, v in body["config"].items()})
+    cluster.alter_config(request.match_info["name"],
+                         {str(k): str(v) if v is not None else None for k, v in body["config"].items()})
     return web.Response(status=204)

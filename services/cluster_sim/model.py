@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
-from events.topic_configs import KEYS, topic_config_problem
+from events.topic_configs import KAFKA_TOPIC_DEFAULTS, KEYS, topic_config_problem
 
 
 # A broker's disk capacity when nothing better is known (Cruise Control's capacity file), shared by its directories.
@@ -136,6 +136,8 @@ class Cluster:
         self.brokers: dict[int, Broker] = {b.id: b for b in brokers}
         self.topics: dict[str, Topic] = {}
         self.default_partition_mb = default_partition_mb
+        # What a topic created without partitions or a replication factor gets: Kafka's own defaults.
+        self.topic_defaults = dict(KAFKA_TOPIC_DEFAULTS)
 
     # -- brokers -----------------------------------------------------------------------------------------------
 
@@ -318,11 +320,13 @@ class Cluster:
         for (index, broker), log_dir in dirs.items():
             topic.partitions[index].log_dirs[broker] = log_dir
 
-    def alter_config(self, name: str, config: dict[str, str]) -> None:
+    def alter_config(self, name: str, config: dict[str, str | None]) -> None:
+        """IncrementalAlterConfigs: set these keys; None deletes one (back to its default)."""
         topic = self.topic(name)
+        after = {k: v for k, v in {**topic.config, **config}.items() if v is not None}
         # Kafka validates the topic's configs as they would be after the change (the keys across each other too).
-        _check_config({k: v for k, v in {**topic.config, **config}.items() if k in config or k in KEYS})
-        topic.config.update(config)
+        _check_config({k: v for k, v in after.items() if k in config or k in KEYS})
+        topic.config = after
 
     # -- replication-factor changes ----------------------------------------------------------------------------
 

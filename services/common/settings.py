@@ -168,6 +168,10 @@ class ReconcilerSettings(BaseModel):
     retry_initial_s: float = Field(default=30.0, gt=0)
     retry_max_s: float = Field(default=300.0, gt=0)
     drift: DriftMode = "correct"
+    # Which of a topic's own configs are the spec's: only those it names (named: others set on the topic stay), or all
+    # of them (all: one the spec does not name is removed, back to the cluster's default, as Strimzi's Topic Operator
+    # does). The replication throttles' lists are never the spec's: Cruise Control and the throttle controller set them.
+    config_ownership: Literal["named", "all"] = "named"
 
 
 class AutoRebalanceSettings(BaseModel):

@@ -123,9 +123,12 @@ class Violation:
 
 
 def check_spec(policy: Policy, spec: TopicSpec) -> list[Violation]:
-    """Every rule the spec breaks, refusals first."""
+    """Every rule the spec breaks, refusals first. A count the spec leaves to the cluster is checked once it is known
+    (the reconciler checks the effective spec: the cluster's default, or the topic's own)."""
     found: list[Violation] = []
     for field, value in (("replicas", spec.replicas), ("partitions", spec.partitions)):
+        if value is None:
+            continue
         bounds: Bounds = getattr(policy, field)
         if bounds.min is not None and value < bounds.min:
             found.append(Violation(f"{field}.min", f"{field} {value} is below the minimum {bounds.min}"))
@@ -167,7 +170,7 @@ def _min_insync_margin(spec: TopicSpec) -> str | None:
         min_isr = int(raw) if raw is not None else None
     except ValueError:
         return None
-    if min_isr is None or spec.replicas >= min_isr + 1:
+    if min_isr is None or spec.replicas is None or spec.replicas >= min_isr + 1:
         return None
     return (f"replicas {spec.replicas} < min.insync.replicas {min_isr} + 1: one broker down stops producers that "
             "use acks=all")

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import Literal
 
 from events import (
     Condition,
@@ -21,6 +22,7 @@ from events import (
 )
 from events import placeholders as placeholder
 from events.conditions import (
+    CONFIG_IGNORED,
     DRIFT,
     PARTITIONS_DECREASE_NOT_SUPPORTED,
     PARTITIONS_MOVING,
@@ -33,8 +35,9 @@ from events.conditions import (
     UNMANAGED,
 )
 from events.models import DriftMode, TopicOrigin
+from events.topic_configs import THROTTLE_LISTS
 from services.domain.policy import Policy, Violation, check_spec, check_withdrawal, refusals
-from services.common.admin import TopicDescription
+from services.common.admin import TopicDefaults, TopicDescription
 # The replicas-change service's rule for accepting a command, which the status predicts (written once, used by both).
 from services.domain.replicas_change import in_flight, in_flight_elsewhere, on_command
 
@@ -67,7 +70,7 @@ class CreatePartitions:
 @dataclass(frozen=True)
 class AlterConfig:
     name: str
-    config: dict[str, str]
+    config: dict[str, str | None]  # None: removed from the topic (back to the cluster's default)
 
 
 @dataclass(frozen=True)
@@ -93,14 +96,17 @@ class Plan:
 def plan(spec: TopicSpec | None, actual: TopicDescription | None, change: ReplicasChangeRecord | None,
          placeholders: PlaceholderRecord | None = None, alive_brokers: int | None = None,
          origin: TopicOrigin | None = "created", *, applied: bool = False,
-         drift_mode: DriftMode = "correct", policy: Policy | None = None, moving: int = 0) -> Plan:
+         drift_mode: DriftMode = "correct", policy: Policy | None = None, moving: int = 0,
+         config_ownership: ConfigOwnership = "named") -> Plan:
     """``spec`` None means the spec was deleted. ``placeholders``: replicas the topic was created without;
     ``alive_brokers``: how many brokers are alive now (None: not known); ``origin``: whether Ballast created or
     adopted the topic (None: neither, so it is never deleted); ``applied``: this spec was carried out already, so
     whatever differs now was changed outside Ballast (drift), which the spec's ``drift`` or else ``drift_mode``
     corrects or only reports; ``policy``: the rules a spec (or its withdrawal) must meet to be acted on;
     ``moving``: how many of its partitions are being reassigned now (by anyone), which makes its replica count
-    say nothing of its replication factor (``reassigning``)."""
+    say nothing of its replication factor (``reassigning``); ``config_ownership``: which of the topic's own configs
+    are the spec's (``configs_to_set``). ``spec`` is the effective one (``effective_spec``): partitions and replicas
+    known."""
     result = Plan()
     if spec is None:
         if actual is not None and origin is not None:
@@ -128,7 +134,12 @@ def plan(spec: TopicSpec | None, actual: TopicDescription | None, change: Replic
             type=PARTITIONS_DECREASE_NOT_SUPPORTED, status="True", reason="NotSupported",
             message=f"Kafka cannot remove partitions: the topic keeps {actual.partition_count} "
                     f"(spec asks for {spec.partitions})"))
-    differing = {k: v for k, v in spec.config.items() if actual.config.get(k) != v}
+    differing = configs_to_set(spec, actual, config_ownership)
+    if ignored := sorted(THROTTLE_LISTS & spec.config.keys()):
+        result.warnings.append(Condition(
+            type=CONFIG_IGNORED, status="True", reason="SetDuringMoves",
+            message=f"{', '.join(ignored)}: set by Cruise Control and the throttle controller while replicas move, "
+                    "and taken out when they end; not set from the spec"))
     held = reassigning(spec, actual, change, moving)
     rf_drift = replicas_drifted(spec, actual, change, placeholders) if applied and held is None else False
     if applied and (differing or rf_drift):
@@ -164,6 +175,44 @@ def plan(spec: TopicSpec | None, actual: TopicDescription | None, change: Replic
         # service the target is the current RF again, so it settles (or follows up) instead of retrying the old one.
         result.actions.append(RequestReplicasChange(spec.name, spec.replicas, differs=False))
     return result
+
+
+ConfigOwnership = Literal["named", "all"]
+
+
+def configs_to_set(spec: TopicSpec, actual: TopicDescription, ownership: ConfigOwnership) -> dict[str, str | None]:
+    """The configs that differ from the spec's: each it names with another value; with ``all``, also each set on the
+    topic itself that it does not name (None: removed), as Strimzi's Topic Operator owns a topic's configs. The
+    replication throttles' lists are others' (``THROTTLE_LISTS``), whatever the ownership."""
+    differing: dict[str, str | None] = {k: v for k, v in spec.config.items()
+                                        if actual.config.get(k) != v and k not in THROTTLE_LISTS}
+    if ownership == "all":
+        differing.update({k: None for k in actual.own_config if k not in spec.config and k not in THROTTLE_LISTS})
+    return differing
+
+
+def effective_spec(spec: TopicSpec | None, actual: TopicDescription | None, placeholders: PlaceholderRecord | None,
+                   defaults: TopicDefaults | None) -> TopicSpec | None:
+    """The spec with what it leaves to the cluster filled in, as Strimzi's Topic Operator reads a KafkaTopic without
+    partitions or replicas: an existing topic keeps its own (or the replication factor it was created for, while
+    placeholders wait for brokers), a new one gets the cluster's defaults. None when a new topic needs ``defaults``
+    and they are not known (``needs_defaults``)."""
+    if spec is None or (spec.partitions is not None and spec.replicas is not None):
+        return spec
+    if actual is not None:
+        waiting = placeholders is not None and placeholders.placeholders > 0
+        fill = {"partitions": actual.partition_count,
+                "replicas": placeholders.replication_factor if waiting else actual.replication_factor}
+    elif defaults is not None:
+        fill = {"partitions": defaults.partitions, "replicas": defaults.replication_factor}
+    else:
+        return None
+    return spec.model_copy(update={k: v for k, v in fill.items() if getattr(spec, k) is None})
+
+
+def needs_defaults(spec: TopicSpec | None, actual: TopicDescription | None) -> bool:
+    """Creating this spec's topic takes the cluster's topic defaults."""
+    return spec is not None and actual is None and (spec.partitions is None or spec.replicas is None)
 
 
 def policy_condition(violations: list[Violation]) -> Condition:
@@ -224,10 +273,11 @@ def spec_applied(previous: TopicStatus | None, generation: int) -> bool:
     return previous is not None and previous.generation == generation and previous.ready and not previous.deleted
 
 
-def drift_condition(spec: TopicSpec, actual: TopicDescription, differing: dict[str, str], replicas: bool,
+def drift_condition(spec: TopicSpec, actual: TopicDescription, differing: dict[str, str | None], replicas: bool,
                     mode: DriftMode) -> Condition:
     """What was changed outside Ballast, and what Ballast does about it."""
-    found = [f"{k}={actual.config.get(k, '(default)')} (spec {v})" for k, v in sorted(differing.items())]
+    found = [f"{k}={actual.config.get(k, '(default)')} " + (f"(spec {v})" if v is not None else "(not in the spec)")
+             for k, v in sorted(differing.items())]
     if replicas:
         found.append(f"replication factor {actual.replication_factor} (spec {spec.replicas})")
     if mode == "report":
@@ -279,15 +329,16 @@ def expected_change(current: ReplicasChangeRecord | None, request: RequestReplic
 
 def min_insync_warning(spec: TopicSpec, actual: TopicDescription | None) -> Condition | None:
     """Seed 000: RF below min.insync.replicas is allowed, but producers with acks=all will fail. Say so."""
+    replicas = spec.replicas if spec.replicas is not None else actual.replication_factor if actual else None
     raw = spec.config.get("min.insync.replicas") or (actual.config.get("min.insync.replicas") if actual else None)
     try:
         min_isr = int(raw) if raw is not None else None
     except ValueError:
         return None
-    if min_isr is None or spec.replicas >= min_isr:
+    if min_isr is None or replicas is None or replicas >= min_isr:
         return None
     return Condition(type=RF_BELOW_MIN_INSYNC, status="True", reason="BelowMinInsyncReplicas",
-                     message=f"replicas {spec.replicas} < min.insync.replicas {min_isr}: producers using acks=all "
+                     message=f"replicas {replicas} < min.insync.replicas {min_isr}: producers using acks=all "
                              "will fail to write")
 
 
@@ -348,7 +399,9 @@ def build_status(*, name: str, spec: TopicSpec | None, generation: int, actual: 
         topic=name, ready=ready, generation=generation, observed_generation=generation,
         partitions=actual.partition_count if actual else None,
         replicas=actual.replication_factor if actual else None,
-        replicas_change=replicas_change, conditions=conditions, deleted=deleted, origin=origin)
+        replicas_change=replicas_change, conditions=conditions, deleted=deleted, origin=origin,
+        # A withdrawn spec's topic keeps the names it had, for those who ask by them.
+        resource_name=spec.resource_name if spec is not None else previous.resource_name if previous else None)
 
 
 def _keep_transition_time(condition: Condition, previous: TopicStatus | None, now: datetime) -> Condition:

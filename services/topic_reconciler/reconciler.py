@@ -11,9 +11,10 @@ from datetime import datetime
 from typing import Any
 
 from events import conditions
-from events import TOPICS, Condition, PlaceholderRecord, ReplicasChangeCommand, ReplicasChangeRecord, ReplicasChangeState, encode
+from events import (TOPICS, Condition, PlaceholderRecord, ReplicasChangeCommand, ReplicasChangeRecord,
+                    ReplicasChangeState, TopicSpec, encode)
 from events.limits import MAX_RECORD_BYTES
-from services.common.admin import AdminError, ClusterAdmin, TopicDescription
+from services.common.admin import AdminError, ClusterAdmin, TopicDefaults, TopicDescription
 from services.common.logging import correlation, get_logger
 from services.common.metrics import DRIFT
 from services.common.outbox import Outbox
@@ -71,8 +72,12 @@ class Reconciler:
             except AdminError as exc:
                 log.warning("cannot read the cluster; will retry at the next resync", error=str(exc))
                 return
+            defaults = await self._defaults([n for n in names if logic.needs_defaults(self.memory.spec(n),
+                                                                                      described.get(n))])
+            effective = {n: logic.effective_spec(self.memory.spec(n), described.get(n), self.memory[n].placeholders,
+                                                 defaults) for n in names}
             moving = await self._moving({n: d for n, d in described.items()
-                                         if d is not None and logic.replicas_in_question(self.memory.spec(n), d)})
+                                         if d is not None and logic.replicas_in_question(effective[n], d)})
             sends: Sends = []
             policy = self.policy() if self.policy is not None else None
             for name in names:
@@ -80,13 +85,36 @@ class Reconciler:
                 topic.described, topic.actual = True, described.get(name)
                 with correlation(topic.correlation, topic=name):
                     try:
-                        sends.extend(await self._reconcile_one(name, topic, policy, moving.get(name, 0)))
+                        if effective[name] is None and topic.spec is not None:
+                            sends.extend(await self._without_defaults(name, topic))
+                            continue
+                        sends.extend(await self._reconcile_one(name, topic, effective[name], policy,
+                                                               moving.get(name, 0)))
                     except Exception as exc:  # noqa: BLE001 - one topic's failure never stops the others
                         log.exception("reconcile failed; will retry at the next resync")
                         sends.extend(await self._report_failure(name, topic, exc))
         # The records are queued in order; waiting for their acknowledgements outside the lock lets the next batch of
         # specs be handled meanwhile (the caller still returns, and its offsets commit, only once they are durable).
         await asyncio.gather(*sends)
+
+    async def _defaults(self, needing: list[str]) -> TopicDefaults | None:
+        """The cluster's topic defaults, read once for the topics about to be created from specs that leave their
+        partitions or replicas to the cluster; None when none needs them or they cannot be read now."""
+        if not needing:
+            return None
+        try:
+            return await self.admin.topic_defaults()
+        except AdminError as exc:
+            log.warning("cannot read the cluster's topic defaults; those topics are created at the next resync",
+                        topics=len(needing), error=str(exc))
+            return None
+
+    async def _without_defaults(self, name: str, topic: TopicMemory) -> Sends:
+        """A new topic whose spec leaves partitions or replicas to the cluster, whose defaults could not be read."""
+        error = refusals.temporary("cannot read the cluster's topic defaults (num.partitions, "
+                                   "default.replication.factor) for a spec that leaves them to the cluster")
+        topic.outcome = (error, [])
+        return await self.statuses.publish(name, topic, error=error, warnings=[])
 
     async def _moving(self, topics: dict[str, TopicDescription]) -> dict[str, int]:
         """How many partitions of each of these topics are being reassigned now. Where that cannot be told, every
@@ -114,8 +142,9 @@ class Reconciler:
             log.exception("cannot publish the failure's status")
             return []
 
-    async def _reconcile_one(self, name: str, topic: TopicMemory, policy: Policy | None, moving: int) -> Sends:
-        spec = topic.spec
+    async def _reconcile_one(self, name: str, topic: TopicMemory, spec: TopicSpec | None, policy: Policy | None,
+                             moving: int) -> Sends:
+        """``spec``: the topic's effective spec (``logic.effective_spec``)."""
         if spec is None and topic.actual is None and topic.status is not None and topic.status.deleted:
             return []  # deletion done and reported
         sends: Sends = []
@@ -125,7 +154,7 @@ class Reconciler:
         topic.origin = logic.origin_now(topic.origin, spec, topic.actual)
         plan = logic.plan(spec, topic.actual, topic.change, topic.placeholders, alive, topic.origin,
                           applied=logic.spec_applied(topic.status, topic.generation), drift_mode=self.settings.drift,
-                          policy=policy, moving=moving)
+                          policy=policy, moving=moving, config_ownership=self.settings.config_ownership)
         now = self._now()
         if refusals.may_act(topic.refusal, topic.generation, plan.actions, now):
             acted = plan.actions
@@ -319,7 +348,8 @@ class Reconciler:
         # Only a finished change whose target is no longer the spec's needs more work now (the spec moved on while
         # it ran); everything else is already reflected, and the resync timer catches drift.
         follow_up = sorted({r.topic for r in records if r.state == ReplicasChangeState.COMPLETED
-                            and (spec := self.memory.spec(r.topic)) is not None and spec.replicas != r.target_replicas})
+                            and (spec := self.memory.spec(r.topic)) is not None and spec.replicas is not None
+                            and spec.replicas != r.target_replicas})
         await self.reconcile(follow_up)
 
     async def observe_brokers(self, *, record_news: bool) -> None:

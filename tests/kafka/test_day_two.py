@@ -5,6 +5,7 @@ left alone through an RF change."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 import yaml
@@ -153,3 +154,49 @@ async def test_a_topic_in_the_middle_of_a_reassignment_is_not_drifted(kafka: Loc
     history = ballast.watcher.history[name]
     assert not [s for s in history if s.condition(conditions.DRIFT) is not None], "a move read as drift"
     assert all(s.replicas_change is None for s in history), "a replication-factor change asked for mid-move"
+
+
+@pytest.mark.timeout(600)
+async def test_kafkatopics_from_kubectl_adopt_a_strimzi_managed_cluster_with_nothing_moved(
+        kafka_stack: LocalStack, kafka: LocalKafka, ballast: Ballast, admin: KafkaClusterAdmin, name: str,
+        tmp_path) -> None:
+    """Issue 56, Strimzi's users at home (docs/strimzi.md): topics as Strimzi's Topic Operator made them (one from a
+    KafkaTopic that left partitions and replicas to the cluster), then `kubectl get kafkatopics -o yaml` as it prints
+    it, applied with --adopt: diff shows nothing for the cluster, and after the apply nothing has moved."""
+    orders, payments = f"{name}-orders", f"{name}.Payments_EU"
+    made = AdminClient({"bootstrap.servers": kafka.bootstrap_servers})
+    futures = made.create_topics([
+        NewTopic(orders, 3, 3, config={"retention.ms": "604800000", "min.insync.replicas": "2"}),
+        NewTopic(payments, config={"cleanup.policy": "compact"})])  # the brokers' defaults, as Strimzi asks
+    for future in futures.values():
+        future.result(timeout=30)
+    manifest = tmp_path / "kafkatopics.yaml"
+    manifest.write_text((Path(__file__).parents[1] / "data" / "kafkatopics-list.yaml").read_text()
+                        .replace("{prefix}", name))
+
+    async def described() -> dict[str, tuple[tuple[tuple[int, ...], ...], dict[str, str]]]:
+        found = await admin.describe_topics([orders, payments])
+        return {t: (tuple(p.replicas for p in d.partitions), d.own_config) for t, d in found.items() if d is not None}
+
+    before = await eventually(lambda: _both(described, 2), "both topics described")
+    diff = cli(kafka_stack, "diff", "-f", str(manifest), "--adopt", "-o", "json", check=False)
+    plans = {d["topic"]: d for d in map(json.loads, diff.stdout.splitlines())}
+    assert diff.returncode == 1 and set(plans) == {orders, payments}, diff.stdout + diff.stderr
+    for plan in plans.values():
+        assert plan["changes"] == [] and plan["specChanges"] == [
+            "added: Ballast reconciles this existing topic from now on"], plan
+    cli(kafka_stack, "apply", "-f", str(manifest), "--adopt", "--wait", "--timeout", "240")
+    for topic in (orders, payments):
+        status = ballast.watcher.wait_status(topic, lambda s: s.ready and s.origin == "adopted", "adopted")
+        assert not status.conditions[1:], status.conditions  # Ready alone: no drift, no warning
+    # A status asked for by the KafkaTopic's metadata.name (the topic's own name is another).
+    shown = json.loads(cli(kafka_stack, "status", f"{name}-payments-eu", "-o", "json").stdout)
+    assert shown["topic"] == payments and shown["resourceName"] == f"{name}-payments-eu"
+    assert await described() == before, "something moved or changed"
+    again = cli(kafka_stack, "diff", "-f", str(manifest), "--adopt", "-o", "json", check=False)
+    assert again.returncode == 0, again.stdout
+
+
+async def _both(described, count: int):  # noqa: ANN001, ANN202
+    found = await described()
+    return found if len(found) == count else None

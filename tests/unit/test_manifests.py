@@ -1,8 +1,9 @@
 import typing
+from pathlib import Path
 
 import pytest
 
-from events import PlacerName
+from events import PlacerName, TopicSpec
 from services.cli.manifests import ManifestError, load_specs
 from services.placement.placer import PLACERS
 
@@ -49,8 +50,7 @@ def test_plain_forms_and_lists() -> None:
     ("text", "message"),
     [
         ("apiVersion: v1\nkind: KafkaTopic\nmetadata: {name: x}\nspec: {partitions: 1, replicas: 1}", "apiVersion"),
-        ("apiVersion: kafka.strimzi.io/v1beta2\nkind: KafkaTopic\nmetadata: {name: x}\nspec: {partitions: 1}",
-         "needs spec.replicas"),
+        ("apiVersion: v1\nkind: List\nitems: {name: x}", "a List's items must be a list"),
         ("kind: Deployment\n", "unsupported kind"),
         ("name: 'a b'\npartitions: 1\nreplicas: 1", "invalid Kafka topic name"),
         ("name: x\npartitions: 1\nreplicas: 0", "replicas"),
@@ -199,3 +199,16 @@ def test_pause_and_unmanage_from_strimzis_annotations_or_the_plain_form() -> Non
     assert load_specs("{name: a, partitions: 1, replicas: 1, drift: correct}")[0].drift == "correct"
     with pytest.raises(ManifestError, match="drift"):
         load_specs("{name: a, partitions: 1, replicas: 1, drift: ignore}")
+
+
+def test_kubectl_get_kafkatopics_output_is_read_as_it_is() -> None:
+    """Issue 56, Strimzi's users at home: `kubectl get kafkatopics -o yaml` prints a List whose items carry
+    Kubernetes' metadata and Strimzi's status; a KafkaTopic may leave partitions and replicas to the cluster, and name
+    its topic apart from its resource (spec.topicName)."""
+    text = (Path(__file__).parents[1] / "data" / "kafkatopics-list.yaml").read_text().replace("{prefix}", "shop")
+    orders, payments = load_specs(text, "kafkatopics.yaml")
+    assert orders == TopicSpec(name="shop-orders", partitions=3, replicas=3,
+                               config={"min.insync.replicas": "2", "retention.ms": "604800000"})
+    assert payments == TopicSpec(name="shop.Payments_EU", config={"cleanup.policy": "compact"},
+                                 resource_name="shop-payments-eu")
+    assert (payments.partitions, payments.replicas) == (None, None)

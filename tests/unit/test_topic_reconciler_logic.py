@@ -345,3 +345,54 @@ def test_what_differs_from_an_applied_spec_is_drift_corrected_or_reported() -> N
     assert logic.spec_applied(ready, 4) and not logic.spec_applied(ready, 5)
     assert not logic.spec_applied(ready.model_copy(update={"ready": False}), 4)
     assert not logic.spec_applied(None, 4)
+
+
+def test_a_spec_without_partitions_or_replicas_takes_the_clusters_defaults_then_keeps_what_the_topic_has() -> None:
+    """Strimzi's KafkaTopic may leave both out: the topic is created with the brokers' num.partitions and
+    default.replication.factor, and neither is changed afterwards (issue 56, Strimzi's users at home)."""
+    from services.common.admin import TopicDefaults
+
+    bare = TopicSpec(name="t", config={"retention.ms": "1"})
+    defaults = TopicDefaults(partitions=6, replication_factor=3)
+    assert logic.needs_defaults(bare, None) and not logic.needs_defaults(bare, desc("t"))
+    created = logic.effective_spec(bare, None, None, defaults)
+    assert logic.plan(created, None, None).actions == [logic.CreateTopic("t", 6, 3, {"retention.ms": "1"})]
+    assert logic.effective_spec(bare, None, None, None) is None  # the defaults are not known: nothing to create
+    # The topic exists: its own counts, whatever the defaults (grown or changed by hand: no drift, no change).
+    grown = desc("t", partitions=12, rf=2, config={"retention.ms": "1"})
+    kept = logic.effective_spec(bare, grown, None, defaults)
+    assert (kept.partitions, kept.replicas) == (12, 2)
+    assert logic.plan(kept, grown, None, applied=True).actions == [] and logic.plan(kept, grown, None).drift is None
+    # Placeholders waiting for brokers: the replication factor it was created for, so they are still filled.
+    waiting = PlaceholderRecord(topic="t", replication_factor=3, assignment=[[1, 2, -1]])
+    assert logic.effective_spec(bare, desc("t", partitions=1, rf=2), waiting, None).replicas == 3
+    # One count given, the other left: only the one left is filled.
+    half = logic.effective_spec(bare.model_copy(update={"partitions": 4}), None, None, defaults)
+    assert (half.partitions, half.replicas) == (4, 3)
+
+
+def test_with_config_ownership_all_a_config_the_spec_does_not_name_is_removed() -> None:
+    """As Strimzi's Topic Operator owns a topic's configs (an option; by default those not named stay). The
+    replication throttles' lists are never the spec's."""
+    wanted = spec(retention_ms="1")
+    actual = TopicDescription("t", desc("t").partitions, {
+        "retention.ms": "1", "cleanup.policy": "compact", "min.insync.replicas": "2",
+        "leader.replication.throttled.replicas": "0:1"}, overrides=frozenset({
+            "retention.ms", "cleanup.policy", "leader.replication.throttled.replicas"}))
+    assert logic.plan(wanted, actual, None).actions == []
+    plan = logic.plan(wanted, actual, None, config_ownership="all")
+    # min.insync.replicas is the brokers' (inherited, not set on the topic): not the spec's to remove.
+    assert plan.actions == [logic.AlterConfig("t", {"cleanup.policy": None})]
+    plan = logic.plan(wanted, actual, None, applied=True, config_ownership="all")
+    assert plan.drift is not None and plan.drift.message == (
+        "changed outside Ballast: cleanup.policy=compact (not in the spec); set back to the spec")
+
+
+def test_the_throttles_lists_in_a_spec_are_left_out_and_said_so() -> None:
+    """Cruise Control and the throttle controller set them during moves; a spec setting them back would fight both
+    (Strimzi's Topic Operator ignores them too, with a warning)."""
+    wanted = spec(retention_ms="1", **{"leader_replication_throttled_replicas": "*"})
+    plan = logic.plan(wanted, desc("t"), None)
+    assert plan.actions == [logic.AlterConfig("t", {"retention.ms": "1"})]
+    (ignored,) = plan.warnings
+    assert ignored.type == "ConfigIgnored" and ignored.message.startswith("leader.replication.throttled.replicas: ")

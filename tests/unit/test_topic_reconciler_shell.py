@@ -85,6 +85,32 @@ async def test_an_rf_change_is_a_command_to_the_replicas_change_service(reconcil
     assert statuses(outbox, "logs")[-1].replicas_change.state == "pending"  # type: ignore[union-attr]
 
 
+async def test_a_spec_leaving_its_counts_to_the_cluster_gets_the_clusters_defaults(reconciler) -> None:
+    """A KafkaTopic without partitions or replicas (Strimzi's users at home): created with the cluster's defaults, read
+    through the admin port (Kafka's own, 1 and 1, on the simulator), then left as the topic has them."""
+    service, outbox, simulator = reconciler
+    bare = TopicSpec(name="audit", config={"retention.ms": "60000"}, resource_name="audit-log")
+    await service.intake.on_spec_events([record(TOPICS.specs, bare, offset=0)])
+    topic = simulator.cluster.topics["audit"]
+    assert (len(topic.partitions), len(topic.partitions[0].replicas)) == (1, 1)
+    (status,) = statuses(outbox, "audit")
+    assert status.ready and status.resource_name == "audit-log" and status.named("audit-log")
+    simulator.cluster.create_partitions("audit", 3)  # grown outside Ballast: the spec leaves that to the topic
+    await service.reconciler.resync()
+    assert len(topic.partitions) == 3 and outbox.on(TOPICS.replicas_commands) == []
+    assert not [s for s in statuses(outbox, "audit") if s.condition("Drift") is not None]
+
+
+async def test_config_ownership_all_removes_what_the_spec_does_not_name(reconciler) -> None:
+    service, outbox, simulator = reconciler
+    service.reconciler.settings = service.reconciler.settings.model_copy(update={"config_ownership": "all"})
+    simulator.cluster.create_topic("legacy", 1, 1, {"retention.ms": "1000", "cleanup.policy": "compact"})
+    spec = TopicSpec(name="legacy", partitions=1, replicas=1, config={"retention.ms": "1000"}, adopt=True)
+    await service.intake.on_spec_events([record(TOPICS.specs, spec, offset=0)])
+    assert simulator.cluster.topics["legacy"].config == {"retention.ms": "1000"}
+    assert statuses(outbox, "legacy")[-1].ready
+
+
 # -- temporary and permanent failures (the cluster-admin port's policy) --------------------------------------------
 
 class Clock:

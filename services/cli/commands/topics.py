@@ -8,7 +8,7 @@ import typer
 from rich.markup import escape
 
 from events import TOPICS, TopicSpecDeleted, TopicStatus
-from services.cli.manifests import ManifestError, load_sources
+from services.cli.manifests import Manifest, ManifestError, load_sources
 from services.cli.output import (JsonFlag, Output, OutputOption, chosen, confirm, console, emit, emit_one, err,
                                 fail)
 from services.cli.views import status_table
@@ -24,6 +24,9 @@ PruneOption = Annotated[bool, typer.Option("--prune", help="also withdraw the sp
 PruneMatchOption = Annotated[Optional[str], typer.Option(  # noqa: UP007 -- typer
     "--prune-match", metavar="REGEX", help="with --prune: only specs whose topic name this regular expression finds "
     "(the files' share of the bus, as kubectl's --prune -l)")]
+AdoptOption = Annotated[bool, typer.Option("--adopt", help="every topic spec of the files adopts its topic where it "
+                                           "exists (adopt: true), as Strimzi's Topic Operator takes over a topic "
+                                           "its KafkaTopic names: withdrawing the spec then deletes it")]
 FilesOption = Annotated[list[str], typer.Option(
     "-f", "--file", metavar="PATH", help="YAML or JSON: topic specs (Strimzi KafkaTopic or plain) and rebalances "
     "(Strimzi KafkaRebalance or plain kind: Rebalance); a file, a directory (its .yaml, .yml and .json files, "
@@ -40,6 +43,7 @@ def apply(
     prune: PruneOption = False,
     prune_match: PruneMatchOption = None,
     yes: Annotated[bool, typer.Option("--yes", "-y", help="with --prune: do not ask for confirmation")] = False,
+    adopt: AdoptOption = False,
 ) -> None:
     """Publish the desired state of topics and rebalances.
 
@@ -51,7 +55,7 @@ def apply(
     from services.cli.changes import Verdict
 
     try:
-        manifests = load_sources(file)
+        manifests = adopting(load_sources(file), adopt)
     except ManifestError as exc:
         raise fail(str(exc), 2) from None
     settings = get_settings()
@@ -93,8 +97,9 @@ def apply(
             console.print(f"rebalance {escape(m.name)}: mode={m.mode}{brokers}"
                           f"{' (auto-approved)' if m.auto_approve else ''} applied", soft_wrap=True)
         elif diffs[m.name].publish:
-            console.print(f"topic spec {escape(m.name)}: partitions={m.partitions} replicas={m.replicas} applied",
-                          soft_wrap=True)
+            counts = " ".join(f"{k}={v if v is not None else 'default'}" for k, v in (("partitions", m.partitions),
+                                                                                       ("replicas", m.replicas)))
+            console.print(f"topic spec {escape(m.name)}: {counts} applied", soft_wrap=True)
         else:
             console.print(f"topic spec {escape(m.name)}: unchanged", soft_wrap=True)
     if wait and specs:
@@ -102,11 +107,18 @@ def apply(
         generations = {key.decode(): offset + 1 for key, offset in offsets.items()}
         raise typer.Exit(wait_until_settled(settings, specs, generations, timeout_s=timeout, console=console))
 
+def adopting(manifests: list[Manifest], adopt: bool) -> list[Manifest]:
+    """``--adopt``: every topic spec adopts its topic."""
+    from events import TopicSpec
+
+    return [m.model_copy(update={"adopt": True}) if adopt and isinstance(m, TopicSpec) else m for m in manifests]
+
 def diff(
     file: FilesOption,
     output: OutputOption = None,
     prune: PruneOption = False,
     prune_match: PruneMatchOption = None,
+    adopt: AdoptOption = False,
 ) -> None:
     """Show what `ballast apply -f PATH` would change, per topic and rebalance.
 
@@ -120,7 +132,7 @@ def diff(
     from services.cli.changes import Verdict
 
     try:
-        manifests = load_sources(file)
+        manifests = adopting(load_sources(file), adopt)
     except ManifestError as exc:
         raise fail(str(exc), 2) from None
     settings = get_settings()
@@ -189,7 +201,8 @@ def _latest_statuses() -> dict[str, TopicStatus]:
     return busio.latest(get_settings().bus, TOPICS.status, timeout_s=10)
 
 def status(
-    topic: Annotated[Optional[str], typer.Argument(help="only this topic")] = None,  # noqa: UP007 -- typer
+    topic: Annotated[Optional[str], typer.Argument(help="only this topic (its name, or its KafkaTopic's "  # noqa: UP007
+                                                   "metadata.name)")] = None,
     output: OutputOption = None,
     as_json: JsonFlag = False,
     watch: Annotated[bool, typer.Option("--watch", "-w", help="keep printing transitions (Ctrl-C stops)")] = False,
@@ -206,7 +219,7 @@ def status(
         return
     fmt = chosen(output, as_json)
     if not watch:
-        statuses = [s for s in _latest_statuses().values() if topic is None or s.topic == topic]
+        statuses = [s for s in _latest_statuses().values() if topic is None or s.named(topic)]
         if topic is not None and not statuses:
             raise fail(f"no status for topic {topic!r} yet")
         emit(statuses, fmt, lambda: status_table(statuses))
@@ -214,7 +227,7 @@ def status(
     previous: dict[str, TopicStatus] = {}
     try:
         for event in busio.events(get_settings().bus, TOPICS.status, follow=True):
-            if topic is not None and event.topic != topic:
+            if topic is not None and not event.named(topic):
                 continue
             if fmt is Output.table:
                 console.print(transition_line(event, previous.get(event.topic)), soft_wrap=True)

@@ -20,6 +20,7 @@ from kafka import errors as kafka_errors
 from kafka.admin import AlterConfigOp, ConfigResource, ConfigResourceType, KafkaAdminClient
 from kafka.structs import TopicPartitionReplica
 
+from events.topic_configs import KAFKA_TOPIC_DEFAULTS
 from services.common.admin.port import (
     AdminError,
     Assignment,
@@ -32,10 +33,12 @@ from services.common.admin.port import (
     Reassignment,
     ReplicaInfo,
     TopicAlreadyExists,
+    TopicDefaults,
     TopicDescription,
     UnknownTopic,
     UnreadableAnswer,
     answering_log_dirs,
+    topic_defaults,
 )
 
 T = TypeVar("T")
@@ -169,6 +172,18 @@ class KafkaClusterAdmin:
         cluster = await self._run(lambda a: a.describe_cluster())
         return sorted((BrokerInfo(id=b["broker_id"], rack=b.get("rack") or None, alive=not b.get("is_fenced"))
                        for b in cluster["brokers"]), key=lambda b: b.id)
+
+    async def topic_defaults(self) -> TopicDefaults:
+        # Any alive broker's: a cluster whose brokers disagree creates a topic with the controller's, which is one of
+        # them; the brokers of one cluster share these settings in practice.
+        alive = [b.id for b in await self.brokers() if b.alive]
+        if not alive:
+            raise ClusterUnavailable("no broker is alive to read the topic defaults from")
+        resource = ConfigResource(ConfigResourceType.BROKER, str(alive[0]))
+        answer = await self._run(lambda a: a.describe_configs([resource]))
+        entries = answer.get("broker", {}).get(str(alive[0]), {})
+        return topic_defaults({key: e["value"] for key, e in entries.items()
+                               if key in KAFKA_TOPIC_DEFAULTS and e.get("value") is not None})
 
     async def list_topics(self, include_internal: bool = False) -> dict[str, TopicDescription]:
         metadata = await self._run(lambda a: a.describe_topics())

@@ -25,6 +25,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from events.topic_configs import DEFAULT_PARTITIONS, DEFAULT_REPLICATION_FACTOR, KAFKA_TOPIC_DEFAULTS
+
 Assignment = Sequence[Sequence[int]]
 
 
@@ -173,8 +175,33 @@ class TopicDescription:
         return len(self.partitions)
 
 
+@dataclass(frozen=True)
+class TopicDefaults:
+    """What the cluster gives a topic created without partitions or a replication factor (the brokers'
+    ``num.partitions`` and ``default.replication.factor``)."""
+
+    partitions: int
+    replication_factor: int
+
+
+def topic_defaults(configs: Mapping[str, str]) -> TopicDefaults:
+    """From a broker's configs (Kafka's own values where it has none)."""
+    merged = {**KAFKA_TOPIC_DEFAULTS, **configs}
+    try:
+        return TopicDefaults(int(merged[DEFAULT_PARTITIONS]), int(merged[DEFAULT_REPLICATION_FACTOR]))
+    except ValueError:
+        raise UnreadableAnswer(f"the brokers' topic defaults are not numbers: {DEFAULT_PARTITIONS}="
+                               f"{merged[DEFAULT_PARTITIONS]!r}, {DEFAULT_REPLICATION_FACTOR}="
+                               f"{merged[DEFAULT_REPLICATION_FACTOR]!r}") from None
+
+
 class ClusterAdmin(Protocol):
     async def brokers(self) -> list[BrokerInfo]: ...
+
+    async def topic_defaults(self) -> TopicDefaults:
+        """What a topic created without partitions or a replication factor gets (Strimzi's KafkaTopic may leave them
+        to the cluster)."""
+        ...
 
     async def list_topics(self, include_internal: bool = False) -> dict[str, TopicDescription]:
         """Every topic, described; internal ones (``__consumer_offsets``, ...) only with ``include_internal``."""

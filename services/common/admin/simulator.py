@@ -20,10 +20,12 @@ from services.common.admin.port import (
     Reassignment,
     ReplicaInfo,
     TopicAlreadyExists,
+    TopicDefaults,
     TopicDescription,
     UnknownTopic,
     UnreadableAnswer,
     Unsupported,
+    topic_defaults,
 )
 
 
@@ -101,6 +103,9 @@ class SimulatorClusterAdmin:
     async def brokers(self) -> list[BrokerInfo]:
         data = await self._call("GET", "brokers")
         return [BrokerInfo(id=b["id"], rack=b.get("rack"), alive=b["alive"]) for b in data["brokers"]]
+
+    async def topic_defaults(self) -> TopicDefaults:
+        return topic_defaults((await self._call("GET", "cluster/configs"))["configs"])
 
     async def list_topics(self, include_internal: bool = False) -> dict[str, TopicDescription]:
         # The simulator's cluster has no internal topics.
