@@ -166,12 +166,10 @@ def _already_there(spec: TopicSpec, current: TopicSpec, actual: TopicDescription
     """What changes in the spec on the bus that the cluster needs no action for (it has it already, or the spec only
     stops naming a config): publishing the spec is still a change, a new generation, and says so."""
     said: list[str] = []
-    if current.partitions != spec.partitions and not any(isinstance(a, CreatePartitions) for a in actions):
-        said.append(f"partitions: {_text(current.partitions)} -> {_text(spec.partitions)} (the topic has "
-                    f"{actual.partition_count})")
-    if current.replicas != spec.replicas and not any(isinstance(a, RequestReplicasChange) for a in actions):
-        said.append(f"replicas: {_text(current.replicas)} -> {_text(spec.replicas)} (the topic has "
-                    f"{actual.replication_factor})")
+    for field, has in (("partitions", actual.partition_count), ("replicas", actual.replication_factor)):
+        before, after = getattr(current, field), getattr(spec, field)
+        if before != after and after in (None, has):  # what the plan does or warns about otherwise says it
+            said.append(f"{field}: {_text(before)} -> {_text(after)} (the topic has {has})")
     altered = {k for a in actions if isinstance(a, AlterConfig) for k in a.config}
     for key in sorted(current.config.keys() | spec.config.keys()):
         before, after = current.config.get(key), spec.config.get(key)

@@ -97,15 +97,16 @@ def plan(spec: TopicSpec | None, actual: TopicDescription | None, change: Replic
          placeholders: PlaceholderRecord | None = None, alive_brokers: int | None = None,
          origin: TopicOrigin | None = "created", *, applied: bool = False,
          drift_mode: DriftMode = "correct", policy: Policy | None = None, moving: int = 0,
-         config_ownership: ConfigOwnership = "named") -> Plan:
+         config_ownership: ConfigOwnership = "named", count_seen_before: bool = True) -> Plan:
     """``spec`` None means the spec was deleted. ``placeholders``: replicas the topic was created without;
     ``alive_brokers``: how many brokers are alive now (None: not known); ``origin``: whether Ballast created or
     adopted the topic (None: neither, so it is never deleted); ``applied``: this spec was carried out already, so
     whatever differs now was changed outside Ballast (drift), which the spec's ``drift`` or else ``drift_mode``
     corrects or only reports; ``policy``: the rules a spec (or its withdrawal) must meet to be acted on;
     ``moving``: how many of its partitions are being reassigned now (by anyone), which makes its replica count
-    say nothing of its replication factor (``reassigning``); ``config_ownership``: which of the topic's own configs
-    are the spec's (``configs_to_set``). ``spec`` is the effective one (``effective_spec``): partitions and replicas
+    say nothing of its replication factor (``reassigning``); ``count_seen_before``: the replica count differing from
+    the spec's was seen at the previous look too, with no move in flight (``differing_count``); ``config_ownership``:
+    which of the topic's own configs are the spec's (``configs_to_set``). ``spec`` is the effective one (``effective_spec``): partitions and replicas
     known."""
     result = Plan()
     if spec is None:
@@ -142,6 +143,10 @@ def plan(spec: TopicSpec | None, actual: TopicDescription | None, change: Replic
                     "and taken out when they end; not set from the spec"))
     held = reassigning(spec, actual, change, moving)
     rf_drift = replicas_drifted(spec, actual, change, placeholders) if applied and held is None else False
+    # A move that ended between the topic's description and the list of reassignments shows its old and new replicas
+    # without a move in flight, for a moment: a count that differs from an applied spec's is judged once seen twice.
+    unconfirmed = rf_drift and not count_seen_before
+    rf_drift = rf_drift and not unconfirmed
     if applied and (differing or rf_drift):
         drift_mode = spec.drift or drift_mode
         result.drift = drift_condition(spec, actual, differing, rf_drift, drift_mode)
@@ -160,6 +165,8 @@ def plan(spec: TopicSpec | None, actual: TopicDescription | None, change: Replic
     if held is not None:
         result.warnings.append(held)
         return result
+    if unconfirmed:
+        return result  # judged at the next look
     if actual.replication_factor != spec.replicas and alive_brokers is not None and spec.replicas > alive_brokers:
         # Cruise Control would refuse it, and with it every change sent in the same request: hold it here (a change
         # sent before the brokers went stays with the replicas-change service, which retries it on its own).
@@ -248,6 +255,15 @@ def reassigning(spec: TopicSpec, actual: TopicDescription, change: ReplicasChang
         message=f"{moving} of {actual.partition_count} partition(s) are being reassigned, which lists old and new "
                 f"replicas together ({actual.replication_factor} now): the replication factor is compared with the "
                 f"spec ({spec.replicas}) once the move ends")
+
+
+def differing_count(spec: TopicSpec | None, actual: TopicDescription | None, moving: int) -> tuple[int, int] | None:
+    """The replica count and the spec's, where they differ with no move in flight (what ``count_seen_before``
+    compares from one look to the next); None otherwise."""
+    if moving or not replicas_in_question(spec, actual):
+        return None
+    assert spec is not None and actual is not None and spec.replicas is not None
+    return actual.replication_factor, spec.replicas
 
 
 def replicas_in_question(spec: TopicSpec | None, actual: TopicDescription | None) -> bool:

@@ -44,6 +44,8 @@ class TopicMemory:
     # The last drift corrected, and the generation of the spec it was corrected to: said in the status until the spec
     # changes.
     drift: tuple[int, Condition] | None = None
+    # The replica count and the spec's, where they differed with no move in flight at the last look.
+    differing_count: tuple[int, int] | None = None
 
 
 @dataclass

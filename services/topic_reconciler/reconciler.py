@@ -88,8 +88,10 @@ class Reconciler:
                         if effective[name] is None and topic.spec is not None:
                             sends.extend(await self._without_defaults(name, topic))
                             continue
+                        count = logic.differing_count(effective[name], topic.actual, moving.get(name, 0))
+                        seen_before, topic.differing_count = topic.differing_count == count, count
                         sends.extend(await self._reconcile_one(name, topic, effective[name], policy,
-                                                               moving.get(name, 0)))
+                                                               moving.get(name, 0), seen_before))
                     except Exception as exc:  # noqa: BLE001 - one topic's failure never stops the others
                         log.exception("reconcile failed; will retry at the next resync")
                         sends.extend(await self._report_failure(name, topic, exc))
@@ -143,8 +145,9 @@ class Reconciler:
             return []
 
     async def _reconcile_one(self, name: str, topic: TopicMemory, spec: TopicSpec | None, policy: Policy | None,
-                             moving: int) -> Sends:
-        """``spec``: the topic's effective spec (``logic.effective_spec``)."""
+                             moving: int, count_seen_before: bool) -> Sends:
+        """``spec``: the topic's effective spec (``logic.effective_spec``); ``moving``, ``count_seen_before``: what
+        ``logic.plan`` takes of its replica count."""
         if spec is None and topic.actual is None and topic.status is not None and topic.status.deleted:
             return []  # deletion done and reported
         sends: Sends = []
@@ -154,7 +157,8 @@ class Reconciler:
         topic.origin = logic.origin_now(topic.origin, spec, topic.actual)
         plan = logic.plan(spec, topic.actual, topic.change, topic.placeholders, alive, topic.origin,
                           applied=logic.spec_applied(topic.status, topic.generation), drift_mode=self.settings.drift,
-                          policy=policy, moving=moving, config_ownership=self.settings.config_ownership)
+                          policy=policy, moving=moving, config_ownership=self.settings.config_ownership,
+                          count_seen_before=count_seen_before)
         now = self._now()
         if refusals.may_act(topic.refusal, topic.generation, plan.actions, now):
             acted = plan.actions

@@ -53,7 +53,10 @@ KAFKA_ENV = {
 # 18 % with 2 s. A leader answers a waiting follower as soon as a record arrives, so replication is as fast; only a
 # follower's high watermark, and so what a consumer reading from that follower sees, can lag by up to the wait
 # (test_follower_fetching waits on conditions, not on time).
-KAFKA_OVERRIDES = {"replica.fetch.wait.max.ms": "2000"}
+#
+# num.partitions is not Kafka's default (1), so that reading the brokers' topic defaults is told from falling back to
+# Kafka's (test_admin; a KafkaTopic without partitions takes it).
+KAFKA_OVERRIDES = {"replica.fetch.wait.max.ms": "2000", "num.partitions": "2"}
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

@@ -9,7 +9,7 @@ from confluent_kafka import Producer
 
 from events import TOPICS, BrokerForgotten
 from services.common import busio
-from services.common.admin import AdminError, TopicAlreadyExists, UnknownTopic
+from services.common.admin import AdminError, TopicAlreadyExists, TopicDefaults, UnknownTopic
 from services.common.admin.kafka import KafkaClusterAdmin
 from services.local.kafka_cluster import DEFAULT_RACKS, LocalKafka, class_archive
 from tests.integration.harness import Ballast
@@ -84,6 +84,12 @@ async def _sized(admin: KafkaClusterAdmin, name: str):  # noqa: ANN202
     if described and all(r.size_bytes for p in described.partitions for r in p.replica_info):
         return described
     return None
+
+
+async def test_the_topic_defaults_are_the_brokers_settings(admin: KafkaClusterAdmin) -> None:
+    """What a KafkaTopic without partitions or replicas is created with (the cluster's num.partitions is 2 here,
+    tests/kafka/conftest.py; its default.replication.factor Kafka's own)."""
+    assert await admin.topic_defaults() == TopicDefaults(partitions=2, replication_factor=1)
 
 
 async def test_add_partitions_with_an_assignment(admin: KafkaClusterAdmin, name: str) -> None:

@@ -147,9 +147,10 @@ async def test_a_topic_in_the_middle_of_a_reassignment_is_not_drifted(kafka: Loc
             await admin.alter_broker_configs(broker, dict.fromkeys(throttle))
         await admin.alter_configs(name, {"leader.replication.throttled.replicas": None,
                                          "follower.replication.throttled.replicas": None})
-    done = ballast.watcher.wait_status(name, lambda s: s.condition(conditions.PARTITIONS_MOVING) is None,
-                                       "the move's end seen", timeout=300)
-    assert done.ready and done.replicas == 2
+    done = ballast.watcher.wait_status(
+        name, lambda s: s.condition(conditions.PARTITIONS_MOVING) is None and s.replicas == 2, "the move's end seen",
+        timeout=300)
+    assert done.ready
     assert [p.replicas for p in (await admin.describe_topics([name]))[name].partitions] == [tuple(new)]
     history = ballast.watcher.history[name]
     assert not [s for s in history if s.condition(conditions.DRIFT) is not None], "a move read as drift"

@@ -179,8 +179,9 @@ class KafkaClusterAdmin:
         alive = [b.id for b in await self.brokers() if b.alive]
         if not alive:
             raise ClusterUnavailable("no broker is alive to read the topic defaults from")
-        resource = ConfigResource(ConfigResourceType.BROKER, str(alive[0]))
-        answer = await self._run(lambda a: a.describe_configs([resource]))
+        # Only these two, whatever their source: kafka-python's default filter leaves out static and default values.
+        resource = ConfigResource(ConfigResourceType.BROKER, str(alive[0]), configs=dict.fromkeys(KAFKA_TOPIC_DEFAULTS))
+        answer = await self._run(lambda a: a.describe_configs([resource], config_filter="all"))
         entries = answer.get("broker", {}).get(str(alive[0]), {})
         return topic_defaults({key: e["value"] for key, e in entries.items()
                                if key in KAFKA_TOPIC_DEFAULTS and e.get("value") is not None})

@@ -29,7 +29,8 @@ def cli(stack: LocalStack, *args: str, stdin: str | None = None) -> subprocess.C
 def test_malformed_events_go_to_dead_letters_and_services_carry_on(ballast: Ballast, name: str) -> None:
     bad = [
         (TOPICS.specs.name, b"k1", b"not json at all"),
-        (TOPICS.specs.name, b"k2", b'{"schema": "ballast.TopicSpec", "version": 1, "payload": {"name": "x"}}'),
+        (TOPICS.specs.name, b"k2", b'{"schema": "ballast.TopicSpec", "version": 1, "payload": {"name": "x", '
+                                   b'"partitions": 0}}'),
         (TOPICS.specs.name, b"k3", encode(TopicStatus(topic="t", ready=True))),
         (TOPICS.specs.name, b"k4", b"\xff\xfe\x00binary"),
         (TOPICS.replicas_commands.name, b"k5", b'{"schema": "ballast.Nope", "version": 1, "payload": {}}'),
@@ -40,7 +41,7 @@ def test_malformed_events_go_to_dead_letters_and_services_carry_on(ballast: Ball
     ballast.watcher.wait("5 dead letters", lambda: len(ballast.watcher.dead_letters) >= before + 5)
     letters = {d.record_key: d for d in ballast.watcher.dead_letters[before:]}
     assert "not JSON" in letters["k1"].reason
-    assert "partitions: Field required" in letters["k2"].reason
+    assert "partitions: Input should be greater than or equal to 1" in letters["k2"].reason
     assert "does not belong on this topic" in letters["k3"].reason
     assert letters["k4"].value_encoding == "base64"
     assert "unknown schema 'ballast.Nope'" in letters["k5"].reason
@@ -381,3 +382,51 @@ def test_a_directory_applied_then_pruned(ballast: Ballast, name: str, tmp_path: 
     assert f"topic spec {name}-drop: withdrawn" in pruned.stdout
     ballast.watcher.wait_status(f"{name}-drop", lambda s: s.deleted, "deleted")
     assert ballast.cluster_topic(f"{name}-drop") is None and ballast.cluster_topic(f"{name}-keep") is not None
+
+
+def _documented(example: str) -> dict:
+    """The JSON of docs/user-guide.md's example marked ``<!-- example: NAME -->``."""
+    text = (Path(__file__).parents[3] / "docs" / "user-guide.md").read_text()
+    block = text.split(f"<!-- example: {example} -->", 1)[1].split("```json\n", 1)[1].split("```", 1)[0]
+    return json.loads(block)
+
+
+def test_the_documented_spec_record_from_a_plain_kafka_client_gets_the_documented_status(ballast: Ballast,
+                                                                                          name: str) -> None:
+    """Issue 56, defect 8: the status example showed the bare payload, while the record on the wire is an envelope,
+    and the spec topic another team's program produces to was only in a diagram. The documented records, produced
+    and read with a plain Kafka client (no Ballast code), as that program would."""
+    from confluent_kafka import Consumer, Producer
+
+    spec = _documented("spec-record")
+    spec["payload"]["name"] = topic = f"{name}-orders"
+    spec["correlationId"] = f"{name}-deploy"
+    bootstrap = ballast.stack.env["BALLAST_BUS__BOOTSTRAP_SERVERS"]
+    producer = Producer({"bootstrap.servers": bootstrap})
+    producer.produce("ballast.topic.specs", key=topic.encode(), value=json.dumps(spec).encode())
+    assert producer.flush(30) == 0
+
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": f"{name}-reader", "auto.offset.reset": "earliest"})
+    consumer.subscribe(["ballast.topic.status"])
+    found = None
+    deadline = time.monotonic() + 180
+    try:
+        while found is None and time.monotonic() < deadline:
+            message = consumer.poll(0.5)
+            if message is None or message.error() or message.key() != topic.encode():
+                continue
+            record = json.loads(message.value())
+            if record["payload"]["ready"] and record["payload"].get("replicas") == 3:
+                found = record
+    finally:
+        consumer.close()
+    assert found is not None, f"no ready status for {topic}"
+    documented = _documented("status-record")
+    assert found.keys() == documented.keys() and found["schema"] == documented["schema"]
+    assert found["correlationId"] == f"{name}-deploy", "the spec's correlation id comes back"
+    status = found["payload"]
+    assert {"topic", "ready", "generation", "observedGeneration", "partitions", "replicas", "conditions",
+            "deleted", "origin"} <= status.keys()
+    assert (status["topic"], status["partitions"], status["origin"]) == (topic, 6, "created")
+    assert status["observedGeneration"] == status["generation"] >= 1
+    assert status["conditions"][0]["type"] == "Ready" and status["conditions"][0]["status"] == "True"
