@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -33,6 +34,17 @@ Sends = list[asyncio.Future[Any]]
 CHUNK = 200
 # A real Kafka may describe a topic just created or grown without it for a moment: ask again up to this often.
 DESCRIBE_AGAIN_ATTEMPTS = 6
+
+
+@dataclass(frozen=True)
+class Look:
+    """What one read of the cluster says of a topic: its description (None: it does not exist), its effective spec
+    (``logic.effective_spec``; None for a spec whose new topic needs the cluster's defaults, unread), and how many of
+    its partitions are being reassigned (asked only where the replica count differs from the spec's)."""
+
+    actual: TopicDescription | None
+    spec: TopicSpec | None
+    moving: int = 0
 
 
 class Reconciler:
@@ -68,36 +80,36 @@ class Reconciler:
             if not names:
                 return
             try:
-                described = await self.admin.describe_topics(names)
+                looks = await self._look(names)
             except AdminError as exc:
                 log.warning("cannot read the cluster; will retry at the next resync", error=str(exc))
                 return
-            defaults = await self._defaults([n for n in names if logic.needs_defaults(self.memory.spec(n),
-                                                                                      described.get(n))])
-            effective = {n: logic.effective_spec(self.memory.spec(n), described.get(n), self.memory[n].placeholders,
-                                                 defaults) for n in names}
-            moving = await self._moving({n: d for n, d in described.items()
-                                         if d is not None and logic.replicas_in_question(effective[n], d)})
             sends: Sends = []
             policy = self.policy() if self.policy is not None else None
             for name in names:
                 topic = self.memory[name]
-                topic.described, topic.actual = True, described.get(name)
+                topic.described, topic.actual = True, looks[name].actual
                 with correlation(topic.correlation, topic=name):
                     try:
-                        if effective[name] is None and topic.spec is not None:
-                            sends.extend(await self._without_defaults(name, topic))
-                            continue
-                        count = logic.differing_count(effective[name], topic.actual, moving.get(name, 0))
-                        seen_before, topic.differing_count = topic.differing_count == count, count
-                        sends.extend(await self._reconcile_one(name, topic, effective[name], policy,
-                                                               moving.get(name, 0), seen_before))
+                        sends.extend(await self._reconcile_one(name, topic, looks[name], policy))
                     except Exception as exc:  # noqa: BLE001 - one topic's failure never stops the others
                         log.exception("reconcile failed; will retry at the next resync")
                         sends.extend(await self._report_failure(name, topic, exc))
         # The records are queued in order; waiting for their acknowledgements outside the lock lets the next batch of
         # specs be handled meanwhile (the caller still returns, and its offsets commit, only once they are durable).
         await asyncio.gather(*sends)
+
+    async def _look(self, names: list[str]) -> dict[str, Look]:
+        """One read of the cluster for these topics: their descriptions, the topic defaults where a spec leaves a new
+        topic's counts to the cluster, and the reassignments of those whose replica count differs from the spec's."""
+        described = await self.admin.describe_topics(names)
+        defaults = await self._defaults([n for n in names if logic.needs_defaults(self.memory.spec(n),
+                                                                                  described.get(n))])
+        effective = {n: logic.effective_spec(self.memory.spec(n), described.get(n), self.memory[n].placeholders,
+                                             defaults) for n in names}
+        moving = await self._moving({n: d for n, d in described.items()
+                                     if d is not None and logic.replicas_in_question(effective[n], d)})
+        return {n: Look(described.get(n), effective[n], moving.get(n, 0)) for n in names}
 
     async def _defaults(self, needing: list[str]) -> TopicDefaults | None:
         """The cluster's topic defaults, read once for the topics about to be created from specs that leave their
@@ -144,12 +156,14 @@ class Reconciler:
             log.exception("cannot publish the failure's status")
             return []
 
-    async def _reconcile_one(self, name: str, topic: TopicMemory, spec: TopicSpec | None, policy: Policy | None,
-                             moving: int, count_seen_before: bool) -> Sends:
-        """``spec``: the topic's effective spec (``logic.effective_spec``); ``moving``, ``count_seen_before``: what
-        ``logic.plan`` takes of its replica count."""
+    async def _reconcile_one(self, name: str, topic: TopicMemory, look: Look, policy: Policy | None) -> Sends:
+        spec = look.spec
+        if spec is None and topic.spec is not None:
+            return await self._without_defaults(name, topic)
         if spec is None and topic.actual is None and topic.status is not None and topic.status.deleted:
             return []  # deletion done and reported
+        count = logic.differing_count(spec, topic.actual, look.moving)
+        count_seen_before, topic.differing_count = topic.differing_count == count, count
         sends: Sends = []
         if logic.waiting_for_brokers(topic.placeholders, topic.actual, spec):
             await self._fill_placeholders(name, topic, sends)
@@ -157,7 +171,7 @@ class Reconciler:
         topic.origin = logic.origin_now(topic.origin, spec, topic.actual)
         plan = logic.plan(spec, topic.actual, topic.change, topic.placeholders, alive, topic.origin,
                           applied=logic.spec_applied(topic.status, topic.generation), drift_mode=self.settings.drift,
-                          policy=policy, moving=moving, config_ownership=self.settings.config_ownership,
+                          policy=policy, moving=look.moving, config_ownership=self.settings.config_ownership,
                           count_seen_before=count_seen_before)
         now = self._now()
         if refusals.may_act(topic.refusal, topic.generation, plan.actions, now):

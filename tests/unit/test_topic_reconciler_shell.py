@@ -101,6 +101,22 @@ async def test_a_spec_leaving_its_counts_to_the_cluster_gets_the_clusters_defaul
     assert not [s for s in statuses(outbox, "audit") if s.condition("Drift") is not None]
 
 
+async def test_a_new_topic_waits_while_the_clusters_defaults_cannot_be_read(reconciler, monkeypatch) -> None:
+    service, outbox, simulator = reconciler
+
+    async def unanswered() -> None:
+        raise ClusterUnavailable("no broker answered")
+
+    monkeypatch.setattr(service.reconciler.admin, "topic_defaults", unanswered)
+    await service.intake.on_spec_events([record(TOPICS.specs, TopicSpec(name="audit"), offset=0)])
+    (status,) = statuses(outbox, "audit")
+    assert not status.ready and "cannot read the cluster's topic defaults" in status.condition("Ready").message
+    assert "audit" not in simulator.cluster.topics
+    monkeypatch.undo()
+    await service.reconciler.resync()  # answered again: created at the next resync
+    assert statuses(outbox, "audit")[-1].ready and "audit" in simulator.cluster.topics
+
+
 async def test_config_ownership_all_removes_what_the_spec_does_not_name(reconciler) -> None:
     service, outbox, simulator = reconciler
     service.reconciler.settings = service.reconciler.settings.model_copy(update={"config_ownership": "all"})
