@@ -16,8 +16,10 @@
 
 A stop drops what is pending and lets the reassignments in flight finish (STOPPING_EXECUTION until they have, as the
 real one does); ``force_stop`` and a dead movement roll them back instead (``handleDeadInterBrokerReplicaTasks``),
-waiting until Kafka no longer lists them; throttles are removed whatever happens. Progress (movements and data
-finished) comes only from what Kafka reports.
+waiting until Kafka no longer lists them. Throttles are removed however the execution ends, a stop included (the
+real ``Executor.interBrokerMoveReplicas`` hands stopped moves to ``ReplicationThrottleHelper.clearThrottles`` as it
+does completed ones); only a restart leaves them (``finish_orphaned``), as a killed Cruise Control does. Progress
+(movements and data finished) comes only from what Kafka reports.
 """
 
 from __future__ import annotations
@@ -376,8 +378,9 @@ class KafkaExecution(Execution):
         self.phase = STOPPING
 
     async def finish_orphaned(self) -> None:
-        """Cruise Control restarted: nothing new is submitted; what Kafka is moving keeps moving. Once it has
-        finished, the throttles this execution set come off, so that a restart does not leave them behind."""
+        """Cruise Control restarted: nothing new is submitted; what Kafka is moving keeps moving (a new execution is
+        refused until it has finished). The throttles this execution set stay, as a killed Cruise Control leaves them:
+        only its executor's loop takes them off, and a restarted one knows nothing of them."""
         try:
             while self._in_flight:
                 moving = {(r.topic, r.partition) for r in await self._b.admin.list_reassignments()}
@@ -387,5 +390,3 @@ class KafkaExecution(Execution):
                     await asyncio.sleep(self.check_interval_s)
         except AdminError as exc:
             log.warning("cannot follow the orphaned reassignments", error=str(exc))
-        finally:
-            await self._clear_throttles(self.moves)

@@ -218,7 +218,9 @@ def optimization_result(cluster: Cluster, moves: list[ReplicaMove], *, goals: li
     if verbose:
         result["proposals"] = [
             {
-                "topicPartition": f"{m.topic}-{m.partition}",
+                # Kafka's TopicPartition as the real one's JSON writes it (its hash is Java's; any int here).
+                "topicPartition": {"hash": hash((m.topic, m.partition)) & 0x7FFFFFFF, "partition": m.partition,
+                                   "topic": m.topic},
                 "oldLeader": m.old_replicas[0] if m.old_replicas else -1,
                 "oldReplicas": list(m.old_replicas),
                 "newReplicas": list(m.new_replicas),

@@ -63,7 +63,8 @@ class Recorder(httpx.AsyncBaseTransport):
 
 # Where the real Cruise Control's answers differ from its OpenAPI description (recorded in
 # shared/reference/cruise-control-real), the simulator answers as the real one does: a float for these figures the
-# description types as integers, and no version inside a 202's progress entries.
+# description types as integers, no version inside a 202's progress entries, and a proposal's ``topicPartition`` as
+# the object Kafka's TopicPartition is written as ({"hash", "partition", "topic"}; proposals-verbose), not a string.
 REAL_FLOATS = {"averageConcurrentPartitionMovementsPerBroker", "averageConcurrentLeaderMovementsPerBroker",
                "averageConcurrentIntraBrokerPartitionMovementsPerBroker", "cpu", "networkInbound", "networkOutbound",
                "disk", "msg_in", "StdReplicasPerBroker", "StdLeadersPerBroker"}
@@ -79,6 +80,9 @@ def _only_as_the_real_one(error: Exception) -> bool:
     def as_real(leaf: Any) -> bool:
         if leaf.message == "'version' is a required property":
             return "progress" in leaf.path
+        if isinstance(leaf.instance, dict) and "is not of type 'string'" in leaf.message:
+            return bool(leaf.path) and leaf.path[-1] == "topicPartition" and set(leaf.instance) == {
+                "hash", "partition", "topic"}
         return isinstance(leaf.instance, float) and "is not of type 'integer'" in leaf.message \
             and bool(leaf.path) and leaf.path[-1] in REAL_FLOATS
     return all(as_real(leaf) for leaf in leaves)

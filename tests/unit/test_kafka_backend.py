@@ -10,7 +10,7 @@ from services.cluster_sim.kafka_execution import KafkaExecution
 from services.cluster_sim.load import MeasuredLoad
 from services.cluster_sim.model import Cluster, ReplicaMove
 from services.common.admin.port import (AdminError, BrokerInfo, ClusterUnavailable, LogDirInfo, OperationRefused,
-                                        PartitionInfo, ReplicaInfo, TopicDescription)
+                                        PartitionInfo, Reassignment, ReplicaInfo, TopicDescription)
 
 
 def _topic(name: str, sizes: dict[int, int | None], isr: tuple[int, ...] = (1, 2)) -> TopicDescription:
@@ -74,6 +74,43 @@ def test_executor_keeps_at_most_n_movements_per_broker_in_flight() -> None:
     assert execution._next_batch() == [], "brokers 1, 2 and 3 are full"
     execution._in_flight.pop(("t", 0))
     assert [(m.topic, m.partition) for m in execution._next_batch()] == [("t", 2)]
+
+
+class _MovingCluster:
+    """Kafka as a killed Cruise Control left it: one reassignment still listed, then none."""
+
+    def __init__(self) -> None:
+        self.listed = 0
+        self.altered: list[object] = []
+
+    async def list_reassignments(self, names: list[str] | None = None) -> list[Reassignment]:
+        self.listed += 1
+        return [Reassignment("t", 0, (1, 2, 3), adding=(3,), removing=(2,))] if self.listed == 1 else []
+
+    async def describe_topics(self, names: list[str]) -> dict[str, TopicDescription]:
+        return {"t": TopicDescription(name="t", partitions=(),
+                                      config={"leader.replication.throttled.replicas": "0:1,0:2,0:3"})}
+
+    async def alter_broker_configs(self, broker: int, config: dict[str, str | None]) -> None:
+        self.altered.append((broker, config))
+
+    async def alter_configs(self, name: str, config: dict[str, str | None]) -> None:
+        self.altered.append((name, config))
+
+
+async def test_a_restart_leaves_the_throttles_of_the_execution_it_forgot() -> None:
+    """The real Cruise Control clears throttles only in its executor's loop (``clearThrottles``): one that restarts
+    forgets them, so the simulator's orphaned execution follows Kafka's reassignments and changes no config."""
+    cluster = _MovingCluster()
+    backend = KafkaBackend(cluster)  # type: ignore[arg-type]
+    execution = KafkaExecution(task_id="x", moves=[ReplicaMove("t", 0, (1, 2), (1, 3), 1.0)], throttle_bytes_s=1000,
+                               backend=backend, check_interval_s=0.001)
+    execution._in_flight[("t", 0)] = execution.moves[0]
+    execution._throttled_brokers.update({1, 2, 3})
+    execution._throttled_replicas["t"] |= {"0:1", "0:2", "0:3"}
+    await execution.finish_orphaned()
+    assert cluster.listed == 2 and not execution._in_flight
+    assert cluster.altered == [], "no throttle taken off: Cruise Control forgot it"
 
 
 class _StartingCluster:
