@@ -28,6 +28,7 @@ from events.rebalance import (
     BrokerLogDirs,
     BrokerRemovalRequested,
     BrokerStatus,
+    CruiseControlThrottle,
     DiskRemoval,
     KnownBrokers,
     LogDirState,
@@ -38,6 +39,7 @@ from events.rebalance import (
     RebalanceRequest,
     RebalanceState,
     RebalanceStatus,
+    ThrottledReplicas,
 )
 from events.throttle import (
     BrokerThrottle,
@@ -58,6 +60,7 @@ __all__ = [
     "BrokerLogDirs",
     "BrokerRemovalRequested",
     "BrokerStatus",
+    "CruiseControlThrottle",
     "DiskRemoval",
     "KnownBrokers",
     "LogDirState",
@@ -68,6 +71,7 @@ __all__ = [
     "RebalanceRequest",
     "RebalanceState",
     "RebalanceStatus",
+    "ThrottledReplicas",
     "TOPICS",
     "BrokerThrottle",
     "LogDirThrottle",

@@ -30,6 +30,10 @@ DISKS_EMPTY = "DisksEmpty"
 # Cruise Control forgot the execution (a restart): its new proposal for what was left is checked (reason
 # CruiseControlRestarted), then executed (reason NewProposalExecuted, said until the rebalance ends).
 EXECUTION_INTERRUPTED = "ExecutionInterrupted"
+# What Cruise Control's replication throttle left once the rebalance no longer executes: True (reason Waiting) while
+# some of it waits to be removed, False once nothing is left (reason Removed: Ballast took it off; TakenOff: Cruise
+# Control had).
+REPLICATION_THROTTLE_LEFT = "ReplicationThrottleLeft"
 
 # -- brokers (BrokerStatus) ---------------------------------------------------------------------------------------
 LOG_DIRS_OFFLINE = "LogDirsOffline"

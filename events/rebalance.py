@@ -72,6 +72,30 @@ class BrokerLogDirs(_Block):
     log_dirs: list[str]
 
 
+class ThrottledReplicas(_Block):
+    """One topic's items of Cruise Control's replication throttle: ``partition:broker``, comma-separated, as Kafka's
+    ``leader/follower.replication.throttled.replicas`` list them."""
+
+    topic: str
+    items: str
+
+
+class CruiseControlThrottle(_Block):
+    """What Cruise Control sets for a rebalance's executions with its ``replicationThrottle`` (its
+    ``ReplicationThrottleHelper``), learnt from the moves each execution's answer lists: the rate, as
+    ``leader/follower.replication.throttled.rate``, on every broker a move touches, and ``partition:broker`` items
+    for each moved partition's current and added replicas in its topic's throttled-replicas lists. Cruise Control
+    takes them off as its moves end and after a stop; what a crash of it left (kill -9) Ballast removes once the
+    rebalance no longer executes (services/rebalancer/replication_throttle.py)."""
+
+    # The request's rate (two, when a refreshed request changed it while some of the earlier one's was left).
+    rates: list[StrictInt] = Field(min_length=1)
+    brokers: BrokerIds = Field(default_factory=list)
+    replicas: list[ThrottledReplicas] = Field(default_factory=list)
+    # Topics whose items did not fit in the status (a rebalance of many thousand partitions): left as they are.
+    unrecorded_topics: StrictInt = 0
+
+
 class RebalanceRequest(Event):
     """Desired rebalance, keyed by name; the latest request per name wins. A changed request starts over."""
 
@@ -256,6 +280,9 @@ class RebalanceStatus(Event):
     released: bool = False
     # Brokers whose intra-broker throttle this rebalance set; cleared once it ends (also after a restart).
     intra_throttled_brokers: list[int] = Field(default_factory=list)
+    # What Cruise Control's replication throttle may still hold for this rebalance's executions: removed by Ballast
+    # once it no longer executes (also after a restart), then None (the condition ReplicationThrottleLeft says how).
+    cruise_control_throttle: CruiseControlThrottle | None = None
     # While it executes: the rates in force on the brokers moving replicas, as the throttle controller last saw them
     # (ballast.throttle.status), its own and others'; empty otherwise.
     throttles: list[BrokerThrottle] = Field(default_factory=list)

@@ -6,13 +6,14 @@ from __future__ import annotations
 from collections.abc import Iterable
 from datetime import datetime
 
-from events import Condition, ProposalSummary, RebalanceProgress, RebalanceStatus
+from events import Condition, RebalanceProgress, RebalanceStatus
 from events.conditions import EXECUTION_INTERRUPTED
 from services.common.cruise_control.models import ExecutorState, OptimizationResult, TaskStatus, UserTask
 from services.domain import drift
 from services.rebalancer.logic import CRUISE_CONTROL_RESTARTED, IDLE_EXECUTOR, NEW_PROPOSAL_EXECUTED, nothing_left
+from services.rebalancer import replication_throttle
 from services.rebalancer.proposals import summary_of
-from services.rebalancer.statuses import S, fresh, update, without
+from services.rebalancer.statuses import S, fresh, stopped_message, update, without
 
 
 def execution_brokers(status: RebalanceStatus, existing: Iterable[int]) -> list[int]:
@@ -36,7 +37,8 @@ def on_execution_started(status: RebalanceStatus, task_id: str, now: datetime,
     """``result``: the proposal the execution request computed, when Cruise Control answered with it (200)."""
     executed = summary_of(result) if result is not None else status.executed_summary
     started = update(status, now, session_id=task_id, execution_reason=None, attempts=0, next_attempt_at=None,
-                      executed_summary=executed)
+                      executed_summary=executed,
+                      cruise_control_throttle=replication_throttle.recorded(status, result))
     return started.model_copy(update={"message": executing_message(started)})
 
 
@@ -53,15 +55,27 @@ def executing_message(status: RebalanceStatus) -> str:
             f"({drift.comparison(approved, executed)}): {drift.why(approved, executed)}")
 
 
-def executed_summary_of(task: UserTask) -> ProposalSummary | None:
+def executed_result_of(task: UserTask) -> OptimizationResult | None:
     """The proposal an execution task computed, from its original response (user_tasks, fetch_completed_task)."""
     original = task.original_result()
     if not original or "summary" not in original:
         return None
     try:
-        return summary_of(OptimizationResult.model_validate(original))
+        return OptimizationResult.model_validate(original)
     except ValueError:
         return None
+
+
+def _learnt(status: RebalanceStatus, task: UserTask) -> RebalanceStatus:
+    """The executed proposal's summary and throttle, from its task, when the execution's answer did not give them
+    (202: still computing)."""
+    if status.executed_summary is not None:
+        return status
+    result = executed_result_of(task)
+    if result is None:
+        return status
+    return status.model_copy(update={"executed_summary": summary_of(result),
+                                     "cruise_control_throttle": replication_throttle.recorded(status, result)})
 
 
 def progress_of(executor: ExecutorState | None, status: RebalanceStatus, now: datetime,
@@ -119,14 +133,13 @@ def on_poll(status: RebalanceStatus, task: UserTask | None, executor: ExecutorSt
         return _forgotten(status, executor, now)
     if task.status in (TaskStatus.ACTIVE, TaskStatus.IN_EXECUTION):
         progress = progress_of(executor, status, now, task)
-        executed = status.executed_summary or executed_summary_of(task)
-        message = executing_message(status.model_copy(update={"executed_summary": executed}))
-        if (progress, message, executed) == (status.progress, status.message, status.executed_summary):
+        learnt = _learnt(status, task)
+        message = executing_message(learnt)
+        if (progress, message) == (status.progress, status.message) and learnt is status:
             return None
-        return update(status, now, progress=progress or status.progress, message=message, executed_summary=executed)
+        return update(learnt, now, progress=progress or status.progress, message=message)
     if task.status == TaskStatus.COMPLETED:
-        executed = status.executed_summary or executed_summary_of(task)
-        return nothing_left(status.model_copy(update={"executed_summary": executed}), now, "Rebalance complete")
+        return nothing_left(_learnt(status, task), now, "Rebalance complete")
     error = (task.original_result() or {}).get("errorMessage") or "the execution completed with an error"
     return update(status, now, state=S.NOT_READY, session_id=None, progress=None, message=str(error))
 
@@ -166,10 +179,9 @@ def stopped(status: RebalanceStatus, now: datetime) -> RebalanceStatus:
     """The execution has ended after a stop: Stopped with what was moved and what was left (or, for a refresh, New
     again)."""
     if status.stopping == "refresh":
-        return fresh(status.pending_request or status.request, now)
+        return fresh(status.pending_request or status.request, now, status)
     return update(status, now, state=S.STOPPED, stopping=None, session_id=None, execution_reason=None,
-                   message=f"Stopped; by Cruise Control's last report, {drift.moved_and_left(status.progress)}",
-                   next_attempt_at=None, attempts=0)
+                   message=stopped_message(status.progress), next_attempt_at=None, attempts=0)
 
 
 def data_moved_percent(status: RebalanceStatus) -> float | None:

@@ -96,7 +96,7 @@ def on_request(current: RebalanceStatus | None, request: RebalanceRequest, now: 
     """A new or changed request starts over from New; the same request again changes nothing. While executing, the
     execution goes on: the new request waits for a refresh (a warning says so)."""
     if current is None or current.deleted:
-        return fresh(request, now)
+        return fresh(request, now, current)
     if current.state == S.REBALANCING:
         if request == current.request:
             if current.pending_request is None:
@@ -111,7 +111,7 @@ def on_request(current: RebalanceStatus | None, request: RebalanceRequest, now: 
                        conditions=[*without(current.conditions, REQUEST_CHANGED), warning])
     if request == current.request:
         return None
-    return fresh(request, now)
+    return fresh(request, now, current)
 
 
 def on_action(status: RebalanceStatus, action: RebalanceAction, now: datetime, *,
@@ -130,7 +130,7 @@ def on_action(status: RebalanceStatus, action: RebalanceAction, now: datetime, *
     if action.action == "release":
         return release(update(status, now, conditions=conditions), now)
     if action.action == "refresh" and status.state != S.REBALANCING:
-        return fresh(status.pending_request or status.request, now)
+        return fresh(status.pending_request or status.request, now, status)
     if action.action == "approve":
         return approve(update(status, now, conditions=conditions), now, check=max_drift_percent is not None)
     if status.state == S.PENDING_PROPOSAL:  # stop: a proposal being computed is simply abandoned

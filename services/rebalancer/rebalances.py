@@ -37,8 +37,8 @@ from services.common.logging import correlation, get_logger
 from services.common.outbox import Outbox, send
 from services.common.recent_load import RecentLoad
 from services.common.settings import RebalancerSettings
-from services.rebalancer import disks, execution, logic, proposals, scale_down, scaling
-from services.rebalancer.statuses import TERMINAL, S, with_throttles
+from services.rebalancer import disks, execution, logic, proposals, replication_throttle, scale_down, scaling
+from services.rebalancer.statuses import EXECUTING, TERMINAL, S, with_throttles
 from services.rebalancer.logic import Step
 from services.rebalancer.observers import removal_check
 
@@ -54,8 +54,9 @@ def options_of(request: RebalanceRequest, *, dryrun: bool, reason: str | None = 
         concurrent_leader_movements=request.concurrent_leader_movements,
         replication_throttle=request.replication_throttle, rebalance_disk=request.rebalance_disk,
         concurrent_intra_broker_partition_movements=request.concurrent_intra_broker_partition_movements,
-        # The dry run asks for the load before the proposal too (per-broker load before / after in the status).
-        verbose=dryrun, reason=reason)
+        # The dry run asks for the load before the proposal too (per-broker load before / after in the status); a
+        # throttled execution for its moves, which say where Cruise Control puts the throttle (replication_throttle).
+        verbose=dryrun or bool(request.replication_throttle), reason=reason)
 
 
 class Rebalances:
@@ -202,6 +203,8 @@ class Rebalances:
                         log.exception("rebalance step failed unexpectedly; retried at the next tick")
 
     async def _step(self, status: RebalanceStatus) -> None:
+        if status.cruise_control_throttle is not None and status.state not in EXECUTING:
+            status = await self._clear_replication_throttle(status)
         if status.state in TERMINAL and status.intra_throttled_brokers:
             await self._clear_intra_throttle(status)
             return
@@ -322,6 +325,49 @@ class Rebalances:
                     break
         log.info("intra-broker throttle removed", brokers=status.intra_throttled_brokers)
         await self.publish(status.model_copy(update={"intra_throttled_brokers": [], "updated_at": utcnow()}))
+
+    async def _clear_replication_throttle(self, status: RebalanceStatus) -> RebalanceStatus:
+        """What Cruise Control's replication throttle left for this rebalance, removed once nothing may still use it
+        (``replication_throttle``); returns the status as it now is."""
+        throttle = status.cruise_control_throttle
+        assert throttle is not None
+        executing = [s.name for s in self.statuses.values()
+                     if s.name != status.name and s.state in EXECUTING and not s.deleted]
+        if replication_throttle.why_wait(throttle, executing=executing) is not None:
+            return status  # looked at once that one has finished (reading the cluster every tick till then: no)
+        alive = {b.id: b.alive for b in await self.admin.brokers()}
+        try:
+            brokers = {b: await self.admin.broker_configs(b) for b in throttle.brokers if alive.get(b)}
+            topics = await self.admin.topic_configs(replication_throttle.topics(throttle))
+        except Unsupported:  # the simulator's cluster keeps no throttles
+            return await self._published(status, replication_throttle.not_supported(status, utcnow()))
+        controllers = {t.broker for t in self.throttles if t.kind == "inter-broker" and t.owner == "ballast"}
+        left = replication_throttle.removal(throttle, brokers, topics, controllers)
+        if not left.empty:
+            moving = {(r.topic, r.partition)
+                      for r in await self.admin.list_reassignments(replication_throttle.topics(throttle))}
+            reason = replication_throttle.why_wait(throttle, moving=moving)
+            if reason is None:
+                try:
+                    executor = (await self.cc.state("executor")).executor
+                except CruiseControlError as exc:
+                    log.info("Cruise Control not asked about its executor; the throttle waits", error=exc.message)
+                    return status
+                reason = replication_throttle.why_wait(throttle, executor_state=executor.state if executor else "")
+            if reason is not None:
+                return await self._published(status, replication_throttle.waiting(status, left, reason, utcnow()))
+            for broker, configs in left.rates.items():
+                await self.admin.alter_broker_configs(broker, dict.fromkeys(configs))
+            for (topic, key), items in left.items.items():
+                await self.admin.alter_list_config(topic, key, remove=items)
+            log.info("Cruise Control's replication throttle removed", brokers=sorted(left.rates),
+                     topics=sorted({t for t, _ in left.items}))
+        down = [b for b in throttle.brokers if b in alive and not alive[b]]
+        return await self._published(status, replication_throttle.cleaned(status, left, down, utcnow()))
+
+    async def _published(self, status: RebalanceStatus, changed: RebalanceStatus | None) -> RebalanceStatus:
+        await self.publish(changed)
+        return self.statuses.get(status.name, status) if changed is not None else status
 
     async def _execute(self, status: RebalanceStatus) -> None:
         status = await self._set_intra_throttle(status)

@@ -7,7 +7,8 @@ import uuid
 from collections.abc import Iterable
 from datetime import datetime
 
-from events import BrokerThrottle, Condition, RebalanceRequest, RebalanceState, RebalanceStatus
+from events import BrokerThrottle, Condition, RebalanceProgress, RebalanceRequest, RebalanceState, RebalanceStatus
+from services.domain import drift
 
 S = RebalanceState
 TERMINAL = {S.READY, S.NOT_READY, S.STOPPED}
@@ -22,8 +23,16 @@ def without(conditions: Iterable[Condition], *types: str) -> list[Condition]:
     return [c for c in conditions if c.type not in types]
 
 
-def fresh(request: RebalanceRequest, now: datetime) -> RebalanceStatus:
-    return RebalanceStatus(name=request.name, state=S.NEW, request=request, updated_at=now)
+def fresh(request: RebalanceRequest, now: datetime, before: RebalanceStatus | None = None) -> RebalanceStatus:
+    """The rebalance from New. What Cruise Control's replication throttle may still hold for ``before``'s executions
+    goes with it, to be removed all the same (replication_throttle)."""
+    left = before.cruise_control_throttle if before is not None else None
+    return RebalanceStatus(name=request.name, state=S.NEW, request=request, updated_at=now,
+                           cruise_control_throttle=left)
+
+
+def stopped_message(progress: RebalanceProgress | None) -> str:
+    return f"Stopped; by Cruise Control's last report, {drift.moved_and_left(progress)}"
 
 
 def new_reason() -> str:

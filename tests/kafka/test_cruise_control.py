@@ -264,6 +264,66 @@ async def test_stop_during_a_real_execution_rolls_back_what_is_in_flight(
     assert executed and executed[-1]["Status"] == "CompletedWithError", "a stopped execution ends with an error"
 
 
+async def test_a_throttled_rebalance_stopped_after_cruise_control_was_killed_leaves_no_throttle_of_its_own(
+        rb: Rebalancing, kafka: LocalKafka, kafka_stack: LocalStack, admin: KafkaClusterAdmin, name: str) -> None:
+    """Cruise Control killed mid-execution (kill -9 of the simulator) leaves its replication throttle on the brokers
+    and the topic, as the real one does: only its executor's loop takes it off. The rebalance is stopped; once Kafka
+    has finished the move it had in flight, Ballast removes what that execution set, and nothing of anyone else's."""
+    rate = 300_000
+    await admin.create_topic(name, 6, 2, assignment=[[1, 2], [2, 1]] * 3)
+    fill(kafka.bootstrap_servers, name, 6, 2)
+    other = f"{name}-other"
+    await admin.create_topic(other, 1, 2, assignment=[[3, 4]])
+    someone_elses = "0:3,0:4"
+    await admin.alter_configs(other, dict.fromkeys(THROTTLED_REPLICAS, someone_elses))
+    operator_broker = None
+    try:
+        rb.request(name=name, auto_approve=True, excluded_topics=only(name), replication_throttle=rate,
+                   concurrent_partition_movements_per_broker=1)
+        rb.wait_state(name, S.REBALANCING)
+        await eventually(lambda: _throttled(admin, name, rate), "a reassignment in flight under Cruise Control's "
+                                                                 "throttle, on brokers and topic")
+        kafka_stack.kill("cluster-sim")
+        left = await _throttles_left(admin, name)
+        assert left["topic"], left
+        # An operator changes one of those brokers' rates meanwhile: that one is someone else's now.
+        operator_broker = min(b for b, r in left["brokers"].items() if r.get(THROTTLE_CONFIGS[0]) == str(rate))
+        await admin.alter_broker_configs(operator_broker, {THROTTLE_CONFIGS[0]: "777777"})
+        rb.act(name, "stop")
+        kafka_stack.start_process("cluster-sim")
+        kafka_stack.wait_http(f"{kafka_stack.sim_url}/health", "cluster-sim")
+        rb.wait_state(name, S.STOPPED)
+
+        async def none_of_its_own() -> bool:
+            now = await _throttles_left(admin, name)
+            rates = {v for r in now["brokers"].values() for v in r.values()}
+            return str(rate) not in rates and now["topic"] == {}
+
+        await eventually(none_of_its_own, "the stopped execution's throttle removed", 120)
+        assert (await admin.broker_configs(operator_broker)).get(THROTTLE_CONFIGS[0]) == "777777"
+        assert {k: v for k, v in (await admin.topic_configs([other]))[other].items()
+                if k in THROTTLED_REPLICAS} == dict.fromkeys(THROTTLED_REPLICAS, someone_elses)
+        stopped = rb.wait_for(name, lambda s: s.cruise_control_throttle is None, "the throttle's record settled")
+        condition = stopped.condition("ReplicationThrottleLeft")
+        assert condition is not None and (condition.status, condition.reason) == ("False", "Removed"), stopped
+        assert "Ballast removed it" in (stopped.message or "") and stopped.message.startswith("Stopped;"), stopped
+        assert f"broker {operator_broker}: 777777 B/s, someone else's" in (condition.message or ""), condition
+    finally:
+        sim = kafka_stack.processes.get("cluster-sim")
+        if sim is None or sim.poll() is not None:
+            kafka_stack.start_process("cluster-sim")
+            kafka_stack.wait_http(f"{kafka_stack.sim_url}/health", "cluster-sim")
+        if operator_broker is not None:
+            await admin.alter_broker_configs(operator_broker, dict.fromkeys(THROTTLE_CONFIGS))
+        await admin.alter_configs(other, dict.fromkeys(THROTTLED_REPLICAS))
+
+
+async def _throttled(admin: KafkaClusterAdmin, topic: str, rate: int) -> bool:
+    left = await _throttles_left(admin, topic)
+    return bool(left["topic"]) and any(str(rate) in r.values() for r in left["brokers"].values()) \
+        and await _reassigning(admin, topic)
+
+
 async def _reassigning(admin: KafkaClusterAdmin, topic: str) -> bool:
     return bool(await admin.list_reassignments([topic]))
 

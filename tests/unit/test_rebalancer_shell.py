@@ -84,6 +84,23 @@ async def test_a_request_gets_a_proposal_and_approval_executes_it(service) -> No
     await until(rebalancer, outbox, RebalanceState.READY)
 
 
+async def test_a_throttled_execution_records_its_throttle_and_a_cluster_without_throttles_drops_it(service) -> None:
+    """The execution's answer lists its moves (verbose), which say where Cruise Control's throttle goes; the
+    simulator's own cluster keeps no throttles, so once the rebalance is Ready there is nothing to remove or say."""
+    rebalancer, outbox = service
+    request = RebalanceRequest(name="fast", auto_approve=True, replication_throttle=10_000_000_000)
+    await rebalancer.on_request_events([record(TOPICS.rebalance_requests, request, 0)])
+    ready = await until(rebalancer, outbox, RebalanceState.READY)
+    executing = [s for s in outbox.on(TOPICS.rebalance_status) if s.cruise_control_throttle is not None]
+    assert executing and executing[-1].cruise_control_throttle.rates == [10_000_000_000]
+    assert {r.topic for r in executing[-1].cruise_control_throttle.replicas} == {"a"}
+    for _ in range(3):
+        await rebalancer.tick()
+    latest = rebalancer.statuses["fast"]
+    assert latest.cruise_control_throttle is None and latest.conditions == ready.conditions
+    assert latest.message == "Rebalance complete"
+
+
 async def test_an_action_on_an_unknown_rebalance_is_a_dead_letter(service) -> None:
     rebalancer, outbox = service
     await rebalancer.on_action_events([record(TOPICS.rebalance_actions,
