@@ -117,6 +117,17 @@ def popen(args: list[str], *, detached: bool = False, death_signal: int = signal
     return _LAUNCHER.submit(subprocess.Popen, args, start_new_session=True, preexec_fn=setup, **kwargs).result()
 
 
+def group_alive(pid: int) -> bool:
+    """Whether the process group ``pid`` leads (a local part started in a session of its own) still has a member."""
+    try:
+        os.killpg(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
 def start_tansu(port: int, log_file: Path, *, detached: bool = False) -> subprocess.Popen[bytes]:
     """The local broker; unless ``detached`` (``ballast up``), it dies with the process that started it."""
     url = f"tcp://127.0.0.1:{port}"

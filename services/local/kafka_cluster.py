@@ -19,8 +19,10 @@ import uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
-from services.local.broker import free_port, popen
+from services.local.broker import free_port, group_alive, popen
+from services.local.stack_options import check_broker_config, java_classpath
 
 DEFAULT_RACKS = ("/dc1/r1", "/dc1/r2", "/dc2/r1", "/dc2/r2")
 CONTROLLER_ID = 9000
@@ -55,7 +57,8 @@ NODE_DEFAULTS = {
 
 
 def kafka_lib_dir() -> Path:
-    """The folder of Kafka's jars: ``BALLAST_KAFKA_LIB``, or ``.kafka/lib`` in the repository."""
+    """The folder of Kafka's jars: ``BALLAST_KAFKA_LIB`` (another Kafka's ``libs``, say), or ``.kafka/lib`` in the
+    repository, where ``make kafka`` puts them."""
     lib = Path(os.environ.get("BALLAST_KAFKA_LIB") or REPO_ROOT / ".kafka" / "lib")
     if not any(lib.glob("kafka_2.13-*.jar")):
         raise FileNotFoundError(f"no Kafka jars in {lib}: run `make kafka` (Maven copies them from Maven Central "
@@ -89,6 +92,8 @@ class KafkaNode:
     rack: str | None = None  # None for the controller
     log_dirs: tuple[Path, ...] = ()
     process: subprocess.Popen[bytes] | None = field(default=None, repr=False)
+    # A node another process started (``LocalKafka.attach``): its process id, since there is no Popen to ask.
+    pid: int | None = None
 
     @property
     def is_controller(self) -> bool:
@@ -100,7 +105,9 @@ class KafkaNode:
 
     @property
     def running(self) -> bool:
-        return self.process is not None and self.process.poll() is None
+        if self.process is not None:
+            return self.process.poll() is None
+        return self.pid is not None and group_alive(self.pid)
 
 
 class LocalKafka:
@@ -110,16 +117,24 @@ class LocalKafka:
     def __init__(self, run_dir: Path, *, racks: Sequence[str] = DEFAULT_RACKS, heap_mb: int = 256,
                  overrides: Mapping[str, str] | None = None, detached: bool = False,
                  first_broker_id: int = 1, replica_selector: str | None = SELECTOR_CLASS,
-                 share_classes: bool = True) -> None:
-        """``replica_selector``: the brokers' ``replica.selector.class`` (Ballast's by default; None: Kafka's
+                 share_classes: bool = True, broker_config: Mapping[str, str] | None = None,
+                 classpath: Sequence[Path] = (), lib: Path | None = None, selector: Path | None = None) -> None:
+        """``overrides``: settings of every node, the controller's too. ``broker_config``: settings of the brokers
+        only, over everything else (not the ones the cluster sets per node, ``stack_options``), e.g. a metrics
+        reporter's. ``classpath``: jars and directories the brokers load beside Kafka's (the reporter's jar).
+        ``replica_selector``: the brokers' ``replica.selector.class`` (Ballast's by default; None: Kafka's
         default, no follower fetching). ``share_classes``: the JVMs map the archive of Kafka's classes when there is
-        one (the benchmark starts a cluster without it beside one with it)."""
+        one (the benchmark starts a cluster without it beside one with it). ``lib``, ``selector``: Kafka's jars and
+        Ballast's selector plugin (``kafka_lib_dir()``, ``selector_jar()`` unless given)."""
         self.run_dir = run_dir / "kafka"
         self.heap_mb = heap_mb
         self.overrides = dict(overrides or {})
+        self.broker_config = dict(broker_config or {})
+        check_broker_config(self.broker_config)
+        self.classpath = tuple(classpath)
         self.detached = detached
-        self.lib = kafka_lib_dir()
-        self.selector = selector_jar()
+        self.lib = lib or kafka_lib_dir()
+        self.selector = selector or selector_jar()
         self.replica_selector = replica_selector
         self.share_classes = share_classes
         self.cluster_id = ""
@@ -127,6 +142,35 @@ class LocalKafka:
         self.brokers: dict[int, KafkaNode] = {}
         for offset, rack in enumerate(racks):
             self._new_broker_node(first_broker_id + offset, rack)
+
+    # -- a cluster another process started -------------------------------------------------------------------------
+
+    def record(self) -> dict[str, Any]:
+        """What another process needs to add a broker to this cluster once the one that started it has gone
+        (``ballast up --add-broker``): JSON, kept in the stack's record."""
+        return {
+            "cluster_id": self.cluster_id, "lib": str(self.lib), "selector": str(self.selector),
+            "replica_selector": self.replica_selector, "share_classes": self.share_classes, "heap_mb": self.heap_mb,
+            "overrides": self.overrides, "broker_config": self.broker_config,
+            "classpath": [str(path) for path in self.classpath],
+            "controller": {"port": self.controller.port, "pid": _pid(self.controller)},
+            "brokers": [{"id": b.id, "port": b.port, "rack": b.rack, "pid": _pid(b)} for b in self.brokers.values()],
+        }
+
+    @classmethod
+    def attach(cls, run_dir: Path, record: Mapping[str, Any]) -> LocalKafka:
+        """The cluster ``record`` describes, started by another process under ``run_dir``, its nodes left running:
+        brokers added here join it with the same jars and settings, and outlive this process as the others do."""
+        kafka = cls(run_dir, racks=(), heap_mb=record["heap_mb"], overrides=record["overrides"], detached=True,
+                    replica_selector=record["replica_selector"], share_classes=record["share_classes"],
+                    broker_config=record["broker_config"], classpath=[Path(p) for p in record["classpath"]],
+                    lib=Path(record["lib"]), selector=Path(record["selector"]))
+        kafka.cluster_id = record["cluster_id"]
+        kafka.controller = KafkaNode(id=CONTROLLER_ID, port=record["controller"]["port"],
+                                     home=kafka.run_dir / "controller", pid=record["controller"]["pid"])
+        for broker in record["brokers"]:
+            kafka._new_broker_node(broker["id"], broker["rack"], port=broker["port"]).pid = broker["pid"]
+        return kafka
 
     # -- what clients need ---------------------------------------------------------------------------------------
 
@@ -222,9 +266,17 @@ class LocalKafka:
         if new_id in self.brokers or new_id == CONTROLLER_ID:
             raise ValueError(f"broker id {new_id} is taken")
         node = self._new_broker_node(new_id, rack)
-        self._format([node])
-        self._launch(node)
-        self.wait_ready([new_id], timeout_s=timeout_s)
+        try:
+            self._format([node])
+            self._launch(node)
+            self.wait_ready([new_id], timeout_s=timeout_s)
+        except BaseException:
+            # A broker that did not join is not added: nothing would stop it (its home stays, with its logs).
+            if node.running:
+                _signal(node, signal.SIGKILL)
+                _wait_or_kill(node, 30)
+            self.brokers.pop(new_id)
+            raise
         return new_id
 
     def decommission_broker(self, broker: int) -> None:
@@ -288,9 +340,9 @@ class LocalKafka:
 
     # -- internals -----------------------------------------------------------------------------------------------
 
-    def _new_broker_node(self, broker: int, rack: str) -> KafkaNode:
+    def _new_broker_node(self, broker: int, rack: str, port: int | None = None) -> KafkaNode:
         home = self.run_dir / f"broker-{broker}"
-        node = KafkaNode(id=broker, port=free_port(), home=home, rack=rack,
+        node = KafkaNode(id=broker, port=port or free_port(), home=home, rack=rack,
                          log_dirs=tuple(home / f"data-{i}" for i in range(LOG_DIRS_PER_BROKER)))
         self.brokers[broker] = node
         return node
@@ -328,12 +380,13 @@ class LocalKafka:
             "share.coordinator.state.topic.min.isr": "1",
             **NODE_DEFAULTS,
             **self.overrides,
+            **self.broker_config,
         }
 
     def _write_properties(self, node: KafkaNode) -> Path:
         node.home.mkdir(parents=True, exist_ok=True)
         path = node.home / "node.properties"
-        path.write_text("".join(f"{key}={value}\n" for key, value in self._properties(node).items()))
+        path.write_text(properties_text(self._properties(node)), encoding="ascii")
         return path
 
     def _format(self, nodes: Sequence[KafkaNode]) -> None:
@@ -353,17 +406,19 @@ class LocalKafka:
         with (node.home / "stdout.log").open("ab") as out:
             node.process = popen(
                 self._java("kafka.Kafka", str(properties), heap_mb=self.heap_mb if node.rack else 192,
-                           log_file=node.log_file),
+                           log_file=node.log_file, classpath=self.classpath if node.rack else ()),
                 # An orphaned cluster is thrown away: SIGKILL, since a broker's controlled shutdown would wait for a
                 # controller that is going away too.
                 detached=self.detached, death_signal=signal.SIGKILL, stdout=out, stderr=subprocess.STDOUT)
 
-    def _java(self, main: str, *args: str, heap_mb: int, log_file: Path | None = None) -> list[str]:
+    def _java(self, main: str, *args: str, heap_mb: int, log_file: Path | None = None,
+              classpath: Sequence[Path] = ()) -> list[str]:
+        """``classpath``: more entries after Kafka's own jars (which they cannot shadow) and the selector."""
         logging = ([f"-Dlog4j2.configurationFile={LOG4J_CONFIG}", f"-Dballast.log.file={log_file}"] if log_file
                    else ["-Dlog4j2.level=WARN"])
         sharing = class_sharing(self.lib) if self.share_classes else []
         return ["java", *jvm_options(heap_mb), *sharing, *logging,
-                "-cp", f"{self.lib}/*:{self.selector}", main, *args]
+                "-cp", ":".join([f"{self.lib}/*", str(self.selector), *java_classpath(classpath)]), main, *args]
 
     def tool_output(self, main: str, *args: str) -> str:
         """The standard output of one of Kafka's command-line tools (``org.apache.kafka.tools.LogDirsCommand``, ...)
@@ -406,10 +461,36 @@ def random_cluster_id() -> str:
     return cluster_id
 
 
+def properties_text(properties: Mapping[str, str]) -> str:
+    """A properties file that Java's ``Properties.load`` (how Kafka reads its configuration) reads back exactly:
+    backslashes, a key's separators and a value's leading space escaped, line breaks as ``\\n``, anything beyond
+    ASCII as ``\\uXXXX`` (the file is read as ISO-8859-1)."""
+    def escape(text: str, special: str) -> str:
+        out = []
+        for index, char in enumerate(text):
+            if char == "\\" or char in special or (index == 0 and char in " #!"):
+                out.append("\\" + char)
+            elif char in "\t\n\r\f":
+                out.append({"\t": "\\t", "\n": "\\n", "\r": "\\r", "\f": "\\f"}[char])
+            elif " " <= char <= "~":
+                out.append(char)
+            else:
+                units = char.encode("utf-16-be")
+                out.extend(f"\\u{units[i]:02x}{units[i + 1]:02x}" for i in range(0, len(units), 2))
+        return "".join(out)
+
+    return "".join(f"{escape(key, '=: ')}={escape(value, '')}\n" for key, value in properties.items())
+
+
+def _pid(node: KafkaNode) -> int | None:
+    return node.process.pid if node.process is not None else node.pid
+
+
 def _signal(node: KafkaNode, sig: int) -> None:
-    assert node.process is not None
+    pid = _pid(node)
+    assert pid is not None
     try:
-        os.killpg(node.process.pid, sig)
+        os.killpg(pid, sig)
     except ProcessLookupError:
         pass
 
