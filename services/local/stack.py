@@ -2,9 +2,9 @@
 
 Two stacks: the embedded default (Tansu as the bus, the simulator as the managed cluster and its Cruise Control),
 and ``kafka=True``: a real Apache Kafka cluster (``kafka_cluster.LocalKafka``) as both the bus and the managed
-cluster, with the simulator serving Cruise Control's API beside it. Used by ``ballast demo``, ``ballast up`` /
-``down`` and the tests. Each part is a real process; the services get their settings through ``BALLAST_*``
-environment variables, exactly as in production.
+cluster, with the simulator serving Cruise Control's API beside it (or the caller's own Cruise Control instead).
+Used by ``ballast demo``, ``ballast up`` / ``down`` and the tests. Each part is a real process; the services get
+their settings through ``BALLAST_*`` environment variables, exactly as in production.
 """
 
 from __future__ import annotations
@@ -19,13 +19,15 @@ import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
+from typing import Any
 
 import httpx
 
 from services.common.bus_topics import ensure_topics
 from services.common.settings import Settings
-from services.local.broker import free_port, popen, start_tansu
+from services.local.broker import free_port, group_alive, popen, start_tansu
 from services.local.kafka_cluster import LocalKafka
+from services.local.stack_options import cruise_control_url, recorded_cruise_control
 from spark.session import SMALL_JOB_JVM
 
 SERVICES = ("topic-reconciler", "replicas-change", "rebalancer", "load-collector")
@@ -55,14 +57,22 @@ class StackInfo:
     ports: Ports
     pids: dict[str, int] = field(default_factory=dict)
     env: dict[str, str] = field(default_factory=dict)
+    # The Cruise Control the services use when it is not the simulator's (`ballast up --cruise-control`).
+    cruise_control_url: str | None = None
+    # The real Kafka cluster's own record (``LocalKafka.record``): what adding a broker to it needs.
+    kafka: dict[str, Any] | None = None
 
     def save(self, path: Path) -> None:
-        path.write_text(json.dumps(asdict(self), indent=2))
+        # Written whole, then renamed: a command reading it never sees half a record.
+        partial = path.with_name(f".{path.name}.{os.getpid()}")
+        partial.write_text(json.dumps(asdict(self), indent=2))
+        partial.replace(path)
 
     @classmethod
     def load(cls, path: Path) -> StackInfo:
         data = json.loads(path.read_text())
-        return cls(run_dir=data["run_dir"], ports=Ports(**data["ports"]), pids=data["pids"], env=data["env"])
+        return cls(run_dir=data["run_dir"], ports=Ports(**data["ports"]), pids=data["pids"], env=data["env"],
+                   cruise_control_url=data.get("cruise_control_url"), kafka=data.get("kafka"))
 
 
 def port_setting(service: str) -> str:
@@ -72,16 +82,28 @@ def port_setting(service: str) -> str:
 class LocalStack:
     def __init__(self, run_dir: Path, *, env: dict[str, str] | None = None,
                  services: tuple[str, ...] = SERVICES, detached: bool = False, kafka: bool = False,
-                 kafka_racks: tuple[str, ...] | None = None, kafka_overrides: dict[str, str] | None = None) -> None:
+                 kafka_racks: tuple[str, ...] | None = None, kafka_overrides: dict[str, str] | None = None,
+                 broker_config: dict[str, str] | None = None, broker_classpath: tuple[Path, ...] = (),
+                 cruise_control: dict[str, str] | None = None) -> None:
         """``detached``: what starts here outlives this process (``ballast up``); otherwise it all dies with it.
         ``kafka``: a real Kafka cluster is the bus and the managed cluster (racks ``kafka_racks``, one broker
-        each, broker settings ``kafka_overrides`` over the local cluster's) instead of Tansu and the simulator's
-        cluster."""
+        each, node settings ``kafka_overrides`` over the local cluster's, then the brokers' own ``broker_config``
+        and ``broker_classpath``) instead of Tansu and the simulator's cluster. ``cruise_control``: the settings of
+        a Cruise Control of the caller's (``stack_options.cruise_control_env``), which the services use instead of
+        the simulator's; no simulator runs then, and the caller's other Cruise Control settings (credentials, CA,
+        task scanner) reach the services unchanged. It needs ``kafka``: a real Cruise Control manages a real
+        Kafka, not the simulator's model."""
+        if cruise_control and not kafka:
+            raise ValueError("your own Cruise Control needs the real Kafka cluster (--kafka): it cannot manage the "
+                             "simulator's model")
         self.run_dir = run_dir
         self.detached = detached
         self.logs = run_dir / "logs"
         self.logs.mkdir(parents=True, exist_ok=True)
         self.ports = Ports.pick()
+        self.cruise_control = dict(cruise_control or {})
+        if self.cruise_control:
+            self.ports = replace(self.ports, cruise_control=0, sim_admin=0)  # no simulator
         self.services = services
         self.processes: dict[str, subprocess.Popen[bytes]] = {}
         # Settings of the extra instances started by ``start_instance``, by name.
@@ -113,9 +135,17 @@ class LocalStack:
             # A restarted Cruise Control warms up for 5 s here (the real one's state says ready after about 30 s).
             "BALLAST_SIMULATOR__RESTART_WARMUP_S": "5",
         }
+        if self.cruise_control:
+            # Nothing of the simulator's, and nothing of Cruise Control's but where it is: the caller's credentials,
+            # CA, task scanner period and the rest come through from the caller's environment.
+            for key in [k for k in self.env if k.startswith(("BALLAST_SIMULATOR__", "BALLAST_CRUISE_CONTROL__"))]:
+                del self.env[key]
+            del self.env["BALLAST_CLUSTER_ADMIN__SIMULATOR_URL"]
+            self.env.update(self.cruise_control)
         self.kafka: LocalKafka | None = None
         if kafka:
             self.kafka = LocalKafka(run_dir, detached=detached, overrides=kafka_overrides,
+                                    broker_config=broker_config, classpath=broker_classpath,
                                     **({"racks": kafka_racks} if kafka_racks else {}))
             bootstrap = self.kafka.bootstrap_servers
             self.env.update({
@@ -124,7 +154,7 @@ class LocalStack:
                 "BALLAST_CLUSTER_ADMIN__KIND": "kafka",
                 "BALLAST_CLUSTER_ADMIN__BOOTSTRAP_SERVERS": bootstrap,
                 # The simulated Cruise Control reads and executes on the real cluster.
-                "BALLAST_SIMULATOR__BACKEND": "kafka",
+                **({} if self.cruise_control else {"BALLAST_SIMULATOR__BACKEND": "kafka"}),
                 # Kafka answers a waiting fetch as soon as a record arrives, so its own default wait costs no latency
                 # and, idle, a fifth of the empty fetches the default for the local broker (Tansu) makes: measured on
                 # the test suite's cluster, the stack's idle CPU went from 56 % to 47 % of a core.
@@ -166,9 +196,12 @@ class LocalStack:
             say(f"starting local broker (Tansu) on 127.0.0.1:{self.ports.broker}")
             self.processes["broker"] = start_tansu(self.ports.broker, self.logs / "broker.log",
                                                     detached=self.detached)
-        say(f"starting cluster simulator (Cruise Control API on 127.0.0.1:{self.ports.cruise_control})")
-        self.start_process("cluster-sim")
-        self.wait_http(f"{self.sim_url}/health", "cluster-sim")
+        if self.cruise_control:
+            say(f"the services use your Cruise Control at {cruise_control_url(self.cruise_control)} (no simulator)")
+        else:
+            say(f"starting cluster simulator (Cruise Control API on 127.0.0.1:{self.ports.cruise_control})")
+            self.start_process("cluster-sim")
+            self.wait_http(f"{self.sim_url}/health", "cluster-sim")
         ensure_topics(self.settings().bus)
         for service in self.services:
             say(f"starting {service}")
@@ -294,7 +327,11 @@ class LocalStack:
         idle = [name for name in OPTIONAL_SERVICES if name not in self.processes]
         ports = replace(self.ports, **dict.fromkeys((name.replace("-", "_") for name in idle), 0))
         env = {k: v for k, v in self.env.items() if k not in {port_setting(name) for name in idle}}
-        return StackInfo(run_dir=str(self.run_dir), ports=ports, pids=pids, env=env)
+        if self.cruise_control:
+            env.update(recorded_cruise_control(os.environ))
+        return StackInfo(run_dir=str(self.run_dir), ports=ports, pids=pids, env=env,
+                         cruise_control_url=cruise_control_url(self.cruise_control) if self.cruise_control else None,
+                         kafka=self.kafka.record() if self.kafka is not None else None)
 
     def __enter__(self) -> LocalStack:
         return self
@@ -326,12 +363,3 @@ def stop_detached(pids: dict[str, int], say: Callable[[str], None], timeout_s: f
                 say(f"killing {name} (still running after {timeout_s:.0f} s)")
                 os.killpg(pid, signal.SIGKILL)
 
-
-def group_alive(pid: int) -> bool:
-    try:
-        os.killpg(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True

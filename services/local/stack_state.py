@@ -5,12 +5,16 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from services.local.stack import OPTIONAL_SERVICES, SERVICES, StackInfo, group_alive, port_setting
+from services.local.broker import group_alive
+from services.local.stack import OPTIONAL_SERVICES, SERVICES, StackInfo, port_setting
 
 # What a client of the stack needs (the CLI, or any Kafka client for the bootstrap servers; `ballast doctor` for the
 # services' health pages); the rest of a stack's environment is for its own services.
 CLIENT_KEYS = ("BALLAST_BUS__BOOTSTRAP_SERVERS", "BALLAST_BUS__TOPIC_REPLICATION_FACTOR",
-               "BALLAST_CRUISE_CONTROL__PORT", "BALLAST_CLUSTER_ADMIN__KIND",
+               *(f"BALLAST_CRUISE_CONTROL__{key}" for key in (
+                   "HOST", "PORT", "URL_PREFIX", "SSL_ENABLED", "CA_FILE", "AUTH_ENABLED", "USERNAME",
+                   "USERNAME_FILE", "PASSWORD_FILE")),
+               "BALLAST_CLUSTER_ADMIN__KIND",
                "BALLAST_CLUSTER_ADMIN__BOOTSTRAP_SERVERS", "BALLAST_CLUSTER_ADMIN__SIMULATOR_URL",
                *(port_setting(service) for service in (*SERVICES, *OPTIONAL_SERVICES)))
 
@@ -37,12 +41,16 @@ def client_env(info: StackInfo) -> dict[str, str]:
 
 
 def endpoints(info: StackInfo, dashboard_port: int) -> list[tuple[str, str]]:
-    """What a person opens on a running stack, by name: each service's health and metrics (one port each), the
-    simulated Cruise Control's API and the simulator's admin port, and where `ballast dashboard` serves."""
+    """What a person opens on a running stack, by name: each service's health and metrics (one port each), Cruise
+    Control's API (the simulator's, with its admin port, or the caller's own), and where `ballast dashboard`
+    serves."""
     ports = info.ports
     rows = [(service, f"http://127.0.0.1:{port}/health, /metrics") for service in (*SERVICES, *OPTIONAL_SERVICES)
             if (port := getattr(ports, service.replace("-", "_")))]
-    rows.append(("cruise-control", f"http://127.0.0.1:{ports.cruise_control}/kafkacruisecontrol/state (simulated)"))
-    rows.append(("cluster-sim", f"http://127.0.0.1:{ports.sim_admin}/metrics"))
+    if info.cruise_control_url:
+        rows.append(("cruise-control", f"{info.cruise_control_url}state (yours)"))
+    else:
+        rows.append(("cruise-control", f"http://127.0.0.1:{ports.cruise_control}/kafkacruisecontrol/state (simulated)"))
+        rows.append(("cluster-sim", f"http://127.0.0.1:{ports.sim_admin}/metrics"))
     rows.append(("dashboard", f"http://127.0.0.1:{dashboard_port} once `ballast dashboard` runs"))
     return rows

@@ -13,6 +13,8 @@ import sys
 import time
 from pathlib import Path
 
+import httpx
+
 from services.local.broker import free_port
 from tests.integration.test_stack_lifecycle import alive
 
@@ -58,7 +60,7 @@ def test_a_stack_started_in_one_directory_is_used_from_any_other(tmp_path: Path)
         assert applied.returncode == 0, applied.stderr
         assert _ready(tmp_path / "third", state, "orders")["replicas"] == 2
         _doctor_on_the_stack(tmp_path / "fifth", state, info)
-
+        _a_broker_added(tmp_path / "sixth", state, info)
 
         # Every line of a service's log is one JSON object (defect 7): nothing of faust's terminal spinner (what
         # the libraries log is in tests/unit/test_logging.py).
@@ -109,6 +111,27 @@ def _doctor_on_the_stack(cwd: Path, state: Path, info: dict) -> None:
     checks = {c["name"]: c for c in map(json.loads, gone.stdout.splitlines())}
     assert gone.returncode == 1 and checks["bus"]["health"] == "down", checks
     assert gone.stderr == "", "librdkafka's own lines"
+
+
+def _a_broker_added(cwd: Path, state: Path, info: dict) -> None:
+    """Issue 56, defect 11: `ballast up --add-broker` on the embedded stack adds a broker to the simulated cluster
+    (the next id, the least used rack unless told), which the rebalancer sees join."""
+    health = f"http://127.0.0.1:{info['ports']['rebalancer']}/health"
+    deadline = time.monotonic() + 120
+    while httpx.get(health, timeout=5).json().get("knownBrokers") != [1, 2, 3, 4, 5, 6]:
+        assert time.monotonic() < deadline, "the rebalancer never looked at the brokers"
+        time.sleep(0.5)
+    added = ballast(cwd, state, "up", "--add-broker")
+    assert added.returncode == 0, added.stdout + added.stderr
+    assert "broker 7 (/dc1/r1) joined the cluster (the simulated cluster)" in added.stdout, added.stdout
+    wrong = ballast(cwd, state, "up", "--add-broker", "--rack", "/dc4")
+    assert wrong.returncode == 2 and "--rack /dc4: rack paths mix depths" in wrong.stderr, wrong.stderr
+    simulator = info["env"]["BALLAST_CLUSTER_ADMIN__SIMULATOR_URL"]
+    brokers = httpx.get(f"{simulator}/admin/brokers", timeout=10).json()["brokers"]
+    assert [(b["id"], b["rack"]) for b in brokers][-1] == (7, "/dc1/r1")
+    while 7 not in (httpx.get(health, timeout=5).json().get("knownBrokers") or []):
+        assert time.monotonic() < deadline, "the rebalancer did not see broker 7 join"
+        time.sleep(0.5)
 
 
 def _ready(cwd: Path, state: Path, topic: str) -> dict:

@@ -4,8 +4,10 @@ dashboard, and the demo."""
 from __future__ import annotations
 
 import importlib.util
+import os
 import time
-from typing import Annotated
+from pathlib import Path
+from typing import Annotated, Optional
 
 import typer
 from rich.markup import escape
@@ -81,21 +83,74 @@ def run(service: Annotated[str, typer.Argument(help=f"one of: {', '.join(SERVICE
         restart_as_standby()
     lease.release(code)
 
+NEW_KAFKA_STACK = "A stack on a real Kafka (with --kafka)"
+RUNNING_STACK = "The running stack"
+
+
 def up(
+    ctx: typer.Context,
     kafka: Annotated[bool, typer.Option(
         "--kafka", help="a real Apache Kafka cluster (KRaft, 4 brokers, hierarchical racks, two log dirs each, with the "
                         "throttle controller) as "
                         "the bus and the managed cluster, instead of the embedded broker and simulated cluster")] = False,
     spark: Annotated[bool, typer.Option(help="also start the Spark load-aggregates job, as the demo does")] = True,
+    cruise_control: Annotated[Optional[str], typer.Option(  # noqa: UP007 -- typer
+        "--cruise-control", metavar="URL", rich_help_panel=NEW_KAFKA_STACK,
+        help="your own Cruise Control (e.g. http://127.0.0.1:9090; a path is its API prefix, "
+             "/kafkacruisecontrol by default) for the services, instead of the simulator's, which then does not run. "
+             "Your BALLAST_CRUISE_CONTROL__* settings (credentials, CA, task scanner period) reach the services as "
+             "they are; credentials never go in the URL. Start Cruise Control on the cluster once `ballast env` "
+             "prints its bootstrap servers: the services wait for it")] = None,
+    broker_config: Annotated[Optional[list[str]], typer.Option(  # noqa: UP007 -- typer
+        "--broker-config", metavar="KEY=VALUE", rich_help_panel=NEW_KAFKA_STACK,
+        help="a setting of every broker, over the stack's own (repeatable), such as metric.reporters for Cruise "
+             "Control's metrics reporter; not ids, listeners, directories or racks, which the stack sets")] = None,
+    broker_classpath: Annotated[Optional[list[Path]], typer.Option(  # noqa: UP007 -- typer
+        "--broker-classpath", metavar="PATH", rich_help_panel=NEW_KAFKA_STACK,
+        help="a jar, or a directory (its classes and resources, and the jars in it), on every broker's classpath "
+             "after Kafka's own (repeatable), e.g. Cruise Control's metrics reporter jar")] = None,
+    add_broker: Annotated[bool, typer.Option(
+        "--add-broker", rich_help_panel=RUNNING_STACK,
+        help="add one broker to the running stack's cluster instead of starting a stack: the next free id, with the "
+             "other brokers' settings and classpath; `ballast down` stops it with the rest. The services see it "
+             "join (an add-brokers rebalance when BALLAST_REBALANCER__AUTO__ENABLED is true)")] = False,
+    rack: Annotated[Optional[str], typer.Option(  # noqa: UP007 -- typer
+        "--rack", metavar="/DC/RACK", rich_help_panel=RUNNING_STACK,
+        help="with --add-broker: the new broker's rack, at the depth of the others' (default: the rack with the "
+             "fewest brokers)")] = None,
 ) -> None:
-    """Start the local stack in the background (stop it with `ballast down`).
+    """Start the local stack in the background (stop it with `ballast down`), or grow it (--add-broker).
 
     Every `ballast` command then uses it, from any directory; other tools get its settings from
-    `eval "$(ballast env)"`."""
+    `eval "$(ballast env)"`. With --kafka the brokers run on the jars `make kafka` put in .kafka/lib, or on those
+    of the folder BALLAST_KAFKA_LIB names (another Kafka's libs/). Running it against your own Cruise Control,
+    step by step: docs/operations.md."""
+    # What the command line said, defaults aside (typer carries click's ParameterSource as its own copy).
+    given = {name for name in ("kafka", "spark", "cruise_control", "broker_config", "broker_classpath")
+             if getattr(ctx.get_parameter_source(name), "name", "DEFAULT") != "DEFAULT"}
+    if add_broker:
+        if given:
+            options = ", ".join(f"--{name.replace('_', '-')}" for name in sorted(given))
+            raise fail(f"--add-broker adds a broker to the running stack as it was started; leave out {options} "
+                       "(for a new stack)", 2)
+        _add_broker(rack)
+        return
+    if rack is not None:
+        raise fail("--rack is the rack of a broker --add-broker adds", 2)
+    if (cruise_control or broker_config or broker_classpath) and not kafka:
+        raise fail("--cruise-control, --broker-config and --broker-classpath need --kafka: the embedded stack's "
+                   "cluster is the simulator's model", 2)
+    from services.local import stack_options
     from services.local.stack import OPTIONAL_SERVICES, LocalStack
     from services.local.stack import SERVICES as STACK_SERVICES
     from services.local.stack_state import client_env, endpoints, running_stack, state_file
 
+    try:
+        cruise_control_env = stack_options.cruise_control_env(cruise_control) if cruise_control else None
+        config = stack_options.broker_config(broker_config or [])
+        classpath = stack_options.classpath_entries(broker_classpath or [])
+    except ValueError as exc:
+        raise fail(str(exc), 2) from None
     if kafka:
         _kafka_installed()
     state_dir = get_settings().state_dir
@@ -104,7 +159,8 @@ def up(
     run_dir = state_dir / f"stack-{int(time.time())}"
     # The throttle controller needs a real Kafka's throttles (the simulator keeps none): on --kafka only.
     services = (*STACK_SERVICES, *OPTIONAL_SERVICES) if kafka else STACK_SERVICES
-    stack = LocalStack(run_dir.resolve(), detached=True, kafka=kafka, services=services)
+    stack = LocalStack(run_dir.resolve(), detached=True, kafka=kafka, services=services, broker_config=config,
+                       broker_classpath=classpath, cruise_control=cruise_control_env)
     try:
         stack.start(progress=lambda m: console.print(f"[dim]{escape(m)}[/dim]"))
         if spark:
@@ -124,6 +180,39 @@ def up(
         console.print(f"  {name:<17} {escape(where)}", soft_wrap=True)
     console.print(f"logs: {stack.logs}" + (f" and {stack.kafka.run_dir}/*/server.log" if stack.kafka else ""),
                   soft_wrap=True)
+    if cruise_control_env and "BALLAST_CRUISE_CONTROL__PASSWORD" in os.environ \
+            and "BALLAST_CRUISE_CONTROL__PASSWORD_FILE" not in os.environ:
+        console.print("Cruise Control's password is not recorded: other shells' `ballast doctor` needs it in "
+                      "BALLAST_CRUISE_CONTROL__PASSWORD, or give it as BALLAST_CRUISE_CONTROL__PASSWORD_FILE",
+                      soft_wrap=True)
+
+
+def _add_broker(rack: str | None) -> None:
+    import httpx
+
+    from services.local.stack_growth import add_broker, stack_lock
+    from services.local.stack_state import running_stack, state_file
+
+    state_dir = get_settings().state_dir
+    path = state_file(state_dir)
+    if not path.exists():
+        raise fail("no stack is up: start one with `ballast up` (or `ballast up --kafka`), then add brokers to it")
+    with stack_lock(path):
+        info = running_stack(state_dir)
+        if info is None:
+            raise fail("no stack is up: start one with `ballast up` (or `ballast up --kafka`), then add brokers to it")
+        console.print(f"[dim]adding a broker{f' in {escape(rack)}' if rack else ''}[/dim]")
+        try:
+            broker, chosen = add_broker(info, rack)
+        except ValueError as exc:
+            raise fail(str(exc), 2) from None
+        except (RuntimeError, TimeoutError, httpx.HTTPError) as exc:
+            raise fail(f"the broker did not join: {exc}") from None
+        info.save(path)
+    where = "the simulated cluster" if info.kafka is None else f"127.0.0.1:{info.kafka['brokers'][-1]['port']}"
+    console.print(f"broker {broker} ({chosen}) joined the cluster ({where}); `ballast down` stops it with the "
+                  "rest", soft_wrap=True)
+
 
 def _kafka_installed() -> None:
     """`--kafka` needs Kafka's jars and Ballast's broker plugin: without them, one line that says what to run."""
