@@ -39,12 +39,30 @@ KAFKA_IMAGE  := ballast-kafka:$(KAFKA_VERSION)
 DEBIAN_SUITE := bookworm
 BASE_IMAGE   := localhost/ballast-base:$(DEBIAN_SUITE)-3
 CONTAINERS   := CONTAINERS_CONF=$(CURDIR)/deploy/podman/containers.conf
-PODMAN       := $(CONTAINERS) podman
+PODMAN       := env $(CONTAINERS) podman
 PODMAN_DEBS  := podman=4.3.1+ds1-8+deb12u1+b3 runc=1.1.5+ds1-1+deb12u1 netavark=1.4.0-3 aardvark-dns=1.4.0-3 \
                 iptables=1.8.9-2 debootstrap=1.0.128+nmu2+deb12u2
 COMPOSE      := $(CONTAINERS) $(BIN)/podman-compose -p ballast -f deploy/compose.yaml
 # HTTPS from inside a build passes whatever the host's passes: pip there trusts the host's CA bundle.
 HOST_CA      := /etc/ssl/certs/ca-certificates.crt
+# What a build removes. A rebuild of a tag leaves the image it replaced untagged; each image target then removes the
+# untagged images of this checkout's builds, and no others:
+# - Every image built here carries io.ballast.checkout=CHECKOUT_ID (a hash of this checkout's path; the
+#   Containerfiles' BALLAST_CHECKOUT), and the prune names it. The prune by io.ballast.image, a label every checkout's
+#   images carry, removed another checkout's images too, while its build used them: a fresh clone's `make test` failed
+#   with "image not known" beside another checkout's build.
+# - Under a lock on podman's image store (IMAGE_LOCK): the layer cache is the machine's, so an image this checkout
+#   made can be the cache another checkout's build stands on at that moment. Builds hold the lock shared and run side
+#   by side; a prune holds it alone, between builds.
+# Images a container uses stay (podman prunes none of them). A prune that waits ten minutes for other checkouts'
+# builds is skipped (the next build's prune removes what it would have). Not pruning at all would be as safe, but
+# every change of the source would leave the images it replaced behind.
+CHECKOUT_ID  := $(shell printf '%s' '$(CURDIR)' | sha256sum | cut -c1-16)
+IMAGE_LOCK    = $(shell $(PODMAN) info --format '{{.Store.GraphRoot}}')/ballast-images.lock
+BUILD_IMAGE   = flock --shared $(IMAGE_LOCK) $(PODMAN) build --quiet --build-arg BALLAST_CHECKOUT=$(CHECKOUT_ID) \
+                  --build-arg BASE=$(BASE_IMAGE)
+PRUNE_IMAGES  = flock --exclusive --wait 600 $(IMAGE_LOCK) $(PODMAN) image prune --force \
+                  --filter label=io.ballast.checkout=$(CHECKOUT_ID) > /dev/null
 
 .PHONY: podman-debs image image-base image-kafka image-prometheus images compose-up compose-down compose-env install bytecode kafka selector placer-harness spark-kafka demo demo-kafka up up-kafka down status dashboard test test-unit bench schema clean
 
@@ -184,11 +202,11 @@ image-base: podman-debs
 # the second build reuses the first's layers.
 image: image-base
 	@for target in ballast ballast-spark; do \
-	  $(PODMAN) build --quiet -f deploy/Dockerfile --target $$target -t $$target:$(VERSION) \
-	    --build-arg BASE=$(BASE_IMAGE) $(if $(wildcard $(HOST_CA)),--volume $(HOST_CA):/run/host-ca.crt:ro --build-arg PIP_CERT=/run/host-ca.crt) . \
+	  $(BUILD_IMAGE) -f deploy/Dockerfile --target $$target -t $$target:$(VERSION) \
+	    $(if $(wildcard $(HOST_CA)),--volume $(HOST_CA):/run/host-ca.crt:ro --build-arg PIP_CERT=/run/host-ca.crt) . \
 	    > /dev/null || exit 1; \
 	done
-	@$(PODMAN) image prune --force --filter label=io.ballast.image > /dev/null || true
+	@$(PRUNE_IMAGES) || true
 	@$(PODMAN) image ls --filter reference=ballast:$(VERSION) --filter reference=ballast-spark:$(VERSION) \
 	  --format '{{.Repository}}:{{.Tag}} {{.Size}}'
 
@@ -197,20 +215,18 @@ image-kafka: image-base $(KAFKA_STAMP) $(SELECTOR_JAR)
 	@context=$$(mktemp -d) && trap 'rm -rf '$$context EXIT && mkdir $$context/libs && \
 	  cp deploy/kafka/Containerfile deploy/kafka/kafka-node deploy/kafka/log4j2.properties $$context/ && \
 	  cp $(KAFKA_LIB)/*.jar $(SELECTOR_JAR) $$context/libs/ && \
-	  $(PODMAN) build --quiet -f $$context/Containerfile -t $(KAFKA_IMAGE) --build-arg BASE=$(BASE_IMAGE) $$context \
-	    > /dev/null
-	@$(PODMAN) image prune --force --filter label=io.ballast.image > /dev/null || true
+	  $(BUILD_IMAGE) -f $$context/Containerfile -t $(KAFKA_IMAGE) $$context > /dev/null
+	@$(PRUNE_IMAGES) || true
 	@$(PODMAN) image ls $(KAFKA_IMAGE) --format '{{.Repository}}:{{.Tag}} {{.Size}}'
 
 PROMETHEUS_IMAGE := ballast-prometheus:$(VERSION)
 image-prometheus: image-base
-	@$(PODMAN) build --quiet -f deploy/prometheus/Containerfile -t $(PROMETHEUS_IMAGE) --build-arg BASE=$(BASE_IMAGE) \
-	  deploy/prometheus > /dev/null
-	@$(PODMAN) image prune --force --filter label=io.ballast.image > /dev/null || true
+	@$(BUILD_IMAGE) -f deploy/prometheus/Containerfile -t $(PROMETHEUS_IMAGE) deploy/prometheus > /dev/null
+	@$(PRUNE_IMAGES) || true
 	@$(PODMAN) image ls $(PROMETHEUS_IMAGE) --format '{{.Repository}}:{{.Tag}} {{.Size}}'
 
-# One after the other (whatever -j the caller gives): each prunes what its rebuild replaced, which must not race with
-# another build's layers.
+# One after the other (whatever -j the caller gives): each prune waits for every build under way (IMAGE_LOCK), so
+# side by side they would mostly wait for each other.
 images:
 	@$(MAKE) --no-print-directory --jobs=1 image image-kafka image-prometheus
 

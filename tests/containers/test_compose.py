@@ -169,6 +169,34 @@ def stack() -> Iterator[Stack]:
         remove_everything_of(project, ports)
 
 
+def test_make_images_removes_only_what_this_checkout_made(tmp_path: Path) -> None:
+    """Issue 56, defect 7: `make images` pruned every untagged image labelled io.ballast.image on the machine, the
+    images of another checkout's build among them (a fresh clone's `make test` failed with "image not known" beside
+    another build). Two untagged images as a rebuild of a tag leaves them, one this checkout's and one another's:
+    `make images` removes this checkout's only."""
+    checkout = run(["make", "-s", "--no-print-directory", "--eval", "checkout-id: ; @echo $(CHECKOUT_ID)",
+                    "checkout-id"], cwd=ROOT, timeout=60).stdout.strip()
+    assert checkout, "the Makefile names no CHECKOUT_ID"
+    archive = tmp_path / "layer.tar"
+    (tmp_path / "layer").mkdir()
+    (tmp_path / "layer" / "stand-in").write_text("an image a rebuild left untagged\n")
+    run(["tar", "-C", str(tmp_path / "layer"), "-cf", str(archive), "."], timeout=60)
+
+    def untagged_image(built_by: str) -> str:
+        return podman("import", "--quiet", "--change", "LABEL io.ballast.image=true", "--change",
+                      f"LABEL io.ballast.checkout={built_by}", "--change", f"LABEL io.ballast.test={uuid.uuid4()}",
+                      str(archive)).stdout.strip()
+
+    ours, theirs = untagged_image(checkout), untagged_image(f"another-checkout-{os.getpid()}")
+    try:
+        built = run(["make", "-s", "images"], cwd=ROOT, timeout=BUILD_TIMEOUT_S)
+        assert built.returncode == 0, f"make images failed:\n{built.stdout[-2000:]}\n{built.stderr[-4000:]}"
+        exists = {image: podman("image", "exists", image, check=False).returncode == 0 for image in (ours, theirs)}
+        assert exists == {ours: False, theirs: True}
+    finally:
+        podman("rmi", "--force", ours, theirs, check=False)
+
+
 def in_sync(admin: AdminClient, topic: str, *, replicas: int) -> list[list[int]]:
     """The topic's partitions' replicas, as the containerised Kafka tells a client, once every partition has that
     many and all of them are in sync; else nothing."""
