@@ -42,7 +42,24 @@ CONTAINERS   := CONTAINERS_CONF=$(CURDIR)/deploy/podman/containers.conf
 PODMAN       := env $(CONTAINERS) podman
 PODMAN_DEBS  := podman=4.3.1+ds1-8+deb12u1+b3 runc=1.1.5+ds1-1+deb12u1 netavark=1.4.0-3 aardvark-dns=1.4.0-3 \
                 iptables=1.8.9-2 debootstrap=1.0.128+nmu2+deb12u2
-COMPOSE      := $(CONTAINERS) $(BIN)/podman-compose -p ballast -f deploy/compose.yaml
+# The compose stack's project (its containers', volumes' and network's prefix): another name runs a second stack
+# beside the first (with other ports: deploy/compose.yaml's variables), as the compose test does.
+BALLAST_COMPOSE_PROJECT ?= ballast
+# How long `make compose-up` waits for the stack to answer (`ballast doctor --wait`).
+BALLAST_COMPOSE_WAIT_S  ?= 600
+COMPOSE      := $(CONTAINERS) $(BIN)/podman-compose -p $(BALLAST_COMPOSE_PROJECT) -f deploy/compose.yaml
+# The `ballast` CLI's settings for the compose stack, with the ports the stack's variables give (the shell expands
+# them).
+COMPOSE_CLI_ENV := BALLAST_BUS__BOOTSTRAP_SERVERS=127.0.0.1:$${BALLAST_COMPOSE_KAFKA_PORT_1:-19092} \
+  BALLAST_CLUSTER_ADMIN__KIND=kafka \
+  BALLAST_CLUSTER_ADMIN__BOOTSTRAP_SERVERS=127.0.0.1:$${BALLAST_COMPOSE_KAFKA_PORT_1:-19092} \
+  BALLAST_CRUISE_CONTROL__HOST=127.0.0.1 \
+  BALLAST_CRUISE_CONTROL__PORT=$${BALLAST_COMPOSE_CRUISE_CONTROL_PORT:-9090} \
+  BALLAST_PORTS__TOPIC_RECONCILER=$${BALLAST_COMPOSE_PORT_TOPIC_RECONCILER:-6066} \
+  BALLAST_PORTS__REPLICAS_CHANGE=$${BALLAST_COMPOSE_PORT_REPLICAS_CHANGE:-6067} \
+  BALLAST_PORTS__REBALANCER=$${BALLAST_COMPOSE_PORT_REBALANCER:-6068} \
+  BALLAST_PORTS__LOAD_COLLECTOR=$${BALLAST_COMPOSE_PORT_LOAD_COLLECTOR:-6069} \
+  BALLAST_PORTS__THROTTLE=$${BALLAST_COMPOSE_PORT_THROTTLE:-6070}
 # HTTPS from inside a build passes whatever the host's passes: pip there trusts the host's CA bundle.
 HOST_CA      := /etc/ssl/certs/ca-certificates.crt
 # What a build removes. A rebuild of a tag leaves the image it replaced untagged; each image target then removes the
@@ -231,8 +248,15 @@ images:
 	@$(MAKE) --no-print-directory --jobs=1 image image-kafka image-prometheus
 
 # The compose stack (deploy/compose.yaml): Kafka in containers, the simulated Cruise Control and every service.
+# `up -d` returns once the containers are started, not when they answer: this waits until `ballast doctor` passes
+# (the bus and Ballast's topics, the brokers, Cruise Control past its warm-up, each service's /health), and says what
+# it still waits for meanwhile.
 compose-up: $(STAMP) images
 	$(COMPOSE) up -d
+	@echo "waiting for the stack to answer (ballast doctor, up to $(BALLAST_COMPOSE_WAIT_S) s: BALLAST_COMPOSE_WAIT_S)"
+	@env $(COMPOSE_CLI_ENV) $(BIN)/ballast doctor --wait $(BALLAST_COMPOSE_WAIT_S) || { \
+	  echo "the compose stack did not answer within $(BALLAST_COMPOSE_WAIT_S) s: the table above says which part;" \
+	    "its log: podman logs $(BALLAST_COMPOSE_PROJECT)_<service>_1" >&2; exit 1; }
 	@echo "dashboard: http://127.0.0.1:$${BALLAST_COMPOSE_DASHBOARD_PORT:-8642}; the CLI on this stack: eval \"\$$(make -s compose-env)\""
 
 compose-down: $(STAMP)
@@ -240,16 +264,7 @@ compose-down: $(STAMP)
 
 # The `ballast` CLI's settings for the compose stack, as shell exports: eval "$$(make -s compose-env)".
 compose-env:
-	@echo "export BALLAST_BUS__BOOTSTRAP_SERVERS=127.0.0.1:$${BALLAST_COMPOSE_KAFKA_PORT_1:-19092}"
-	@echo "export BALLAST_CLUSTER_ADMIN__KIND=kafka"
-	@echo "export BALLAST_CLUSTER_ADMIN__BOOTSTRAP_SERVERS=127.0.0.1:$${BALLAST_COMPOSE_KAFKA_PORT_1:-19092}"
-	@echo "export BALLAST_CRUISE_CONTROL__HOST=127.0.0.1"
-	@echo "export BALLAST_CRUISE_CONTROL__PORT=$${BALLAST_COMPOSE_CRUISE_CONTROL_PORT:-9090}"
-	@echo "export BALLAST_PORTS__TOPIC_RECONCILER=$${BALLAST_COMPOSE_PORT_TOPIC_RECONCILER:-6066}"
-	@echo "export BALLAST_PORTS__REPLICAS_CHANGE=$${BALLAST_COMPOSE_PORT_REPLICAS_CHANGE:-6067}"
-	@echo "export BALLAST_PORTS__REBALANCER=$${BALLAST_COMPOSE_PORT_REBALANCER:-6068}"
-	@echo "export BALLAST_PORTS__LOAD_COLLECTOR=$${BALLAST_COMPOSE_PORT_LOAD_COLLECTOR:-6069}"
-	@echo "export BALLAST_PORTS__THROTTLE=$${BALLAST_COMPOSE_PORT_THROTTLE:-6070}"
+	@for setting in $(COMPOSE_CLI_ENV); do echo "export $$setting"; done
 
 clean:
 	rm -rf $(VENV) .ballast .pytest_cache .kafka .spark jvm/replica-selector/target jvm/placer-harness/target

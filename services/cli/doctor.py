@@ -57,6 +57,29 @@ def healthy(checks: list[Check]) -> bool:
     return all(c.health in (Health.OK, Health.OFF) for c in checks)
 
 
+def not_ready(checks: list[Check]) -> list[str]:
+    """What keeps the doctor from its exit 0, each as ``name (health)``."""
+    return [f"{c.name} ({c.health})" for c in checks if c.health not in (Health.OK, Health.OFF)]
+
+
+def wait_until_healthy(look: Callable[[], list[Check]], wait_s: float, on_wait: Callable[[list[str]], None], *,
+                       every_s: float = 5.0, clock: Callable[[], float] = time.monotonic,
+                       sleep: Callable[[float], None] = time.sleep) -> list[Check]:
+    """``look`` again every ``every_s`` until everything that runs is ready or ``wait_s`` has passed; the last checks
+    either way (`ballast doctor --wait`: a stack just started answers part by part). ``on_wait`` hears what is not
+    ready yet whenever that changes, so a long wait says what it waits for without repeating itself."""
+    deadline = clock() + wait_s
+    said: list[str] | None = None
+    while True:
+        checks = look()
+        if healthy(checks) or clock() >= deadline:
+            return checks
+        if (waiting := not_ready(checks)) != said:
+            on_wait(waiting)
+            said = waiting
+        sleep(max(0.0, min(every_s, deadline - clock())))
+
+
 def bus(settings: Settings, timeout_s: float) -> Check:
     from confluent_kafka.admin import AdminClient
 

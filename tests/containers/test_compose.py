@@ -1,6 +1,7 @@
 """The compose stack (deploy/compose.yaml) as a user runs it: the images `make images` builds (no registry), Kafka
-4.3.1 and every Ballast service in containers under podman-compose, a topic spec and a replication-factor change
-applied with the `ballast` CLI from this machine and checked with a Kafka client against the containerised Kafka.
+4.3.1 and every Ballast service in containers under podman-compose, started with `make compose-up`, a topic spec and
+a replication-factor change applied with the `ballast` CLI from this machine and checked with a Kafka client against
+the containerised Kafka.
 
 Every podman call has a timeout (podman-compose can hang when a container it waits on exits), and the stack, its
 volumes and its network go at the end, also when a test fails."""
@@ -40,8 +41,12 @@ PORT_VARIABLES = ("BALLAST_COMPOSE_KAFKA_PORT_1", "BALLAST_COMPOSE_KAFKA_PORT_2"
 PROJECT_PREFIX = "ballast-test-"
 # A cold build (the Debian base, then PyPI's wheels) takes minutes; with the machine's layer cache, seconds.
 BUILD_TIMEOUT_S = 1800
+# How long `make compose-up` waits for the stack to answer (its BALLAST_COMPOSE_WAIT_S), and for the whole of it:
+# podman-compose's `up` first (a dozen containers), then that wait.
+COMPOSE_WAIT_S = 600
+COMPOSE_UP_TIMEOUT_S = 600 + COMPOSE_WAIT_S
 
-pytestmark = [pytest.mark.containers, pytest.mark.timeout(BUILD_TIMEOUT_S + 1200)]
+pytestmark = [pytest.mark.containers, pytest.mark.timeout(BUILD_TIMEOUT_S + 2 * COMPOSE_UP_TIMEOUT_S)]
 
 
 @dataclass
@@ -71,6 +76,13 @@ class Stack:
         # beside it, a containerised broker left `ballast apply`'s first watermark query unanswered for 10 s.
         return run([str(Path(sys.executable).with_name("ballast")), *args], input=input, timeout=WAIT_S,
                    env={**os.environ, **self.env, "BALLAST_BUS__ANSWER_TIMEOUT_S": "60"})
+
+    def compose_up(self) -> subprocess.CompletedProcess[str]:
+        """`make compose-up` with this stack's project and ports; the images are made already (by `make test`, or by
+        the fixture), and so is the venv."""
+        return run(["make", "-s", "compose-up", "-o", "images", "-o", ".venv/.installed",
+                    f"BALLAST_COMPOSE_PROJECT={self.project}", f"BALLAST_COMPOSE_WAIT_S={COMPOSE_WAIT_S:.0f}"],
+                   cwd=ROOT, timeout=COMPOSE_UP_TIMEOUT_S, env={**os.environ, **self.ports})
 
 
 def run(command: list[str], *, timeout: float, input: str | None = None, **options: object
@@ -161,10 +173,11 @@ def stack() -> Iterator[Stack]:
     ports = {name: str(free_port()) for name in PORT_VARIABLES}
     exports = run(["make", "-s", "compose-env"], cwd=ROOT, timeout=60, env={**os.environ, **ports}).stdout
     env = dict(shlex.split(line.removeprefix("export "))[0].split("=", 1) for line in exports.splitlines())
+    stack = Stack(project, ports, env)
     try:
-        started = compose(project, ports, "up", "--detach", timeout=600)
-        assert started.returncode == 0, f"podman-compose up failed:\n{started.stderr[-4000:]}"
-        yield Stack(project, ports, env)
+        started = stack.compose_up()
+        assert started.returncode == 0, f"make compose-up failed:\n{started.stdout[-3000:]}\n{started.stderr[-4000:]}"
+        yield stack
     finally:
         remove_everything_of(project, ports)
 
@@ -216,6 +229,16 @@ def statuses(stack: Stack) -> dict[str, dict]:
 
 SERVICE_PORTS = ("BALLAST_COMPOSE_PORT_TOPIC_RECONCILER", "BALLAST_COMPOSE_PORT_REPLICAS_CHANGE",
                  "BALLAST_COMPOSE_PORT_REBALANCER", "BALLAST_COMPOSE_PORT_LOAD_COLLECTOR", "BALLAST_COMPOSE_PORT_THROTTLE")
+
+
+def test_make_compose_up_returns_once_the_stack_answers(stack: Stack) -> None:
+    """Issue 56, defect 7: `make compose-up` returned as soon as podman-compose had started the containers, before
+    the brokers, Cruise Control and the services answered. It now waits for `ballast doctor`: asked at once after,
+    every part is ready."""
+    doctor = stack.ballast("doctor", "--output", "json")
+    assert doctor.returncode == 0, doctor.stdout + doctor.stderr
+    assert {check["name"] for check in map(json.loads, doctor.stdout.splitlines()) if check["health"] == "ok"} >= {
+        "bus", "cluster", "cruise-control", "topic-reconciler", "replicas-change", "rebalancer", "load-collector"}
 
 
 def test_a_topic_spec_and_a_replication_factor_change_complete_on_the_containerised_kafka(stack: Stack) -> None:
@@ -311,3 +334,4 @@ def test_prometheus_scrapes_the_five_services(stack: Stack) -> None:
     assert set(eventually(targets, "the services' /metrics scraped")) == {
         "topic-reconciler:6066", "replicas-change:6067", "rebalancer:6068", "load-collector:6069",
         "throttle:6070"}
+

@@ -80,3 +80,36 @@ def test_a_part_that_never_answers_is_down_when_the_time_is_up(monkeypatch) -> N
                                                            settings.cruise_control.base_url)
     assert checks["bus"].health is Health.OK
     never.set()
+
+
+def test_waiting_asks_again_until_all_is_well_and_says_what_it_waits_for_once_each_change() -> None:
+    """Issue 56, defect 7: `make compose-up` returned before the stack answered; it now waits with `ballast doctor
+    --wait`, which asks until every part that runs is ready."""
+    from services.cli.doctor import Check, wait_until_healthy
+
+    now = [0.0]
+    answers = iter([
+        [Check("bus", Health.DOWN, "no broker answered"), Check("throttle", Health.OFF, "not running")],
+        [Check("bus", Health.DOWN, "no broker answered"), Check("throttle", Health.OFF, "not running")],
+        [Check("bus", Health.OK, ""), Check("cruise-control", Health.DEGRADED, "warming up")],
+        [Check("bus", Health.OK, ""), Check("cruise-control", Health.OK, "ready")],
+    ])
+    said: list[list[str]] = []
+    checks = wait_until_healthy(lambda: next(answers), 60, said.append, clock=lambda: now[0],
+                                sleep=lambda s: now.__setitem__(0, now[0] + s))
+    assert [c.health for c in checks] == [Health.OK, Health.OK] and now[0] == 15.0
+    assert said == [["bus (down)"], ["cruise-control (degraded)"]]
+
+
+def test_waiting_gives_up_at_its_deadline_with_the_last_answer() -> None:
+    from services.cli.doctor import Check, wait_until_healthy
+
+    now = [0.0]
+    down = [Check("topic-reconciler", Health.DOWN, "no answer")]
+    checks = wait_until_healthy(lambda: down, 12, lambda waiting: None, clock=lambda: now[0],
+                                sleep=lambda s: now.__setitem__(0, now[0] + s))
+    assert checks == down and now[0] == 12.0  # asked at 0, 5, 10 and, the last time, at the deadline
+    # No wait at all: asked once.
+    asked = []
+    wait_until_healthy(lambda: asked.append(1) or down, 0, lambda waiting: None)
+    assert asked == [1]

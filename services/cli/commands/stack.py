@@ -12,7 +12,7 @@ from typing import Annotated, Optional
 import typer
 from rich.markup import escape
 
-from services.cli.output import JsonFlag, OutputOption, chosen, console, emit, fail
+from services.cli.output import JsonFlag, OutputOption, chosen, console, emit, err, fail
 from services.common.settings import get_settings
 
 # Where `ballast dashboard` serves unless told otherwise.
@@ -293,6 +293,9 @@ def doctor(
     output: OutputOption = None,
     as_json: JsonFlag = False,
     timeout: Annotated[float, typer.Option(help="seconds to wait for each part's answer", min=0.5)] = 10.0,
+    wait: Annotated[float, typer.Option(
+        "--wait", help="ask again every 5 s until all that runs is well, for up to this many seconds (a stack just "
+                       "started); 0: ask once", min=0)] = 0.0,
 ) -> None:
     """Check everything Ballast needs, in one table; exit 1 unless all that runs is well.
 
@@ -301,8 +304,15 @@ def doctor(
     Spark job (its newest aggregates), `off` where they do not run. A part that does not answer within --timeout is
     `down`. Service addresses are BALLAST_PORTS__* on BALLAST_WEB_HOST (a running `ballast up` stack's, found as
     every command finds it)."""
-    from services.cli.doctor import examine, healthy, table
+    from services.cli.doctor import examine, healthy, not_ready, table, wait_until_healthy
 
-    checks = examine(get_settings(), timeout)
+    settings = get_settings()
+    checks = wait_until_healthy(lambda: examine(settings, timeout), wait,
+                                lambda waiting: err.print(f"waiting for: {escape(', '.join(waiting))}", soft_wrap=True))
     emit([c.document() for c in checks], chosen(output, as_json), lambda: table(checks))
-    raise typer.Exit(0 if healthy(checks) else 1)
+    if healthy(checks):
+        raise typer.Exit(0)
+    if wait:
+        err.print(f"[red]not ready within {wait:g} s:[/red] {escape(', '.join(not_ready(checks)))} (the table says "
+                  "why)", soft_wrap=True)
+    raise typer.Exit(1)
