@@ -77,6 +77,9 @@ class Stack:
         return run([str(Path(sys.executable).with_name("ballast")), *args], input=input, timeout=WAIT_S,
                    env={**os.environ, **self.env, "BALLAST_BUS__ANSWER_TIMEOUT_S": "60"})
 
+    def container(self, service: str) -> str:
+        return f"{self.project}_{service}_1"
+
     def compose_up(self) -> subprocess.CompletedProcess[str]:
         """`make compose-up` with this stack's project and ports; the images are made already (by `make test`, or by
         the fixture), and so is the venv."""
@@ -239,6 +242,15 @@ def test_make_compose_up_returns_once_the_stack_answers(stack: Stack) -> None:
     assert doctor.returncode == 0, doctor.stdout + doctor.stderr
     assert {check["name"] for check in map(json.loads, doctor.stdout.splitlines()) if check["health"] == "ok"} >= {
         "bus", "cluster", "cruise-control", "topic-reconciler", "replicas-change", "rebalancer", "load-collector"}
+
+
+def test_the_kafka_nodes_and_every_other_container_have_a_read_only_root_filesystem(stack: Stack) -> None:
+    """Issue 56, defect 7: the Kafka controller and brokers had a writable root filesystem."""
+    writable = {c["Names"][0]: podman("inspect", "--format", "{{.HostConfig.ReadonlyRootfs}}", c["Names"][0]
+                                      ).stdout.strip() for c in stack.containers()}
+    kafka = {stack.container(node) for node in ("controller", "kafka-1", "kafka-2", "kafka-3")}
+    assert len(writable) == 14 and kafka <= set(writable)
+    assert {name: value for name, value in writable.items() if value != "true"} == {}
 
 
 def test_a_topic_spec_and_a_replication_factor_change_complete_on_the_containerised_kafka(stack: Stack) -> None:

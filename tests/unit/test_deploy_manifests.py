@@ -16,6 +16,7 @@ from services.cli.commands.stack import SERVICES
 from services.cli.main import app
 
 KUBERNETES = Path(__file__).resolve().parents[2] / "deploy" / "kubernetes"
+COMPOSE = KUBERNETES.parent / "compose.yaml"
 KUBERNETES_VERSION = "1.37.0"
 
 
@@ -119,3 +120,14 @@ def test_the_compose_stack_and_the_manifests_name_the_images_make_builds() -> No
         f"localhost/ballast-prometheus:{version}", f"localhost/ballast-kafka:{kafka}"}
     assert {c["image"] for d in documents() if d["kind"] in ("Deployment", "Job")
             for c in pod(d)["containers"]} == {f"ballast:{version}", f"ballast-spark:{version}"}
+
+
+def test_every_compose_container_has_a_read_only_root_filesystem() -> None:
+    """Issue 56, defect 7: the Kafka controller and brokers had a writable root filesystem. Each writes only to its
+    volume and a tmpfs. (The Kubernetes manifests run no Kafka: every container of theirs is read-only above.)"""
+    services = yaml.safe_load(COMPOSE.read_text())["services"]
+    assert {name for name, service in services.items() if service.get("read_only") is not True} == set()
+    kafka = {name: s for name, s in services.items() if s["image"].startswith("localhost/ballast-kafka:")}
+    assert set(kafka) == {"controller", "kafka-1", "kafka-2", "kafka-3"}
+    for name, node in kafka.items():
+        assert node["tmpfs"] == ["/tmp"] and node["volumes"] == [f"{name}:/var/lib/kafka"], name
