@@ -49,7 +49,7 @@ BALLAST_COMPOSE_PROJECT ?= ballast
 BALLAST_COMPOSE_WAIT_S  ?= 600
 COMPOSE      := $(CONTAINERS) $(BIN)/podman-compose -p $(BALLAST_COMPOSE_PROJECT) -f deploy/compose.yaml
 # The `ballast` CLI's settings for the compose stack, with the ports the stack's variables give (the shell expands
-# them).
+# them); the policy the stack's topic reconciler holds specs to, so that `ballast diff` and `apply` refuse first.
 COMPOSE_CLI_ENV := BALLAST_BUS__BOOTSTRAP_SERVERS=127.0.0.1:$${BALLAST_COMPOSE_KAFKA_PORT_1:-19092} \
   BALLAST_CLUSTER_ADMIN__KIND=kafka \
   BALLAST_CLUSTER_ADMIN__BOOTSTRAP_SERVERS=127.0.0.1:$${BALLAST_COMPOSE_KAFKA_PORT_1:-19092} \
@@ -59,7 +59,8 @@ COMPOSE_CLI_ENV := BALLAST_BUS__BOOTSTRAP_SERVERS=127.0.0.1:$${BALLAST_COMPOSE_K
   BALLAST_PORTS__REPLICAS_CHANGE=$${BALLAST_COMPOSE_PORT_REPLICAS_CHANGE:-6067} \
   BALLAST_PORTS__REBALANCER=$${BALLAST_COMPOSE_PORT_REBALANCER:-6068} \
   BALLAST_PORTS__LOAD_COLLECTOR=$${BALLAST_COMPOSE_PORT_LOAD_COLLECTOR:-6069} \
-  BALLAST_PORTS__THROTTLE=$${BALLAST_COMPOSE_PORT_THROTTLE:-6070}
+  BALLAST_PORTS__THROTTLE=$${BALLAST_COMPOSE_PORT_THROTTLE:-6070} \
+  BALLAST_POLICY_FILE=$(CURDIR)/deploy/policy/policy.yaml
 # HTTPS from inside a build passes whatever the host's passes: pip there trusts the host's CA bundle.
 HOST_CA      := /etc/ssl/certs/ca-certificates.crt
 # What a build removes. A rebuild of a tag leaves the image it replaced untagged; each image target then removes the

@@ -71,11 +71,14 @@ class Stack:
         listed = podman("ps", "--all", "--format", "json", "--filter", f"label=io.podman.compose.project={self.project}")
         return json.loads(listed.stdout or "[]")
 
-    def ballast(self, *args: str, input: str | None = None) -> subprocess.CompletedProcess[str]:
+    def ballast(self, *args: str, input: str | None = None, policy: bool = True) -> subprocess.CompletedProcess[str]:
+        """``policy=False``: without the policy file `make compose-env` names, as a CLI or client that has none."""
         # The CLI waits a minute for a broker's answer, not its default 10 s: in CI, with the rest of the suite
         # beside it, a containerised broker left `ballast apply`'s first watermark query unanswered for 10 s.
-        return run([str(Path(sys.executable).with_name("ballast")), *args], input=input, timeout=WAIT_S,
-                   env={**os.environ, **self.env, "BALLAST_BUS__ANSWER_TIMEOUT_S": "60"})
+        env = {**os.environ, **self.env, "BALLAST_BUS__ANSWER_TIMEOUT_S": "60"}
+        if not policy:
+            env.pop("BALLAST_POLICY_FILE", None)
+        return run([str(Path(sys.executable).with_name("ballast")), *args], input=input, timeout=WAIT_S + 60, env=env)
 
     def container(self, service: str) -> str:
         return f"{self.project}_{service}_1"
@@ -251,6 +254,22 @@ def test_the_kafka_nodes_and_every_other_container_have_a_read_only_root_filesys
     kafka = {stack.container(node) for node in ("controller", "kafka-1", "kafka-2", "kafka-3")}
     assert len(writable) == 14 and kafka <= set(writable)
     assert {name: value for name, value in writable.items() if value != "true"} == {}
+
+
+def test_the_reconciler_refuses_a_spec_that_breaks_the_shipped_policy(stack: Stack) -> None:
+    """Issue 56, defect 7: the compose stack gave the reconciler no policy file, so a spec no platform team would
+    allow (one replica) was acted on. The CLI that `make compose-env` sets up refuses it before publishing; published
+    without that file, as any other client could, the reconciler refuses it: not created, PolicyViolation."""
+    spec = yaml.safe_dump([{"name": "lonely", "partitions": 1, "replicas": 1}])
+    refused = stack.ballast("apply", "-f", "-", input=spec)
+    assert refused.returncode == 2 and "replicas.min" in refused.stderr, refused.stdout + refused.stderr
+
+    published = stack.ballast("apply", "-f", "-", "--wait", "--timeout", f"{WAIT_S:.0f}", input=spec, policy=False)
+    assert published.returncode == 1, published.stdout + published.stderr
+    conditions = {c["type"]: c for c in statuses(stack)["lonely"]["conditions"]}
+    assert (conditions["Ready"]["status"], conditions["Ready"]["reason"]) == ("False", "PolicyViolation")
+    assert conditions["PolicyViolation"]["message"] == "policy rule replicas.min: replicas 1 is below the minimum 2"
+    assert "lonely" not in stack.admin.list_topics(timeout=10).topics
 
 
 def test_a_topic_spec_and_a_replication_factor_change_complete_on_the_containerised_kafka(stack: Stack) -> None:

@@ -17,6 +17,7 @@ from services.cli.main import app
 
 KUBERNETES = Path(__file__).resolve().parents[2] / "deploy" / "kubernetes"
 COMPOSE = KUBERNETES.parent / "compose.yaml"
+POLICY = KUBERNETES.parent / "policy" / "policy.yaml"
 KUBERNETES_VERSION = "1.37.0"
 
 
@@ -120,6 +121,32 @@ def test_the_compose_stack_and_the_manifests_name_the_images_make_builds() -> No
         f"localhost/ballast-prometheus:{version}", f"localhost/ballast-kafka:{kafka}"}
     assert {c["image"] for d in documents() if d["kind"] in ("Deployment", "Job")
             for c in pod(d)["containers"]} == {f"ballast:{version}", f"ballast-spark:{version}"}
+
+
+def test_the_topic_reconciler_holds_specs_to_the_shipped_policy_in_both_deployments() -> None:
+    """Issue 56, defect 7: neither deployment gave the reconciler a policy file, so the server-side policy was off in
+    both. Each names the shipped default (deploy/policy) in BALLAST_POLICY_FILE and mounts it read-only, as a directory
+    (a file or subPath mount would not see an edit that replaces the file)."""
+    from services.domain.policy import Policy, load_policy
+
+    shipped = load_policy(POLICY)
+    assert shipped.replicas.min == 2 and "unclean.leader.election.enable" in shipped.forbidden_configs
+
+    deployment = by_kind("Deployment")["ballast-topic-reconciler"]
+    (container,) = pod(deployment)["containers"]
+    policy_file = Path({e["name"]: e["value"] for e in container["env"]}["BALLAST_POLICY_FILE"])
+    (mount,) = [m for m in container["volumeMounts"] if m["mountPath"] == str(policy_file.parent)]
+    assert mount["readOnly"] is True and "subPath" not in mount
+    volume = {v["name"]: v for v in pod(deployment)["volumes"]}[mount["name"]]
+    configmap = by_kind("ConfigMap")[volume["configMap"]["name"]]
+    assert Policy.model_validate(yaml.safe_load(configmap["data"][policy_file.name])) == shipped
+
+    reconciler = yaml.safe_load(COMPOSE.read_text())["services"]["topic-reconciler"]
+    policy_file = Path(reconciler["environment"]["BALLAST_POLICY_FILE"])
+    binds = [v.split(":") for v in reconciler["volumes"] if v.startswith(("./", "/"))]
+    assert [(str((COMPOSE.parent / source).resolve()), target, mode) for source, target, mode in binds] == [
+        (str(POLICY.parent), str(policy_file.parent), "ro")]
+    assert (POLICY.parent / policy_file.name).is_file()
 
 
 def test_every_compose_container_has_a_read_only_root_filesystem() -> None:
