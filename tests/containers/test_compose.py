@@ -83,6 +83,12 @@ class Stack:
     def container(self, service: str) -> str:
         return f"{self.project}_{service}_1"
 
+    def state(self, service: str) -> tuple[str, int]:
+        """The container's state (running, exited) and how often its restart policy has started it again."""
+        status, restarts = podman("inspect", "--format", "{{.State.Status}} {{.RestartCount}}",
+                                  self.container(service)).stdout.split()
+        return status, int(restarts)
+
     def compose_up(self) -> subprocess.CompletedProcess[str]:
         """`make compose-up` with this stack's project and ports; the images are made already (by `make test`, or by
         the fixture), and so is the venv."""
@@ -366,3 +372,29 @@ def test_prometheus_scrapes_the_five_services(stack: Stack) -> None:
         "topic-reconciler:6066", "replicas-change:6067", "rebalancer:6068", "load-collector:6069",
         "throttle:6070"}
 
+
+def test_a_container_whose_process_dies_comes_back_and_one_podman_killed_waits_for_compose_up(stack: Stack) -> None:
+    """Issue 56, defect 7: the docs said `restart: unless-stopped` brings back a killed container, but podman (4.3)
+    counts `podman kill`, like `podman stop`, as stopped by hand, under every restart policy (`always` too). What the
+    docs now say: a container whose process dies (a crash, the kernel's OOM killer, a kill of the process) is started
+    again; one stopped with podman stays down until `make compose-up` starts it again. Last in this module: the
+    restart counts above are zero."""
+    crashed, stopped = "load-collector", "rebalancer"
+    assert stack.state(crashed) == ("running", 0) and stack.state(stopped) == ("running", 0)
+    podman("kill", stack.container(stopped))
+    pid = int(podman("inspect", "--format", "{{.State.Pid}}", stack.container(crashed)).stdout)
+    os.kill(pid, signal.SIGKILL)
+    # Once podman has brought the crashed one back, it has had every chance to bring back the other.
+    eventually(lambda: stack.state(crashed) == ("running", 1), f"{crashed} started again by its restart policy")
+    assert stack.state(stopped) == ("exited", 0)
+
+    again = stack.compose_up()
+    assert again.returncode == 0, f"make compose-up failed:\n{again.stdout[-3000:]}\n{again.stderr[-4000:]}"
+    assert stack.state(stopped)[0] == "running"
+    # It answered doctor as a standby (200); once the killed instance's lease has run out it takes the service over,
+    # answers 503 while it gets ready, then 200 again.
+    def at_work() -> bool:
+        answer = httpx.get(stack.url("BALLAST_COMPOSE_PORT_REBALANCER", "/health"), timeout=10)
+        return answer.status_code == 200 and answer.json()["role"] == "active"
+
+    eventually(at_work, f"{stopped} at work again")
