@@ -200,11 +200,17 @@ def examine(settings: Settings, timeout_s: float = DEFAULT_TIMEOUT_S) -> list[Ch
     ]
     results: dict[str, Check] = {}
 
-    def run(name: str, check: Callable[[], Check]) -> None:
-        results[name] = check()
+    def run(name: str, address: str, check: Callable[[], Check]) -> None:
+        # A check says what failed rather than raising; but one still running past its deadline can be cut off by
+        # the process's exit (`--wait` leaves such threads behind for minutes), and its traceback would only confuse.
+        try:
+            results[name] = check()
+        except Exception as exc:  # noqa: BLE001 -- whatever it was, the part did not answer
+            results[name] = Check(name, Health.DOWN, f"no answer: {exc}", address)
 
     # Daemon threads: one stuck on a frozen peer must not keep the command from exiting.
-    threads = [threading.Thread(target=run, args=(name, check), daemon=True) for name, _, check in checks]
+    threads = [threading.Thread(target=run, args=(name, address, check), daemon=True)
+               for name, address, check in checks]
     for thread in threads:
         thread.start()
     # A moment past the parts' own timeouts, for their clients to say what they saw first.

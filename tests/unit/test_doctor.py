@@ -113,3 +113,20 @@ def test_waiting_gives_up_at_its_deadline_with_the_last_answer() -> None:
     asked = []
     wait_until_healthy(lambda: asked.append(1) or down, 0, lambda waiting: None)
     assert asked == [1]
+
+
+def test_a_check_that_raises_is_down_with_its_error_not_a_thread_traceback(monkeypatch, capsys) -> None:
+    """Issue 56, defect 7: under `doctor --wait`, a cluster check still running past its deadline raised as the
+    process exited ("cannot schedule new futures after shutdown"), and its thread printed a traceback."""
+    from services.cli import doctor
+
+    def refused(*args, **kwargs):
+        raise RuntimeError("cannot schedule new futures after shutdown")
+
+    monkeypatch.setattr(doctor, "cluster", refused)
+    for name in ("bus", "cruise_control", "service", "spark_job"):
+        monkeypatch.setattr(doctor, name, lambda settings, *args, **kwargs: doctor.Check("x", Health.OK, ""))
+    checks = {c.name: c for c in doctor.examine(Settings(), timeout_s=5)}
+    assert (checks["cluster"].health, checks["cluster"].detail) == (
+        Health.DOWN, "no answer: cannot schedule new futures after shutdown")
+    assert "Traceback" not in capsys.readouterr().err
