@@ -140,6 +140,29 @@ async def create(request: web.Request) -> web.Response:
     return web.json_response(_topic_json(topic, cluster.alive_ids, log_dir), status=201)
 
 
+@routes.post("/admin/topics/batch")
+async def create_batch(request: web.Request) -> web.Response:
+    """CreateTopics for many topics at once, each with its replicas and, where chosen, their log directories from
+    the start: each topic's outcome (its error status and message, or none) as Kafka answers per topic."""
+    cluster = request.app[SIMULATOR].cluster
+    outcome: dict[str, dict[str, Any] | None] = {}
+    for item in (await request.json())["topics"]:
+        name = str(item["name"])
+        try:
+            cluster.create_topic(name, 0, 0, {str(k): str(v) for k, v in item.get("config", {}).items()},
+                                 _assignment(item))
+        except (NoSuchTopic, TopicExists, ClusterError) as exc:
+            outcome[name] = {"status": 409 if isinstance(exc, TopicExists) else 400, "error": str(exc)}
+            continue
+        try:
+            cluster.alter_replica_log_dirs(name, {(int(r["partition"]), int(r["broker"])): str(r["logDir"])
+                                                  for r in item.get("logDirs", [])})
+        except ClusterError:
+            pass  # as a broker whose directory is not there: it chooses one itself
+        outcome[name] = None
+    return web.json_response({"topics": outcome})
+
+
 @routes.post("/admin/topics/describe")
 async def describe(request: web.Request) -> web.Response:
     cluster = request.app[SIMULATOR].cluster

@@ -47,33 +47,44 @@ class PlacementLedger:
 
     async def placed(self, topic: str, reason: PlacementReason, new_replicas: Mapping[int, Sequence[int]], *,
                      load_aware: bool) -> ReplicasPlaced:
-        """``new_replicas``: partition -> the brokers that just got a replica of it (placeholders left out)."""
-        replicas = {p: placeholder.real(brokers) for p, brokers in new_replicas.items()}
-        dirs = await self._log_dirs(topic, replicas) if load_aware else {}
-        return ReplicasPlaced(topic=topic, reason=reason, placed_at=self._now(), placed=[
-            PlacedReplica(partition=p, broker=b, rack=self._rack_of(b), log_dir=dirs.get((p, b)))
-            for p in sorted(replicas) for b in replicas[p]])
+        """Replicas placed on brokers that host their partitions already (partitions added, placeholders filled):
+        each put in the directory chosen for it (AlterReplicaLogDirs, a move the broker makes at once). ``new_replicas``:
+        partition -> the brokers that just got a replica of it (placeholders left out)."""
+        dirs = await self.choose(new_replicas, load_aware=load_aware)
+        if dirs:
+            try:
+                await self._admin.alter_replica_log_dirs(topic, dirs)
+            except AdminError as exc:
+                # The topic is there and serves; only the directory is the broker's choice instead of ours.
+                log.warning("could not choose log directories; the brokers chose", topic=topic, error=str(exc))
+                dirs = {}
+        return self.record(topic, reason, new_replicas, dirs)
 
-    async def _log_dirs(self, topic: str, replicas: Mapping[int, Sequence[int]]) -> dict[tuple[int, int], str]:
-        if not self._choose_dirs:
+    async def choose(self, new_replicas: Mapping[int, Sequence[int]], *, load_aware: bool
+                     ) -> dict[tuple[int, int], str]:
+        """The directory for each new replica ((partition, broker) -> path) where Ballast chooses one; nothing is
+        changed yet (a new topic's go with its creation, ``ClusterAdmin.create_topics``)."""
+        if not load_aware or not self._choose_dirs:
             return {}
+        replicas = {p: placeholder.real(brokers) for p, brokers in new_replicas.items()}
+        usage = await self._usage(sorted({b for brokers in replicas.values() for b in brokers}), self._now())
+        return choose_log_dirs(replicas, usage)
+
+    def record(self, topic: str, reason: PlacementReason, new_replicas: Mapping[int, Sequence[int]],
+               dirs: Mapping[tuple[int, int], str]) -> ReplicasPlaced:
+        """Replicas placed (in ``dirs`` where chosen): counted in the directories' usage until the aggregates show
+        them, and the event the Spark job counts."""
         now = self._now()
-        usage = await self._usage(sorted({b for brokers in replicas.values() for b in brokers}), now)
-        chosen = choose_log_dirs(replicas, usage)
-        if not chosen:
-            return {}
-        try:
-            await self._admin.alter_replica_log_dirs(topic, chosen)
-        except AdminError as exc:
-            # The topic is there and serves; only the directory is the broker's choice instead of ours.
-            log.warning("could not choose log directories; the brokers chose", topic=topic, error=str(exc))
-            return {}
-        for (_partition, broker), log_dir in chosen.items():
+        for (_partition, broker), log_dir in dirs.items():
             self._recent_load.placed(broker, log_dir, now)
             if (figures := self._cluster_dirs.get(broker, {}).get(log_dir)) is not None:
                 self._cluster_dirs[broker][log_dir] = replace(figures, placed_since=figures.placed_since + 1)
-        log.info("log directories chosen", replicas=len(chosen), directories=len(set(chosen.values())))
-        return chosen
+        if dirs:
+            log.info("log directories chosen", topic=topic, replicas=len(dirs), directories=len(set(dirs.values())))
+        replicas = {p: placeholder.real(brokers) for p, brokers in new_replicas.items()}
+        return ReplicasPlaced(topic=topic, reason=reason, placed_at=now, placed=[
+            PlacedReplica(partition=p, broker=b, rack=self._rack_of(b), log_dir=dirs.get((p, b)))
+            for p in sorted(replicas) for b in replicas[p]])
 
     async def _usage(self, brokers: list[int], now: datetime) -> dict[int, dict[str, LogDirUsage]]:
         aggregates = self._recent_load.log_dirs(now)

@@ -12,9 +12,7 @@ from datetime import datetime
 from typing import Any
 
 from events import conditions
-from events import (TOPICS, Condition, PlaceholderRecord, ReplicasChangeCommand, ReplicasChangeRecord,
-                    ReplicasChangeState, TopicSpec, encode)
-from events.limits import MAX_RECORD_BYTES
+from events import TOPICS, Condition, ReplicasChangeCommand, ReplicasChangeRecord, ReplicasChangeState, TopicSpec
 from services.common.admin import AdminError, ClusterAdmin, TopicDefaults, TopicDescription
 from services.common.logging import correlation, get_logger
 from services.common.metrics import DRIFT
@@ -23,6 +21,7 @@ from services.common.settings import ReconcilerSettings
 from services.domain.policy import Policy
 from services.placement.model import PlacementError
 from services.topic_reconciler import logic, refusals
+from services.topic_reconciler.creating import BatchCreator, Creation
 from services.topic_reconciler.memory import Memory, TopicMemory
 from services.topic_reconciler.placing import Placing
 from services.topic_reconciler.status import StatusPublisher
@@ -34,6 +33,26 @@ Sends = list[asyncio.Future[Any]]
 CHUNK = 200
 # A real Kafka may describe a topic just created or grown without it for a moment: ask again up to this often.
 DESCRIBE_AGAIN_ATTEMPTS = 6
+
+
+@dataclass
+class Planned:
+    """One topic's plan, between planning and acting (``creates``: the topic to create, done in a batch with the
+    others of the look)."""
+
+    name: str
+    topic: TopicMemory
+    spec: TopicSpec | None
+    plan: logic.Plan
+    alive: int | None
+    now: datetime
+    may_act: bool
+
+    @property
+    def creates(self) -> logic.CreateTopic | None:
+        if not self.may_act:
+            return None
+        return next((a for a in self.plan.actions if isinstance(a, logic.CreateTopic)), None)
 
 
 @dataclass(frozen=True)
@@ -57,6 +76,7 @@ class Reconciler:
         self.policy = policy
         self.outbox = outbox
         self.placing = placing
+        self.creator = BatchCreator(admin, placing, outbox)
         self.memory = Memory()
         self.statuses = StatusPublisher(outbox, clock)
         self._now = clock
@@ -86,15 +106,22 @@ class Reconciler:
                 return
             sends: Sends = []
             policy = self.policy() if self.policy is not None else None
+            creating: dict[str, Planned] = {}
             for name in names:
                 topic = self.memory[name]
                 topic.described, topic.actual = True, looks[name].actual
                 with correlation(topic.correlation, topic=name):
                     try:
-                        sends.extend(await self._reconcile_one(name, topic, looks[name], policy))
+                        planned = await self._plan_one(name, topic, looks[name], policy, sends)
+                        if planned is not None and planned.creates:
+                            creating[name] = planned  # created with the others below, in one request
+                        elif planned is not None:
+                            sends.extend(await self._act_and_finish(planned))
                     except Exception as exc:  # noqa: BLE001 - one topic's failure never stops the others
                         log.exception("reconcile failed; will retry at the next resync")
                         sends.extend(await self._report_failure(name, topic, exc))
+            if creating:
+                sends.extend(await self._create_all(creating))
         # The records are queued in order; waiting for their acknowledgements outside the lock lets the next batch of
         # specs be handled meanwhile (the caller still returns, and its offsets commit, only once they are durable).
         await asyncio.gather(*sends)
@@ -156,15 +183,17 @@ class Reconciler:
             log.exception("cannot publish the failure's status")
             return []
 
-    async def _reconcile_one(self, name: str, topic: TopicMemory, look: Look, policy: Policy | None) -> Sends:
+    async def _plan_one(self, name: str, topic: TopicMemory, look: Look, policy: Policy | None,
+                        sends: Sends) -> Planned | None:
+        """What to do for one topic now (filling placeholders on the way); None when nothing is left to do or say."""
         spec = look.spec
         if spec is None and topic.spec is not None:
-            return await self._without_defaults(name, topic)
+            sends.extend(await self._without_defaults(name, topic))
+            return None
         if spec is None and topic.actual is None and topic.status is not None and topic.status.deleted:
-            return []  # deletion done and reported
+            return None  # deletion done and reported
         count = logic.differing_count(spec, topic.actual, look.moving)
         count_seen_before, topic.differing_count = topic.differing_count == count, count
-        sends: Sends = []
         if logic.waiting_for_brokers(topic.placeholders, topic.actual, spec):
             await self._fill_placeholders(name, topic, sends)
         alive = len(self.alive_brokers) if self.alive_brokers is not None else None
@@ -174,26 +203,70 @@ class Reconciler:
                           policy=policy, moving=look.moving, config_ownership=self.settings.config_ownership,
                           count_seen_before=count_seen_before)
         now = self._now()
-        if refusals.may_act(topic.refusal, topic.generation, plan.actions, now):
-            acted = plan.actions
-            error = await self._act(topic, plan.actions, sends, now)
+        may_act = refusals.may_act(topic.refusal, topic.generation, plan.actions, now)
+        return Planned(name, topic, spec, plan, alive, now, may_act)
+
+    async def _act_and_finish(self, planned: Planned) -> Sends:
+        sends: Sends = []
+        if planned.may_act:
+            acted = planned.plan.actions
+            error = await self._act(planned.topic, acted, sends, planned.now)
         else:
             # The same request would be refused again: the topic keeps the refusal's message until its next attempt.
-            assert topic.refusal is not None
-            acted, error = [], topic.refusal.message
+            assert planned.topic.refusal is not None
+            acted, error = [], planned.topic.refusal.message
+        await self._after_acting(planned, acted)
+        return sends + await self._finish(planned, error)
+
+    async def _create_all(self, creating: dict[str, Planned]) -> Sends:
+        """The topics to create, in one request (``creating``), then each one's status."""
+        sends: Sends = []
+        created = await self.creator.create([
+            Creation(p.creates, load_aware=_load_aware(p.topic), correlation=p.topic.correlation)
+            for p in creating.values() if p.creates is not None])
+        errors: dict[str, str | None] = {}
+        for name, planned in creating.items():
+            outcome = created[name]
+            sends.extend(outcome.sends)
+            with correlation(planned.topic.correlation, topic=name):
+                if outcome.error is None:
+                    planned.topic.origin = "created"
+                    if outcome.placeholders is not None:
+                        planned.topic.placeholders = outcome.placeholders
+                errors[name] = self._settle(planned.topic, [(planned.creates, outcome.error)] if outcome.error
+                                            else [], planned.now)
+        made = {n: p.creates.partitions for n, p in creating.items() if created[n].error is None and p.creates}
+        await self._describe_created(made)
+        for name, planned in creating.items():
+            with correlation(planned.topic.correlation, topic=name):
+                acted = [planned.creates] if created[name].error is None and planned.creates is not None else []
+                await self._after_acting(planned, acted, described=True)
+                sends.extend(await self._finish(planned, errors[name]))
+        return sends
+
+    async def _after_acting(self, planned: Planned, acted: list[logic.Action], *, described: bool = False) -> None:
+        """What the plan's drift says, and the topic read again where an action changed its partitions (``described``:
+        read already, with the other topics created at once)."""
+        topic, plan = planned.topic, planned.plan
         if plan.drift is not None:
             self._drift_found(topic, plan, plan.drift)
         elif topic.drift is not None and topic.drift[0] == topic.generation:
             plan.warnings.append(topic.drift[1])  # corrected earlier: said until the spec changes
         if any(isinstance(a, logic.CreateTopic | logic.DeleteTopic | logic.CreatePartitions) for a in acted):
-            await self._describe_again(name, topic, expect=_expected_partitions(plan.actions))
-            topic.origin = logic.origin_now(topic.origin, spec, topic.actual)
+            if not described:
+                await self._describe_again(planned.name, topic, expect=_expected_partitions(plan.actions))
+            topic.origin = logic.origin_now(topic.origin, planned.spec, topic.actual)
             if topic.placeholders is not None and any(isinstance(a, logic.CreateTopic) for a in acted):
-                plan.warnings.append(logic.under_replicated_condition(topic.placeholders, alive))
-        if logic.placeholders_filled(topic.placeholders, topic.actual, spec):
+                plan.warnings.append(logic.under_replicated_condition(topic.placeholders, planned.alive))
+
+    async def _finish(self, planned: Planned, error: str | None) -> Sends:
+        """The placeholders' record closed once filled, and the status."""
+        topic, name = planned.topic, planned.name
+        sends: Sends = []
+        if logic.placeholders_filled(topic.placeholders, topic.actual, planned.spec):
             sends.append(await self._close_placeholders(topic))
-        topic.outcome = (error, plan.warnings)
-        sends.extend(await self.statuses.publish(name, topic, error=error, warnings=plan.warnings))
+        topic.outcome = (error, planned.plan.warnings)
+        sends.extend(await self.statuses.publish(name, topic, error=error, warnings=planned.plan.warnings))
         return sends
 
     def _drift_found(self, topic: TopicMemory, plan: logic.Plan, drift: Condition) -> None:
@@ -211,26 +284,32 @@ class Reconciler:
             DRIFT.labels(kind=kind, action="corrected" if corrected else "reported").inc()
 
     async def _act(self, topic: TopicMemory, actions: list[logic.Action], sends: Sends, now: datetime) -> str | None:
-        """Carry out ``actions``; the status's error when one failed. A permanent refusal is remembered, for the
-        topic to wait out (``refusals``); anything else is tried again at the next resync."""
-        error: str | None = None
-        refused: list[logic.Action] = []
-        failure = ""
+        """Carry out ``actions``; the status's error when one failed (``_settle``)."""
+        failed: list[tuple[logic.Action, AdminError | PlacementError]] = []
         for action in actions:
             try:
                 sends.extend(await self._execute(topic, action))
-            except AdminError as exc:
-                if exc.temporary:
-                    error = refusals.temporary(f"{type(action).__name__} failed: {exc}")
-                    log.warning("reconcile action failed; retried at the next resync", action=type(action).__name__,
-                                error=str(exc))
-                else:
-                    refused.append(action)
-                    failure = f"{type(action).__name__} failed: {exc}"
-            except PlacementError as exc:
-                # Brokers may return or join: the placement is tried again at the next resync.
-                error = f"{type(action).__name__} failed: {exc}"
-                log.warning("reconcile action failed", action=type(action).__name__, error=str(exc))
+            except (AdminError, PlacementError) as exc:
+                failed.append((action, exc))
+        return self._settle(topic, failed, now)
+
+    def _settle(self, topic: TopicMemory, failed: list[tuple[logic.Action, AdminError | PlacementError]],
+                now: datetime) -> str | None:
+        """The status's error for the actions that failed, if any. A permanent refusal is remembered, for the topic
+        to wait out (``refusals``); anything else (a temporary failure; a placement, which brokers returning or
+        joining may allow) is tried again at the next resync."""
+        error: str | None = None
+        refused: list[logic.Action] = []
+        failure = ""
+        for action, exc in failed:
+            said = f"{type(action).__name__} failed: {exc}"
+            if isinstance(exc, AdminError) and not exc.temporary:
+                refused.append(action)
+                failure = said
+            else:
+                error = refusals.temporary(said) if isinstance(exc, AdminError) else said
+                log.warning("reconcile action failed; retried at the next resync", action=type(action).__name__,
+                            error=str(exc))
         if not refused:
             topic.refusal = None
             return error
@@ -240,6 +319,26 @@ class Reconciler:
                     "spec changes", actions=[type(a).__name__ for a in refused], error=failure,
                     attempts=topic.refusal.attempts, next_attempt_at=topic.refusal.next_attempt_at.isoformat())
         return topic.refusal.message
+
+    async def _describe_created(self, expect: dict[str, int]) -> None:
+        """The topics just created, read again together until each shows the partitions it was created with (a real
+        Kafka's brokers learn of them moments after its controller), for a few tries at most."""
+        waiting = dict(expect)
+        for attempt in range(DESCRIBE_AGAIN_ATTEMPTS):
+            if not waiting:
+                return
+            try:
+                described = await self.admin.describe_topics(sorted(waiting))
+            except AdminError as exc:
+                log.warning("cannot read the topics just created; the next resync will", topics=len(waiting),
+                            error=str(exc))
+                return
+            for name, actual in described.items():
+                self.memory[name].actual = actual
+                if actual is not None and actual.partition_count >= waiting[name]:
+                    del waiting[name]
+            if waiting and attempt < DESCRIBE_AGAIN_ATTEMPTS - 1:
+                await asyncio.sleep(0.05 * (attempt + 1))
 
     async def _describe_again(self, name: str, topic: TopicMemory, *, expect: int | None) -> None:
         """``expect``: the partitions a create or growth just asked for. A real Kafka answers from each broker's
@@ -258,7 +357,7 @@ class Reconciler:
     async def _execute(self, topic: TopicMemory, action: logic.Action) -> Sends:
         match action:
             case logic.CreateTopic():
-                return await self._create(topic, action)
+                raise AssertionError("topics are created in batches (_create_all)")
             case logic.DeleteTopic(name):
                 log.info("deleting topic")
                 await self.admin.delete_topic(name)
@@ -284,34 +383,6 @@ class Reconciler:
                     topic.change = expected  # until the replicas-change service's own record arrives
                 return [sent]
         return []
-
-    async def _create(self, topic: TopicMemory, action: logic.CreateTopic) -> Sends:
-        name, rf = action.name, action.replication_factor
-        self.placing.view.forget(name)  # whatever the view remembers of a topic that is gone
-        placed = await self.placing.place_topic(name, action.partitions, rf, action.config, action.placer,
-                                                action.min_required_replicas, load_aware=_load_aware(topic))
-        record = None
-        if placed.placeholders:
-            record = PlaceholderRecord(topic=name, replication_factor=rf, assignment=placed.full,
-                                       intended=placed.intended)
-            if (size := len(encode(record))) > MAX_RECORD_BYTES:
-                # Its memory of the placeholders would not fit on the bus: refuse rather than forget them.
-                raise PlacementError(
-                    f"too many partitions to create under-replicated: the record of its placeholders would "
-                    f"take {size:,} bytes (at most {MAX_RECORD_BYTES:,}); create it once enough brokers are "
-                    "alive, or with fewer partitions")
-        log.info("creating topic", partitions=action.partitions, replicas=rf, placer=action.placer or "default",
-                 placeholders=placed.placeholders)
-        await self.admin.create_topic(name, action.partitions, len(placed.assignment[0]), action.config,
-                                      assignment=placed.assignment)
-        topic.origin = "created"
-        self.placing.view.set_topic(name, placed.assignment)
-        sends = await self.placing.placed(name, "create", dict(enumerate(placed.assignment)),
-                                          load_aware=_load_aware(topic), correlation_id=topic.correlation)
-        if record is not None:
-            topic.placeholders = record
-            sends.append(await self.outbox.publish(TOPICS.placeholders, record, correlation_id=topic.correlation))
-        return sends
 
     async def _fill_placeholders(self, name: str, topic: TopicMemory, sends: Sends) -> None:
         assert topic.placeholders is not None

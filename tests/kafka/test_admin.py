@@ -9,7 +9,8 @@ from confluent_kafka import Producer
 
 from events import TOPICS, BrokerForgotten
 from services.common import busio
-from services.common.admin import AdminError, TopicAlreadyExists, TopicDefaults, UnknownTopic
+from services.common.admin import (AdminError, NewTopic, OperationRefused, TopicAlreadyExists, TopicDefaults,
+                                   UnknownTopic)
 from services.common.admin.kafka import KafkaClusterAdmin
 from services.local.kafka_cluster import DEFAULT_RACKS, LocalKafka, class_archive
 from tests.integration.harness import Ballast
@@ -223,6 +224,38 @@ async def test_replica_moved_between_log_dirs_and_log_dirs_described(admin: Kafk
     holding = [d for d in dirs if any(r.topic == name for r in d.replicas)]
     assert [d.path for d in holding] == [other]
     assert holding[0].size_bytes >= after.size_bytes
+
+
+async def test_topics_created_together_with_their_replicas_in_the_directories_chosen(
+        admin: KafkaClusterAdmin, kafka: LocalKafka, name: str) -> None:
+    """Issue 52: one CreateTopics for many topics, each replica created in the directory chosen for it (sent ahead
+    with AlterReplicaLogDirs, which a broker records for a replica it does not host yet), so nothing moves between
+    directories after; each topic's own error beside the others' success."""
+    second = {b: str(kafka.log_dirs(b)[1]) for b in (1, 2, 3)}
+    first = {b: str(kafka.log_dirs(b)[0]) for b in (1, 2, 3)}
+    await admin.create_topic(f"{name}-taken", 1, 1)
+    outcome = await admin.create_topics([
+        NewTopic(f"{name}-a", ((1, 2), (2, 3)), {"retention.ms": "60000"},
+                 {(0, 1): second[1], (0, 2): second[2], (1, 2): first[2], (1, 3): second[3]}),
+        NewTopic(f"{name}-b", ((3, 1),), {}, {(0, 3): first[3], (0, 1): second[1]}),
+        NewTopic(f"{name}-taken", ((1,),)),
+        NewTopic(f"{name}-bad", ((1,),), {"retention.ms": "forever"}),
+    ])
+    assert outcome[f"{name}-a"] is None and outcome[f"{name}-b"] is None
+    assert isinstance(outcome[f"{name}-taken"], TopicAlreadyExists)
+    assert type(outcome[f"{name}-bad"]) is OperationRefused and "retention.ms" in str(outcome[f"{name}-bad"])
+
+    async def placed() -> dict | None:
+        found = await admin.describe_topics([f"{name}-a", f"{name}-b"])
+        dirs = {(t, p.id, r.broker): (r.log_dir, r.future_log_dir) for t, d in found.items() if d is not None
+                for p in d.partitions for r in p.replica_info}
+        return dirs if len(dirs) == 6 and all(d for d, _ in dirs.values()) else None
+
+    assert await eventually(placed, "every replica's directory described") == {
+        (f"{name}-a", 0, 1): (second[1], None), (f"{name}-a", 0, 2): (second[2], None),
+        (f"{name}-a", 1, 2): (first[2], None), (f"{name}-a", 1, 3): (second[3], None),
+        (f"{name}-b", 0, 3): (first[3], None), (f"{name}-b", 0, 1): (second[1], None)}
+    assert (await admin.describe_topics([f"{name}-a"]))[f"{name}-a"].own_config == {"retention.ms": "60000"}
 
 
 async def _in_dir(admin: KafkaClusterAdmin, name: str, path: str):  # noqa: ANN202

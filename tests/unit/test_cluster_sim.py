@@ -355,6 +355,30 @@ async def test_replicas_go_to_the_log_directories_named_and_the_load_follows(sim
     await admin.aclose()
 
 
+async def test_topics_created_in_one_request_with_their_directories_and_each_ones_error(sim: Simulator) -> None:
+    """The simulator's CreateTopics for many topics (issue 52): each topic's replicas in the directories named from
+    the start, and each topic's own refusal beside the others' success, as Kafka answers per topic."""
+    from services.common.admin import NewTopic, OperationRefused, TopicAlreadyExists
+
+    admin = SimulatorClusterAdmin(f"http://127.0.0.1:{sim.settings.admin_port}")
+    data0, data1 = sim.cluster.brokers[1].log_dirs
+    await admin.create_topic("batch-taken", 0, 0, assignment=[[1]])
+    outcome = await admin.create_topics([
+        NewTopic("batch-a", ((1, 2), (2, 1)), {"retention.ms": "60000"}, {(0, 1): data1, (1, 1): data1}),
+        NewTopic("batch-taken", ((1,),)),
+        NewTopic("batch-bad", ((1,),), {"retention.ms": "forever"}),
+        NewTopic("batch-b", ((3,),)),
+    ])
+    assert outcome["batch-a"] is None and outcome["batch-b"] is None
+    assert isinstance(outcome["batch-taken"], TopicAlreadyExists)
+    assert type(outcome["batch-bad"]) is OperationRefused and "retention.ms" in str(outcome["batch-bad"])
+    described = (await admin.describe_topics(["batch-a"]))["batch-a"]
+    assert [p.replicas for p in described.partitions] == [(1, 2), (2, 1)]
+    assert [dict(p.log_dirs)[1] for p in described.partitions] == [data1, data1]
+    assert described.config == {"retention.ms": "60000"} and "batch-bad" not in sim.cluster.topics
+    await admin.aclose()
+
+
 async def test_add_remove_and_full_rebalance_proposals_execute_and_validate(sim: Simulator, openapi: OpenAPI) -> None:
     admin = SimulatorClusterAdmin(f"http://127.0.0.1:{sim.settings.admin_port}")
     for index in range(4):

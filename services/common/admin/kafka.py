@@ -21,6 +21,7 @@ from kafka.admin import AlterConfigOp, ConfigResource, ConfigResourceType, Kafka
 from kafka.structs import TopicPartitionReplica
 
 from events.topic_configs import KAFKA_TOPIC_DEFAULTS
+from services.common.logging import get_logger
 from services.common.admin.port import (
     AdminError,
     Assignment,
@@ -28,6 +29,7 @@ from services.common.admin.port import (
     ClusterUnavailable,
     LogDirInfo,
     LogDirReplica,
+    NewTopic,
     OperationRefused,
     PartitionInfo,
     Reassignment,
@@ -41,6 +43,7 @@ from services.common.admin.port import (
     topic_defaults,
 )
 
+log = get_logger(__name__)
 T = TypeVar("T")
 _ERROR_MESSAGE = re.compile(r"error_message=(['\"])(.*?)\1[,)]")
 PREFERRED_ELECTION = 0
@@ -286,6 +289,41 @@ class KafkaClusterAdmin:
         else:
             spec.update(num_partitions=partitions, replication_factor=replication_factor)
         await self._run(lambda a: a.create_topics({name: spec}), read=False)
+
+    async def create_topics(self, topics: Sequence[NewTopic]) -> dict[str, AdminError | None]:
+        if not topics:
+            return {}
+        await self._prefer_log_dirs(topics)
+        requests = {t.name: {"configs": dict(t.config),
+                             "assignments": {p: list(replicas) for p, replicas in enumerate(t.assignment)}}
+                    for t in topics}
+        answer = await self._run(lambda a: a.create_topics(requests, raise_errors=False), read=False)
+        outcome: dict[str, AdminError | None] = {}
+        for topic in answer["topics"]:
+            error = kafka_errors.for_code(topic["error_code"])
+            outcome[topic["name"]] = None if error is kafka_errors.NoError else _admin_error(
+                error(topic.get("error_message") or error.__name__))
+        return outcome
+
+    async def _prefer_log_dirs(self, topics: Sequence[NewTopic]) -> None:
+        """AlterReplicaLogDirs before CreateTopics: a broker records the directory for a replica it does not host yet
+        and creates the replica there (LogManager's preferred log directories, which win over the controller's), so
+        nothing moves between directories after (a move right after creation met a Kafka race on JBOD brokers: a
+        future replica no thread copied). Each replica is answered NotLeaderOrFollower or ReplicaNotAvailable, meaning
+        recorded; any failure leaves the choice to the broker, as a cluster without JBOD does."""
+        wanted = {TopicPartitionReplica(t.name, p, b): path for t in topics for (p, b), path in t.log_dirs.items()}
+        if not wanted:
+            return
+        try:
+            answer = await self._run(lambda a: a.alter_replica_log_dirs(wanted), read=False)
+        except AdminError as exc:
+            log.warning("could not send the new replicas' log directories; the brokers choose", error=str(exc))
+            return
+        recorded = (kafka_errors.NoError, kafka_errors.NotLeaderForPartitionError, kafka_errors.ReplicaNotAvailableError,
+                    kafka_errors.UnknownTopicOrPartitionError)
+        if refused := {r: e for r, e in answer.items() if e not in recorded and e is not None}:
+            log.warning("log directories not recorded for some new replicas; their brokers choose",
+                        replicas=len(refused), error=getattr(next(iter(refused.values())), "__name__", "?"))
 
     async def delete_topic(self, name: str) -> None:
         await self._run(lambda a: a.delete_topics([name]), read=False)

@@ -176,6 +176,17 @@ class TopicDescription:
 
 
 @dataclass(frozen=True)
+class NewTopic:
+    """A topic to create with exactly these replicas (partition -> brokers, leader first) and, where chosen, these
+    log directories for them ((partition, broker) -> directory)."""
+
+    name: str
+    assignment: tuple[tuple[int, ...], ...]
+    config: Mapping[str, str] = field(default_factory=dict)
+    log_dirs: Mapping[tuple[int, int], str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
 class TopicDefaults:
     """What the cluster gives a topic created without partitions or a replication factor (the brokers'
     ``num.partitions`` and ``default.replication.factor``)."""
@@ -231,6 +242,12 @@ class ClusterAdmin(Protocol):
     ) -> None:
         """With ``assignment`` (partition -> replicas, leader first) the replicas go exactly there; without it the
         cluster chooses."""
+        ...
+
+    async def create_topics(self, topics: Sequence[NewTopic]) -> dict[str, AdminError | None]:
+        """Create these topics as the cluster's batched CreateTopics does, each replica in its chosen log directory
+        from the start where the cluster allows it (no move after). Each topic's outcome: None when created, else its
+        own error (the port's kinds); a failure of the whole request raises."""
         ...
 
     async def delete_topic(self, name: str) -> None: ...

@@ -15,6 +15,7 @@ from services.common.admin.port import (
     ClusterUnavailable,
     LogDirInfo,
     LogDirReplica,
+    NewTopic,
     OperationRefused,
     PartitionInfo,
     Reassignment,
@@ -142,6 +143,17 @@ class SimulatorClusterAdmin:
         if assignment is not None:
             body["assignment"] = [list(r) for r in assignment]
         await self._call("POST", "topics", json=body)
+
+    async def create_topics(self, topics: Sequence[NewTopic]) -> dict[str, AdminError | None]:
+        if not topics:
+            return {}
+        answer = await self._call("POST", "topics/batch", json={"topics": [
+            {"name": t.name, "config": dict(t.config), "assignment": [list(r) for r in t.assignment],
+             "logDirs": [{"partition": p, "broker": b, "logDir": d} for (p, b), d in sorted(t.log_dirs.items())]}
+            for t in topics]})
+        kinds = {409: TopicAlreadyExists}
+        return {name: None if failed is None else kinds.get(failed["status"], OperationRefused)(bounded(failed["error"]))
+                for name, failed in answer["topics"].items()}
 
     async def delete_topic(self, name: str) -> None:
         await self._call("DELETE", f"topics/{name}")

@@ -1,0 +1,199 @@
+"""Benchmark: creating N topics through Ballast against the cluster's own batched creation, side by side in one run
+on one cluster (issue 52, goal 1).
+
+    python -m bench.creation --kafka [--topics 300,3000] [--write BENCHMARKS.md]
+    python -m bench.creation [--topics 10000] [--write BENCHMARKS.md]
+
+With ``--kafka`` the cluster is the real local one (Kafka 4.3.1, 4 brokers, two log directories each); the baseline is
+Kafka's own CreateTopics, one request for all N topics (the brokers' placement), timed until every partition has a
+leader in the metadata. Without it, the embedded stack (the simulator's cluster); the baseline is the simulator's admin
+API, N creations at once. Ballast's time runs from the N specs published (one batch on the bus) until every topic's
+status says ready for its spec's generation. Each N creates fresh topics of 3 partitions at replication factor 3;
+the baseline's and Ballast's topics differ only by name.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+import tempfile
+import threading
+import time
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+
+from confluent_kafka import Consumer, TopicPartition
+
+from bench.markdown import replace_section
+from events import TOPICS, TopicSpec
+from services.common import busio
+from services.common.admin.simulator import SimulatorClusterAdmin
+from services.local.kafka_probe import admin_client
+from services.local.stack import LocalStack
+
+PARTITIONS, REPLICAS = 3, 3
+ENV = {
+    # The measure is creation: no resync competes with it, and the logs are quiet.
+    "BALLAST_RECONCILER__RESYNC_INTERVAL_S": "600",
+    "BALLAST_LOG_LEVEL": "warning",
+}
+
+
+@dataclass
+class Result:
+    topics: int
+    baseline_s: float
+    ballast_s: float
+
+    @property
+    def ratio(self) -> float:
+        return self.ballast_s / self.baseline_s
+
+
+class Statuses:
+    """Follows the status topic in a thread: each topic's latest generation seen ready (plain JSON: on 2 cores the
+    measuring must not compete with what it measures)."""
+
+    def __init__(self, bus) -> None:
+        self.bus = bus
+        self.ready: dict[str, int] = {}
+        self.lock = threading.Lock()
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.thread.start()
+
+    def _run(self) -> None:
+        consumer = Consumer({**self.bus.confluent_config(), "group.id": f"bench-{uuid.uuid4()}", "log_level": 0,
+                             "enable.auto.commit": False, "auto.offset.reset": "earliest"})
+        partitions = consumer.list_topics(TOPICS.status.name, timeout=30).topics[TOPICS.status.name].partitions
+        consumer.assign([TopicPartition(TOPICS.status.name, p, -2) for p in partitions])
+        while not self.stop.is_set():
+            for message in consumer.consume(1000, 0.2):
+                if message.error():
+                    continue
+                payload = json.loads(message.value())["payload"]
+                if payload.get("ready"):
+                    with self.lock:
+                        self.ready[payload["topic"]] = payload["generation"]
+        consumer.close()
+
+    def all_ready(self, generations: dict[str, int]) -> bool:
+        with self.lock:
+            return all(self.ready.get(name, 0) >= generation for name, generation in generations.items())
+
+    def close(self) -> None:
+        self.stop.set()
+        self.thread.join(timeout=10)
+
+
+def kafka_baseline(stack: LocalStack, names: list[str]) -> float:
+    """One CreateTopics for all, then the metadata until every partition has a leader."""
+    assert stack.kafka is not None
+    with admin_client(stack.kafka.bootstrap_servers, timeout_ms=120_000) as admin:
+        began = time.monotonic()
+        admin.create_topics({n: {"num_partitions": PARTITIONS, "replication_factor": REPLICAS} for n in names},
+                            timeout_ms=120_000)
+        waiting = set(names)
+        while waiting:
+            for chunk in _chunks(sorted(waiting), 1000):
+                for topic in admin.describe_topics(chunk):
+                    if topic["error_code"] == 0 and len(topic["partitions"]) == PARTITIONS and all(
+                            p["leader_id"] >= 0 for p in topic["partitions"]):
+                        waiting.discard(topic["name"])
+            if waiting:
+                time.sleep(0.05)
+        return time.monotonic() - began
+
+
+def simulator_baseline(stack: LocalStack, names: list[str]) -> float:
+    """The simulator's admin API, every creation at once."""
+    async def create() -> float:
+        admin = SimulatorClusterAdmin(stack.sim_url, timeout_s=300)
+        try:
+            began = time.monotonic()
+            for chunk in _chunks(names, 200):
+                await asyncio.gather(*(admin.create_topic(n, PARTITIONS, REPLICAS) for n in chunk))
+            return time.monotonic() - began
+        finally:
+            await admin.aclose()
+
+    return asyncio.run(create())
+
+
+def through_ballast(stack: LocalStack, statuses: Statuses, names: list[str], timeout_s: float) -> float:
+    offsets: dict[bytes, int] = {}
+    specs = [TopicSpec(name=n, partitions=PARTITIONS, replicas=REPLICAS) for n in names]
+    began = time.monotonic()
+    busio.publish(stack.settings().bus, TOPICS.specs, specs, offsets_by_key=offsets)
+    generations = {key.decode(): offset + 1 for key, offset in offsets.items()}
+    while not statuses.all_ready(generations):
+        if time.monotonic() - began > timeout_s:
+            raise TimeoutError(f"not every topic ready within {timeout_s:.0f} s")
+        time.sleep(0.05)
+    return time.monotonic() - began
+
+
+def _chunks(items: list[str], size: int) -> list[list[str]]:
+    return [items[i:i + size] for i in range(0, len(items), size)]
+
+
+def run(kafka: bool, sizes: list[int], timeout_s: float) -> list[Result]:
+    results = []
+    with tempfile.TemporaryDirectory(prefix="ballast-bench-creation-") as tmp:
+        stack = LocalStack(Path(tmp), env=ENV, kafka=kafka)
+        try:
+            stack.start()
+            statuses = Statuses(stack.settings().bus)
+            try:
+                for run_index, size in enumerate(sizes):
+                    prefix = f"bench-{run_index}"
+                    baseline = (kafka_baseline if kafka else simulator_baseline)(
+                        stack, [f"{prefix}-cluster-{i}" for i in range(size)])
+                    ballast = through_ballast(stack, statuses, [f"{prefix}-ballast-{i}" for i in range(size)],
+                                              timeout_s)
+                    results.append(Result(size, baseline, ballast))
+                    print(f"{size} topics: cluster {baseline:.1f} s, Ballast {ballast:.1f} s "
+                          f"({ballast / baseline:.1f}x)", flush=True)
+            finally:
+                statuses.close()
+        finally:
+            stack.stop()
+    return results
+
+
+def section(kafka: bool, results: list[Result], command: str) -> str:
+    where = ("the real local Kafka cluster (4.3.1, 4 brokers, two log directories each); the cluster's own: one "
+             "CreateTopics for all, until every partition has a leader" if kafka else
+             "the embedded stack (the simulator's cluster); the cluster's own: the simulator's admin API, every "
+             "creation at once")
+    title = "real Kafka" if kafka else "embedded stack"
+    rows = "\n".join(f"| {r.topics:,} | {r.baseline_s:.1f} s | {r.ballast_s:.1f} s | {r.ratio:.1f}x |"
+                     for r in results)
+    return (f"## Creating topics at the cluster's pace: {title}\n\n`{command}`\n\n"
+            f"Topics of {PARTITIONS} partitions at RF {REPLICAS} on {where}; Ballast: the specs published in one batch "
+            "until every status says ready. Side by side in one run, on one cluster (issue 52's goal: at most 2x).\n\n"
+            "| topics | the cluster's own | through Ballast | ratio |\n| --- | --- | --- | --- |\n" + rows + "\n")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--kafka", action="store_true", help="on the real local Kafka cluster")
+    parser.add_argument("--topics", default=None, help="comma-separated sizes (default: 300,3000 with --kafka, "
+                                                      "else 10000)")
+    parser.add_argument("--timeout", type=float, default=1800.0, help="seconds Ballast has for each size")
+    parser.add_argument("--write", type=Path, help="replace this benchmark's section of BENCHMARKS.md")
+    args = parser.parse_args()
+    sizes = [int(s) for s in (args.topics or ("300,3000" if args.kafka else "10000")).split(",")]
+    results = run(args.kafka, sizes, args.timeout)
+    command = "python -m bench.creation" + (" --kafka" if args.kafka else "") + f" --topics {','.join(map(str, sizes))}"
+    text = section(args.kafka, results, command)
+    print(text)
+    if args.write:
+        replace_section(args.write, text)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

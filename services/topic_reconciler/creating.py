@@ -1,0 +1,116 @@
+"""Creating topics in batches, as Kafka's own CreateTopics does: each topic placed in turn (a placement counts the
+ones before it), its new replicas' log directories chosen, then one request for them all, with the directories sent
+ahead so that no replica moves after (``ClusterAdmin.create_topics``), then the placements on the bus."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+from typing import Any
+
+from events import TOPICS, PlaceholderRecord, encode
+from events.limits import MAX_RECORD_BYTES
+from services.common.admin import AdminError, ClusterAdmin, NewTopic
+from services.common.logging import correlation, get_logger
+from services.common.outbox import Outbox
+from services.placement.model import PlacementError
+from services.topic_reconciler import logic
+from services.topic_reconciler.placing import Placing
+
+log = get_logger(__name__)
+
+
+@dataclass(frozen=True)
+class Creation:
+    """One topic to create, as its plan says, and where its records go."""
+
+    action: logic.CreateTopic
+    load_aware: bool
+    correlation: str | None
+
+
+@dataclass
+class Created:
+    """What became of one creation: ``error`` None when the topic was created (``placeholders``: the record of the
+    replicas it was created without, if any); ``sends``: the records on their way to the bus."""
+
+    error: AdminError | PlacementError | None = None
+    placeholders: PlaceholderRecord | None = None
+    sends: list[asyncio.Future[Any]] = field(default_factory=list)
+
+
+@dataclass
+class _Placed:
+    topic: NewTopic
+    placeholders: PlaceholderRecord | None
+
+
+class BatchCreator:
+    def __init__(self, admin: ClusterAdmin, placing: Placing, outbox: Outbox) -> None:
+        self.admin = admin
+        self.placing = placing
+        self.outbox = outbox
+
+    async def create(self, creations: list[Creation]) -> dict[str, Created]:
+        """Each creation's outcome, by topic. A failure of the whole request (the cluster unreachable) is every
+        topic's."""
+        outcome: dict[str, Created] = {}
+        placed: dict[str, _Placed] = {}
+        answered: dict[str, AdminError | None] = {}
+        for creation in creations:
+            with correlation(creation.correlation, topic=creation.action.name):
+                try:
+                    placed[creation.action.name] = await self._place(creation)
+                except (AdminError, PlacementError) as exc:
+                    outcome[creation.action.name] = Created(error=exc)
+        if placed:
+            log.info("creating topics", topics=len(placed),
+                     partitions=sum(len(p.topic.assignment) for p in placed.values()))
+            try:
+                answered = await self.admin.create_topics([p.topic for p in placed.values()])
+            except AdminError as exc:
+                answered = dict.fromkeys(placed, exc)
+        by_name = {c.action.name: c for c in creations}
+        for name, one in placed.items():
+            error = answered.get(name)
+            if error is not None:
+                self.placing.view.forget(name)  # placed in the view ahead of the answer: not there after all
+                outcome[name] = Created(error=error)
+                continue
+            outcome[name] = await self._announce(one, by_name[name])
+        return outcome
+
+    async def _place(self, creation: Creation) -> _Placed:
+        action = creation.action
+        self.placing.view.forget(action.name)  # whatever the view remembers of a topic that is gone
+        placed = await self.placing.place_topic(action.name, action.partitions, action.replication_factor,
+                                                action.config, action.placer, action.min_required_replicas,
+                                                load_aware=creation.load_aware)
+        record = None
+        if placed.placeholders:
+            record = PlaceholderRecord(topic=action.name, replication_factor=action.replication_factor,
+                                       assignment=placed.full, intended=placed.intended)
+            if (size := len(encode(record))) > MAX_RECORD_BYTES:
+                # Its memory of the placeholders would not fit on the bus: refuse rather than forget them.
+                raise PlacementError(
+                    f"too many partitions to create under-replicated: the record of its placeholders would "
+                    f"take {size:,} bytes (at most {MAX_RECORD_BYTES:,}); create it once enough brokers are "
+                    "alive, or with fewer partitions")
+        dirs = await self.placing.ledger.choose(dict(enumerate(placed.assignment)), load_aware=creation.load_aware)
+        log.info("creating topic", partitions=action.partitions, replicas=action.replication_factor,
+                 placer=action.placer or "default", placeholders=placed.placeholders, log_dirs=len(dirs))
+        # The next topic of the batch is placed counting this one's replicas.
+        self.placing.view.set_topic(action.name, placed.assignment)
+        return _Placed(NewTopic(action.name, tuple(tuple(r) for r in placed.assignment), dict(action.config), dirs),
+                       record)
+
+    async def _announce(self, placed: _Placed, creation: Creation) -> Created:
+        """A topic created: its placement (and its placeholders) on the bus."""
+        topic = placed.topic
+        event = self.placing.ledger.record(topic.name, "create", dict(enumerate(topic.assignment)), topic.log_dirs)
+        sends = [await self.outbox.publish(TOPICS.placements, part, correlation_id=creation.correlation)
+                 for part in event.split()]
+        if placed.placeholders is not None:
+            sends.append(await self.outbox.publish(TOPICS.placeholders, placed.placeholders,
+                                                   correlation_id=creation.correlation))
+        return Created(placeholders=placed.placeholders, sends=sends)
