@@ -230,3 +230,37 @@ async def test_a_temporary_failure_is_tried_again_at_the_next_resync(refusing) -
     clock.advance(10)
     await reconciler.resync()
     assert admin.calls["alter_configs"] == 3 and statuses(outbox, "t")[-1].ready
+
+
+async def test_topics_of_one_look_are_created_in_one_request_each_with_its_own_outcome(refusing) -> None:
+    """Issue 52: a batch of new topics is one CreateTopics; the cluster's refusal of one (permanent: it waits out
+    the backoff) leaves the others created, and a failure of the whole request is every topic's, tried again at the
+    next resync."""
+    reconciler, admin, clock, outbox = refusing
+    specs = [TopicSpec(name="a", partitions=2, replicas=2), TopicSpec(name="b", partitions=1, replicas=1),
+             TopicSpec(name="c", partitions=1, replicas=1, config={"min.cleanable.dirty.ratio": "2"})]
+    for offset, spec in enumerate(specs):
+        reconciler.memory.apply_spec(spec.name, spec, offset, "c")
+    await reconciler.reconcile(["a", "b", "c"])
+    assert admin.calls["create_topics"] == 1
+    assert statuses(outbox, "a")[-1].ready and statuses(outbox, "a")[-1].partitions == 2
+    assert statuses(outbox, "b")[-1].ready
+    refused = ready(outbox, "c")
+    assert refused.reason == "ReconcileError" and "CreateTopic failed: " in (refused.message or "")
+    assert "tried again after 2026-11-22T12:00:30Z" in (refused.message or "")
+    # Each created topic's placement is on the bus, once.
+    assert sorted(p.topic for p in outbox.on(TOPICS.placements)) == ["a", "b"]
+
+    admin.failures["create_topics"] = ClusterUnavailable("no broker answered")
+    for offset, spec in enumerate([TopicSpec(name="d", partitions=1, replicas=1),
+                                   TopicSpec(name="e", partitions=1, replicas=1)], start=3):
+        reconciler.memory.apply_spec(spec.name, spec, offset, "c")
+    await reconciler.reconcile(["d", "e"])
+    for name in ("d", "e"):
+        assert ready(outbox, name).message == ("CreateTopic failed: no broker answered (temporary: tried again at the "
+                                               "next resync)")
+    # Placed ahead of the answer, then forgotten: the next placements do not count topics that are not there.
+    assert not {"d", "e"} & set((await reconciler.placing.view.view()).assignments)
+    del admin.failures["create_topics"]
+    await reconciler.resync()
+    assert statuses(outbox, "d")[-1].ready and statuses(outbox, "e")[-1].ready
