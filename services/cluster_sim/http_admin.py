@@ -14,7 +14,9 @@ if TYPE_CHECKING:
 
 
 def build_admin_app(sim: Simulator) -> web.Application:
-    app = web.Application(middlewares=[admin_api.errors])
+    # Kafka takes requests of up to socket.request.max.bytes (100 MiB by default): a topic of tens of thousands of
+    # partitions, created with its replicas' directories, is megabytes.
+    app = web.Application(middlewares=[admin_api.errors], client_max_size=100 * 1024 * 1024)
     app[admin_api.SIMULATOR] = sim
     app.add_routes(admin_api.routes)
     app.add_routes(fault_api.routes)

@@ -66,10 +66,7 @@ class BatchCreator:
         if placed:
             log.info("creating topics", topics=len(placed),
                      partitions=sum(len(p.topic.assignment) for p in placed.values()))
-            try:
-                answered = await self.admin.create_topics([p.topic for p in placed.values()])
-            except AdminError as exc:
-                answered = dict.fromkeys(placed, exc)
+            answered = await self._create([p.topic for p in placed.values()])
         by_name = {c.action.name: c for c in creations}
         for name, one in placed.items():
             error = answered.get(name)
@@ -78,6 +75,24 @@ class BatchCreator:
                 outcome[name] = Created(error=error)
                 continue
             outcome[name] = await self._announce(one, by_name[name])
+        return outcome
+
+    async def _create(self, topics: list[NewTopic]) -> dict[str, AdminError | None]:
+        """One request for all; where the cluster refuses the request itself (too large, say), each topic alone, so
+        that no topic's refusal is another's. A temporary failure is every topic's (the next resync tries again)."""
+        try:
+            return await self.admin.create_topics(topics)
+        except AdminError as exc:
+            if exc.temporary or len(topics) == 1:
+                return {t.name: exc for t in topics}
+            log.warning("the cluster refused the creation request; creating each topic alone", topics=len(topics),
+                        error=str(exc))
+        outcome: dict[str, AdminError | None] = {}
+        for topic in topics:
+            try:
+                outcome.update(await self.admin.create_topics([topic]))
+            except AdminError as exc:
+                outcome[topic.name] = exc
         return outcome
 
     async def _place(self, creation: Creation) -> _Placed:

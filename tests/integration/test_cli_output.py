@@ -183,10 +183,11 @@ def test_produce_takes_a_plain_spec_and_adds_the_envelope(bootstrap: str, tmp_pa
     assert decoded == [(b"orders", TopicSpec(name="orders", partitions=3, replicas=2)),
                        (b"old", TopicSpecDeleted(name="old"))]
 
-    lines.write_text('{"name": "orders", "partitions": 3}\n')
+    lines.write_text('{"name": "orders", "partitions": 0}\n')
     refused = cli(bootstrap, "produce", "-f", str(lines))
     assert refused.returncode == 1
-    assert refused.stderr.strip() == "error: line 1: not a valid TopicSpec nor an envelope: replicas: Field required"
+    assert refused.stderr.strip() == ("error: line 1: not a valid TopicSpec nor an envelope: partitions: Input should "
+                                      "be greater than or equal to 1")
     status = TopicStatus(topic="x", ready=True).model_dump_json()
     lines.write_text(f'{{"schema": "ballast.TopicStatus", "version": 1, "payload": {status}}}\n')
     misplaced = cli(bootstrap, "produce", "-f", str(lines))

@@ -13,7 +13,7 @@ import pytest
 
 from events import TOPICS, Condition, TopicSpec, TopicStatus
 from services.cluster_sim.app import Simulator
-from services.common.admin import ClusterUnavailable
+from services.common.admin import ClusterUnavailable, OperationRefused
 from services.common.admin.simulator import SimulatorClusterAdmin
 from services.common.outbox import MemoryOutbox
 from services.common.settings import PlacementSettings, ReconcilerSettings, Settings, SimulatorSettings
@@ -264,3 +264,37 @@ async def test_topics_of_one_look_are_created_in_one_request_each_with_its_own_o
     del admin.failures["create_topics"]
     await reconciler.resync()
     assert statuses(outbox, "d")[-1].ready and statuses(outbox, "e")[-1].ready
+
+
+async def test_a_creation_request_the_cluster_refuses_whole_is_sent_again_topic_by_topic(refusing, monkeypatch) -> None:
+    """A request the cluster refuses itself (too large for it, say) is not every topic's refusal: each is created
+    alone, and only a topic refused on its own waits out the backoff."""
+    reconciler, admin, clock, outbox = refusing
+    real = admin.admin.create_topics
+    requests: list[list[str]] = []
+
+    async def refusing_many(topics):  # noqa: ANN001, ANN202
+        requests.append([t.name for t in topics])
+        if len(topics) > 1:
+            raise OperationRefused("HTTP 413: Maximum request body size exceeded.")
+        return await real(topics)
+
+    monkeypatch.setattr(admin.admin, "create_topics", refusing_many)
+    for offset, spec in enumerate([TopicSpec(name="x", partitions=1, replicas=1),
+                                   TopicSpec(name="y", partitions=1, replicas=1)]):
+        reconciler.memory.apply_spec(spec.name, spec, offset, "c")
+    await reconciler.reconcile(["x", "y"])
+    assert requests == [["x", "y"], ["x"], ["y"]]
+    assert statuses(outbox, "x")[-1].ready and statuses(outbox, "y")[-1].ready
+
+
+def test_creations_go_in_requests_of_bounded_size() -> None:
+    from services.common.admin import NewTopic
+    from services.common.admin.port import in_requests
+
+    def topic(name: str, partitions: int) -> NewTopic:
+        return NewTopic(name, ((1,),) * partitions)
+
+    batches = in_requests([topic("a", 4), topic("b", 5), topic("huge", 30), topic("c", 2), topic("d", 9)], 10)
+    assert [[t.name for t in batch] for batch in batches] == [["a", "b"], ["huge"], ["c"], ["d"]]
+    assert in_requests([]) == []

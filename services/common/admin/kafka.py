@@ -40,6 +40,7 @@ from services.common.admin.port import (
     UnknownTopic,
     UnreadableAnswer,
     answering_log_dirs,
+    in_requests,
     topic_defaults,
 )
 
@@ -291,18 +292,17 @@ class KafkaClusterAdmin:
         await self._run(lambda a: a.create_topics({name: spec}), read=False)
 
     async def create_topics(self, topics: Sequence[NewTopic]) -> dict[str, AdminError | None]:
-        if not topics:
-            return {}
-        await self._prefer_log_dirs(topics)
-        requests = {t.name: {"configs": dict(t.config),
-                             "assignments": {p: list(replicas) for p, replicas in enumerate(t.assignment)}}
-                    for t in topics}
-        answer = await self._run(lambda a: a.create_topics(requests, raise_errors=False), read=False)
         outcome: dict[str, AdminError | None] = {}
-        for topic in answer["topics"]:
-            error = kafka_errors.for_code(topic["error_code"])
-            outcome[topic["name"]] = None if error is kafka_errors.NoError else _admin_error(
-                error(topic.get("error_message") or error.__name__))
+        for batch in in_requests(topics):
+            await self._prefer_log_dirs(batch)
+            requests = {t.name: {"configs": dict(t.config),
+                                 "assignments": {p: list(replicas) for p, replicas in enumerate(t.assignment)}}
+                        for t in batch}
+            answer = await self._run(lambda a, r=requests: a.create_topics(r, raise_errors=False), read=False)
+            for topic in answer["topics"]:
+                error = kafka_errors.for_code(topic["error_code"])
+                outcome[topic["name"]] = None if error is kafka_errors.NoError else _admin_error(
+                    error(topic.get("error_message") or error.__name__))
         return outcome
 
     async def _prefer_log_dirs(self, topics: Sequence[NewTopic]) -> None:

@@ -186,6 +186,24 @@ class NewTopic:
     log_dirs: Mapping[tuple[int, int], str] = field(default_factory=dict)
 
 
+# Partitions per CreateTopics request: a batch of thousands of topics goes in requests of about this size (a topic
+# larger than that alone), each answered within the client's timeout.
+PARTITIONS_PER_REQUEST = 10_000
+
+
+def in_requests(topics: Sequence[NewTopic], partitions: int = PARTITIONS_PER_REQUEST) -> list[list[NewTopic]]:
+    """The topics in consecutive requests of at most ``partitions`` partitions (a topic larger than that alone)."""
+    requests: list[list[NewTopic]] = []
+    size = 0
+    for topic in topics:
+        if not requests or size + len(topic.assignment) > partitions:
+            requests.append([])
+            size = 0
+        requests[-1].append(topic)
+        size += len(topic.assignment)
+    return requests
+
+
 @dataclass(frozen=True)
 class TopicDefaults:
     """What the cluster gives a topic created without partitions or a replication factor (the brokers'

@@ -26,6 +26,7 @@ from services.common.admin.port import (
     UnknownTopic,
     UnreadableAnswer,
     Unsupported,
+    in_requests,
     topic_defaults,
 )
 
@@ -145,15 +146,17 @@ class SimulatorClusterAdmin:
         await self._call("POST", "topics", json=body)
 
     async def create_topics(self, topics: Sequence[NewTopic]) -> dict[str, AdminError | None]:
-        if not topics:
-            return {}
-        answer = await self._call("POST", "topics/batch", json={"topics": [
-            {"name": t.name, "config": dict(t.config), "assignment": [list(r) for r in t.assignment],
-             "logDirs": [{"partition": p, "broker": b, "logDir": d} for (p, b), d in sorted(t.log_dirs.items())]}
-            for t in topics]})
         kinds = {409: TopicAlreadyExists}
-        return {name: None if failed is None else kinds.get(failed["status"], OperationRefused)(bounded(failed["error"]))
-                for name, failed in answer["topics"].items()}
+        outcome: dict[str, AdminError | None] = {}
+        for batch in in_requests(topics):
+            answer = await self._call("POST", "topics/batch", json={"topics": [
+                {"name": t.name, "config": dict(t.config), "assignment": [list(r) for r in t.assignment],
+                 "logDirs": [{"partition": p, "broker": b, "logDir": d} for (p, b), d in sorted(t.log_dirs.items())]}
+                for t in batch]})
+            outcome.update({name: None if failed is None
+                            else kinds.get(failed["status"], OperationRefused)(bounded(failed["error"]))
+                            for name, failed in answer["topics"].items()})
+        return outcome
 
     async def delete_topic(self, name: str) -> None:
         await self._call("DELETE", f"topics/{name}")
