@@ -84,11 +84,12 @@ class LocalStack:
                  services: tuple[str, ...] = SERVICES, detached: bool = False, kafka: bool = False,
                  kafka_racks: tuple[str, ...] | None = None, kafka_overrides: dict[str, str] | None = None,
                  broker_config: dict[str, str] | None = None, broker_classpath: tuple[Path, ...] = (),
-                 cruise_control: dict[str, str] | None = None) -> None:
+                 cruise_control: dict[str, str] | None = None, kafka_heap_mb: int | None = None) -> None:
         """``detached``: what starts here outlives this process (``ballast up``); otherwise it all dies with it.
         ``kafka``: a real Kafka cluster is the bus and the managed cluster (racks ``kafka_racks``, one broker
         each, node settings ``kafka_overrides`` over the local cluster's, then the brokers' own ``broker_config``
-        and ``broker_classpath``) instead of Tansu and the simulator's cluster. ``cruise_control``: the settings of
+        and ``broker_classpath``; each node's heap ``kafka_heap_mb``, the local cluster's default when None) instead
+        of Tansu and the simulator's cluster. ``cruise_control``: the settings of
         a Cruise Control of the caller's (``stack_options.cruise_control_env``), which the services use instead of
         the simulator's; no simulator runs then, and the caller's other Cruise Control settings (credentials, CA,
         task scanner) reach the services unchanged. It needs ``kafka``: a real Cruise Control manages a real
@@ -146,7 +147,8 @@ class LocalStack:
         if kafka:
             self.kafka = LocalKafka(run_dir, detached=detached, overrides=kafka_overrides,
                                     broker_config=broker_config, classpath=broker_classpath,
-                                    **({"racks": kafka_racks} if kafka_racks else {}))
+                                    **({"racks": kafka_racks} if kafka_racks else {}),
+                                    **({"heap_mb": kafka_heap_mb} if kafka_heap_mb else {}))
             bootstrap = self.kafka.bootstrap_servers
             self.env.update({
                 "BALLAST_BUS__BOOTSTRAP_SERVERS": bootstrap,

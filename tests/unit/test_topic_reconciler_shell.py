@@ -288,13 +288,18 @@ async def test_a_creation_request_the_cluster_refuses_whole_is_sent_again_topic_
     assert statuses(outbox, "x")[-1].ready and statuses(outbox, "y")[-1].ready
 
 
-def test_creations_go_in_requests_of_bounded_size() -> None:
+def test_creations_go_in_requests_kafkas_controller_takes() -> None:
     from services.common.admin import NewTopic
     from services.common.admin.port import in_requests
 
     def topic(name: str, partitions: int) -> NewTopic:
         return NewTopic(name, ((1,),) * partitions)
 
-    batches = in_requests([topic("a", 4), topic("b", 5), topic("huge", 30), topic("c", 2), topic("d", 9)], 10)
+    # A topic writes one metadata record, one per partition and one per config: Kafka's controller takes at most
+    # 10,000 a request.
+    batches = in_requests([topic("a", 4), topic("b", 4), topic("huge", 30), topic("c", 2), topic("d", 9)], 11)
     assert [[t.name for t in batch] for batch in batches] == [["a", "b"], ["huge"], ["c"], ["d"]]
+    configured = NewTopic("e", ((1,),), {"retention.ms": "1", "cleanup.policy": "compact"})
+    assert [[t.name for t in b] for b in in_requests([topic("f", 6), configured], 10)] == [["f"], ["e"]]
+    assert len(in_requests([topic(f"t{i}", 3) for i in range(3000)])) == 2  # 12,000 records
     assert in_requests([]) == []

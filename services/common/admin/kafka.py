@@ -311,14 +311,22 @@ class KafkaClusterAdmin:
         nothing moves between directories after (a move right after creation met a Kafka race on JBOD brokers: a
         future replica no thread copied). Each replica is answered NotLeaderOrFollower or ReplicaNotAvailable, meaning
         recorded; any failure leaves the choice to the broker, as a cluster without JBOD does."""
-        wanted = {TopicPartitionReplica(t.name, p, b): path for t in topics for (p, b), path in t.log_dirs.items()}
-        if not wanted:
+        by_broker: dict[int, dict[TopicPartitionReplica, str]] = {}
+        for t in topics:
+            for (p, b), path in t.log_dirs.items():
+                by_broker.setdefault(b, {})[TopicPartitionReplica(t.name, p, b)] = path
+        if not by_broker:
             return
-        try:
-            answer = await self._run(lambda a: a.alter_replica_log_dirs(wanted), read=False)
-        except AdminError as exc:
-            log.warning("could not send the new replicas' log directories; the brokers choose", error=str(exc))
-            return
+        # One request per broker, all at once: a broker still creating the replicas of earlier topics answers only
+        # once it is done (seconds), and one after the other those waits would add up.
+        answers = await asyncio.gather(*(self._run(lambda a, w=wanted: a.alter_replica_log_dirs(w), read=False)
+                                         for wanted in by_broker.values()), return_exceptions=True)
+        answer: dict[TopicPartitionReplica, Any] = {}
+        for one in answers:
+            if isinstance(one, BaseException):
+                log.warning("could not send new replicas' log directories to a broker; it chooses", error=str(one))
+            else:
+                answer.update(one)
         recorded = (kafka_errors.NoError, kafka_errors.NotLeaderForPartitionError, kafka_errors.ReplicaNotAvailableError,
                     kafka_errors.UnknownTopicOrPartitionError)
         if refused := {r: e for r, e in answer.items() if e not in recorded and e is not None}:

@@ -186,21 +186,27 @@ class NewTopic:
     log_dirs: Mapping[tuple[int, int], str] = field(default_factory=dict)
 
 
-# Partitions per CreateTopics request: a batch of thousands of topics goes in requests of about this size (a topic
-# larger than that alone), each answered within the client's timeout.
-PARTITIONS_PER_REQUEST = 10_000
+# Metadata records per CreateTopics request: Kafka's controller refuses a request that would write more
+# ("Unable to perform excessively large batch operation": QuorumController.MAX_RECORDS_PER_USER_OP).
+RECORDS_PER_REQUEST = 10_000
 
 
-def in_requests(topics: Sequence[NewTopic], partitions: int = PARTITIONS_PER_REQUEST) -> list[list[NewTopic]]:
-    """The topics in consecutive requests of at most ``partitions`` partitions (a topic larger than that alone)."""
+def records(topic: NewTopic) -> int:
+    """The metadata records creating ``topic`` writes: the topic's, one per partition, one per config."""
+    return 1 + len(topic.assignment) + len(topic.config)
+
+
+def in_requests(topics: Sequence[NewTopic], limit: int = RECORDS_PER_REQUEST) -> list[list[NewTopic]]:
+    """The topics in consecutive requests of at most ``limit`` metadata records each (a topic larger than that alone,
+    for the cluster to refuse or take)."""
     requests: list[list[NewTopic]] = []
     size = 0
     for topic in topics:
-        if not requests or size + len(topic.assignment) > partitions:
+        if not requests or size + records(topic) > limit:
             requests.append([])
             size = 0
         requests[-1].append(topic)
-        size += len(topic.assignment)
+        size += records(topic)
     return requests
 
 
