@@ -32,6 +32,20 @@ def check_topic_name(name: str) -> str:
 
 TopicName = Annotated[str, AfterValidator(check_topic_name)]
 
+# A Kafka cluster's name as Strimzi's KafkaTopics give it (label strimzi.io/cluster: a Kubernetes name), which a
+# named deployment also puts in its bus topics' and consumer groups' names (events.topics).
+_CLUSTER_NAME = re.compile(r"^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$")
+
+
+def check_cluster_name(name: str) -> str:
+    if not _CLUSTER_NAME.match(name):
+        raise ValueError(f"invalid cluster name {name!r}: use 1-63 lower-case letters, digits and '-', beginning and "
+                         "ending with a letter or digit (a Kubernetes name, as strimzi.io/cluster takes)")
+    return name
+
+
+ClusterName = Annotated[str, AfterValidator(check_cluster_name)]
+
 # Numbers and flags in what users write are taken as they are: ``true`` is not 1 and ``"3"`` is not 3 (a loose
 # ``"replicas": true`` once cut a topic to one replica).
 StrictInt = Annotated[int, Strict()]
@@ -109,6 +123,9 @@ class TopicSpec(Event):
     # A KafkaTopic's metadata.name where it differs from the topic's name (spec.topicName): statuses can be asked for
     # by it too.
     resource_name: str | None = Field(default=None, max_length=253)
+    # The cluster the spec is for (a KafkaTopic's strimzi.io/cluster label): a deployment named for another cluster
+    # (BALLAST_CLUSTER) does not act on it. None: whichever deployment reads it.
+    cluster: ClusterName | None = None
 
     @field_validator("config", mode="before")
     @classmethod

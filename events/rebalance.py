@@ -16,7 +16,7 @@ from pydantic import AfterValidator, BaseModel, Field, field_validator, model_va
 from events.envelope import FROZEN_WIRE, utcnow
 from events.limits import BoundedText
 from events.throttle import BrokerThrottle
-from events.models import Condition, Event, StrictBool, StrictInt
+from events.models import ClusterName, Condition, Event, StrictBool, StrictInt
 
 def _broker_ids(brokers: list[int]) -> list[int]:
     if any(b < 0 for b in brokers):
@@ -123,6 +123,8 @@ class RebalanceRequest(Event):
     approval_max_drift_percent: float | None = Field(default=None, ge=0)
     # Set on rebalances Ballast starts itself when the cluster scales; "down" ones run before "up" ones.
     scaling: Literal["up", "down"] | None = None
+    # The cluster the request is for (a KafkaRebalance's strimzi.io/cluster label), as a topic spec's ``cluster``.
+    cluster: ClusterName | None = None
 
     @field_validator("name")
     @classmethod

@@ -2,11 +2,19 @@
 
 ``decode(raw, topic=TOPICS.specs)`` gives one of the topic's event types (typed as their union) or raises
 ``InvalidEvent``: a record of any other type does not belong there and is dead-lettered with that reason.
+
+A deployment named for the Kafka cluster it manages (``BALLAST_CLUSTER=east``, the name KafkaTopics give in their
+``strimzi.io/cluster`` label) has its own bus topics (``ballast.east.topic.specs``) and consumer groups
+(``ballast-east-topic-reconciler``): one bus then serves several clusters side by side, each deployment reading and
+writing only its own. The name is read once, as the process starts (``Settings.cluster`` checks it), so every name
+below is fixed for the life of the process.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import os
+import re
+from dataclasses import dataclass, fields, replace
 from typing import Generic, TypeVar
 
 from events.load import BrokerLoadSample, LoadAggregate, LogDirLoadSample, PartitionLoadSample
@@ -168,6 +176,16 @@ class Topics:
         (),
     )
 
+    @classmethod
+    def of(cls, cluster: str | None) -> Topics:
+        """The bus topics of the deployment named ``cluster`` (None: an unnamed deployment's, the names above)."""
+        topics = cls()
+        if cluster is None:
+            return topics
+        return replace(topics, **{f.name: replace(getattr(topics, f.name), name=namespaced(getattr(topics, f.name).name,
+                                                                                          cluster))
+                                  for f in fields(topics)})
+
     def all(self) -> list[BusTopic[Event]]:
         return [self.leases, self.specs, self.status, self.replicas_commands, self.replicas_state,
                 self.replicas_batches, self.dead_letters,
@@ -181,7 +199,26 @@ class Topics:
         return next((t for t in self.all() if t.name == name), None)
 
 
-TOPICS = Topics()
+_PREFIX = "ballast."
+
+
+def namespaced(name: str, cluster: str) -> str:
+    return f"{_PREFIX}{cluster}.{name.removeprefix(_PREFIX)}"
+
+
+def group(name: str, cluster: str | None = None) -> str:
+    """A consumer group of the deployment named ``cluster`` (by default this process's)."""
+    cluster = CLUSTER if cluster is None else cluster
+    return f"ballast-{cluster}-{name}" if cluster else f"ballast-{name}"
+
+
+# This process's deployment: see the module's docstring.
+CLUSTER: str | None = os.environ.get("BALLAST_CLUSTER") or None
+TOPICS = Topics.of(CLUSTER)
+
+# Any deployment's bus topics (its own and those of deployments named for other clusters on the same bus).
+_BUS_TOPIC = re.compile(r"^ballast\.(?:[a-z0-9-]+\.)?(?:%s)$" % "|".join(
+    re.escape(t.name.removeprefix(_PREFIX)) for t in Topics().all()))
 
 
 # faust's leader-election topic, one per app id (faust.assignor.leader_assignor): every Ballast service makes one
@@ -197,6 +234,21 @@ def reserved_topic(name: str) -> str | None:
     if name.endswith(FAUST_LEADER_SUFFIX):
         return (f"{name!r} is a faust app's internal topic (its leader election, as Ballast's own services have): "
                 "Ballast never manages it")
-    if name in {t.name for t in TOPICS.all()}:
+    if _BUS_TOPIC.match(name):
         return f"{name!r} is one of Ballast's own bus topics: Ballast never manages it"
     return None
+
+
+def not_ours(event: Event) -> str | None:
+    """Why a spec or rebalance request on this deployment's bus is not for it (it names another cluster), or None."""
+    reason = elsewhere(getattr(event, "cluster", None))
+    return f"{type(event).__name__} {event.key!r}: {reason}" if reason else None
+
+
+def elsewhere(cluster: str | None) -> str | None:
+    """Why a spec or rebalance for ``cluster`` is not this deployment's to act on, or None. A deployment with no name
+    takes every one: one deployment per bus is the common case, and every KafkaTopic names some cluster."""
+    if cluster is None or CLUSTER is None or cluster == CLUSTER:
+        return None
+    return (f"it is for cluster {cluster!r} (strimzi.io/cluster), and this deployment manages {CLUSTER!r} "
+            "(BALLAST_CLUSTER)")

@@ -14,8 +14,9 @@ from enum import StrEnum
 from typing import Any
 
 from events import TopicSpec
+from events import topics
 from events.topics import reserved_topic
-from services.cli.manifests import ADOPT_ANNOTATION
+from services.cli.manifests import ADOPT_ANNOTATION, CLUSTER_LABEL
 from services.common.admin.port import TopicDescription
 
 # A Kubernetes object name (RFC 1123 subdomain): a topic name that is not one goes to spec.topicName.
@@ -61,8 +62,12 @@ def document(spec: TopicSpec, form: Form) -> dict[str, Any]:
         if spec.config:
             plain["config"] = dict(sorted(spec.config.items()))
         plain["adopt"] = spec.adopt
+        if spec.cluster:
+            plain["cluster"] = spec.cluster
         return plain
     metadata: dict[str, Any] = {"name": spec.name if _K8S_NAME.match(spec.name) else _k8s_name(spec.name)}
+    if cluster := spec.cluster or topics.CLUSTER:
+        metadata["labels"] = {CLUSTER_LABEL: cluster}
     if spec.adopt:
         metadata["annotations"] = {ADOPT_ANNOTATION: "true"}
     body: dict[str, Any] = {"partitions": spec.partitions, "replicas": spec.replicas}

@@ -109,9 +109,19 @@ app.command()(stack.demo)
 def main() -> None:
     """Console entry point: the commands, with bus failures reported in one readable line."""
     from confluent_kafka import KafkaException
+    from pydantic import ValidationError
+    from rich.markup import escape
 
     try:
         app(prog_name="ballast")
+    except ValidationError as exc:
+        if exc.title != "Settings":
+            raise
+        for problem in exc.errors(include_url=False):
+            variable = "BALLAST_" + "__".join(str(part) for part in problem["loc"]).upper()
+            message = problem["msg"].removeprefix("Value error, ")
+            err.print(f"[red]error:[/red] {escape(variable)}: {escape(message)}", soft_wrap=True)
+        sys.exit(2)
     except (KafkaException, BusUnavailable) as exc:
         bootstrap = get_settings().bus.bootstrap_servers
         err.print(f"[red]error:[/red] cannot use the bus at {bootstrap}: {exc}\n"

@@ -10,9 +10,13 @@ Plain form (one document, or a list)::
     placer: multi-level          # optional: striped | multi-level (default: BALLAST_PLACEMENT__PLACER)
     loadAware: false             # optional: place by counts alone, not towards the lighter brokers
     adopt: true                  # optional: the topic exists already and is Ballast's from now on (deletion too)
+    cluster: east                # optional: the cluster it is for (a KafkaTopic's label strimzi.io/cluster)
 
 A ``KafkaTopic`` names its placer in the annotation ``ballast.io/placer`` and opts out of load-aware placement with
 ``ballast.io/load-aware: "false"``, and adopts an existing topic with ``ballast.io/adopt: "true"``.
+
+A deployment named for its cluster (``BALLAST_CLUSTER``) takes only the specs and rebalances for it, or naming no
+cluster; the others are skipped, so that one set of files can hold several clusters' topics.
 
 Plain rebalance (the fields of a KafkaRebalance spec, plus ``name`` and ``autoApprove``)::
 
@@ -27,6 +31,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO, TextIO
 
@@ -35,6 +40,7 @@ from pydantic import ValidationError
 
 from events import RebalanceRequest, TopicSpec
 from events.topic_configs import topic_config_problem
+from events.topics import elsewhere
 
 STRIMZI_API_VERSIONS = {"kafka.strimzi.io/v1beta2", "kafka.strimzi.io/v1"}
 PLACER_ANNOTATION = "ballast.io/placer"
@@ -44,6 +50,7 @@ DRIFT_ANNOTATION = "ballast.io/drift"
 AUTO_APPROVAL_ANNOTATION = "strimzi.io/rebalance-auto-approval"
 PAUSE_ANNOTATION = "strimzi.io/pause-reconciliation"
 MANAGED_ANNOTATION = "strimzi.io/managed"
+CLUSTER_LABEL = "strimzi.io/cluster"
 KAFKA_TOPIC_SPEC_FIELDS = frozenset({"topicName", "partitions", "replicas", "config"})
 # KafkaRebalance spec fields Cruise Control has but Ballast does not pass on; refused rather than silently dropped.
 UNSUPPORTED_REBALANCE_FIELDS = ("replicaMovementStrategies",)
@@ -143,10 +150,18 @@ MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
 STDIN = "-"
 
 
-def load_sources(sources: Iterable[str], stdin: TextIO | None = None) -> list[Manifest]:
-    """Every manifest of ``sources``, in their order: a file, a directory (its YAML and JSON files, recursively, in
-    name order, hidden ones left out as `.git` is), or ``-`` for standard input (once). A topic or rebalance named
-    twice is refused: which one should win is not for the CLI to guess."""
+@dataclass(frozen=True)
+class Loaded:
+    # This deployment's manifests, in the sources' order.
+    manifests: list[Manifest]
+    # Those for another cluster (BALLAST_CLUSTER names this one), each with where it is and why it was skipped.
+    skipped: list[str]
+
+
+def load_sources(sources: Iterable[str], stdin: TextIO | None = None) -> Loaded:
+    """Every manifest of ``sources`` for this deployment, in their order: a file, a directory (its YAML and JSON files,
+    recursively, in name order, hidden ones left out as `.git` is), or ``-`` for standard input (once). A topic or
+    rebalance named twice for this deployment is refused: which one should win is not for the CLI to guess."""
     manifests: list[tuple[Manifest, str]] = []
     sources = list(sources)
     if sources.count(STDIN) > 1:
@@ -164,15 +179,26 @@ def load_sources(sources: Iterable[str], stdin: TextIO | None = None) -> list[Ma
                 manifests += [(m, str(file)) for m in load_file(file)]
         else:
             manifests += [(m, str(path)) for m in load_file(path)]
+    skipped = [f"{_kind(manifest)} {manifest.name!r} ({where}): {reason}" for manifest, where in manifests
+               if (reason := elsewhere(manifest.cluster))]
+    manifests = [(manifest, where) for manifest, where in manifests if not elsewhere(manifest.cluster)]
     seen: dict[tuple[type, str], str] = {}
     for manifest, where in manifests:
         key = (type(manifest), manifest.name)
         if key in seen:
-            what = "topic" if isinstance(manifest, TopicSpec) else "rebalance"
             place = f"in {where}" if seen[key] == where else f"in {seen[key]} and {where}"
-            raise ManifestError(f"{what} {manifest.name!r} is given more than once ({place}): keep one")
+            raise ManifestError(f"{_kind(manifest)} {manifest.name!r} is given more than once ({place}): keep one")
         seen[key] = where
-    return [manifest for manifest, _ in manifests]
+    return Loaded([manifest for manifest, _ in manifests], skipped)
+
+
+def _kind(manifest: Manifest) -> str:
+    return "topic" if isinstance(manifest, TopicSpec) else "rebalance"
+
+
+def _cluster(metadata: dict[str, Any]) -> dict[str, Any]:
+    labels = metadata.get("labels") or {}
+    return {"cluster": labels[CLUSTER_LABEL]} if isinstance(labels, dict) and CLUSTER_LABEL in labels else {}
 
 
 def _to_manifest(item: Any, where: str) -> Manifest:
@@ -223,7 +249,7 @@ def _from_kafka_rebalance(item: dict[str, Any], where: str) -> dict[str, Any]:
     if unsupported := [f for f in UNSUPPORTED_REBALANCE_FIELDS if f in spec]:
         raise ManifestError(f"{where}: KafkaRebalance spec.{unsupported[0]} is not supported by Ballast")
     auto = str((metadata.get("annotations") or {}).get(AUTO_APPROVAL_ANNOTATION, "false")).lower() == "true"
-    return {**spec, "name": metadata["name"], "autoApprove": auto}
+    return {**spec, "name": metadata["name"], "autoApprove": auto, **_cluster(metadata)}
 
 
 def _from_kafka_topic(item: dict[str, Any], where: str) -> dict[str, Any]:
@@ -247,6 +273,7 @@ def _from_kafka_topic(item: dict[str, Any], where: str) -> dict[str, Any]:
               **{k: spec[k] for k in ("partitions", "replicas") if spec.get(k) is not None}}
     if metadata.get("name") and metadata["name"] != name:
         fields["resource_name"] = metadata["name"]
+    fields.update(_cluster(metadata))
     annotations = metadata.get("annotations") or {}
     if placer := annotations.get(PLACER_ANNOTATION):
         fields["placer"] = placer

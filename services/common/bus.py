@@ -12,7 +12,7 @@ import faust
 from events import TOPICS, DeadLetter, Decoded, InvalidEvent, decode
 from events.limits import MAX_RECORD_BYTES, bounded
 from events.models import Event
-from events.topics import BusTopic
+from events.topics import BusTopic, group
 from services.common.busio import check_key
 from services.common.faust_stream import BatchingStream
 from services.common.faust_transport import BallastApp
@@ -32,7 +32,7 @@ BATCH_WAIT_S = 0.02
 
 def consumer_group(service: str) -> str:
     """The consumer group of a service's faust app (its committed offsets)."""
-    return f"ballast-{service}"
+    return group(service)
 
 
 def make_app(service: str, settings: Settings, *, web_port: int, group: str | None = None) -> faust.App:

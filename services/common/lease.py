@@ -45,6 +45,7 @@ from aiohttp import web
 from confluent_kafka import Consumer, KafkaException, TopicPartition
 
 from events import TOPICS
+from events.topics import group
 from services.common.bus_topics import ensure_partitions, ensure_topics
 from services.common.logging import get_logger
 from services.common.settings import BusSettings
@@ -70,7 +71,7 @@ def restart_as_standby() -> None:
 
 def lease_group(service: str) -> str:
     """The consumer group whose partition 0 is ``service``'s lease."""
-    return f"ballast-{service}-owner"
+    return group(f"{service}-owner")
 
 
 class Lease:

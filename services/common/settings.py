@@ -11,7 +11,8 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel, ByteSize, Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from events.models import DriftMode, PlacerName
+from events import topics
+from events.models import ClusterName, DriftMode, PlacerName
 
 if TYPE_CHECKING:
     from services.throttle.rates import Capacities, Limits
@@ -411,6 +412,11 @@ class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="BALLAST_", env_nested_delimiter="__", extra="ignore",
                                       env_parse_none_str="null")
 
+    # The Kafka cluster this deployment manages, by the name KafkaTopics give it (strimzi.io/cluster). Named, the
+    # deployment has bus topics and consumer groups of its own (ballast.<cluster>.*, ballast-<cluster>-*), so that one
+    # bus serves several clusters, and specs and rebalances naming another cluster are not its to act on (the CLI
+    # skips them, the services dead-letter them). None: the bus is this deployment's alone, and it acts on every spec.
+    cluster: ClusterName | None = Field(default=None, validate_default=True)
     bus: BusSettings = BusSettings()
     cruise_control: CruiseControlSettings = CruiseControlSettings()
     cluster_admin: ClusterAdminSettings = ClusterAdminSettings()
@@ -436,6 +442,24 @@ class Settings(BaseSettings):
     # Where `ballast up` keeps the running local stack (stack.json, logs), and `ballast spark package` its archives
     # (spark/): one per user, found from any directory.
     state_dir: Path = Field(default_factory=lambda: _user_state_home() / "ballast")
+
+
+    @field_validator("cluster", mode="before")
+    @classmethod
+    def _empty_is_unset(cls, value: Any) -> Any:
+        return None if value == "" else value
+
+    @field_validator("cluster")
+    @classmethod
+    def _cluster_as_the_process_started(cls, cluster: str | None) -> str | None:
+        # The bus topics' names were fixed as the process started (events.topics); a cluster given any other way, or
+        # changed since (a stack `ballast up` started for a cluster, say), would have the settings name one
+        # deployment while the process talks to another's topics.
+        if cluster != topics.CLUSTER:
+            started = f"cluster {topics.CLUSTER!r}" if topics.CLUSTER else "no cluster"
+            raise ValueError(f"{cluster!r} is not what this process started with ({started}): set BALLAST_CLUSTER="
+                             f"{cluster or ''} in the environment before starting it")
+        return cluster
 
 
 def _user_state_home() -> Path:

@@ -23,6 +23,7 @@ from typing import Any
 
 import httpx
 
+from events.topics import Topics
 from services.common.bus_topics import ensure_topics
 from services.common.settings import Settings
 from services.local.broker import free_port, group_alive, popen, start_tansu
@@ -84,7 +85,8 @@ class LocalStack:
                  services: tuple[str, ...] = SERVICES, detached: bool = False, kafka: bool = False,
                  kafka_racks: tuple[str, ...] | None = None, kafka_overrides: dict[str, str] | None = None,
                  broker_config: dict[str, str] | None = None, broker_classpath: tuple[Path, ...] = (),
-                 cruise_control: dict[str, str] | None = None, kafka_heap_mb: int | None = None) -> None:
+                 cruise_control: dict[str, str] | None = None, kafka_heap_mb: int | None = None,
+                 bus: str | None = None) -> None:
         """``detached``: what starts here outlives this process (``ballast up``); otherwise it all dies with it.
         ``kafka``: a real Kafka cluster is the bus and the managed cluster (racks ``kafka_racks``, one broker
         each, node settings ``kafka_overrides`` over the local cluster's, then the brokers' own ``broker_config``
@@ -93,7 +95,10 @@ class LocalStack:
         a Cruise Control of the caller's (``stack_options.cruise_control_env``), which the services use instead of
         the simulator's; no simulator runs then, and the caller's other Cruise Control settings (credentials, CA,
         task scanner) reach the services unchanged. It needs ``kafka``: a real Cruise Control manages a real
-        Kafka, not the simulator's model."""
+        Kafka, not the simulator's model. ``bus``: the bootstrap of a bus that runs already (another stack's, for
+        a deployment named for another cluster beside it: BALLAST_CLUSTER in ``env``); no broker of its own."""
+        if bus and kafka:
+            raise ValueError("the real Kafka cluster is the bus: a bus of another's needs the embedded stack")
         if cruise_control and not kafka:
             raise ValueError("your own Cruise Control needs the real Kafka cluster (--kafka): it cannot manage the "
                              "simulator's model")
@@ -106,6 +111,7 @@ class LocalStack:
         if self.cruise_control:
             self.ports = replace(self.ports, cruise_control=0, sim_admin=0)  # no simulator
         self.services = services
+        self.bus = bus
         self.processes: dict[str, subprocess.Popen[bytes]] = {}
         # Settings of the extra instances started by ``start_instance``, by name.
         self.instance_env: dict[str, dict[str, str]] = {}
@@ -162,13 +168,32 @@ class LocalStack:
                 # the test suite's cluster, the stack's idle CPU went from 56 % to 47 % of a core.
                 "BALLAST_BUS__FETCH_MAX_WAIT_MS": "500",
             })
+        if bus:
+            self.env["BALLAST_BUS__BOOTSTRAP_SERVERS"] = bus
+        # The deployment's name (its bus topics and consumer groups): the caller's, for the stack's services and for
+        # the clients of a stack `ballast up` started (stack_state.CLIENT_KEYS).
+        if cluster := os.environ.get("BALLAST_CLUSTER"):
+            self.env["BALLAST_CLUSTER"] = cluster
         self.env.update(env or {})
 
     # -- settings for in-process clients (CLI, tests) ------------------------------------------------------------
 
+    @property
+    def cluster(self) -> str | None:
+        return self.env.get("BALLAST_CLUSTER") or None
+
+    @property
+    def topics(self) -> Topics:
+        """The bus topics of the stack's deployment."""
+        return Topics.of(self.cluster)
+
     def settings(self) -> Settings:
-        saved = {k: os.environ.get(k) for k in self.env}
-        os.environ.update(self.env)
+        """The stack's settings for a client in this process. Of a stack named for a cluster, all but the name, which
+        a process takes as it starts: such a client uses ``topics`` for the stack's bus topics."""
+        env = {k: v for k, v in self.env.items() if k != "BALLAST_CLUSTER"}
+        saved = {k: os.environ.get(k) for k in [*env, "BALLAST_CLUSTER"]}
+        os.environ.update(env)
+        os.environ.pop("BALLAST_CLUSTER", None)
         try:
             return Settings()
         finally:
@@ -194,6 +219,8 @@ class LocalStack:
         say = progress if callable(progress) else (lambda _msg: None)
         if self.kafka is not None:
             self.kafka.start(progress=say)
+        elif self.bus:
+            say(f"on the bus at {self.bus}")
         else:
             say(f"starting local broker (Tansu) on 127.0.0.1:{self.ports.broker}")
             self.processes["broker"] = start_tansu(self.ports.broker, self.logs / "broker.log",
@@ -204,7 +231,7 @@ class LocalStack:
             say(f"starting cluster simulator (Cruise Control API on 127.0.0.1:{self.ports.cruise_control})")
             self.start_process("cluster-sim")
             self.wait_http(f"{self.sim_url}/health", "cluster-sim")
-        ensure_topics(self.settings().bus)
+        ensure_topics(self.settings().bus, self.topics.all())
         for service in self.services:
             say(f"starting {service}")
             self.start_process(service)

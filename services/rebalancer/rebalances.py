@@ -28,6 +28,7 @@ from events import (
 from events import InvalidEvent, decode
 from events.envelope import utcnow
 from events.throttle import BrokerThrottle
+from events.topics import not_ours
 from services.common.admin import INTRA_BROKER_THROTTLE, AdminError, ClusterAdmin, Unsupported
 from services.common.bus import DeadLetters, raw_bytes
 from services.common.cruise_control import CruiseControlClient, CruiseControlError
@@ -91,7 +92,9 @@ class Rebalances:
     async def on_request_events(self, events: Sequence[Any]) -> None:
         for event in events:
             decoded = await self.dead_letters.decode_or_reject(event, TOPICS.rebalance_requests)
-            if decoded is not None:
+            if decoded is not None and (reason := not_ours(decoded.event)):
+                await self.dead_letters.reject(event, reason)
+            elif decoded is not None:
                 self.correlations[decoded.event.name] = decoded.envelope.correlation_id
                 await self.on_request(decoded.event)
 

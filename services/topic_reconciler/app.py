@@ -15,9 +15,10 @@ import faust
 
 from events import TOPICS
 from events.envelope import utcnow
+from events.topics import group as topic_group
 from services.common.admin import ClusterAdmin, make_cluster_admin
 from services.common.agents import Handler, Supervisor
-from services.common.bus import BATCH_WAIT_S, DeadLetters, make_app, raw_topic
+from services.common.bus import BATCH_WAIT_S, DeadLetters, consumer_group, make_app, raw_topic
 from services.common.health import add_health_page
 from services.common.logging import get_logger
 from services.common.metrics import gauge
@@ -44,7 +45,7 @@ class TopicReconciler:
         # on is the shards' business, not the group's (a shared group would split the broker and load topics every
         # instance needs whole). With one shard, one instance runs at a time and the group is the service's, so a
         # restarted instance goes on from the committed offsets instead of reading (and reporting) everything again.
-        group = f"ballast-{SERVICE}" if shards == 1 else f"ballast-{SERVICE}-{uuid.uuid4().hex[:12]}"
+        group = consumer_group(SERVICE) if shards == 1 else topic_group(f"{SERVICE}-{uuid.uuid4().hex[:12]}")
         self.app = make_app(SERVICE, settings, web_port=settings.ports.topic_reconciler, group=group)
         self.outbox = outbox or FaustOutbox(self.app, settings.bus)
         self.dead_letters = DeadLetters(self.outbox, SERVICE)

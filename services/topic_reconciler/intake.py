@@ -16,7 +16,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from events import TOPICS, ReplicasChangeBatch
-from events.topics import reserved_topic
+from events.topics import not_ours, reserved_topic
 from services.common.bus import DeadLetters, raw_bytes
 from services.common.busio import record_key
 from services.common.lease import Lease
@@ -61,7 +61,7 @@ class Intake:
             decoded = await self.dead_letters.decode_or_reject(event, TOPICS.specs)
             if decoded is None:
                 continue
-            if reason := reserved_topic(decoded.event.key):
+            if reason := reserved_topic(decoded.event.key) or not_ours(decoded.event):
                 await self.dead_letters.reject(event, reason)
                 continue
             self.memory.apply_spec(decoded.event.key, decoded.event, offset, decoded.envelope.correlation_id)

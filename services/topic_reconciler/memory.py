@@ -10,7 +10,7 @@ from typing import Any
 from events import conditions
 from events import Condition, PlaceholderRecord, ReplicasChangeRecord, TopicSpec, TopicSpecDeleted, TopicStatus
 from events.models import TopicOrigin
-from events.topics import reserved_topic
+from events.topics import not_ours, reserved_topic
 from services.common.admin import TopicDescription
 from services.common.busio import Stored
 from services.topic_reconciler.refusals import Refusal
@@ -95,7 +95,8 @@ class Memory:
             if item.decoded.event.placeholders:
                 self[name].placeholders = item.decoded.event
         for name, item in specs.items():
-            if not reserved_topic(name):  # a reserved name was dead-lettered when it arrived
+            # A reserved name, or a spec for another cluster, was dead-lettered when it arrived.
+            if not reserved_topic(name) and not not_ours(item.decoded.event):
                 self.apply_spec(name, item.decoded.event, item.offset, item.decoded.envelope.correlation_id)
         for name, item in statuses.items():
             status = self[name].status = item.decoded.event

@@ -157,7 +157,7 @@ def test_sources_are_files_directories_recursively_and_stdin_in_order(tmp_path) 
     (tmp_path / "a.yml").write_text("name: a\npartitions: 1\nreplicas: 1\n")
     stdin = io.StringIO("kind: Rebalance\nname: scale-up\nmode: add-brokers\nbrokers: [7]\n")
     loaded = load_sources([str(tmp_path / "a.yml"), str(tmp_path / "team"), "-"], stdin=stdin)
-    assert [m.name for m in loaded] == ["a", "b", "d", "c", "scale-up"]
+    assert [m.name for m in loaded.manifests] == ["a", "b", "d", "c", "scale-up"]
 
 
 def test_a_topic_given_twice_or_an_empty_directory_is_refused(tmp_path) -> None:
@@ -208,7 +208,60 @@ def test_kubectl_get_kafkatopics_output_is_read_as_it_is() -> None:
     text = (Path(__file__).parents[1] / "data" / "kafkatopics-list.yaml").read_text().replace("{prefix}", "shop")
     orders, payments = load_specs(text, "kafkatopics.yaml")
     assert orders == TopicSpec(name="shop-orders", partitions=3, replicas=3,
-                               config={"min.insync.replicas": "2", "retention.ms": "604800000"})
+                               config={"min.insync.replicas": "2", "retention.ms": "604800000"}, cluster="my-cluster")
     assert payments == TopicSpec(name="shop.Payments_EU", config={"cleanup.policy": "compact"},
-                                 resource_name="shop-payments-eu")
+                                 resource_name="shop-payments-eu", cluster="my-cluster")
     assert (payments.partitions, payments.replicas) == (None, None)
+
+
+KAFKA_TOPICS_OF_TWO_CLUSTERS = """\
+apiVersion: v1
+kind: List
+items:
+  - apiVersion: kafka.strimzi.io/v1beta2
+    kind: KafkaTopic
+    metadata: {name: orders, labels: {strimzi.io/cluster: east}}
+    spec: {partitions: 3, replicas: 3}
+  - apiVersion: kafka.strimzi.io/v1beta2
+    kind: KafkaTopic
+    metadata: {name: orders, labels: {strimzi.io/cluster: west}}
+    spec: {partitions: 6, replicas: 3}
+  - apiVersion: kafka.strimzi.io/v1beta2
+    kind: KafkaRebalance
+    metadata: {name: west-full, labels: {strimzi.io/cluster: west}}
+    spec: {}
+  - {name: plain, partitions: 1, replicas: 1}
+"""
+
+
+def test_a_deployment_named_for_its_cluster_takes_the_manifests_labelled_for_it(tmp_path, monkeypatch) -> None:
+    """strimzi.io/cluster selects which cluster a deployment manages (issue 56): one file for several clusters."""
+    import events.topics
+    from services.cli.manifests import load_sources
+
+    (tmp_path / "topics.yaml").write_text(KAFKA_TOPICS_OF_TWO_CLUSTERS)
+    monkeypatch.setattr(events.topics, "CLUSTER", "east")
+    east = load_sources([str(tmp_path / "topics.yaml")])
+    assert [(m.name, m.cluster) for m in east.manifests] == [("orders", "east"), ("plain", None)]
+    assert east.manifests[0].partitions == 3
+    assert east.skipped == [
+        f"topic 'orders' ({tmp_path}/topics.yaml): it is for cluster 'west' (strimzi.io/cluster), and this "
+        "deployment manages 'east' (BALLAST_CLUSTER)",
+        f"rebalance 'west-full' ({tmp_path}/topics.yaml): it is for cluster 'west' (strimzi.io/cluster), and this "
+        "deployment manages 'east' (BALLAST_CLUSTER)"]
+    monkeypatch.setattr(events.topics, "CLUSTER", "west")
+    west = load_sources([str(tmp_path / "topics.yaml")])
+    assert [(m.name, m.cluster) for m in west.manifests] == [("orders", "west"), ("west-full", "west"),
+                                                            ("plain", None)]
+    assert west.manifests[0].partitions == 6
+    # A deployment with no name is the bus's only one: both are its, and the same topic twice is refused.
+    monkeypatch.setattr(events.topics, "CLUSTER", None)
+    with pytest.raises(ManifestError, match="topic 'orders' is given more than once"):
+        load_sources([str(tmp_path / "topics.yaml")])
+
+
+def test_a_cluster_label_that_is_no_cluster_name_is_refused() -> None:
+    text = KAFKA_TOPIC.replace("{strimzi.io/cluster: my-cluster}", "{strimzi.io/cluster: My_Cluster}")
+    with pytest.raises(ManifestError, match="invalid cluster name 'My_Cluster'"):
+        load_specs(text)
+    assert load_specs(KAFKA_TOPIC)[0].cluster == "my-cluster"

@@ -54,10 +54,7 @@ def apply(
     from services.cli.applying import compare, compare_prune, compare_rebalances, print_diffs, wait_until_settled
     from services.cli.changes import Verdict
 
-    try:
-        manifests = adopting(load_sources(file), adopt)
-    except ManifestError as exc:
-        raise fail(str(exc), 2) from None
+    manifests = desired(file, adopt)
     settings = get_settings()
     specs = [m for m in manifests if isinstance(m, TopicSpec)]
     diffs, unreachable = compare(settings, specs, need_cluster=dry_run)
@@ -107,6 +104,17 @@ def apply(
         generations = {key.decode(): offset + 1 for key, offset in offsets.items()}
         raise typer.Exit(wait_until_settled(settings, specs, generations, timeout_s=timeout, console=console))
 
+def desired(files: list[str], adopt: bool) -> list[Manifest]:
+    """This deployment's manifests of ``files`` (those for another cluster said and left out), adopting with --adopt."""
+    try:
+        loaded = load_sources(files)
+    except ManifestError as exc:
+        raise fail(str(exc), 2) from None
+    for line in loaded.skipped:
+        err.print(f"[yellow]skipped:[/yellow] {escape(line)}", soft_wrap=True)
+    return adopting(loaded.manifests, adopt)
+
+
 def adopting(manifests: list[Manifest], adopt: bool) -> list[Manifest]:
     """``--adopt``: every topic spec adopts its topic."""
     from events import TopicSpec
@@ -131,10 +139,7 @@ def diff(
     from services.cli.applying import compare, compare_prune, compare_rebalances, print_diffs
     from services.cli.changes import Verdict
 
-    try:
-        manifests = adopting(load_sources(file), adopt)
-    except ManifestError as exc:
-        raise fail(str(exc), 2) from None
+    manifests = desired(file, adopt)
     settings = get_settings()
     specs = [m for m in manifests if isinstance(m, TopicSpec)]
     diffs, _ = compare(settings, specs, need_cluster=True)
