@@ -14,7 +14,7 @@ from services.cli.commands.log_dirs import log_dirs_app
 from services.cli.commands.rebalance import rebalance_app
 from services.cli.commands.throttle import throttle_app
 from services.cli.output import err
-from services.common.busio import BusUnavailable
+from services.common.busio import BusRefused, BusUnavailable
 from services.common.settings import get_settings
 
 if TYPE_CHECKING:
@@ -123,7 +123,14 @@ def main() -> None:
             err.print(f"[red]error:[/red] {escape(variable)}: {escape(message)}", soft_wrap=True)
         sys.exit(2)
     except (KafkaException, BusUnavailable) as exc:
-        bootstrap = get_settings().bus.bootstrap_servers
-        err.print(f"[red]error:[/red] cannot use the bus at {bootstrap}: {exc}\n"
-                  "Is the stack up (`ballast up`), or --bootstrap-server (BALLAST_BUS__BOOTSTRAP_SERVERS) your Kafka?")
+        bus = get_settings().bus
+        if isinstance(exc, BusRefused):
+            hint = ("Check the client's credentials and CA (BALLAST_BUS__SASL_USERNAME, __SASL_PASSWORD_FILE or "
+                    "__SASL_PASSWORD, __SSL_CAFILE).")
+        else:
+            hint = ("Is the stack up (`ballast up`), or --bootstrap-server (BALLAST_BUS__BOOTSTRAP_SERVERS) your "
+                    "Kafka?" + (" Does it take TLS or SASL only (BALLAST_BUS__SECURITY_PROTOCOL and its settings)?"
+                                if bus.security_protocol == "PLAINTEXT" else ""))
+        err.print(f"[red]error:[/red] cannot use the bus at {bus.bootstrap_servers}: {escape(str(exc))}\n{hint}",
+                  soft_wrap=True)
         sys.exit(1)

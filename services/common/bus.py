@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import ssl
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import faust
@@ -42,12 +43,13 @@ def make_app(service: str, settings: Settings, *, web_port: int, group: str | No
     if bus.security_protocol.startswith("SASL"):
         credentials = faust.SASLCredentials(
             username=bus.sasl_username,
-            password=bus.sasl_password.get_secret_value() if bus.sasl_password else None,
+            password=bus.password(),
             mechanism=bus.sasl_mechanism or "PLAIN",
-            ssl_context=faust.ssl.create_default_context(cafile=str(bus.ssl_cafile)) if bus.ssl_cafile else None,
+            ssl_context=(ssl.create_default_context(cafile=str(bus.ssl_cafile) if bus.ssl_cafile else None)
+                         if bus.security_protocol == "SASL_SSL" else None),
         )
     elif bus.security_protocol == "SSL":
-        credentials = faust.SSLCredentials(faust.ssl.create_default_context(cafile=str(bus.ssl_cafile)))
+        credentials = faust.SSLCredentials(ssl.create_default_context(cafile=str(bus.ssl_cafile)))
     datadir = settings.data_dir / service
     datadir.parent.mkdir(parents=True, exist_ok=True)
     app = BallastApp(

@@ -28,15 +28,48 @@ class BusUnavailable(RuntimeError):
     """The bus could not be reached in time."""
 
 
+class BusRefused(BusUnavailable):
+    """The brokers answered, and refused the client's credentials or its certificate check failed."""
+
+
 class NoSuchTopic(LookupError):
     """A topic asked for by name does not exist on the bus."""
 
 
-def _check_reachable(client: Producer | Consumer, timeout_s: float) -> None:
+class Refusal:
+    """librdkafka's error callback, keeping the brokers' refusal of the client's credentials or certificate: the reason
+    to give when nothing answers, which a wrong password otherwise looks like (librdkafka retries it quietly)."""
+
+    CODES = frozenset({KafkaError._AUTHENTICATION, KafkaError.SASL_AUTHENTICATION_FAILED, KafkaError._SSL})
+
+    def __init__(self, bus: BusSettings) -> None:
+        self.bus = bus
+        self.reason: str | None = None
+
+    def __call__(self, error: KafkaError) -> None:
+        if error.code() in self.CODES:
+            self.reason = error.str()
+
+    def unavailable(self, client: Producer | Consumer, otherwise: str) -> BusUnavailable:
+        client.poll(0)  # librdkafka hands its errors to the callback only here
+        if self.reason is None:
+            return BusUnavailable(otherwise)
+        who = f" as {self.bus.sasl_username!r}" if self.bus.sasl_username else ""
+        return BusRefused(f"the bus refused this client{who} ({self.bus.security_protocol}): {self.reason}")
+
+
+def client_config(bus: BusSettings) -> tuple[dict[str, Any], Refusal]:
+    """A confluent-kafka client's settings, quiet, with the refusal it will report."""
+    refusal = Refusal(bus)
+    return {**bus.confluent_config(), **QUIET, "error_cb": refusal}, refusal
+
+
+def _check_reachable(client: Producer | Consumer, timeout_s: float, refusal: Refusal | None = None) -> None:
     try:
         client.list_topics(timeout=timeout_s)
     except Exception as exc:  # noqa: BLE001 -- librdkafka reports unreachable brokers in several ways
-        raise BusUnavailable(f"no broker answered within {timeout_s:.0f} s ({exc})") from None
+        message = f"no broker answered within {timeout_s:.0f} s ({exc})"
+        raise (refusal.unavailable(client, message) if refusal else BusUnavailable(message)) from None
 
 
 def _check_still_there(consumer: Consumer, topics: list[str], timeout_s: float) -> None:
@@ -67,11 +100,11 @@ class Record:
 QUIET = {"log_level": 0}
 
 
-def producer(bus: BusSettings) -> Producer:
+def producer(bus: BusSettings, refusal: Refusal | None = None) -> Producer:
     # Kafka's default partitioner (murmur2), as Java clients and the services use: a spec lands in the partition of
     # the topic reconciler's shard that owns it.
     return Producer({**bus.confluent_config(), **QUIET, "enable.idempotence": True, "linger.ms": 5,
-                     "partitioner": "murmur2_random"})
+                     "partitioner": "murmur2_random", **({"error_cb": refusal} if refusal else {})})
 
 
 def send(producer: Producer, topic: str, key: bytes | None, value: bytes | None, *,
@@ -91,8 +124,9 @@ def produce(bus: BusSettings, items: list[tuple[str, bytes | None, bytes | None,
             offsets_by_key: dict[bytes, int] | None = None) -> int:
     """Produce and wait for every acknowledgement; ``delivered`` collects (topic, partition, offset) of each,
     ``offsets_by_key`` each keyed record's offset."""
-    p = producer(bus)
-    _check_reachable(p, bus.answer_timeout_s)
+    refusal = Refusal(bus)
+    p = producer(bus, refusal)
+    _check_reachable(p, bus.answer_timeout_s, refusal)
     errors: list[str] = []
 
     def report(err: object, msg: Any) -> None:
@@ -180,10 +214,11 @@ def consume(bus: BusSettings, topics: list[str], *, follow: bool, idle_s: float 
     Following, a quiet bus is asked for metadata every ``bus.liveness_check_s``: a consumer alone never notices the
     brokers are gone (librdkafka only keeps reconnecting), so BusUnavailable is raised when they no longer answer
     within ``bus.answer_timeout_s``."""
-    consumer = Consumer({**bus.confluent_config(), **QUIET, "group.id": f"ballast-cli-{uuid.uuid4()}",
+    config, refusal = client_config(bus)
+    consumer = Consumer({**config, "group.id": f"ballast-cli-{uuid.uuid4()}",
                          "enable.auto.commit": False, "auto.offset.reset": "earliest" if from_beginning else "latest"})
     try:
-        _check_reachable(consumer, bus.answer_timeout_s)
+        _check_reachable(consumer, bus.answer_timeout_s, refusal)
         assignments = []
         for topic in topics:
             meta = consumer.list_topics(topic, timeout=bus.answer_timeout_s).topics.get(topic)
@@ -278,7 +313,8 @@ def record_counts(bus: BusSettings, topics: Iterable[str], *, timeout_s: float =
     """How many records each topic holds, from its partitions' watermarks (0 for a topic that does not exist; on a
     broker that reports the watermark as the start of its last batch, as Tansu does, fewer, but never 0 for a topic
     that holds any). Raises BusUnavailable when no broker answers within ``timeout_s``."""
-    consumer = Consumer({**bus.confluent_config(), **QUIET, "group.id": f"ballast-counts-{uuid.uuid4()}"})
+    config, refusal = client_config(bus)
+    consumer = Consumer({**config, "group.id": f"ballast-counts-{uuid.uuid4()}"})
     counts: dict[str, int] = {}
     try:
         for topic in topics:
@@ -289,7 +325,7 @@ def record_counts(bus: BusSettings, topics: Iterable[str], *, timeout_s: float =
             counts[topic] = sum(high - low for low, high in (
                 watermarks(consumer, TopicPartition(topic, p), timeout_s) for p in metadata.partitions))
     except KafkaException as exc:
-        raise BusUnavailable(f"no broker answered within {timeout_s:.0f} s ({exc})") from None
+        raise refusal.unavailable(consumer, f"no broker answered within {timeout_s:.0f} s ({exc})") from None
     finally:
         consumer.close()
     return counts
@@ -305,8 +341,9 @@ def read_compacted(settings: BusSettings, topic: BusTopic[E], *, keys: Callable[
     the watermark could miss that batch's tail. Invalid records are skipped here; the live consumer dead-letters them.
     Raises BusUnavailable when no broker answers within ``timeout_s``.
     """
+    config, refusal = client_config(settings)
     consumer = Consumer({
-        **settings.confluent_config(), **QUIET,
+        **config,
         "group.id": f"ballast-catch-up-{uuid.uuid4()}",
         "enable.auto.commit": False,
         "auto.offset.reset": "earliest",
@@ -316,7 +353,7 @@ def read_compacted(settings: BusSettings, topic: BusTopic[E], *, keys: Callable[
         try:
             metadata = consumer.list_topics(topic.name, timeout=timeout_s).topics.get(topic.name)
         except KafkaException as exc:
-            raise BusUnavailable(f"no broker answered within {timeout_s:.0f} s ({exc})") from None
+            raise refusal.unavailable(consumer, f"no broker answered within {timeout_s:.0f} s ({exc})") from None
         if metadata is None or metadata.error is not None or not metadata.partitions:
             return latest
         partitions = [TopicPartition(topic.name, p, 0) for p in metadata.partitions]

@@ -18,15 +18,70 @@ if TYPE_CHECKING:
     from services.throttle.rates import Capacities, Limits
 
 
-class BusSettings(BaseModel):
-    """The Kafka cluster that carries Ballast's events. Passed unchanged to every client."""
+class KafkaSecurity(BaseModel):
+    """How Ballast's clients of one Kafka cluster authenticate and check its certificates; every client library gets
+    the same (``librdkafka``, ``kafka_python``; faust's through ``services.common.bus``)."""
 
-    bootstrap_servers: str = "127.0.0.1:9092"
     security_protocol: Literal["PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL"] = "PLAINTEXT"
     sasl_mechanism: Literal["PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"] | None = None
     sasl_username: str | None = None
     sasl_password: SecretStr | None = None
+    # The password in a file instead (a mounted Kubernetes Secret, the local stack's): read as each client is made,
+    # so a rotated password is taken at the next connection and never sits in the environment.
+    sasl_password_file: Path | None = None
     ssl_cafile: Path | None = None
+
+    @field_validator("sasl_mechanism", "sasl_username", "sasl_password", "sasl_password_file", "ssl_cafile",
+                     mode="before")
+    @classmethod
+    def _empty_is_unset(cls, value: Any) -> Any:
+        return None if value == "" else value
+
+    @model_validator(mode="after")
+    def _one_password(self) -> KafkaSecurity:
+        if self.sasl_password is not None and self.sasl_password_file is not None:
+            raise ValueError("give the SASL password or its file (SASL_PASSWORD_FILE), not both")
+        if self.security_protocol.startswith("SASL") and (self.sasl_mechanism is None or self.sasl_username is None):
+            raise ValueError(f"{self.security_protocol} needs SASL_MECHANISM and SASL_USERNAME")
+        return self
+
+    def password(self) -> str | None:
+        """The SASL password, from its file where one is given (a missing or unreadable file: ``OSError``)."""
+        if self.sasl_password_file is not None:
+            return self.sasl_password_file.read_text().rstrip("\r\n")
+        return self.sasl_password.get_secret_value() if self.sasl_password is not None else None
+
+    def librdkafka(self) -> dict[str, str]:
+        """librdkafka's properties (confluent-kafka)."""
+        config = {"security.protocol": self.security_protocol}
+        if self.sasl_mechanism:
+            config["sasl.mechanism"] = self.sasl_mechanism
+        if self.sasl_username:
+            config["sasl.username"] = self.sasl_username
+        if (password := self.password()) is not None:
+            config["sasl.password"] = password
+        if self.ssl_cafile:
+            config["ssl.ca.location"] = str(self.ssl_cafile)
+        return config
+
+    def kafka_python(self) -> dict[str, Any]:
+        """kafka-python's client settings."""
+        config: dict[str, Any] = {"security_protocol": self.security_protocol}
+        if self.sasl_mechanism:
+            config["sasl_mechanism"] = self.sasl_mechanism
+        if self.sasl_username:
+            config["sasl_plain_username"] = self.sasl_username
+        if (password := self.password()) is not None:
+            config["sasl_plain_password"] = password
+        if self.ssl_cafile:
+            config["ssl_cafile"] = str(self.ssl_cafile)
+        return config
+
+
+class BusSettings(KafkaSecurity):
+    """The Kafka cluster that carries Ballast's events. Passed unchanged to every client."""
+
+    bootstrap_servers: str = "127.0.0.1:9092"
     topic_partitions: int = Field(default=1, ge=1)
     # Longest a consumer fetch waits for data; short because the local broker holds waiting fetches to the limit.
     fetch_max_wait_ms: int = Field(default=100, ge=1, le=10_000)
@@ -46,20 +101,11 @@ class BusSettings(BaseModel):
 
     def confluent_config(self) -> dict[str, str]:
         """librdkafka properties for confluent-kafka clients."""
-        config = {"bootstrap.servers": self.bootstrap_servers, "security.protocol": self.security_protocol,
-                  # A fresh client connects to one bootstrap broker at a time. A broker that accepts connections but
-                  # does not answer yet (restarting) held it for librdkafka's default 30 s, past the whole answer
-                  # timeout, though the other brokers were up: give up on it after a third, and try the next.
-                  "socket.connection.setup.timeout.ms": str(max(1000, int(self.answer_timeout_s * 1000 / 3)))}
-        if self.sasl_mechanism:
-            config["sasl.mechanism"] = self.sasl_mechanism
-        if self.sasl_username:
-            config["sasl.username"] = self.sasl_username
-        if self.sasl_password:
-            config["sasl.password"] = self.sasl_password.get_secret_value()
-        if self.ssl_cafile:
-            config["ssl.ca.location"] = str(self.ssl_cafile)
-        return config
+        return {"bootstrap.servers": self.bootstrap_servers, **self.librdkafka(),
+                # A fresh client connects to one bootstrap broker at a time. A broker that accepts connections but
+                # does not answer yet (restarting) held it for librdkafka's default 30 s, past the whole answer
+                # timeout, though the other brokers were up: give up on it after a third, and try the next.
+                "socket.connection.setup.timeout.ms": str(max(1000, int(self.answer_timeout_s * 1000 / 3)))}
 
 
 class CruiseControlSettings(BaseModel):
@@ -121,16 +167,20 @@ class CruiseControlSettings(BaseModel):
         return f"{scheme}://{self.host}:{self.port}/{self.url_prefix.strip('/')}/"
 
 
-class ClusterAdminSettings(BaseModel):
+class ClusterAdminSettings(KafkaSecurity):
     """How Ballast reaches the managed cluster's admin API: a real Kafka or the embedded simulator."""
 
     kind: Literal["simulator", "kafka"] = "simulator"
     simulator_url: str = "http://127.0.0.1:9095"
-    # For kind=kafka: the managed cluster (may differ from the bus), and further KafkaAdminClient settings of
-    # kafka-python (security_protocol, sasl_mechanism, ssl_cafile, ...) as JSON in BALLAST_CLUSTER_ADMIN__EXTRA.
+    # For kind=kafka: the managed cluster (may differ from the bus; its security settings are this section's own),
+    # and further KafkaAdminClient settings of kafka-python as JSON in BALLAST_CLUSTER_ADMIN__EXTRA.
     bootstrap_servers: str = "127.0.0.1:9092"
     extra: dict[str, Any] = Field(default_factory=dict)
     timeout_s: float = Field(default=30.0, gt=0)
+
+    def client_config(self) -> dict[str, Any]:
+        """kafka-python's settings for a client of the managed cluster."""
+        return {"bootstrap_servers": self.bootstrap_servers, **self.kafka_python(), **self.extra}
 
 
 class ReplicasChangeSettings(BaseModel):

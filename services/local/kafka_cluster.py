@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from services.local.broker import free_port, group_alive, popen
+from services.local.kafka_security import ADMIN, LISTENER, LocalSecurity
 from services.local.stack_options import check_broker_config, java_classpath
 
 DEFAULT_RACKS = ("/dc1/r1", "/dc1/r2", "/dc2/r1", "/dc2/r2")
@@ -118,14 +119,16 @@ class LocalKafka:
                  overrides: Mapping[str, str] | None = None, detached: bool = False,
                  first_broker_id: int = 1, replica_selector: str | None = SELECTOR_CLASS,
                  share_classes: bool = True, broker_config: Mapping[str, str] | None = None,
-                 classpath: Sequence[Path] = (), lib: Path | None = None, selector: Path | None = None) -> None:
+                 classpath: Sequence[Path] = (), lib: Path | None = None, selector: Path | None = None,
+                 security: LocalSecurity | None = None) -> None:
         """``overrides``: settings of every node, the controller's too. ``broker_config``: settings of the brokers
         only, over everything else (not the ones the cluster sets per node, ``stack_options``), e.g. a metrics
         reporter's. ``classpath``: jars and directories the brokers load beside Kafka's (the reporter's jar).
         ``replica_selector``: the brokers' ``replica.selector.class`` (Ballast's by default; None: Kafka's
         default, no follower fetching). ``share_classes``: the JVMs map the archive of Kafka's classes when there is
         one (the benchmark starts a cluster without it beside one with it). ``lib``, ``selector``: Kafka's jars and
-        Ballast's selector plugin (``kafka_lib_dir()``, ``selector_jar()`` unless given)."""
+        Ballast's selector plugin (``kafka_lib_dir()``, ``selector_jar()`` unless given). ``security``: the
+        cluster on SASL_SSL with ACLs (services.local.kafka_security); None: PLAINTEXT, no authorizer."""
         self.run_dir = run_dir / "kafka"
         self.heap_mb = heap_mb
         self.overrides = dict(overrides or {})
@@ -137,6 +140,7 @@ class LocalKafka:
         self.selector = selector or selector_jar()
         self.replica_selector = replica_selector
         self.share_classes = share_classes
+        self.security = security
         self.cluster_id = ""
         self.controller = KafkaNode(id=CONTROLLER_ID, port=free_port(), home=self.run_dir / "controller")
         self.brokers: dict[int, KafkaNode] = {}
@@ -153,6 +157,7 @@ class LocalKafka:
             "replica_selector": self.replica_selector, "share_classes": self.share_classes, "heap_mb": self.heap_mb,
             "overrides": self.overrides, "broker_config": self.broker_config,
             "classpath": [str(path) for path in self.classpath],
+            "security": str(self.security.directory) if self.security else None,
             "controller": {"port": self.controller.port, "pid": _pid(self.controller)},
             "brokers": [{"id": b.id, "port": b.port, "rack": b.rack, "pid": _pid(b)} for b in self.brokers.values()],
         }
@@ -164,7 +169,8 @@ class LocalKafka:
         kafka = cls(run_dir, racks=(), heap_mb=record["heap_mb"], overrides=record["overrides"], detached=True,
                     replica_selector=record["replica_selector"], share_classes=record["share_classes"],
                     broker_config=record["broker_config"], classpath=[Path(p) for p in record["classpath"]],
-                    lib=Path(record["lib"]), selector=Path(record["selector"]))
+                    lib=Path(record["lib"]), selector=Path(record["selector"]),
+                    security=LocalSecurity.at(Path(record["security"])) if record.get("security") else None)
         kafka.cluster_id = record["cluster_id"]
         kafka.controller = KafkaNode(id=CONTROLLER_ID, port=record["controller"]["port"],
                                      home=kafka.run_dir / "controller", pid=record["controller"]["pid"])
@@ -178,6 +184,11 @@ class LocalKafka:
     def bootstrap_servers(self) -> str:
         running = [b for b in self.brokers.values() if b.running] or list(self.brokers.values())
         return ",".join(f"127.0.0.1:{b.port}" for b in running)
+
+    @property
+    def admin_config(self) -> dict[str, Any]:
+        """kafka-python's settings for the cluster's own looks at itself (as its admin user where it is secured)."""
+        return self.security.kafka_python(ADMIN) if self.security else {}
 
     def racks(self) -> dict[int, str]:
         return {b.id: b.rack or "" for b in self.brokers.values()}
@@ -245,7 +256,7 @@ class LocalKafka:
         from services.local.kafka_probe import unfenced_brokers
 
         deadline = time.monotonic() + timeout_s
-        while (seen := unfenced_brokers(self.bootstrap_servers)) is None or broker in seen:
+        while (seen := unfenced_brokers(self.bootstrap_servers, self.admin_config)) is None or broker in seen:
             if time.monotonic() > deadline:
                 raise TimeoutError(f"the controller did not fence broker {broker} within {timeout_s:.0f} s")
             time.sleep(0.2)
@@ -284,7 +295,7 @@ class LocalKafka:
         no replicas: it leaves the cluster's metadata; replicas still naming it stay offline."""
         self.stop_broker(broker)
         self._java_output("org.apache.kafka.tools.ClusterTool", "unregister",
-                          "--bootstrap-server", self.bootstrap_servers, "--id", str(broker))
+                          "--bootstrap-server", self.bootstrap_servers, "--id", str(broker), *self._command_config())
         node = self.brokers.pop(broker)
         shutil.rmtree(node.home, ignore_errors=True)
 
@@ -306,7 +317,7 @@ class LocalKafka:
     def offline_log_dirs(self, broker: int) -> set[str]:
         from services.local.kafka_probe import offline_log_dirs
 
-        return offline_log_dirs(self.bootstrap_servers, broker)
+        return offline_log_dirs(self.bootstrap_servers, broker, self.admin_config)
 
     def wait_ready(self, brokers: Iterable[int], timeout_s: float = PATIENCE_S) -> None:
         """Until the cluster describes every one of ``brokers`` as registered and not fenced."""
@@ -320,7 +331,7 @@ class LocalKafka:
                 if node.process is not None and node.process.poll() is not None:
                     raise RuntimeError(f"Kafka node {node.id} exited with code {node.process.returncode}; see "
                                        f"{node.log_file}:\n{_tail(node)}")
-            seen = unfenced_brokers(self.bootstrap_servers) or set()
+            seen = unfenced_brokers(self.bootstrap_servers, self.admin_config) or set()
             if wanted <= seen and all(self._listening(self.brokers[b]) for b in wanted):
                 return
             time.sleep(0.2)
@@ -355,7 +366,9 @@ class LocalKafka:
             "controller.listener.names": "CONTROLLER",
             "listener.security.protocol.map": "CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT",
             "metadata.log.dir": str(node.home / "metadata"),
+            **(self.security.node_properties(broker=not node.is_controller) if self.security else {}),
         }
+        listener = LISTENER if self.security else "PLAINTEXT"
         if node.is_controller:
             # The controller is the one that fences a broker whose session ran out.
             return {**common, "process.roles": "controller", "listeners": f"CONTROLLER://127.0.0.1:{node.port}",
@@ -365,9 +378,9 @@ class LocalKafka:
         return {
             **common,
             "process.roles": "broker",
-            "listeners": f"PLAINTEXT://127.0.0.1:{node.port}",
-            "advertised.listeners": f"PLAINTEXT://127.0.0.1:{node.port}",
-            "inter.broker.listener.name": "PLAINTEXT",
+            "listeners": f"{listener}://127.0.0.1:{node.port}",
+            "advertised.listeners": f"{listener}://127.0.0.1:{node.port}",
+            "inter.broker.listener.name": listener,
             "broker.rack": node.rack or "",
             # Follower fetching on the rack tree: a consumer with client.rack reads from its nearest replica.
             **({"replica.selector.class": self.replica_selector} if self.replica_selector else {}),
@@ -386,14 +399,27 @@ class LocalKafka:
     def _write_properties(self, node: KafkaNode) -> Path:
         node.home.mkdir(parents=True, exist_ok=True)
         path = node.home / "node.properties"
+        path.touch(mode=0o600)  # a secured cluster's passwords are in it
         path.write_text(properties_text(self._properties(node)), encoding="ascii")
         return path
+
+    def _command_config(self) -> list[str]:
+        """Kafka's tools' client settings: the admin user's where the cluster is secured (a file only its owner
+        reads, written when first asked for)."""
+        if self.security is None:
+            return []
+        path = self.security.directory / "admin.properties"
+        if not path.exists():
+            path.touch(mode=0o600)
+            path.write_text(properties_text(self.security.java_client(ADMIN)), encoding="ascii")
+        return ["--command-config", str(path)]
 
     def _format(self, nodes: Sequence[KafkaNode]) -> None:
         # One JVM per node, all at once: formatting is mostly JVM start-up.
         running = [(node, subprocess.Popen(
             self._java("kafka.tools.StorageTool", "format", "-t", self.cluster_id, "-c",
-                       str(self._write_properties(node)), heap_mb=128),
+                       str(self._write_properties(node)),
+                       *(self.security.format_arguments() if self.security else []), heap_mb=128),
             stdout=subprocess.PIPE, stderr=subprocess.STDOUT)) for node in nodes]
         for node, process in running:
             output, _ = process.communicate(timeout=120)

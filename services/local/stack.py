@@ -28,6 +28,8 @@ from services.common.bus_topics import ensure_topics
 from services.common.settings import Settings
 from services.local.broker import free_port, group_alive, popen, start_tansu
 from services.local.kafka_cluster import LocalKafka
+from services.local.kafka_security import SERVICES as SERVICES_USER
+from services.local.kafka_security import LocalSecurity
 from services.local.stack_options import cruise_control_url, recorded_cruise_control
 from spark.session import SMALL_JOB_JVM
 
@@ -86,7 +88,7 @@ class LocalStack:
                  kafka_racks: tuple[str, ...] | None = None, kafka_overrides: dict[str, str] | None = None,
                  broker_config: dict[str, str] | None = None, broker_classpath: tuple[Path, ...] = (),
                  cruise_control: dict[str, str] | None = None, kafka_heap_mb: int | None = None,
-                 bus: str | None = None) -> None:
+                 bus: str | None = None, secure: bool = False) -> None:
         """``detached``: what starts here outlives this process (``ballast up``); otherwise it all dies with it.
         ``kafka``: a real Kafka cluster is the bus and the managed cluster (racks ``kafka_racks``, one broker
         each, node settings ``kafka_overrides`` over the local cluster's, then the brokers' own ``broker_config``
@@ -96,9 +98,13 @@ class LocalStack:
         the simulator's; no simulator runs then, and the caller's other Cruise Control settings (credentials, CA,
         task scanner) reach the services unchanged. It needs ``kafka``: a real Cruise Control manages a real
         Kafka, not the simulator's model. ``bus``: the bootstrap of a bus that runs already (another stack's, for
-        a deployment named for another cluster beside it: BALLAST_CLUSTER in ``env``); no broker of its own."""
+        a deployment named for another cluster beside it: BALLAST_CLUSTER in ``env``); no broker of its own.
+        ``secure``: the real Kafka cluster on SASL_SSL with ACLs (services.local.kafka_security); the services and
+        the stack's clients authenticate as its ``ballast`` user, their settings naming the password's file."""
         if bus and kafka:
             raise ValueError("the real Kafka cluster is the bus: a bus of another's needs the embedded stack")
+        if secure and not kafka:
+            raise ValueError("--secure secures the real Kafka cluster: it needs --kafka")
         if cruise_control and not kafka:
             raise ValueError("your own Cruise Control needs the real Kafka cluster (--kafka): it cannot manage the "
                              "simulator's model")
@@ -150,8 +156,9 @@ class LocalStack:
             del self.env["BALLAST_CLUSTER_ADMIN__SIMULATOR_URL"]
             self.env.update(self.cruise_control)
         self.kafka: LocalKafka | None = None
+        self.security = LocalSecurity.make(run_dir / "security") if secure else None
         if kafka:
-            self.kafka = LocalKafka(run_dir, detached=detached, overrides=kafka_overrides,
+            self.kafka = LocalKafka(run_dir, detached=detached, overrides=kafka_overrides, security=self.security,
                                     broker_config=broker_config, classpath=broker_classpath,
                                     **({"racks": kafka_racks} if kafka_racks else {}),
                                     **({"heap_mb": kafka_heap_mb} if kafka_heap_mb else {}))
@@ -168,6 +175,9 @@ class LocalStack:
                 # the test suite's cluster, the stack's idle CPU went from 56 % to 47 % of a core.
                 "BALLAST_BUS__FETCH_MAX_WAIT_MS": "500",
             })
+            if self.security is not None:
+                self.env.update({**self.security.settings_env("BUS", SERVICES_USER),
+                                 **self.security.settings_env("CLUSTER_ADMIN", SERVICES_USER)})
         if bus:
             self.env["BALLAST_BUS__BOOTSTRAP_SERVERS"] = bus
         # The deployment's name (its bus topics and consumer groups): the caller's, for the stack's services and for

@@ -10,7 +10,10 @@ from services.local.stack import OPTIONAL_SERVICES, SERVICES, StackInfo, port_se
 
 # What a client of the stack needs (the CLI, or any Kafka client for the bootstrap servers; `ballast doctor` for the
 # services' health pages); the rest of a stack's environment is for its own services.
+# A secured stack's: who the client is and the file its password is in, never the password.
+_SECURITY_KEYS = ("SECURITY_PROTOCOL", "SASL_MECHANISM", "SASL_USERNAME", "SASL_PASSWORD_FILE", "SSL_CAFILE")
 CLIENT_KEYS = ("BALLAST_BUS__BOOTSTRAP_SERVERS", "BALLAST_BUS__TOPIC_REPLICATION_FACTOR",
+               *(f"BALLAST_{section}__{key}" for section in ("BUS", "CLUSTER_ADMIN") for key in _SECURITY_KEYS),
                *(f"BALLAST_CRUISE_CONTROL__{key}" for key in (
                    "HOST", "PORT", "URL_PREFIX", "SSL_ENABLED", "CA_FILE", "AUTH_ENABLED", "USERNAME",
                    "USERNAME_FILE", "PASSWORD_FILE")),

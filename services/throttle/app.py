@@ -77,7 +77,7 @@ def _probe(settings: Settings) -> LatencyProbe | None:
     tuning, cluster = settings.throttle, settings.cluster_admin
     if tuning.latency_probe_topic is None or cluster.kind != "kafka":
         return None
-    return LatencyProbe({"bootstrap_servers": cluster.bootstrap_servers, **cluster.extra}, tuning.latency_probe_topic,
+    return LatencyProbe(cluster.client_config(), tuning.latency_probe_topic,
                         every_s=tuning.latency_probe_every_s, window_s=tuning.latency_window_s)
 
 

@@ -112,7 +112,7 @@ def test_add_broker_refuses_the_options_of_a_new_stack() -> None:
 
 def test_the_real_kafka_options_need_kafka() -> None:
     for options in (["--cruise-control", "http://127.0.0.1:9090"], ["--broker-config", "a=b"],
-                    ["--broker-classpath", "."]):
+                    ["--broker-classpath", "."], ["--secure"]):
         result = CliRunner().invoke(app, ["up", *options])
         assert result.exit_code == 2, result.output
         assert "need --kafka" in result.output

@@ -109,6 +109,11 @@ def up(
         "--broker-classpath", metavar="PATH", rich_help_panel=NEW_KAFKA_STACK,
         help="a jar, or a directory (its classes and resources, and the jars in it), on every broker's classpath "
              "after Kafka's own (repeatable), e.g. Cruise Control's metrics reporter jar")] = None,
+    secure: Annotated[bool, typer.Option(
+        "--secure", rich_help_panel=NEW_KAFKA_STACK,
+        help="the Kafka cluster on SASL_SSL (SCRAM-SHA-512, certificates from a CA the stack makes) with Kafka's "
+             "StandardAuthorizer and ACLs; the services and your `ballast` commands authenticate as the stack's "
+             "`ballast` user, their settings naming its password's file (`ballast env`), never the password")] = False,
     add_broker: Annotated[bool, typer.Option(
         "--add-broker", rich_help_panel=RUNNING_STACK,
         help="add one broker to the running stack's cluster instead of starting a stack: the next free id, with the "
@@ -126,7 +131,7 @@ def up(
     of the folder BALLAST_KAFKA_LIB names (another Kafka's libs/). Running it against your own Cruise Control,
     step by step: docs/operations.md."""
     # What the command line said, defaults aside (typer carries click's ParameterSource as its own copy).
-    given = {name for name in ("kafka", "spark", "cruise_control", "broker_config", "broker_classpath")
+    given = {name for name in ("kafka", "spark", "cruise_control", "broker_config", "broker_classpath", "secure")
              if getattr(ctx.get_parameter_source(name), "name", "DEFAULT") != "DEFAULT"}
     if add_broker:
         if given:
@@ -137,9 +142,9 @@ def up(
         return
     if rack is not None:
         raise fail("--rack is the rack of a broker --add-broker adds", 2)
-    if (cruise_control or broker_config or broker_classpath) and not kafka:
-        raise fail("--cruise-control, --broker-config and --broker-classpath need --kafka: the embedded stack's "
-                   "cluster is the simulator's model", 2)
+    if (cruise_control or broker_config or broker_classpath or secure) and not kafka:
+        raise fail("--cruise-control, --broker-config, --broker-classpath and --secure need --kafka: the embedded "
+                   "stack's cluster is the simulator's model", 2)
     from services.local import stack_options
     from services.local.stack import OPTIONAL_SERVICES, LocalStack
     from services.local.stack import SERVICES as STACK_SERVICES
@@ -160,7 +165,7 @@ def up(
     # The throttle controller needs a real Kafka's throttles (the simulator keeps none): on --kafka only.
     services = (*STACK_SERVICES, *OPTIONAL_SERVICES) if kafka else STACK_SERVICES
     stack = LocalStack(run_dir.resolve(), detached=True, kafka=kafka, services=services, broker_config=config,
-                       broker_classpath=classpath, cruise_control=cruise_control_env)
+                       broker_classpath=classpath, cruise_control=cruise_control_env, secure=secure)
     try:
         stack.start(progress=lambda m: console.print(f"[dim]{escape(m)}[/dim]"))
         if spark:

@@ -16,7 +16,7 @@ def make_cluster_admin(settings: ClusterAdminSettings) -> ClusterAdmin:
     if settings.kind == "kafka":
         from services.common.admin.kafka import KafkaClusterAdmin
 
-        return KafkaClusterAdmin({"bootstrap_servers": settings.bootstrap_servers, **settings.extra}, settings.timeout_s)
+        return KafkaClusterAdmin(settings.client_config(), settings.timeout_s)
     from services.common.admin.simulator import SimulatorClusterAdmin
 
     return SimulatorClusterAdmin(settings.simulator_url, timeout_s=settings.timeout_s)
