@@ -6,16 +6,14 @@ from __future__ import annotations
 import os
 from functools import lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ByteSize, Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from events import topics
 from events.models import ClusterName, DriftMode, PlacerName
-
-if TYPE_CHECKING:
-    from services.throttle.rates import Capacities, Limits
+from services.domain.throttle_limits import Capacities, Limits
 
 
 class KafkaSecurity(BaseModel):
@@ -304,8 +302,6 @@ class ByteRates(BaseModel):
     log_dirs: dict[str, ByteSize] = Field(default_factory=dict)
 
     def capacities(self) -> Capacities:
-        from services.throttle.rates import Capacities
-
         return Capacities(default=int(self.default) if self.default is not None else None,
                           racks={k: int(v) for k, v in self.racks.items()},
                           brokers={k: int(v) for k, v in self.brokers.items()},
@@ -341,8 +337,6 @@ class ThrottleSettings(BaseModel):
     traffic_max_age_s: float = Field(default=120.0, gt=0)
 
     def limits(self) -> Limits:
-        from services.throttle.rates import Limits
-
         return Limits(share=self.safety_share, floor=int(self.floor),
                       ceiling=int(self.ceiling) if self.ceiling is not None else None, ramp_up=self.ramp_up,
                       min_change=self.min_change)

@@ -7,10 +7,11 @@ from dataclasses import dataclass, field
 
 from events import BrokerThrottle, LogDirThrottle
 from events.throttle import ThrottleKind, ThrottleReason
+from services.domain.throttle_limits import Capacities, Limits
 from services.throttle.backoff import BackOff
 from services.throttle.moves import Moves
 from services.throttle.ownership import INTER_BROKER_RATES, INTRA_BROKER_THROTTLE
-from services.throttle.rates import Capacities, Limits, headroom, next_rate, target, worth_changing
+from services.throttle.rates import headroom, next_rate, target, worth_changing
 from services.throttle.traffic import Traffic
 
 CONFIGS: dict[ThrottleKind, tuple[str, ...]] = {"inter-broker": INTER_BROKER_RATES,

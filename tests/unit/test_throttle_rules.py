@@ -6,6 +6,7 @@ from datetime import UTC, datetime, timedelta
 from events import BrokerLoadSample, ThrottleLedger
 from events.throttle import OwnedBrokerConfig, OwnedListItems
 from services.common.admin import INTRA_BROKER_THROTTLE, LogDirInfo, LogDirReplica, PartitionInfo, Reassignment
+from services.domain.throttle_limits import Capacities, Limits
 from services.throttle.backoff import BackOff, back_off, lagging_partitions
 from services.throttle.decisions import Situation, decide
 from services.throttle.moves import Moves, find_moves, item, throttled_items, union
@@ -20,7 +21,7 @@ from services.throttle.ownership import (
     plan,
     same,
 )
-from services.throttle.rates import Capacities, Limits, headroom, next_rate, target, worth_changing
+from services.throttle.rates import headroom, next_rate, target, worth_changing
 from services.throttle.probe import p99
 from services.throttle.traffic import LogSizes, Traffic, choose, cruise_control_load, log_growth, log_sizes
 
