@@ -1,28 +1,25 @@
-"""The bus for faust services: the app factory tuned for both Tansu and Kafka, raw topics, publishing and dead
-letters. Plain-client reads and writes (a service's rebuild, the CLI) are in ``busio``; the bus topics' creation is
-in ``bus_topics``."""
+"""The bus for faust services: the app factory tuned for both Tansu and Kafka, raw topics and dead letters.
+Publishing is the outbox's (``outbox.FaustOutbox``); plain-client reads and writes (a service's rebuild, the CLI)
+are in ``busio``; the bus topics' creation is in ``bus_topics``."""
 
 from __future__ import annotations
 
 import asyncio
 import logging
 import ssl
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 
 import faust
 from events import TOPICS, DeadLetter, Decoded, InvalidEvent, decode
-from events.limits import MAX_RECORD_BYTES, bounded
 from events.models import Event
 from events.topics import BusTopic, group
 from services.common.busio import check_key
 from services.common.faust_stream import BatchingStream
 from services.common.faust_transport import BallastApp
 from services.common.logging import get_logger, quiet_libraries
-from services.common.metrics import dead_lettered, events_in, events_out
+from services.common.metrics import dead_lettered, events_in
+from services.common.outbox import Outbox
 from services.common.settings import BusSettings, Settings
-
-if TYPE_CHECKING:
-    from services.common.outbox import Outbox
 
 log = get_logger(__name__)
 E = TypeVar("E", bound=Event)
@@ -101,23 +98,6 @@ def raw_topic(app: faust.App, topic: BusTopic, settings: BusSettings) -> faust.T
         partitions=settings.topic_partitions,
         config=topic.config or None,
     )
-
-
-class RecordTooLarge(Exception):
-    """An event Ballast built is over what the bus takes; the caller splits or summarises it (a bug if it does not)."""
-
-
-async def publish(app: faust.App, topic: BusTopic, key: str, value: bytes) -> asyncio.Future:
-    """Hand one record to the app's producer; await the returned future for the broker's acknowledgement.
-
-    Goes to faust's producer directly rather than through ``Topic.send``: the same producer and batching, without
-    the channel machinery that cost a third of the CPU of a burst of status events. A record over the bus's limit
-    raises ``RecordTooLarge`` here, with what it was, rather than deep in the producer."""
-    if len(value) > MAX_RECORD_BYTES:
-        raise RecordTooLarge(f"a {len(value):,}-byte record for {topic.name} (key {bounded(key, 200)!r}) is over "
-                             f"the {MAX_RECORD_BYTES:,} bytes a record may take")
-    events_out(topic.name).inc()
-    return await app.producer.send(topic.name, key.encode(), value, partition=None, timestamp=None, headers=None)
 
 
 class DeadLetters:

@@ -12,10 +12,11 @@ from typing import Any, Protocol, TypeVar
 import faust
 
 from events import Decoded, decode, encode
+from events.limits import MAX_RECORD_BYTES, bounded
 from events.models import Event
 from events.topics import BusTopic
-from services.common.bus import publish
 from services.common.busio import Stored, check_key, read_compacted_async
+from services.common.metrics import events_out
 from services.common.settings import BusSettings
 
 E = TypeVar("E", bound=Event)
@@ -36,6 +37,10 @@ async def send(outbox: Outbox, topic: BusTopic[Any], event: Event, *, correlatio
     await (await outbox.publish(topic, event, correlation_id=correlation_id))
 
 
+class RecordTooLarge(Exception):
+    """An event Ballast built is over what the bus takes; the caller splits or summarises it (a bug if it does not)."""
+
+
 class FaustOutbox:
     def __init__(self, app: faust.App, bus: BusSettings) -> None:
         self._app = app
@@ -43,7 +48,16 @@ class FaustOutbox:
 
     async def publish(self, topic: BusTopic[Any], event: Event, *,
                       correlation_id: str | None = None) -> asyncio.Future[Any]:
-        return await publish(self._app, topic, event.key, encode(event, correlation_id=correlation_id))
+        """Goes to faust's producer directly rather than through ``Topic.send``: the same producer and batching,
+        without the channel machinery that cost a third of the CPU of a burst of status events. A record over the
+        bus's limit raises ``RecordTooLarge`` here, with what it was, rather than deep in the producer."""
+        key, value = event.key, encode(event, correlation_id=correlation_id)
+        if len(value) > MAX_RECORD_BYTES:
+            raise RecordTooLarge(f"a {len(value):,}-byte record for {topic.name} (key {bounded(key, 200)!r}) is over "
+                                 f"the {MAX_RECORD_BYTES:,} bytes a record may take")
+        events_out(topic.name).inc()
+        return await self._app.producer.send(topic.name, key.encode(), value, partition=None, timestamp=None,
+                                             headers=None)
 
     async def read_compacted(self, topic: BusTopic[E], *, keys: KeyFilter | None = None) -> dict[str, Stored[E]]:
         return await read_compacted_async(self._bus, topic, keys=keys)
