@@ -28,15 +28,12 @@ import asyncio
 import time
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from services.cluster_sim.execution import INTRA_BROKER, LEADERSHIP, STOPPING, Execution
-from services.cluster_sim.model import IntraBrokerMove, ReplicaMove
-from services.common.admin.port import AdminError, UnknownTopic
+from services.cluster_sim.model import Cluster, IntraBrokerMove, ReplicaMove
+from services.common.admin.port import AdminError, ClusterAdmin, UnknownTopic
 from services.common.logging import get_logger
-
-if TYPE_CHECKING:
-    from services.cluster_sim.kafka_backend import KafkaBackend
 
 log = get_logger(__name__)
 
@@ -54,9 +51,19 @@ def _key(move: ReplicaMove) -> Key:
     return move.topic, move.partition
 
 
+class RealCluster(Protocol):
+    """What an execution needs of its backend (``kafka_backend.KafkaBackend``): the cluster-admin port it moves
+    replicas through, and the model of the cluster it reads the outcome from, refreshed on demand."""
+
+    admin: ClusterAdmin
+    cluster: Cluster
+
+    async def refresh(self, max_age_s: float = 0.0) -> None: ...
+
+
 @dataclass
 class KafkaExecution(Execution):
-    backend: KafkaBackend | None = None
+    backend: RealCluster | None = None
     check_interval_s: float = 0.5
     movements_per_broker: int = 5
     force_stop: bool = False
@@ -67,7 +74,7 @@ class KafkaExecution(Execution):
     _throttled_replicas: dict[str, set[str]] = field(default_factory=lambda: defaultdict(set))
 
     @property
-    def _b(self) -> KafkaBackend:
+    def _b(self) -> RealCluster:
         assert self.backend is not None
         return self.backend
 
