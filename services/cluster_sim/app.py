@@ -10,11 +10,12 @@ from dataclasses import replace
 from aiohttp import web
 
 from services.cluster_sim.backend import Backend, MemoryBackend
-from services.cluster_sim.cruise_control import SimCruiseControl, SimTuning
+from services.cluster_sim.cruise_control import SimCruiseControl
 from services.cluster_sim.faults import FaultPlan
 from services.cluster_sim.http_admin import build_admin_app
 from services.cluster_sim.http_cruise_control import build_cruise_control_app
 from services.cluster_sim.model import Broker, Cluster
+from services.cluster_sim.tuning import SimTuning
 from services.cluster_sim.warm_up import WarmUp
 from services.common.logging import get_logger
 from services.common.settings import ClusterAdminSettings, SimulatorSettings

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -25,7 +24,8 @@ from services.cluster_sim.endpoints import Operation
 from services.cluster_sim.execution import Execution
 from services.cluster_sim.executor import Executor
 from services.cluster_sim.proposals import CruiseControlFailure
-from services.cluster_sim.request import Params, RequestError, UserRequestError, refusal_body
+from services.cluster_sim.request import Request, RequestError, UserRequestError, refusal_body
+from services.cluster_sim.tuning import SimTuning
 from services.cluster_sim.user_tasks import SYNC_ENDPOINTS, ServletFull, SimTask, UnexpectedHeader, UserTaskManager, request_key
 from services.cluster_sim.warm_up import WarmUp
 from services.common.admin.port import AdminError
@@ -39,47 +39,12 @@ OPERATION_NAMES = {"topic_configuration": "Topic configuration", "rebalance": "R
                    "fix_offline_replicas": "Fix offline replicas", "proposals": "Get customized proposals"}
 
 
-@dataclass(frozen=True)
-class Request:
-    """One HTTP request as Cruise Control reads it."""
-
-    endpoint: str
-    method: str
-    path: str
-    params: Mapping[str, list[str]]  # every value of every parameter, as sent
-    request_url: str
-    client: str = "127.0.0.1"
-    body: Any = None
-    session: str | None = None  # the JSESSIONID cookie
-    task_header: str | None = None  # User-Task-ID
-
-    @property
-    def query(self) -> Params:
-        return Params({name: values[0] for name, values in self.params.items() if values})
-
-
 @dataclass
 class Reply:
     status: int
     body: dict[str, Any]
     task_id: str | None = None
     new_session: str | None = None  # a cookie to set
-
-
-@dataclass
-class SimTuning:
-    time_scale: float = 60.0  # simulated seconds per real second
-    replica_bandwidth_mb_s: float = 100.0  # simulated throttle per execution
-    min_execution_s: float = 0.5  # real seconds; long enough to be seen InExecution
-    proposal_s: float = 0.1  # real seconds a task stays Active computing its proposal
-    max_block_s: float = 10.0  # webserver.request.maxBlockTimeMs: how long a request waits before answering 202
-    warmup_s: float = 0.0  # the warm-up at the next (re)start
-    restart_warmup_s: float = 30.0  # the warm-up after a restart that names none (the real one's: about 30 s)
-    max_active_user_tasks: int = 5
-    task_scanner_period_s: float = 5.0  # how often finished tasks leave the active ones
-    session_expiry_s: float = 60.0  # webserver.session.maxExpiryTimeMs
-    execution_check_s: float = 0.5  # execution.progress.check.interval.ms (real backend)
-    movements_per_broker: int = 5  # num.concurrent.partition.movements.per.broker (real backend)
 
 
 class SimCruiseControl:

@@ -13,14 +13,18 @@ import asyncio
 import re
 import time
 from collections.abc import Awaitable, Callable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from services.cluster_sim import optimizer, proposals, responses
-from services.cluster_sim.model import Proposal
+from services.cluster_sim.backend import Backend
+from services.cluster_sim.executor import Executor
+from services.cluster_sim.load import LoadModel
+from services.cluster_sim.model import Cluster, Proposal
 from services.cluster_sim.proposals import CruiseControlFailure, failure, java_collection
 from services.cluster_sim.request import (
     ENDPOINT_NAMES,
     Params,
+    Request,
     RequestError,
     UserRequestError,
     broker_and_logdirs,
@@ -30,19 +34,38 @@ from services.cluster_sim.request import (
     substates,
     throttle,
 )
-from services.cluster_sim.user_tasks import SimTask
+from services.cluster_sim.tuning import SimTuning
+from services.cluster_sim.user_tasks import SimTask, UserTaskManager
+from services.cluster_sim.warm_up import WarmUp
 from services.placement.model import PlacementError
 
-if TYPE_CHECKING:
-    from services.cluster_sim.cruise_control import Request, SimCruiseControl
+
+class CruiseControl(Protocol):
+    """What an endpoint reads and drives of the simulated Cruise Control (``cruise_control.SimCruiseControl``, which
+    dispatches each request here): its model, its tasks, its executor, its warm-up."""
+
+    backend: Backend
+    cluster: Cluster
+    load: LoadModel
+    tasks: UserTaskManager
+    executor: Executor
+    warm_up: WarmUp
+    tuning: SimTuning
+
+    async def refresh_model(self, max_age_s: float = 0.0) -> None: ...
+
+    def stop_execution(self, *, force: bool = False) -> dict[str, Any]: ...
+
+    def state(self, wanted: set[str] | None = None, *, verbose: bool = False) -> dict[str, Any]: ...
+
 
 # What a parsed request does, once it has its task: it answers through ``task.finish`` (or raises a failure).
 Operation = Callable[[SimTask], Awaitable[None]]
 # An endpoint's parameters read, and the operation they ask for.
-Reader = Callable[["SimCruiseControl", "Request"], Operation]
+Reader = Callable[[CruiseControl, Request], Operation]
 
 
-def operation(cc: SimCruiseControl, request: Request) -> Operation:
+def operation(cc: CruiseControl, request: Request) -> Operation:
     """The request's parameters read (raising what Cruise Control answers 400), and what its task does."""
     read = ENDPOINTS.get(request.endpoint)
     if read is None:
@@ -52,7 +75,7 @@ def operation(cc: SimCruiseControl, request: Request) -> Operation:
 
 # -- answered from the model ---------------------------------------------------------------------------------------
 
-def _answer(cc: SimCruiseControl, compute: Callable[[], dict[str, Any]], *, refresh: float | None = None,
+def _answer(cc: CruiseControl, compute: Callable[[], dict[str, Any]], *, refresh: float | None = None,
             needs_model: str | None = None, advance_load: bool = False) -> Operation:
     """An operation answered at once from the model (``needs_model``: refused while warming up)."""
     async def answer(task: SimTask) -> None:
@@ -66,24 +89,24 @@ def _answer(cc: SimCruiseControl, compute: Callable[[], dict[str, Any]], *, refr
     return answer
 
 
-def state(cc: SimCruiseControl, request: Request) -> Operation:
+def state(cc: CruiseControl, request: Request) -> Operation:
     query = request.query
     wanted, verbose = substates(query), query.boolean("verbose", False)
     return _answer(cc, lambda: cc.state(wanted, verbose=verbose), refresh=1.0)
 
 
-def kafka_cluster_state(cc: SimCruiseControl, request: Request) -> Operation:
+def kafka_cluster_state(cc: CruiseControl, request: Request) -> Operation:
     verbose = request.query.boolean("verbose", False)
     return _answer(cc, lambda: responses.kafka_cluster_state(cc.cluster, verbose=verbose), refresh=1.0)
 
 
-def load(cc: SimCruiseControl, request: Request) -> Operation:
+def load(cc: CruiseControl, request: Request) -> Operation:
     disk_info = request.query.boolean("populate_disk_info", False)
     return _answer(cc, lambda: responses.broker_load(cc.cluster, cc.load, disk_info=disk_info),
                    refresh=1.0, needs_model="load", advance_load=True)
 
 
-def partition_load(cc: SimCruiseControl, request: Request) -> Operation:
+def partition_load(cc: CruiseControl, request: Request) -> Operation:
     query = request.query
     params = {k: v for k, v in ((name, query.get(name)) for name in ("topic", "resource", "entries"))
               if v is not None}
@@ -97,7 +120,7 @@ def partition_load(cc: SimCruiseControl, request: Request) -> Operation:
                    needs_model="partition_load", advance_load=True)
 
 
-def user_tasks(cc: SimCruiseControl, request: Request) -> Operation:
+def user_tasks(cc: CruiseControl, request: Request) -> Operation:
     """``UserTaskState``: active tasks first, then completed ones, each filter applied only when given; unknown
     endpoint names and task types are ignored (all of them unknown: no filter), ``entries`` caps the list."""
     query = request.query
@@ -118,14 +141,14 @@ def user_tasks(cc: SimCruiseControl, request: Request) -> Operation:
     return _answer(cc, listing)
 
 
-def stop_proposal_execution(cc: SimCruiseControl, request: Request) -> Operation:
+def stop_proposal_execution(cc: CruiseControl, request: Request) -> Operation:
     query = request.query
     return _answer(cc, lambda: cc.stop_execution(force=query.boolean("force_stop", False)))
 
 
 # -- proposed, then executed unless a dry run ----------------------------------------------------------------------
 
-def topic_configuration(cc: SimCruiseControl, request: Request) -> Operation:
+def topic_configuration(cc: CruiseControl, request: Request) -> Operation:
     """A replication-factor change (``proposals.replication_factor_change``), then the request's goals."""
     query = request.query
     run_dryrun = dryrun(query)
@@ -149,7 +172,7 @@ def topic_configuration(cc: SimCruiseControl, request: Request) -> Operation:
     return change_replication_factor
 
 
-def optimization(cc: SimCruiseControl, request: Request) -> Operation:
+def optimization(cc: CruiseControl, request: Request) -> Operation:
     """``rebalance``, ``add_broker``, ``remove_broker`` and ``fix_offline_replicas``: a proposal from the
     optimizer, executed unless ``dryrun`` (true by default, as in Cruise Control)."""
     query, endpoint = request.query, request.endpoint
@@ -190,7 +213,7 @@ def optimization(cc: SimCruiseControl, request: Request) -> Operation:
     return optimize
 
 
-def remove_disks(cc: SimCruiseControl, request: Request) -> Operation:
+def remove_disks(cc: CruiseControl, request: Request) -> Operation:
     """``remove_disks``: every replica off the named log directories, onto the other disks of the same broker
     (``RemoveDisksRunnable``: IntraBrokerDiskCapacityGoal only, one intra-broker movement per broker at a time)."""
     query = request.query
@@ -215,7 +238,7 @@ def remove_disks(cc: SimCruiseControl, request: Request) -> Operation:
     return empty_disks
 
 
-def get_proposals(cc: SimCruiseControl, request: Request) -> Operation:
+def get_proposals(cc: CruiseControl, request: Request) -> Operation:
     """GET ``proposals``: the cached proposal of a full rebalance with the default goals."""
     query = request.query
     verbose = query.boolean("verbose", False)
@@ -239,7 +262,7 @@ def _execution_options(query: Params) -> dict[str, Any]:
             "intra_concurrency": concurrency(query, "intra")}
 
 
-def _check_brokers(cc: SimCruiseControl, endpoint: str, brokers: list[int]) -> list[int]:
+def _check_brokers(cc: CruiseControl, endpoint: str, brokers: list[int]) -> list[int]:
     """add_broker checks presence against the metadata's nodes, which are the alive brokers only
     (``sanityCheckBrokerPresence``: the set printed); remove_broker takes dead brokers too (their replicas go).
     While warming up, the model holds no broker yet."""
@@ -253,13 +276,13 @@ def _check_brokers(cc: SimCruiseControl, endpoint: str, brokers: list[int]) -> l
     return brokers
 
 
-async def _wait_turn(cc: SimCruiseControl) -> None:
+async def _wait_turn(cc: CruiseControl) -> None:
     """A proposal's task waits its turn before its request is even checked (it answers 202 meanwhile)."""
     await asyncio.sleep(cc.tuning.proposal_s)
 
 
 async def _propose_and_execute(
-        cc: SimCruiseControl, task: SimTask, endpoint: str, propose: Callable[[], Proposal], run_dryrun: bool,
+        cc: CruiseControl, task: SimTask, endpoint: str, propose: Callable[[], Proposal], run_dryrun: bool,
         goals: list[str], *, verbose: bool = False, throttle: int | None = None, concurrency: int | None = None,
         leaving: list[int] | None = None, intra_concurrency: int | None = None, excluded: set[str] | None = None,
         removed_dirs: Mapping[int, set[str]] | None = None, method: str = "POST") -> None:
@@ -280,7 +303,7 @@ async def _propose_and_execute(
                       intra_concurrency=intra_concurrency, leaving=leaving or [])
 
 
-async def _fresh_proposal(cc: SimCruiseControl, propose: Callable[[], Proposal]) -> Proposal:
+async def _fresh_proposal(cc: CruiseControl, propose: Callable[[], Proposal]) -> Proposal:
     """The proposal on a fresh view of the cluster. A real cluster's metadata may not show a topic created a
     moment ago yet (Cruise Control's own metadata lags the same way): asked again before giving up."""
     attempts = 4 if cc.backend.real else 1

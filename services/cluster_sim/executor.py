@@ -12,17 +12,15 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable, Coroutine
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from services.cluster_sim import responses
 from services.cluster_sim.backend import Backend
 from services.cluster_sim.execution import INTRA_BROKER_CONCURRENCY, Execution
 from services.cluster_sim.model import Proposal
 from services.cluster_sim.proposals import CruiseControlFailure
+from services.cluster_sim.tuning import SimTuning
 from services.cluster_sim.user_tasks import SimTask, UserTaskManager
-
-if TYPE_CHECKING:
-    from services.cluster_sim.cruise_control import SimTuning
 
 ONGOING = ("Cannot start a new execution while there is an ongoing execution. Please use stop_ongoing_execution=true "
            "to stop ongoing execution and start a new one.")

@@ -12,10 +12,10 @@ from typing import Any
 from aiohttp import web
 
 from services.cluster_sim import responses
-from services.cluster_sim.cruise_control import Request, SimCruiseControl
+from services.cluster_sim.cruise_control import SimCruiseControl
 from services.cluster_sim.faults import FaultPlan
 from services.cluster_sim.parameters import unrecognized
-from services.cluster_sim.request import UserRequestError, refusal_body
+from services.cluster_sim.request import Request, UserRequestError, refusal_body
 
 PREFIX = "/kafkacruisecontrol"
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 
@@ -175,3 +176,22 @@ def substates(params: Params) -> set[str]:
     if unknown:
         raise UserRequestError(f"Unsupported substates in {unknown}. Supported: {sorted(s.upper() for s in known)}")
     return {known[s.lower()] for s in named} or set(known.values())
+
+
+@dataclass(frozen=True)
+class Request:
+    """One HTTP request as Cruise Control reads it."""
+
+    endpoint: str
+    method: str
+    path: str
+    params: Mapping[str, list[str]]  # every value of every parameter, as sent
+    request_url: str
+    client: str = "127.0.0.1"
+    body: Any = None
+    session: str | None = None  # the JSESSIONID cookie
+    task_header: str | None = None  # User-Task-ID
+
+    @property
+    def query(self) -> Params:
+        return Params({name: values[0] for name, values in self.params.items() if values})
