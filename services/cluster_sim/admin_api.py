@@ -4,17 +4,14 @@ directories), as a route table. ``http_admin.build_admin_app`` serves it with th
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from aiohttp import web
 
+from services.cluster_sim.admin_context import SIMULATOR, error_response
 from services.cluster_sim.model import Cluster, ClusterError, NoSuchTopic, Partition, Topic, TopicExists
 from services.common.metrics import exposition
 
-if TYPE_CHECKING:
-    from services.cluster_sim.app import Simulator
-
-SIMULATOR: web.AppKey[Simulator] = web.AppKey("simulator")
 routes = web.RouteTableDef()
 
 
@@ -35,10 +32,6 @@ def _topic_json(topic: Topic, alive: set[int], log_dir: Callable[[str, Partition
 def _assignment(body: dict[str, Any]) -> list[list[int]] | None:
     raw = body.get("assignment")
     return None if raw is None else [[int(b) for b in replicas] for replicas in raw]
-
-
-def error_response(status: int, message: str) -> web.Response:
-    return web.json_response({"error": message}, status=status)
 
 
 def _racks(cluster: Cluster) -> dict[str, str | None]:

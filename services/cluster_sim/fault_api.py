@@ -7,7 +7,7 @@ from dataclasses import asdict, fields
 
 from aiohttp import web
 
-from services.cluster_sim.admin_api import SIMULATOR, error_response
+from services.cluster_sim.admin_context import SIMULATOR, error_response
 from services.cluster_sim.faults import InjectedError
 
 routes = web.RouteTableDef()

@@ -3,21 +3,17 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from aiohttp import web
 
 from services.cluster_sim import admin_api, fault_api
-
-if TYPE_CHECKING:
-    from services.cluster_sim.app import Simulator
+from services.cluster_sim.admin_context import SIMULATOR, SimulatorControls
 
 
-def build_admin_app(sim: Simulator) -> web.Application:
+def build_admin_app(sim: SimulatorControls) -> web.Application:
     # Kafka takes requests of up to socket.request.max.bytes (100 MiB by default): a topic of tens of thousands of
     # partitions, created with its replicas' directories, is megabytes.
     app = web.Application(middlewares=[admin_api.errors], client_max_size=100 * 1024 * 1024)
-    app[admin_api.SIMULATOR] = sim
+    app[SIMULATOR] = sim
     app.add_routes(admin_api.routes)
     app.add_routes(fault_api.routes)
     return app
