@@ -14,7 +14,7 @@ from services.cli.commands.log_dirs import log_dirs_app
 from services.cli.commands.rebalance import rebalance_app
 from services.cli.commands.throttle import throttle_app
 from services.cli.output import err
-from services.common.busio import BusRefused, BusUnavailable
+from services.common.busio import BusUnavailable, ClientRefused
 from services.common.settings import get_settings
 
 if TYPE_CHECKING:
@@ -124,7 +124,7 @@ def main() -> None:
         sys.exit(2)
     except (KafkaException, BusUnavailable) as exc:
         bus = get_settings().bus
-        if isinstance(exc, BusRefused):
+        if isinstance(exc, ClientRefused):
             hint = ("Check the client's credentials and CA (BALLAST_BUS__SASL_USERNAME, __SASL_PASSWORD_FILE or "
                     "__SASL_PASSWORD, __SSL_CAFILE).")
         else:

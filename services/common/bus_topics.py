@@ -5,7 +5,10 @@ A service started before its bus (a container that came up first, a broker resta
 its log, rather than exiting: nothing needs restarting by hand once the bus is up. The bus port's policy for this,
 decided here once: a refusal that asking again cannot change (authorization, a policy, an invalid config) is
 permanent and stops the service with the broker's reason; anything else (no broker reached, a request timed out,
-fewer brokers up than the replication factor while a cluster starts) is temporary and waited out.
+fewer brokers up than the replication factor while a cluster starts) is temporary and waited out. So is a refusal of
+Ballast's credentials: a password file is read again at each try, and the user may be created after the service
+starts (a provisioning job); it is logged as the error it is, with Kafka's reason, and tried again at the same slow
+pace, never in a storm.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from confluent_kafka.admin import AdminClient, NewPartitions, NewTopic
 
 from events import TOPICS
 from events.topics import BusTopic
+from services.common.busio import ClientRefused, Refusal
 from services.common.logging import get_logger
 from services.common.retry import backoff
 from services.common.settings import BusSettings
@@ -31,10 +35,9 @@ LONGEST_WAIT_S = 15.0
 
 _PERMANENT = frozenset({
     KafkaError.TOPIC_AUTHORIZATION_FAILED, KafkaError.CLUSTER_AUTHORIZATION_FAILED,
-    KafkaError.GROUP_AUTHORIZATION_FAILED, KafkaError.SASL_AUTHENTICATION_FAILED, KafkaError._AUTHENTICATION,
+    KafkaError.GROUP_AUTHORIZATION_FAILED,
     KafkaError.POLICY_VIOLATION, KafkaError.INVALID_CONFIG, KafkaError.INVALID_PARTITIONS,
     KafkaError.TOPIC_EXCEPTION, KafkaError.INVALID_REQUEST, KafkaError._INVALID_ARG,
-    KafkaError._SSL,
 })
 
 
@@ -42,10 +45,10 @@ class BusRefused(RuntimeError):
     """The bus refused to hold Ballast's topics, and asking again would get the same answer."""
 
 
-def _admin(settings: BusSettings) -> AdminClient:
+def _admin(settings: BusSettings, refusal: Refusal | None = None) -> AdminClient:
     # librdkafka's own lines go to stderr, not as JSON, many a second while no broker answers: a failure's reason
     # is in the exception, logged once with the rest.
-    return AdminClient({**settings.confluent_config(), "log_level": 0})
+    return AdminClient({**settings.confluent_config(), "log_level": 0, **({"error_cb": refusal} if refusal else {})})
 
 
 def permanent(error: KafkaError) -> bool:
@@ -54,10 +57,17 @@ def permanent(error: KafkaError) -> bool:
 
 
 def ensure_topics(settings: BusSettings, topics: Iterable[BusTopic] | None = None, timeout_s: float = 30.0) -> None:
-    """Create Ballast's topics (all of them unless told) where missing; those that exist are left as they are."""
-    admin = _admin(settings)
+    """Create Ballast's topics (all of them unless told) where missing; those that exist are left as they are.
+    ``ClientRefused`` when the brokers refused the client's credentials."""
+    refusal = Refusal(settings)
+    admin = _admin(settings, refusal)
     wanted = list(topics or TOPICS.all())
-    existing = set(admin.list_topics(timeout=timeout_s).topics)
+    try:
+        existing = set(admin.list_topics(timeout=timeout_s).topics)
+    except KafkaException as exc:
+        if isinstance(refused := refusal.unavailable(admin, ""), ClientRefused):
+            raise refused from None
+        raise exc from None
     new = [NewTopic(t.name, num_partitions=settings.topic_partitions,
                     replication_factor=settings.topic_replication_factor, config=t.config)
            for t in wanted if t.name not in existing]
@@ -98,6 +108,13 @@ def wait_for_bus(settings: BusSettings, topics: Iterable[BusTopic] | None = None
     while True:
         try:
             ensure_topics(settings, wanted, timeout_s)
+        except ClientRefused as exc:
+            attempts += 1
+            wait = backoff(attempts, initial_s=FIRST_WAIT_S, max_s=LONGEST_WAIT_S).total_seconds()
+            log.error("the bus refused Ballast's credentials", bootstrap_servers=settings.bootstrap_servers,
+                      reason=str(exc), attempts=attempts, next_try_s=wait)
+            sleep(wait)
+            continue
         except KafkaException as exc:
             error = exc.args[0]
             if permanent(error):

@@ -28,7 +28,7 @@ class BusUnavailable(RuntimeError):
     """The bus could not be reached in time."""
 
 
-class BusRefused(BusUnavailable):
+class ClientRefused(BusUnavailable):
     """The brokers answered, and refused the client's credentials or its certificate check failed."""
 
 
@@ -55,7 +55,7 @@ class Refusal:
         if self.reason is None:
             return BusUnavailable(otherwise)
         who = f" as {self.bus.sasl_username!r}" if self.bus.sasl_username else ""
-        return BusRefused(f"the bus refused this client{who} ({self.bus.security_protocol}): {self.reason}")
+        return ClientRefused(f"the bus refused this client{who} ({self.bus.security_protocol}): {self.reason}")
 
 
 def client_config(bus: BusSettings) -> tuple[dict[str, Any], Refusal]:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import time
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -103,3 +104,28 @@ def test_no_password_reaches_a_log_a_status_or_the_client_settings(stack: LocalS
     for user, password in passwords.items():
         assert password not in shown, user
         assert [p for p in logs if password in p.read_text(errors="replace")] == [], user
+
+
+def test_a_service_refused_its_credentials_says_why_backs_off_and_starts_once_they_are_right(
+        stack: LocalStack, tmp_path: Path) -> None:
+    assert stack.security is not None
+    password_file = tmp_path / "ballast.password"
+    password_file.write_text("an-old-password-0123456789")
+    stack.instance_env["rebalancer"] = {"BALLAST_BUS__SASL_PASSWORD_FILE": str(password_file)}
+    stack.start_process("rebalancer")
+    log = stack.logs / "rebalancer.log"
+
+    def refusals() -> list[dict]:
+        lines = [json.loads(line) for line in log.read_text().splitlines() if line.startswith("{")]
+        return [line for line in lines if line["event"] == "the bus refused Ballast's credentials"]
+
+    deadline = time.monotonic() + WAIT_S
+    while len(refusals()) < 3 and time.monotonic() < deadline:
+        time.sleep(0.5)
+    seen = refusals()
+    assert [r["next_try_s"] for r in seen[:3]] == [1.0, 2.0, 4.0]  # backing off, not a storm
+    assert seen[0]["level"] == "error" and "SASL authentication error: Authentication failed" in seen[0]["reason"]
+    # The password file is put right (a rotated Secret, say): the service starts with no one restarting it.
+    password_file.write_text(stack.security.password(SERVICES))
+    stack.wait_http(stack.health_url("rebalancer"), "rebalancer", timeout_s=WAIT_S)
+    assert stack.security.password(SERVICES) not in log.read_text()

@@ -15,11 +15,13 @@ BUS = BusSettings(bootstrap_servers="kafka-0:9092")
 
 def test_authorization_policy_and_config_refusals_are_permanent_an_unreached_or_small_cluster_is_not() -> None:
     for code in (KafkaError.TOPIC_AUTHORIZATION_FAILED, KafkaError.CLUSTER_AUTHORIZATION_FAILED,
-                 KafkaError.POLICY_VIOLATION, KafkaError.INVALID_CONFIG, KafkaError.SASL_AUTHENTICATION_FAILED):
+                 KafkaError.POLICY_VIOLATION, KafkaError.INVALID_CONFIG):
         assert permanent(KafkaError(code))
     # Fewer brokers than the replication factor: a cluster still starting, one broker at a time.
+    # Credentials refused: a password file is read again at each try, a user may be made after the service starts.
     for code in (KafkaError._TRANSPORT, KafkaError._TIMED_OUT, KafkaError.INVALID_REPLICATION_FACTOR,
-                 KafkaError.REQUEST_TIMED_OUT, KafkaError.NOT_CONTROLLER):
+                 KafkaError.REQUEST_TIMED_OUT, KafkaError.NOT_CONTROLLER, KafkaError.SASL_AUTHENTICATION_FAILED,
+                 KafkaError._AUTHENTICATION):
         assert not permanent(KafkaError(code))
 
 
@@ -44,3 +46,23 @@ def test_a_permanent_refusal_stops_the_wait_with_the_brokers_reason(monkeypatch:
     monkeypatch.setattr(bus_topics, "ensure_topics", ensure)
     with pytest.raises(BusRefused, match="kafka-0:9092 refused Ballast's topics: not authorized to create topics"):
         wait_for_bus(BUS, sleep=lambda s: pytest.fail("a permanent refusal is not waited out"))
+
+
+def test_refused_credentials_are_an_error_in_the_log_waited_out_at_the_same_pace(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from services.common.busio import ClientRefused
+
+    answers: list[str | None] = ["refused"] * 3 + [None]
+
+    def ensure(settings: BusSettings, topics: object, timeout_s: float) -> None:
+        if answers.pop(0):
+            raise ClientRefused("the bus refused this client as 'ballast' (SASL_SSL): SASL authentication error")
+
+    logged: list[tuple[str, dict]] = []
+    monkeypatch.setattr(bus_topics, "ensure_topics", ensure)
+    monkeypatch.setattr(bus_topics.log, "error", lambda event, **fields: logged.append((event, fields)))
+    slept: list[float] = []
+    wait_for_bus(BUS, sleep=slept.append)
+    assert slept == [1, 2, 4] and answers == []
+    assert [event for event, _ in logged] == ["the bus refused Ballast's credentials"] * 3
+    assert "SASL authentication error" in logged[0][1]["reason"]
