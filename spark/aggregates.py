@@ -41,8 +41,11 @@ FIGURES = "struct<disk:double, replicas:int, leaders:int>"
 def read_events(spark: Any, settings: Settings) -> Any:
     """The samples and placements topics as one stream of (value) rows: through Ballast's own source, or Spark's JVM
     ``kafka`` source when its jar is on the classpath (``BALLAST_SPARK__SOURCE=kafka``)."""
-    bus = settings.bus.confluent_config()
     fmt = "kafka" if settings.spark.source == "kafka" else "ballast_bus"
+    # Each source's own client's words (librdkafka's, or Java's); Spark redacts the password among them in its UI and
+    # logs (spark.redaction.regex).
+    bus = (settings.bus.confluent_config() if fmt == "ballast_bus"
+           else {"bootstrap.servers": settings.bus.bootstrap_servers, **settings.bus.java()})
     if fmt == "ballast_bus":
         from spark.bus_source import BusSource
 

@@ -62,6 +62,21 @@ class KafkaSecurity(BaseModel):
             config["ssl.ca.location"] = str(self.ssl_cafile)
         return config
 
+    def java(self) -> dict[str, str]:
+        """A Java client's properties (Spark's JVM Kafka source): the login in a JAAS line, the CA as a PEM trust
+        store."""
+        config = {"security.protocol": self.security_protocol}
+        if self.sasl_mechanism:
+            module = ("plain.PlainLoginModule" if self.sasl_mechanism == "PLAIN" else "scram.ScramLoginModule")
+            config["sasl.mechanism"] = self.sasl_mechanism
+            config["sasl.jaas.config"] = (f"org.apache.kafka.common.security.{module} required "
+                                          f"username={_jaas_quoted(self.sasl_username or '')} "
+                                          f"password={_jaas_quoted(self.password() or '')};")
+        if self.ssl_cafile:
+            config["ssl.truststore.type"] = "PEM"
+            config["ssl.truststore.location"] = str(self.ssl_cafile)
+        return config
+
     def kafka_python(self) -> dict[str, Any]:
         """kafka-python's client settings."""
         config: dict[str, Any] = {"security_protocol": self.security_protocol}
@@ -74,6 +89,11 @@ class KafkaSecurity(BaseModel):
         if self.ssl_cafile:
             config["ssl_cafile"] = str(self.ssl_cafile)
         return config
+
+
+def _jaas_quoted(value: str) -> str:
+    # JAAS's quoted string: a backslash escapes the next character.
+    return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
 class BusSettings(KafkaSecurity):

@@ -77,3 +77,14 @@ def test_the_local_secured_cluster_keeps_its_secrets_in_files_only_their_owner_r
     names = leaf.extensions.get_extension_for_class(x509.SubjectAlternativeName).value
     assert [str(ip) for ip in names.get_values_for_type(x509.IPAddress)] == ["127.0.0.1"]
     leaf.verify_directly_issued_by(ca)
+
+
+def test_a_java_client_gets_its_login_in_a_jaas_line_and_the_ca_as_a_pem_trust_store(tmp_path: Path) -> None:
+    bus = BusSettings(security_protocol="SASL_SSL", sasl_mechanism="SCRAM-SHA-512", sasl_username="ballast",
+                      sasl_password='p"w\\d', ssl_cafile=tmp_path / "ca.crt")
+    assert bus.java() == {
+        "security.protocol": "SASL_SSL", "sasl.mechanism": "SCRAM-SHA-512",
+        "sasl.jaas.config": 'org.apache.kafka.common.security.scram.ScramLoginModule required username="ballast" '
+                            'password="p\\"w\\\\d";',
+        "ssl.truststore.type": "PEM", "ssl.truststore.location": str(tmp_path / "ca.crt")}
+    assert BusSettings().java() == {"security.protocol": "PLAINTEXT"}
