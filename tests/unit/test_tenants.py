@@ -1,0 +1,118 @@
+"""The tenants file and its rules (issue 53): who owns which names, and what a tenant's spec may ask for."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from events import TopicSpec
+from services.domain.tenants import (Tenants, TenantsError, check_adoption, check_owner, check_quota, load_tenants,
+                                     may_rebalance, partitions_of, schema)
+
+FILE = """\
+admins: [User:platform]
+tenants:
+  - name: payments
+    principal: User:payments
+    topics: {prefixes: ["payments.", "pay-"]}
+    quota:
+      partitionsPerTopic: 24
+      partitions: 60
+      replicas: {min: 3, max: 4}
+      retentionMs: {max: 604800000}
+      allowedConfigs: [cleanup.policy, retention.ms, min.insync.replicas]
+      forbiddenConfigs: [unclean.leader.election.enable]
+  - name: search
+    principal: User:search
+    topics: {pattern: '^search(-[a-z]+)?\\.'}
+    rebalances: true
+"""
+
+
+@pytest.fixture
+def tenants(tmp_path: Path) -> Tenants:
+    path = tmp_path / "tenants.yaml"
+    path.write_text(FILE)
+    return load_tenants(path)
+
+
+def spec(name: str, partitions: int = 6, replicas: int = 3, **config: str) -> TopicSpec:
+    return TopicSpec(name=name, partitions=partitions, replicas=replicas, config=config)
+
+
+def test_a_tenant_owns_the_names_of_its_prefixes_or_pattern(tenants: Tenants) -> None:
+    payments, search = tenants.named("payments"), tenants.named("search")
+    assert check_owner(payments, "payments.orders", None) is None
+    assert check_owner(payments, "pay-refunds", None) is None
+    assert check_owner(search, "search-eu.clicks", None) is None
+    refused = check_owner(payments, "search.clicks", None)
+    assert refused is not None and refused.rule == "owner"
+    assert str(refused) == ("policy rule owner: 'search.clicks' is not among the names of tenant 'payments' "
+                            "(payments.*, pay-*)")
+    assert check_owner(search, "search.clicks", "search") is None
+
+
+def test_a_name_claimed_first_stays_its_claimants(tenants: Tenants) -> None:
+    # Patterns can overlap where prefixes cannot: the tenant whose spec claimed the name first keeps it.
+    wide = tenants.model_copy(deep=True)
+    wide.tenants[0].topics.pattern = "^search-pay\\."
+    refused = check_owner(wide.tenants[0], "search-pay.x", owner="search")
+    assert refused is not None and "is tenant 'search''s: it claimed the name first" in refused.message
+
+
+def test_quotas_refuse_what_is_beyond_them_each_by_its_rule(tenants: Tenants) -> None:
+    payments = tenants.named("payments")
+    assert check_quota(payments, spec("payments.orders", 24, 3, **{"retention.ms": "86400000"}), 36) == []
+    rules = {v.rule for v in check_quota(payments, spec("payments.orders", 30, 5, **{
+        "retention.ms": "-1", "unclean.leader.election.enable": "true", "segment.bytes": "1048576"}), 40)}
+    assert rules == {"quota.partitionsPerTopic", "quota.partitions", "quota.replicas.max", "quota.retentionMs.max",
+                     "quota.forbiddenConfigs:unclean.leader.election.enable",
+                     "quota.allowedConfigs:segment.bytes"}
+    low = check_quota(payments, spec("payments.orders", 6, 2), 0)
+    assert [str(v) for v in low] == ["policy rule quota.replicas.min: replicas 2 is below the tenant's minimum 3"]
+    # A count left to the cluster is checked once known (the reconciler's effective spec).
+    assert check_quota(payments, TopicSpec(name="payments.x"), 0) == []
+
+
+def test_the_partitions_counted_are_the_tenants_other_topics() -> None:
+    tenants = Tenants.model_validate({"tenants": [{"name": "a", "principal": "User:a", "topics": {"prefixes": ["a."]}}]})
+    counts = {"a.one": 6, "a.two": 12, "b.other": 50}
+    assert partitions_of(tenants.tenants[0], counts, but="a.two") == 6
+
+
+def test_an_existing_topic_is_adopted_only_by_its_owner_by_name(tenants: Tenants) -> None:
+    payments = tenants.named("payments")
+    adopting = spec("search.clicks").model_copy(update={"adopt": True})
+    assert check_adoption(payments, adopting, existing=True) is not None
+    assert check_adoption(payments, adopting.model_copy(update={"name": "payments.old"}), existing=True) is None
+
+
+def test_rebalances_come_from_admins_and_the_tenants_allowed(tenants: Tenants) -> None:
+    assert may_rebalance(tenants, "User:platform")
+    assert may_rebalance(tenants, "User:search")
+    assert not may_rebalance(tenants, "User:payments")
+    assert not may_rebalance(tenants, "User:stranger")
+
+
+@pytest.mark.parametrize("text, problem", [
+    ("tenants: [{name: a, principal: User:a, topics: {prefixes: [x.]}}, "
+     "{name: b, principal: User:b, topics: {prefixes: [x.y]}}]", "both own the names that begin with 'x.y'"),
+    ("tenants: [{name: a, principal: User:a, topics: {}}]", "by prefixes or by a pattern"),
+    ("tenants: [{name: A, principal: User:a, topics: {prefixes: [a.]}}]", "invalid tenant name 'A'"),
+    ("tenants: [{name: a, principal: a, topics: {prefixes: [a.]}}]", "Kafka's form is TYPE:NAME"),
+    ("tenants: [{name: a, principal: User:a, topics: {prefixes: [a.]}, quota: {partitons: 3}}]", "partitons"),
+    ("tenants: [{name: a, principal: User:a, topics: {prefixes: [a.]}}, "
+     "{name: a, principal: User:b, topics: {prefixes: [b.]}}]", "two tenants have the name 'a'"),
+])
+def test_a_file_that_is_not_a_tenants_file_is_refused_with_why(tmp_path: Path, text: str, problem: str) -> None:
+    path = tmp_path / "tenants.yaml"
+    path.write_text(text)
+    with pytest.raises(TenantsError, match=problem):
+        load_tenants(path)
+
+
+def test_the_file_has_a_json_schema() -> None:
+    document = schema()
+    assert document["title"] == "Tenants"
+    assert "partitionsPerTopic" in document["$defs"]["Quota"]["properties"]
