@@ -137,9 +137,13 @@ async def create(request: web.Request) -> web.Response:
 async def create_batch(request: web.Request) -> web.Response:
     """CreateTopics for many topics at once, each with its replicas and, where chosen, their log directories from
     the start: each topic's outcome (its error status and message, or none) as Kafka answers per topic."""
-    cluster = request.app[SIMULATOR].cluster
+    sim = request.app[SIMULATOR]
+    cluster = sim.cluster
     outcome: dict[str, dict[str, Any] | None] = {}
     for item in (await request.json())["topics"]:
+        if sim.faults.cut_here(len(outcome)):
+            await sim.faults.held_at_cut(len(outcome))
+            return error_response(503, "the creation was cut short: the topics before the cut were created")
         name = str(item["name"])
         try:
             cluster.create_topic(name, 0, 0, {str(k): str(v) for k, v in item.get("config", {}).items()},

@@ -67,6 +67,18 @@ async def inject_admin_error(request: web.Request) -> web.Response:
     return web.Response(status=204)
 
 
+@routes.post("/faults/admin/cut-batch")
+async def cut_batch(request: web.Request) -> web.Response:
+    """Batch creations stop after ``afterTopics`` more topics (in the middle of a request: after its first) and hold
+    their answer until the faults are reset."""
+    sim = request.app[SIMULATOR]
+    after = int((await request.json())["afterTopics"])
+    if after < 0:
+        return error_response(400, "afterTopics must be 0 or more")
+    sim.faults.cut_batches(after)
+    return web.Response(status=204)
+
+
 @routes.post("/faults/latency")
 async def latency(request: web.Request) -> web.Response:
     sim = request.app[SIMULATOR]
@@ -115,7 +127,8 @@ async def stats(request: web.Request) -> web.Response:
     sim = request.app[SIMULATOR]
     cc = sim.cruise_control
     return web.json_response({"requestsServed": cc.requests_served, "tasks": len(cc.tasks.all()),
-                              "activeTasks": len(cc.tasks.active), "executing": cc.execution is not None})
+                              "activeTasks": len(cc.tasks.active), "executing": cc.execution is not None,
+                              "heldCreations": sim.faults.cut_held, "heldTopicsMade": sim.faults.cut_held_made})
 
 
 @routes.get("/faults/tasks")

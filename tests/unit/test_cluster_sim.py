@@ -573,3 +573,39 @@ async def test_rebalance_disk_and_remove_disks_move_replicas_between_a_brokers_d
     assert validate_all(openapi, recorder) >= 6
     await cc.aclose()
     await admin.aclose()
+
+
+async def test_a_batch_creation_cut_short_makes_its_first_topics_and_holds_its_answer(sim: Simulator) -> None:
+    """The fault a kill -9 in the middle of a batch of creations stands on: the cluster makes some of a request's
+    topics, then neither makes the rest nor answers until the fault is cleared."""
+    from services.common.admin import NewTopic
+
+    admin = SimulatorClusterAdmin(f"http://127.0.0.1:{sim.settings.admin_port}")
+    faults = httpx.AsyncClient(base_url=f"http://127.0.0.1:{sim.settings.admin_port}")
+
+    async def held(names: str) -> tuple[asyncio.Task[Any], dict[str, Any]]:
+        creating = asyncio.create_task(admin.create_topics([NewTopic(n, ((1,),)) for n in names]))
+        deadline = time.monotonic() + WAIT_S
+        while (stats := (await faults.get("/faults/stats")).json())["heldCreations"] == 0:
+            assert time.monotonic() < deadline and not creating.done(), "the request was not held"
+            await asyncio.sleep(0.02)
+        return creating, stats
+
+    assert (await faults.post("/faults/admin/cut-batch", json={"afterTopics": 2})).status_code == 204
+    creating, stats = await held("abcd")
+    assert stats["heldTopicsMade"] == 2 and sorted(sim.cluster.topics) == ["a", "b"]
+    await faults.post("/faults/reset")
+    with pytest.raises(AdminError, match="cut short"):
+        await creating
+    assert sorted(sim.cluster.topics) == ["a", "b"]
+    # Cut in the middle of a request: one that reaches the cut before its first topic makes that one first.
+    await faults.post("/faults/admin/cut-batch", json={"afterTopics": 0})
+    creating, stats = await held("ef")
+    assert stats["heldTopicsMade"] == 1 and sorted(sim.cluster.topics) == ["a", "b", "e"]
+    await faults.post("/faults/reset")
+    with pytest.raises(AdminError):
+        await creating
+    assert await admin.create_topics([NewTopic("f", ((1,),))]) == {"f": None}  # no cut once reset
+    assert (await faults.post("/faults/admin/cut-batch", json={"afterTopics": -1})).status_code == 400
+    await faults.aclose()
+    await admin.aclose()
