@@ -5,6 +5,7 @@ ahead so that no replica moves after (``ClusterAdmin.create_topics``), then the 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -51,9 +52,11 @@ class BatchCreator:
         self.placing = placing
         self.outbox = outbox
 
-    async def create(self, creations: list[Creation]) -> dict[str, Created]:
+    async def create(self, creations: list[Creation], *,
+                     ahead: Callable[[list[str]], Awaitable[None]] | None = None) -> dict[str, Created]:
         """Each creation's outcome, by topic. A failure of the whole request (the cluster unreachable) is every
-        topic's."""
+        topic's. ``ahead``: what must be on record before the request goes, given the topics placed (the others are
+        not asked for)."""
         outcome: dict[str, Created] = {}
         placed: dict[str, _Placed] = {}
         answered: dict[str, AdminError | None] = {}
@@ -63,6 +66,8 @@ class BatchCreator:
                     placed[creation.action.name] = await self._place(creation)
                 except (AdminError, PlacementError) as exc:
                     outcome[creation.action.name] = Created(error=exc)
+        if placed and ahead is not None:
+            await ahead(list(placed))
         if placed:
             log.info("creating topics", topics=len(placed),
                      partitions=sum(len(p.topic.assignment) for p in placed.values()))

@@ -37,7 +37,8 @@ from events.conditions import (
 from events.models import DriftMode, TopicOrigin
 from events.topic_configs import THROTTLE_LISTS
 from services.domain.policy import Policy, Violation, check_spec, check_withdrawal, refusals
-from services.common.admin import TopicDefaults, TopicDescription
+from services.common.admin import AdminError, TopicDefaults, TopicDescription
+from services.placement.model import PlacementError
 # The replicas-change service's rule for accepting a command, which the status predicts (written once, used by both).
 from services.domain.replicas_change import in_flight, in_flight_elsewhere, on_command
 
@@ -370,6 +371,17 @@ def origin_now(origin: TopicOrigin | None, spec: TopicSpec | None, actual: Topic
     if origin is None and spec is not None and spec.adopt and actual is not None:
         return "adopted"
     return origin
+
+
+def origin_after_creation(error: AdminError | PlacementError | None) -> TopicOrigin | None:
+    """Whose a topic is once its creation was answered. Its status says ``created`` before the request goes (a crash
+    after the cluster made it and before its status keeps it Ballast's); the answer settles it: made, or not known
+    (a temporary failure: the cluster may have made it before the answer was lost), it is Ballast's; refused by the
+    cluster, or never asked for (no placement: its status never said ``created``), the topic there is not Ballast's
+    creation, if there is one."""
+    if error is None or (isinstance(error, AdminError) and error.temporary):
+        return "created"
+    return None
 
 
 def build_status(*, name: str, spec: TopicSpec | None, generation: int, actual: TopicDescription | None,

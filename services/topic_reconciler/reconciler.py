@@ -223,16 +223,16 @@ class Reconciler:
         sends: Sends = []
         created = await self.creator.create([
             Creation(p.creates, load_aware=_load_aware(p.topic), correlation=p.topic.correlation)
-            for p in creating.values() if p.creates is not None])
+            for p in creating.values() if p.creates is not None],
+            ahead=lambda placed: self._declare_creations({name: creating[name] for name in placed}))
         errors: dict[str, str | None] = {}
         for name, planned in creating.items():
             outcome = created[name]
             sends.extend(outcome.sends)
             with correlation(planned.topic.correlation, topic=name):
-                if outcome.error is None:
-                    planned.topic.origin = "created"
-                    if outcome.placeholders is not None:
-                        planned.topic.placeholders = outcome.placeholders
+                planned.topic.origin = logic.origin_after_creation(outcome.error)
+                if outcome.error is None and outcome.placeholders is not None:
+                    planned.topic.placeholders = outcome.placeholders
                 errors[name] = self._settle(planned.topic, [(planned.creates, outcome.error)] if outcome.error
                                             else [], planned.now)
         made = {n: p.creates.partitions for n, p in creating.items() if created[n].error is None and p.creates}
@@ -243,6 +243,20 @@ class Reconciler:
                 await self._after_acting(planned, acted, described=True)
                 sends.extend(await self._finish(planned, errors[name]))
         return sends
+
+    async def _declare_creations(self, creating: dict[str, Planned]) -> None:
+        """Identity before side effect: each topic placed and about to be created is Ballast's in its status
+        ("creating topic", origin ``created``) on the bus before the request goes. A kill -9 after the cluster made it
+        and before its ready status leaves that record, and the restarted reconciler finds the topic and keeps it
+        Ballast's (withdrawing its spec deletes it), where it would otherwise take it for a topic someone else
+        made."""
+        sends: Sends = []
+        for name, planned in creating.items():
+            planned.topic.origin = "created"
+            with correlation(planned.topic.correlation, topic=name):
+                sends.extend(await self.statuses.publish(name, planned.topic, error=None,
+                                                         warnings=planned.plan.warnings))
+        await asyncio.gather(*sends)
 
     async def _after_acting(self, planned: Planned, acted: list[logic.Action], *, described: bool = False) -> None:
         """What the plan's drift says, and the topic read again where an action changed its partitions (``described``:

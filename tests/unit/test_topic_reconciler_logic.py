@@ -400,3 +400,18 @@ def test_the_throttles_lists_in_a_spec_are_left_out_and_said_so() -> None:
     assert plan.actions == [logic.AlterConfig("t", {"retention.ms": "1"})]
     (ignored,) = plan.warnings
     assert ignored.type == "ConfigIgnored" and ignored.message.startswith("leader.replication.throttled.replicas: ")
+
+
+def test_a_topic_is_ballasts_once_the_cluster_made_it_or_may_have() -> None:
+    """Its status says it is Ballast's before the creation request goes; the answer settles it."""
+    from services.common.admin import ClusterUnavailable, OperationRefused, TopicAlreadyExists
+    from services.placement.model import PlacementError
+
+    assert logic.origin_after_creation(None) == "created"
+    # The answer lost (a timeout after the controller committed it): the topic may be there, and is Ballast's.
+    assert logic.origin_after_creation(ClusterUnavailable("request timed out")) == "created"
+    # Refused: there is no topic of Ballast's making (a topic already there is someone else's).
+    assert logic.origin_after_creation(TopicAlreadyExists("topic 't' already exists")) is None
+    assert logic.origin_after_creation(OperationRefused("replication factor larger than available brokers")) is None
+    # Never asked for: no placement was possible.
+    assert logic.origin_after_creation(PlacementError("not enough racks")) is None

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from events import TOPICS, Condition, TopicSpec, TopicStatus
+from events import TOPICS, Condition, TopicSpec, TopicSpecDeleted, TopicStatus
 from services.cluster_sim.app import Simulator
 from services.common.admin import ClusterUnavailable, OperationRefused
 from services.common.admin.simulator import SimulatorClusterAdmin
@@ -51,14 +51,65 @@ async def test_a_spec_creates_its_topic_and_publishes_its_status_once(reconciler
     spec = TopicSpec(name="orders", partitions=3, replicas=2)
     await service.intake.on_spec_events([record(TOPICS.specs, spec, offset=4)])
     assert len(simulator.cluster.topics["orders"].partitions) == 3
-    (status,) = statuses(outbox, "orders")
-    assert status.ready and status.generation == 5 and status.replicas == 2
+    # Ballast's before the request goes (its status says so), then ready.
+    creating, status = statuses(outbox, "orders")
+    assert not creating.ready and creating.origin == "created"
+    assert creating.condition("Ready").reason == "Creating"  # type: ignore[union-attr]
+    assert status.ready and status.generation == 5 and status.replicas == 2 and status.origin == "created"
     assert [p.topic for p in outbox.on(TOPICS.placements)] == ["orders"]
     # Read again (after a restart of the agent, or a handover): a record older than the spec applied is skipped,
     # whatever it says.
     older = TopicSpec(name="orders", partitions=3, replicas=3)
     await service.intake.on_spec_events([record(TOPICS.specs, older, offset=3)])
-    assert len(statuses(outbox, "orders")) == 1 and outbox.on(TOPICS.replicas_commands) == []
+    assert len(statuses(outbox, "orders")) == 2 and outbox.on(TOPICS.replicas_commands) == []
+
+
+class Killed(BaseException):
+    """The process dies here (kill -9): nothing after it runs, no handler sees it."""
+
+
+async def test_topics_made_just_before_a_kill_stay_ballasts_after_the_restart(reconciler, tmp_path,
+                                                                               monkeypatch) -> None:
+    """Issue 52: killed after the cluster made a batch of topics and before their ready statuses, the restarted
+    reconciler makes none of them again and keeps them its own: withdrawing their specs deletes them."""
+    service, outbox, simulator = reconciler
+    specs = [TopicSpec(name=f"t{i}", partitions=2, replicas=2) for i in range(3)]
+    offsets = [outbox.put(TOPICS.specs, spec) for spec in specs]
+    admin = service.reconciler.admin
+    real = admin.create_topics
+
+    async def made_then_killed(topics):  # noqa: ANN001, ANN202
+        await real(topics)
+        raise Killed
+
+    monkeypatch.setattr(admin, "create_topics", made_then_killed)
+    with pytest.raises(Killed):
+        await service.intake.on_spec_events([record(TOPICS.specs, s, offset=o) for s, o in zip(specs, offsets)])
+    monkeypatch.undo()
+    made = {name: [p.replicas for p in topic.partitions] for name, topic in simulator.cluster.topics.items()}
+    assert sorted(made) == ["t0", "t1", "t2"]
+
+    restarted = TopicReconciler(Settings(data_dir=tmp_path / "restarted"), admin=admin, outbox=outbox)
+    await restarted.intake.start()
+    await restarted.intake.handover._taking  # type: ignore[union-attr,misc]  # the load, and the resync after it
+    for spec in specs:
+        last = statuses(outbox, spec.name)[-1]
+        assert last.ready and last.origin == "created", last
+    assert {name: [p.replicas for p in topic.partitions] for name, topic in simulator.cluster.topics.items()} == made
+    await restarted.intake.on_spec_events([record(TOPICS.specs, TopicSpecDeleted(name=spec.name), offset=offset)
+                                           for offset, spec in enumerate(specs, start=len(specs))])
+    assert simulator.cluster.topics == {}
+
+
+async def test_a_topic_that_cannot_be_placed_is_never_said_to_be_ballasts(reconciler) -> None:
+    """Only the topics placed are in the request, and only they are recorded as Ballast's ahead of it."""
+    service, outbox, simulator = reconciler
+    simulator.cluster.set_alive(3, False)
+    strict = TopicSpec(name="strict", partitions=1, replicas=3, config={"min.insync.replicas": "3"})
+    await service.intake.on_spec_events([record(TOPICS.specs, strict, offset=0)])
+    (status,) = statuses(outbox, "strict")
+    assert "cannot be reached" in (ready(outbox, "strict").message or "")  # a placement refusal
+    assert status.origin is None and "strict" not in simulator.cluster.topics
 
 
 async def test_bad_records_go_to_the_dead_letters_and_the_rest_is_handled(reconciler) -> None:
@@ -93,7 +144,7 @@ async def test_a_spec_leaving_its_counts_to_the_cluster_gets_the_clusters_defaul
     await service.intake.on_spec_events([record(TOPICS.specs, bare, offset=0)])
     topic = simulator.cluster.topics["audit"]
     assert (len(topic.partitions), len(topic.partitions[0].replicas)) == (1, 1)
-    (status,) = statuses(outbox, "audit")
+    status = statuses(outbox, "audit")[-1]
     assert status.ready and status.resource_name == "audit-log" and status.named("audit-log")
     simulator.cluster.create_partitions("audit", 3)  # grown outside Ballast: the spec leaves that to the topic
     await service.reconciler.resync()
@@ -248,6 +299,8 @@ async def test_topics_of_one_look_are_created_in_one_request_each_with_its_own_o
     refused = ready(outbox, "c")
     assert refused.reason == "ReconcileError" and "CreateTopic failed: " in (refused.message or "")
     assert "tried again after 2026-11-22T12:00:30Z" in (refused.message or "")
+    # Each was Ballast's before the request went; the one refused is not.
+    assert [s.origin for s in statuses(outbox, "c")] == ["created", None]
     # Each created topic's placement is on the bus, once.
     assert sorted(p.topic for p in outbox.on(TOPICS.placements)) == ["a", "b"]
 
@@ -259,6 +312,8 @@ async def test_topics_of_one_look_are_created_in_one_request_each_with_its_own_o
     for name in ("d", "e"):
         assert ready(outbox, name).message == ("CreateTopic failed: no broker answered (temporary: tried again at the "
                                                "next resync)")
+        # Whether the cluster made it is not known: Ballast's, should it be there at the next look.
+        assert statuses(outbox, name)[-1].origin == "created"
     # Placed ahead of the answer, then forgotten: the next placements do not count topics that are not there.
     assert not {"d", "e"} & set((await reconciler.placing.view.view()).assignments)
     del admin.failures["create_topics"]
