@@ -245,3 +245,68 @@ def test_client_against_live_simulator_parses_state(ballast: Ballast) -> None:
             return state.executor.state
 
     assert asyncio.run(read()) in ("NO_TASK_IN_PROGRESS", "INTER_BROKER_REPLICA_MOVEMENT_TASK_IN_PROGRESS")
+
+
+def test_kill_9_in_the_middle_of_a_batch_of_500_creations_loses_and_duplicates_nothing(ballast: Ballast,
+                                                                                       name: str) -> None:
+    """Issue 52: the reconciler creates a look's topics in one request; killed with part of them made and none of
+    their statuses published, its restart makes the rest, once each, and keeps the ones it made as its own."""
+    topics = [f"{name}-{i:03d}" for i in range(500)]
+    made_before = 200
+    settings = ballast.stack.settings()
+
+    def on_cluster() -> dict[str, dict]:
+        answer = ballast.sim.post("/admin/topics/describe", json={"names": topics})
+        return {t["name"]: t for t in answer.json()["topics"]}
+
+    # The cluster makes 200 of the topics (the specs reach the reconciler in one or more batches, each one request)
+    # and then holds the answer of the request it is in the middle of: the reconciler waits inside that creation,
+    # with some of its topics made and none of their ready statuses published, however fast or slow the machine is.
+    ballast.fault("admin/cut-batch", {"afterTopics": made_before})
+    try:
+        ballast.apply(*(spec(t, 3) for t in topics))
+        deadline = time.monotonic() + WAIT_S
+        while (held := ballast.sim.get("/faults/stats").json())["heldCreations"] == 0:
+            assert time.monotonic() < deadline, f"no creation request held within {WAIT_S:.0f} s"
+            time.sleep(0.1)
+        assert held["heldCreations"] == 1 and held["heldTopicsMade"] > 0, held
+        before = on_cluster()
+        assert made_before <= len(before) < len(topics), "some but not all of the batch exist when the reconciler dies"
+        ballast.stack.kill("topic-reconciler", signal.SIGKILL)
+    finally:
+        ballast.fault("reset")
+        if ballast.stack.processes["topic-reconciler"].poll() is not None:
+            ballast.stack.start_process("topic-reconciler")
+    ballast.stack.wait_http(ballast.stack.health_url("topic-reconciler"), "topic-reconciler")
+
+    generations = {record.key.decode(): record.offset + 1
+                   for record, _ in busio.records_with_events(settings.bus, TOPICS.specs, follow=False, idle_s=1.0)
+                   if record.key is not None and record.key.decode() in set(topics)}
+    for topic in topics:
+        ballast.watcher.wait_status(topic, lambda s, g=generations[topic]: s.ready and s.generation == g,
+                                    "ready for its spec")
+    after = on_cluster()
+    assert sorted(after) == topics
+    for topic, described in after.items():
+        assert [len(set(p["replicas"])) for p in described["partitions"]] == [3, 3, 3], described
+    for topic, described in before.items():  # the topics made before the kill are the same ones, not made again
+        assert [p["replicas"] for p in after[topic]["partitions"]] == [p["replicas"] for p in described["partitions"]]
+    for topic in topics:
+        for status in ballast.watcher.history[topic]:
+            # Never an error (TopicAlreadyExists, say) or a warning on the way: only "creating" and ready.
+            assert [(c.type, c.reason) for c in status.conditions] in ([("Ready", None)], [("Ready", "Creating")]), \
+                status
+        assert ballast.watcher.latest[topic].origin == "created", ballast.watcher.describe(topic)
+    assert not [d for d in ballast.watcher.dead_letters if (d.record_key or "").startswith(name)]
+    placed: dict[str, int] = {}
+    for event in busio.events(settings.bus, TOPICS.placements, follow=False, idle_s=1.0):
+        if event.topic.startswith(name) and event.reason == "create":
+            placed[event.topic] = placed.get(event.topic, 0) + 1
+    assert set(placed.values()) == {1}, "no topic's placement recorded twice"
+    assert set(placed) >= set(topics) - set(before), "every topic made after the restart has its placement"
+
+    # Ownership kept: withdrawing the specs deletes every topic, those made just before the kill included.
+    ballast.delete(*topics)
+    for topic in topics:
+        ballast.watcher.wait_status(topic, lambda s: s.deleted and s.partitions is None, "deleted")
+    assert on_cluster() == {}
