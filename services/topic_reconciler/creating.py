@@ -67,7 +67,12 @@ class BatchCreator:
                 except (AdminError, PlacementError) as exc:
                     outcome[creation.action.name] = Created(error=exc)
         if placed and ahead is not None:
-            await ahead(list(placed))
+            try:
+                await ahead(list(placed))
+            except BaseException:
+                for name in placed:
+                    self.placing.view.forget(name)  # not asked for after all
+                raise
         if placed:
             log.info("creating topics", topics=len(placed),
                      partitions=sum(len(p.topic.assignment) for p in placed.values()))

@@ -321,6 +321,28 @@ async def test_topics_of_one_look_are_created_in_one_request_each_with_its_own_o
     assert statuses(outbox, "d")[-1].ready and statuses(outbox, "e")[-1].ready
 
 
+async def test_no_topic_is_created_before_the_bus_has_it_as_ballasts(refusing, monkeypatch) -> None:
+    """The status that says a topic is Ballast's goes first: when the bus cannot take it, nothing is created (and
+    nothing is left placed in the view), and the records' handler fails, to be handed them again."""
+    reconciler, admin, _, outbox = refusing
+    real = outbox.publish
+
+    async def bus_down(topic, event, **kw):  # noqa: ANN001, ANN003, ANN202
+        if topic == TOPICS.status:
+            raise ConnectionError("the bus is down")
+        return await real(topic, event, **kw)
+
+    monkeypatch.setattr(outbox, "publish", bus_down)
+    reconciler.memory.apply_spec("a", TopicSpec(name="a", partitions=1, replicas=1), 0, "c")
+    with pytest.raises(ConnectionError):
+        await reconciler.reconcile(["a"])
+    assert admin.calls["create_topics"] == 0
+    assert "a" not in (await reconciler.placing.view.view()).assignments
+    monkeypatch.undo()
+    await reconciler.reconcile(["a"])
+    assert admin.calls["create_topics"] == 1 and statuses(outbox, "a")[-1].ready
+
+
 async def test_a_creation_request_the_cluster_refuses_whole_is_sent_again_topic_by_topic(refusing, monkeypatch) -> None:
     """A request the cluster refuses itself (too large for it, say) is not every topic's refusal: each is created
     alone, and only a topic refused on its own waits out the backoff."""
