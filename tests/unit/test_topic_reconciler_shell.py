@@ -101,6 +101,28 @@ async def test_topics_made_just_before_a_kill_stay_ballasts_after_the_restart(re
     assert simulator.cluster.topics == {}
 
 
+async def test_topics_made_by_a_request_whose_answer_was_lost_are_ballasts(reconciler, monkeypatch) -> None:
+    """The cluster made the topics and the answer was lost (a request timed out after the controller committed it):
+    the next look finds them, ready and Ballast's, and withdrawing a spec deletes its topic."""
+    service, outbox, simulator = reconciler
+    admin = service.reconciler.admin
+    real = admin.create_topics
+
+    async def made_then_lost(topics):  # noqa: ANN001, ANN202
+        await real(topics)
+        raise ClusterUnavailable("request timed out")
+
+    monkeypatch.setattr(admin, "create_topics", made_then_lost)
+    await service.intake.on_spec_events([record(TOPICS.specs, TopicSpec(name="lost", partitions=1, replicas=2), 0)])
+    assert not statuses(outbox, "lost")[-1].ready and "lost" in simulator.cluster.topics
+    monkeypatch.undo()
+    await service.reconciler.resync()
+    last = statuses(outbox, "lost")[-1]
+    assert last.ready and last.origin == "created"
+    await service.intake.on_spec_events([record(TOPICS.specs, TopicSpecDeleted(name="lost"), 1)])
+    assert "lost" not in simulator.cluster.topics
+
+
 async def test_a_topic_that_cannot_be_placed_is_never_said_to_be_ballasts(reconciler) -> None:
     """Only the topics placed are in the request, and only they are recorded as Ballast's ahead of it."""
     service, outbox, simulator = reconciler
