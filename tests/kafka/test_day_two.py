@@ -18,7 +18,7 @@ from confluent_kafka.admin import (
     ResourceType,
 )
 
-from events import conditions
+from events import ReplicasChangeState, conditions
 from events.topics import FAUST_LEADER_SUFFIX
 from services.common.admin.kafka import KafkaClusterAdmin
 from services.local.kafka_cluster import LocalKafka
@@ -135,6 +135,10 @@ async def test_a_topic_in_the_middle_of_a_reassignment_is_not_drifted(kafka: Loc
         await admin.alter_broker_configs(broker, throttle)
     await admin.alter_configs(name, {"leader.replication.throttled.replicas": ",".join(f"0:{b}" for b in old),
                                      "follower.replication.throttled.replicas": ",".join(f"0:{b}" for b in new)})
+    # Only what the topic's statuses say from the move on counts: on the shared cluster a broker another test added
+    # and took away is still an observed one, and a creation placed over it fills its placeholder with a
+    # replication-factor change of its own before this point.
+    before_the_move = len(ballast.watcher.history[name])
     try:
         await admin.reassign_partitions(name, {0: new})
         moving = ballast.watcher.wait_status(
@@ -154,7 +158,9 @@ async def test_a_topic_in_the_middle_of_a_reassignment_is_not_drifted(kafka: Loc
     assert [p.replicas for p in (await admin.describe_topics([name]))[name].partitions] == [tuple(new)]
     history = ballast.watcher.history[name]
     assert not [s for s in history if s.condition(conditions.DRIFT) is not None], "a move read as drift"
-    assert all(s.replicas_change is None for s in history), "a replication-factor change asked for mid-move"
+    asked = [s for s in history[before_the_move:]
+             if s.replicas_change is not None and s.replicas_change.state != ReplicasChangeState.COMPLETED]
+    assert not asked, f"a replication-factor change asked for mid-move: {asked}"
 
 
 @pytest.mark.timeout(600)
