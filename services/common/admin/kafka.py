@@ -39,7 +39,6 @@ from services.common.admin.port import (
     TopicDescription,
     UnknownTopic,
     UnreadableAnswer,
-    answering_log_dirs,
     in_requests,
     topic_defaults,
 )
@@ -117,6 +116,23 @@ def _check(errors: Mapping[Any, Any], what: str) -> None:
         name = error.__name__ if isinstance(error, type) else type(error).__name__
         exc = error() if isinstance(error, type) else error
         raise _admin_error(exc) if isinstance(exc, Exception) else UnreadableAnswer(f"{what} {key}: {name}")
+
+
+def _log_dirs(answer: list[dict[str, Any]]) -> list[LogDirInfo]:
+    """kafka-python's DescribeLogDirs answers (one per broker), read."""
+    described = []
+    for entry in answer:
+        for d in entry["log_dirs"]:
+            error = None if d["error_code"] == 0 else kafka_errors.for_code(d["error_code"]).__name__
+            described.append(LogDirInfo(
+                broker=entry["broker"], path=d["log_dir"], error=error,
+                total_bytes=d.get("total_bytes") if (d.get("total_bytes") or -1) >= 0 else None,
+                usable_bytes=d.get("usable_bytes") if (d.get("usable_bytes") or -1) >= 0 else None,
+                replicas=tuple(LogDirReplica(topic=t["name"], partition=p["partition_index"],
+                                             size_bytes=p["partition_size"], offset_lag=p["offset_lag"],
+                                             is_future=p["is_future_key"])
+                               for t in d["topics"] for p in t["partitions"])))
+    return described
 
 
 class KafkaClusterAdmin:
@@ -227,7 +243,8 @@ class KafkaClusterAdmin:
         configs = await self._topic_configs(present)
         brokers = await self.brokers() if present else []
         racks = {b.id: b.rack for b in brokers}
-        disks = await self._replica_disks(present, [b.id for b in brokers if b.alive])
+        disks = await self._replica_disks({name: [p["partition_index"] for p in found[name]["partitions"]]
+                                           for name in present}, [b.id for b in brokers if b.alive])
         result: dict[str, TopicDescription | None] = {}
         for name in names:
             topic = found.get(name)
@@ -259,25 +276,31 @@ class KafkaClusterAdmin:
                                  if entry.get("config_source") == "DYNAMIC_TOPIC_CONFIG"))
                 for name, entries in answer.get("topic", {}).items()}
 
-    async def _replica_disks(self, names: Sequence[str], alive: Sequence[int]
+    async def _replica_disks(self, partitions: Mapping[str, Sequence[int]], alive: Sequence[int]
                              ) -> dict[tuple[str, int, int], dict[str, Any]]:
         """(topic, partition, broker) -> log_dir, size_bytes and future_log_dir, from DescribeLogDirs of the alive
-        brokers. Best effort: a broker that does not answer (it may have died since) leaves its replicas' disks
-        unknown rather than failing the description."""
-        if not names or not alive:
+        brokers for these partitions only, each broker asked at once (kafka-python, asked for every partition, reads
+        every topic's metadata to name them, and the answer grows with the cluster: for a look at a few topics). Best
+        effort: a broker that does not answer (it may have died since) leaves its replicas' disks unknown rather than
+        failing the description."""
+        if not partitions or not alive:
             return {}
-        wanted = set(names)
+        wanted = {name: list(indexes) for name, indexes in partitions.items()}
+        answers = await asyncio.gather(*(self._run(lambda a, b=broker: a.describe_log_dirs(wanted, brokers=[b]))
+                                         for broker in alive), return_exceptions=True)
         disks: dict[tuple[str, int, int], dict[str, Any]] = {}
-        described = await answering_log_dirs(self, alive)
-        for log_dir in described:
-            for replica in log_dir.replicas:
-                if replica.topic not in wanted:
-                    continue
-                entry = disks.setdefault((replica.topic, replica.partition, log_dir.broker), {})
-                if replica.is_future:
-                    entry["future_log_dir"] = log_dir.path
-                else:
-                    entry.update(log_dir=log_dir.path, size_bytes=replica.size_bytes)
+        for answer in answers:
+            if isinstance(answer, AdminError):
+                continue
+            if isinstance(answer, BaseException):
+                raise answer
+            for log_dir in _log_dirs(answer):
+                for replica in log_dir.replicas:
+                    entry = disks.setdefault((replica.topic, replica.partition, log_dir.broker), {})
+                    if replica.is_future:
+                        entry["future_log_dir"] = log_dir.path
+                    else:
+                        entry.update(log_dir=log_dir.path, size_bytes=replica.size_bytes)
         return disks
 
     async def create_topic(
@@ -432,19 +455,7 @@ class KafkaClusterAdmin:
         if not brokers:
             return []
         answer = await self._run(lambda a: a.describe_log_dirs(brokers=list(brokers)))
-        described = []
-        for entry in answer:
-            for d in entry["log_dirs"]:
-                error = None if d["error_code"] == 0 else kafka_errors.for_code(d["error_code"]).__name__
-                described.append(LogDirInfo(
-                    broker=entry["broker"], path=d["log_dir"], error=error,
-                    total_bytes=d.get("total_bytes") if (d.get("total_bytes") or -1) >= 0 else None,
-                    usable_bytes=d.get("usable_bytes") if (d.get("usable_bytes") or -1) >= 0 else None,
-                    replicas=tuple(LogDirReplica(topic=t["name"], partition=p["partition_index"],
-                                                 size_bytes=p["partition_size"], offset_lag=p["offset_lag"],
-                                                 is_future=p["is_future_key"])
-                                   for t in d["topics"] for p in t["partitions"])))
-        return sorted(described, key=lambda d: (d.broker, d.path))
+        return sorted(_log_dirs(answer), key=lambda d: (d.broker, d.path))
 
     # -- brokers' dynamic configs and leadership ---------------------------------------------------------------
 
