@@ -52,6 +52,9 @@ RETRY_BACKOFF_S = 0.3
 # How long a changed config is read back for until the broker answering shows the change: a broker applies it
 # from the metadata log a moment after the controller accepted it.
 SETTLE_S = 5.0
+# How often a broker is asked for new replicas' log directories while its answer times out (each wait is the client's
+# request timeout): it answers once it has created the logs of the topics created before.
+LOG_DIRS_ATTEMPTS = 5
 # kafka-python logs each refused connection and retried request at WARNING, and a broker going away at ERROR, in
 # plain text; the adapter raises what fails to whoever called it, who logs it (as JSON).
 logging.getLogger("kafka").setLevel(logging.CRITICAL)
@@ -316,8 +319,11 @@ class KafkaClusterAdmin:
 
     async def create_topics(self, topics: Sequence[NewTopic]) -> dict[str, AdminError | None]:
         outcome: dict[str, AdminError | None] = {}
+        # Every request's directories first: a broker answers AlterReplicaLogDirs only once it has created the logs
+        # of the topics created before (both under its replica-state lock), so directories sent between two
+        # CreateTopics would wait for the first request's thousands of logs.
+        await self._prefer_log_dirs(topics)
         for batch in in_requests(topics):
-            await self._prefer_log_dirs(batch)
             requests = {t.name: {"configs": dict(t.config),
                                  "assignments": {p: list(replicas) for p, replicas in enumerate(t.assignment)}}
                         for t in batch}
@@ -342,8 +348,8 @@ class KafkaClusterAdmin:
             return
         # One request per broker, all at once: a broker still creating the replicas of earlier topics answers only
         # once it is done (seconds), and one after the other those waits would add up.
-        answers = await asyncio.gather(*(self._run(lambda a, w=wanted: a.alter_replica_log_dirs(w), read=False)
-                                         for wanted in by_broker.values()), return_exceptions=True)
+        answers = await asyncio.gather(*(self._prefer_on(broker, wanted) for broker, wanted in by_broker.items()),
+                                       return_exceptions=True)
         answer: dict[TopicPartitionReplica, Any] = {}
         for one in answers:
             if isinstance(one, BaseException):
@@ -355,6 +361,23 @@ class KafkaClusterAdmin:
         if refused := {r: e for r, e in answer.items() if e not in recorded and e is not None}:
             log.warning("log directories not recorded for some new replicas; their brokers choose",
                         replicas=len(refused), error=getattr(next(iter(refused.values())), "__name__", "?"))
+
+    async def _prefer_on(self, broker: int, wanted: dict[TopicPartitionReplica, str]
+                         ) -> dict[TopicPartitionReplica, Any]:
+        """One broker's AlterReplicaLogDirs, asked again while its answer times out. A broker creating thousands of
+        logs (another batch's) answers only once it is done, which took longer than a request's timeout on a busy
+        machine; creating the topics without its answer would leave its replicas' directories to a race between the
+        request it still holds and the creation."""
+        for attempt in range(1, LOG_DIRS_ATTEMPTS + 1):
+            try:
+                return await self._run(lambda a: a.alter_replica_log_dirs(wanted), read=False)
+            except AdminError as exc:
+                timed_out = (kafka_errors.RequestTimedOutError, kafka_errors.KafkaTimeoutError)
+                if not isinstance(exc.__cause__, timed_out) or attempt == LOG_DIRS_ATTEMPTS:
+                    raise
+                log.info("a broker has not answered for new replicas' log directories yet; asking again",
+                         broker=broker, attempt=attempt, error=str(exc))
+        raise AssertionError("unreachable")
 
     async def delete_topic(self, name: str) -> None:
         await self._run(lambda a: a.delete_topics([name]), read=False)
