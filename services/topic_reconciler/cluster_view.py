@@ -3,7 +3,7 @@
 Reading every topic's assignment for each creation would make a burst of N creations cost N full listings; so the
 assignments are read once, kept for ``max_age_s``, and every placement Ballast makes is added to them as it happens.
 Brokers are cheap to read and matter more (a broker that stopped a moment ago must not get new replicas), so they
-are read for every placement."""
+are read for every placement, or once for a batch of them (a look's new topics, placed one after the other)."""
 
 from __future__ import annotations
 
@@ -27,10 +27,13 @@ class ClusterViewCache:
         self._assignments: dict[str, list[list[int]]] = {}
         self._read_at: float | None = None
 
-    async def view(self, *, load_aware: bool = True) -> ClusterView:
-        """Raises AdminError when the cluster cannot be read. ``load_aware``: with the brokers' recent load."""
+    async def view(self, *, load_aware: bool = True, brokers_read: bool = False) -> ClusterView:
+        """Raises AdminError when the cluster cannot be read. ``load_aware``: with the brokers' recent load;
+        ``brokers_read``: with the brokers as last read (for the placements of a batch after its first, which read
+        them)."""
         now = time.monotonic()
-        self.set_brokers(await self._admin.brokers())
+        if not brokers_read or not self._brokers:
+            self.set_brokers(await self._admin.brokers())
         if self._read_at is None or now - self._read_at > self._max_age_s:
             self._assignments = await self._admin.assignments()
             self._read_at = now

@@ -60,11 +60,18 @@ class BatchCreator:
         outcome: dict[str, Created] = {}
         placed: dict[str, _Placed] = {}
         answered: dict[str, AdminError | None] = {}
+        # The brokers are read once for the batch, by its first placement (as fresh as the look that planned it):
+        # thousands of placements one after the other need not ask thousands of times.
+        brokers_read = False
         for creation in creations:
             with correlation(creation.correlation, topic=creation.action.name):
                 try:
-                    placed[creation.action.name] = await self._place(creation)
-                except (AdminError, PlacementError) as exc:
+                    placed[creation.action.name] = await self._place(creation, brokers_read=brokers_read)
+                    brokers_read = True
+                except PlacementError as exc:  # the cluster was read: the topic cannot be placed on it
+                    brokers_read = True
+                    outcome[creation.action.name] = Created(error=exc)
+                except AdminError as exc:
                     outcome[creation.action.name] = Created(error=exc)
         if placed and ahead is not None:
             try:
@@ -105,12 +112,12 @@ class BatchCreator:
                 outcome[topic.name] = exc
         return outcome
 
-    async def _place(self, creation: Creation) -> _Placed:
+    async def _place(self, creation: Creation, *, brokers_read: bool) -> _Placed:
         action = creation.action
         self.placing.view.forget(action.name)  # whatever the view remembers of a topic that is gone
         placed = await self.placing.place_topic(action.name, action.partitions, action.replication_factor,
                                                 action.config, action.placer, action.min_required_replicas,
-                                                load_aware=creation.load_aware)
+                                                load_aware=creation.load_aware, brokers_read=brokers_read)
         record = None
         if placed.placeholders:
             record = PlaceholderRecord(topic=action.name, replication_factor=action.replication_factor,

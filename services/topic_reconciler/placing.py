@@ -49,8 +49,11 @@ class Placing:
                                       now=clock, dirs_max_age=timedelta(seconds=settings.view_max_age_s))
 
     async def place_topic(self, topic: str, partitions: int, replication_factor: int, config: dict[str, str],
-                          placer: str | None, min_required: int | None, *, load_aware: bool) -> Placed:
-        return place_topic(await self.view.view(load_aware=load_aware), topic, partitions, replication_factor,
+                          placer: str | None, min_required: int | None, *, load_aware: bool,
+                          brokers_read: bool = False) -> Placed:
+        """``brokers_read``: on the brokers as last read (``ClusterViewCache.view``)."""
+        view = await self.view.view(load_aware=load_aware, brokers_read=brokers_read)
+        return place_topic(view, topic, partitions, replication_factor,
                            placer=placer or self.settings.placer, seed=self.settings.seed,
                            policy=self.settings.under_replicated,
                            required=required_alive_replicas(replication_factor, config, min_required))

@@ -402,3 +402,25 @@ def test_creations_go_in_requests_kafkas_controller_takes() -> None:
     assert [[t.name for t in b] for b in in_requests([topic("f", 6), configured], 10)] == [["f"], ["e"]]
     assert len(in_requests([topic(f"t{i}", 3) for i in range(3000)])) == 2  # 12,000 records
     assert in_requests([]) == []
+
+
+async def test_a_looks_new_topics_are_placed_on_one_read_of_the_brokers(refusing) -> None:
+    """Issue 52: the placements of one batch of creations read the brokers once (a read each cost a request per
+    topic), and still count one another; the next look reads them again, and sees a broker stopped meanwhile."""
+    reconciler, admin, clock, outbox = refusing
+    for offset, name in enumerate(["a", "b", "c"]):
+        reconciler.memory.apply_spec(name, TopicSpec(name=name, partitions=2, replicas=1), offset, "c")
+    await reconciler.reconcile(["a", "b", "c"])
+    assert admin.calls["brokers"] == 1
+    assert all(statuses(outbox, name)[-1].ready for name in "abc")
+    # Six single-replica partitions on three brokers, each placement counting the ones before it: two a broker.
+    assignments = (await reconciler.placing.view.view()).assignments
+    assert Counter(r[0] for name in "abc" for r in assignments[name]) == {1: 2, 2: 2, 3: 2}
+
+    await admin.admin._call("POST", "brokers/3/stop")  # the simulator's own switch
+    calls = admin.calls["brokers"]
+    for offset, name in enumerate(["d", "e"], start=3):
+        reconciler.memory.apply_spec(name, TopicSpec(name=name, partitions=2, replicas=1), offset, "c")
+    await reconciler.reconcile(["d", "e"])
+    assert admin.calls["brokers"] == calls + 1
+    assert {r[0] for name in "de" for r in (await reconciler.placing.view.view()).assignments[name]} == {1, 2}
