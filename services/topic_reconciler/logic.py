@@ -6,6 +6,7 @@ metadata.generation); ``observedGeneration`` is the generation the reconciler la
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Literal
@@ -382,6 +383,12 @@ def origin_after_creation(error: AdminError | PlacementError | None) -> TopicOri
     if error is None or (isinstance(error, AdminError) and error.temporary):
         return "created"
     return None
+
+
+def shown(created: Mapping[str, int], described: Mapping[str, int]) -> list[str]:
+    """Of the topics ``created`` (name -> the partitions they were created with), those the cluster shows now with
+    every partition (``described``: name -> the partitions it shows, 0 for none or not asked), in name order."""
+    return sorted(name for name, partitions in created.items() if described.get(name, 0) >= partitions)
 
 
 def build_status(*, name: str, spec: TopicSpec | None, generation: int, actual: TopicDescription | None,

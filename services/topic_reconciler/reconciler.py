@@ -33,6 +33,12 @@ Sends = list[asyncio.Future[Any]]
 CHUNK = 200
 # A real Kafka may describe a topic just created or grown without it for a moment: ask again up to this often.
 DESCRIBE_AGAIN_ATTEMPTS = 6
+# Topics created but not shown yet after those tries (a broker shows a creation only once it has created the logs
+# of the ones before it: minutes, for thousands of topics on a busy machine) are looked at again once they show:
+# asked after this long at first, then twice as long each time up to the most, for at most the last.
+UNSEEN_FIRST_WAIT_S = 0.5
+UNSEEN_MAX_WAIT_S = 5.0
+UNSEEN_GIVE_UP_S = 900.0
 
 
 @dataclass
@@ -85,6 +91,10 @@ class Reconciler:
         # Brokers alive at the last look (None before the first).
         self.alive_brokers: set[int] | None = None
         self.lock = asyncio.Lock()
+        # Topics created here that the cluster does not show yet -> the partitions they were created with; not
+        # created again meanwhile (the cluster would refuse it: the topic exists), looked at again once shown.
+        self.unseen: dict[str, int] = {}
+        self._watching: asyncio.Task[None] | None = None
 
     async def resync(self, names: Iterable[str] | None = None) -> None:
         """Reconcile every topic specified (or these), a chunk per lock hold: with thousands of topics one pass takes
@@ -203,6 +213,10 @@ class Reconciler:
                           policy=policy, moving=look.moving, config_ownership=self.settings.config_ownership,
                           count_seen_before=count_seen_before)
         now = self._now()
+        if name in self.unseen:
+            # Created here and not shown yet: creating it again would be refused (it exists); its status says
+            # Creating until the cluster shows it (``_watch_unseen``).
+            plan.actions = [a for a in plan.actions if not isinstance(a, logic.CreateTopic)]
         may_act = refusals.may_act(topic.refusal, topic.generation, plan.actions, now)
         return Planned(name, topic, spec, plan, alive, now, may_act)
 
@@ -236,7 +250,12 @@ class Reconciler:
                 errors[name] = self._settle(planned.topic, [(planned.creates, outcome.error)] if outcome.error
                                             else [], planned.now)
         made = {n: p.creates.partitions for n, p in creating.items() if created[n].error is None and p.creates}
-        await self._describe_created(made)
+        if unseen := await self._describe_created(made):
+            log.info("topics created but not shown by the cluster yet; looked at again once they are",
+                     topics=len(unseen))
+            self.unseen.update(unseen)
+            if self._watching is None or self._watching.done():
+                self._watching = asyncio.get_running_loop().create_task(self._watch_unseen())
         for name, planned in creating.items():
             with correlation(planned.topic.correlation, topic=name):
                 acted = [planned.creates] if created[name].error is None and planned.creates is not None else []
@@ -334,25 +353,52 @@ class Reconciler:
                     attempts=topic.refusal.attempts, next_attempt_at=topic.refusal.next_attempt_at.isoformat())
         return topic.refusal.message
 
-    async def _describe_created(self, expect: dict[str, int]) -> None:
+    async def _describe_created(self, expect: dict[str, int]) -> dict[str, int]:
         """The topics just created, read again together until each shows the partitions it was created with (a real
-        Kafka's brokers learn of them moments after its controller), for a few tries at most."""
+        Kafka's brokers learn of them moments after its controller), for a few tries at most; those still not shown
+        (or not read)."""
         waiting = dict(expect)
         for attempt in range(DESCRIBE_AGAIN_ATTEMPTS):
             if not waiting:
-                return
+                return waiting
             try:
                 described = await self.admin.describe_topics(sorted(waiting))
             except AdminError as exc:
-                log.warning("cannot read the topics just created; the next resync will", topics=len(waiting),
+                log.warning("cannot read the topics just created; will read them again", topics=len(waiting),
                             error=str(exc))
-                return
+                return waiting
             for name, actual in described.items():
                 self.memory[name].actual = actual
                 if actual is not None and actual.partition_count >= waiting[name]:
                     del waiting[name]
             if waiting and attempt < DESCRIBE_AGAIN_ATTEMPTS - 1:
                 await asyncio.sleep(0.05 * (attempt + 1))
+        return waiting
+
+    async def _watch_unseen(self) -> None:
+        """Read the topics created but not shown yet, outside the lock, at growing intervals; look at each again
+        (``reconcile``: its status says ready) as soon as the cluster shows it. One the cluster has not shown for
+        ``UNSEEN_GIVE_UP_S`` is left to the resync (which creates it again if it is not there)."""
+        wait, began = UNSEEN_FIRST_WAIT_S, self._now()
+        while self.unseen:
+            await asyncio.sleep(wait)
+            wait = min(wait * 2, UNSEEN_MAX_WAIT_S)
+            try:
+                described = await self.admin.describe_topics(sorted(self.unseen))
+            except AdminError as exc:
+                log.warning("cannot read the topics created but not shown yet; will retry", error=str(exc))
+                continue
+            shown = logic.shown(self.unseen, {n: d.partition_count if d is not None else 0
+                                              for n, d in described.items()})
+            for name in shown:
+                del self.unseen[name]
+            if shown:
+                wait = UNSEEN_FIRST_WAIT_S  # the cluster is catching up: the rest may show soon
+                await self.reconcile(shown)
+            if (self._now() - began).total_seconds() > UNSEEN_GIVE_UP_S and self.unseen:
+                log.warning("topics created but still not shown by the cluster; left to the resync",
+                            topics=len(self.unseen))
+                self.unseen.clear()
 
     async def _describe_again(self, name: str, topic: TopicMemory, *, expect: int | None) -> None:
         """``expect``: the partitions a create or growth just asked for. A real Kafka answers from each broker's

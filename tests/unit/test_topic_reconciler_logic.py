@@ -415,3 +415,10 @@ def test_a_topic_is_ballasts_once_the_cluster_made_it_or_may_have() -> None:
     assert logic.origin_after_creation(OperationRefused("replication factor larger than available brokers")) is None
     # Never asked for: no placement was possible.
     assert logic.origin_after_creation(PlacementError("not enough racks")) is None
+
+
+def test_a_created_topic_is_shown_once_the_cluster_has_every_partition_it_was_created_with() -> None:
+    created = {"a": 3, "b": 2, "c": 1}
+    assert logic.shown(created, {"a": 3, "b": 1, "c": 0}) == ["a"]
+    assert logic.shown(created, {"b": 2, "c": 4}) == ["b", "c"]
+    assert logic.shown(created, {}) == []

@@ -3,6 +3,7 @@ would, the bus an in-memory outbox, the cluster the simulator's admin API."""
 
 from __future__ import annotations
 
+import asyncio
 from collections import Counter
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
@@ -424,3 +425,38 @@ async def test_a_looks_new_topics_are_placed_on_one_read_of_the_brokers(refusing
     await reconciler.reconcile(["d", "e"])
     assert admin.calls["brokers"] == calls + 1
     assert {r[0] for name in "de" for r in (await reconciler.placing.view.view()).assignments[name]} == {1, 2}
+
+
+async def test_topics_created_that_the_cluster_shows_late_are_not_created_again_and_ready_once_shown(
+        refusing, monkeypatch) -> None:
+    """Issue 52: a real Kafka broker shows a creation only once it has created the logs of the topics before it
+    (minutes, for thousands of them on a busy machine). A topic created but not shown yet says Creating, a resync
+    meanwhile does not create it again (the cluster would refuse it: it exists), and it says ready as soon as the
+    cluster shows it, without waiting for the next resync."""
+    from services.topic_reconciler import reconciler as module
+
+    monkeypatch.setattr(module, "UNSEEN_FIRST_WAIT_S", 0.01)
+    reconciler, admin, clock, outbox = refusing
+    real = admin.admin.describe_topics
+    hidden = {"late"}
+
+    async def lagging(names):  # noqa: ANN001, ANN202 -- the cluster's metadata, without the hidden topics
+        return {n: (None if n in hidden else d) for n, d in (await real(names)).items()}
+
+    monkeypatch.setattr(admin.admin, "describe_topics", lagging)
+    for offset, name in enumerate(["late", "soon"]):
+        reconciler.memory.apply_spec(name, TopicSpec(name=name, partitions=2, replicas=1), offset, "c")
+    await reconciler.reconcile(["late", "soon"])
+    assert statuses(outbox, "soon")[-1].ready
+    assert ready(outbox, "late").reason == "Creating"
+    await reconciler.resync()
+    assert admin.calls["create_topics"] == 1
+    assert ready(outbox, "late").reason == "Creating"
+
+    hidden.clear()
+    for _ in range(500):
+        if statuses(outbox, "late")[-1].ready:
+            break
+        await asyncio.sleep(0.01)
+    assert statuses(outbox, "late")[-1].ready and statuses(outbox, "late")[-1].partitions == 2
+    assert admin.calls["create_topics"] == 1 and not reconciler.unseen
