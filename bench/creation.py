@@ -10,9 +10,11 @@ Kafka's own CreateTopics, in as few requests as its controller takes (the broker
 leader in the metadata. Without it, the embedded stack (the simulator's cluster); the baseline is the simulator's admin
 API, N creations at once. Ballast's time runs from the N specs published (one batch on the bus) until every topic's
 status says ready for its spec's generation. Each N creates fresh topics of 3 partitions at replication factor 3;
-the baseline's and Ballast's topics differ only by name, and Ballast's run begins once every replica of the
-baseline's is in sync (the brokers done creating them). Both paths create 10 topics first, unmeasured: a broker's
-first answers of a kind took seconds (the JVM loading the code behind them).
+the baseline's and Ballast's topics differ only by name, and each run begins once the brokers host every replica of
+the run before (KRaft counts a new replica in sync at once, before its broker has created its log: a broker busy
+creating another run's logs answers AlterReplicaLogDirs, and shows new metadata, only once it is done). Both paths
+create 10 topics first, unmeasured: a broker's first answers of a kind took seconds (the JVM loading the code behind
+them).
 """
 
 from __future__ import annotations
@@ -100,8 +102,8 @@ class Statuses:
 
 
 def kafka_baseline(stack: LocalStack, names: list[str]) -> float:
-    """CreateTopics, as few requests as the controller takes, then the metadata until every partition has a leader (the time); then, not timed,
-    until every replica is in sync: the brokers are done creating them before Ballast's run begins."""
+    """CreateTopics, as few requests as the controller takes, then the metadata until every partition has a leader (the
+    time); then, not timed, until the brokers host every replica (``settle``)."""
     assert stack.kafka is not None
     with admin_client(stack.kafka.bootstrap_servers, timeout_ms=120_000) as admin:
         began = time.monotonic()
@@ -112,8 +114,25 @@ def kafka_baseline(stack: LocalStack, names: list[str]) -> float:
                                 timeout_ms=120_000)
         _wait(admin, names, lambda p: p["leader_id"] >= 0)
         took = time.monotonic() - began
-        _wait(admin, names, lambda p: len(p["isr_nodes"]) == len(p["replica_nodes"]))
-        return took
+    settle(stack, names)
+    return took
+
+
+def settle(stack: LocalStack, names: list[str]) -> None:
+    """Not timed: until every broker hosts its replicas of these topics. A broker creates a new topic's logs after its
+    controller has the topic (whose replicas KRaft counts in sync from the start), under the lock that its next
+    AlterReplicaLogDirs and its next metadata waits for: one side's measure must not wait for the other's logs."""
+    if stack.kafka is None:
+        return
+    wanted = len(names) * PARTITIONS * REPLICAS
+    with admin_client(stack.kafka.bootstrap_servers, timeout_ms=120_000) as admin:
+        while True:
+            hosted = {(t["name"], p["partition_index"], entry["broker"])
+                      for chunk in _chunks(names, 1000) for entry in admin.describe_log_dirs(chunk)
+                      for d in entry["log_dirs"] for t in d["topics"] for p in t["partitions"]}
+            if len(hosted) >= wanted:
+                return
+            time.sleep(0.2)
 
 
 def _wait(admin, names: list[str], done) -> None:  # noqa: ANN001
@@ -174,13 +193,16 @@ def run(kafka: bool, sizes: list[int], timeout_s: float) -> list[Result]:
                 # Both paths once before measuring: a broker's first answers of a kind (the JVM loading and compiling
                 # the code behind them) took seconds here, for one side or the other.
                 (kafka_baseline if kafka else simulator_baseline)(stack, [f"bench-warm-cluster-{i}" for i in range(10)])
-                through_ballast(stack, statuses, [f"bench-warm-ballast-{i}" for i in range(10)], timeout_s)
+                warm = [f"bench-warm-ballast-{i}" for i in range(10)]
+                through_ballast(stack, statuses, warm, timeout_s)
+                settle(stack, warm)
                 for run_index, size in enumerate(sizes):
                     prefix = f"bench-{run_index}"
                     baseline = (kafka_baseline if kafka else simulator_baseline)(
                         stack, [f"{prefix}-cluster-{i}" for i in range(size)])
-                    ballast = through_ballast(stack, statuses, [f"{prefix}-ballast-{i}" for i in range(size)],
-                                              timeout_s)
+                    ballast_names = [f"{prefix}-ballast-{i}" for i in range(size)]
+                    ballast = through_ballast(stack, statuses, ballast_names, timeout_s)
+                    settle(stack, ballast_names)
                     results.append(Result(size, baseline, ballast))
                     print(f"{size} topics: cluster {baseline:.1f} s, Ballast {ballast:.1f} s "
                           f"({ballast / baseline:.1f}x)", flush=True)
