@@ -140,7 +140,7 @@ class Reconciler:
     async def _look(self, names: list[str]) -> dict[str, Look]:
         """One read of the cluster for these topics: their descriptions, the topic defaults where a spec leaves a new
         topic's counts to the cluster, and the reassignments of those whose replica count differs from the spec's."""
-        described = await self.admin.describe_topics(names)
+        described = await self.admin.describe_topics(names, replica_dirs=False)
         defaults = await self._defaults([n for n in names if logic.needs_defaults(self.memory.spec(n),
                                                                                   described.get(n))])
         effective = {n: logic.effective_spec(self.memory.spec(n), described.get(n), self.memory[n].placeholders,
@@ -370,7 +370,7 @@ class Reconciler:
             if not waiting:
                 return waiting
             try:
-                described = await self.admin.describe_topics(sorted(waiting))
+                described = await self.admin.describe_topics(sorted(waiting), replica_dirs=False)
             except AdminError as exc:
                 log.warning("cannot read the topics just created; will read them again", topics=len(waiting),
                             error=str(exc))
@@ -392,7 +392,7 @@ class Reconciler:
             await asyncio.sleep(wait)
             wait = min(wait * 2, UNSEEN_MAX_WAIT_S)
             try:
-                described = await self.admin.describe_topics(sorted(self.unseen))
+                described = await self.admin.describe_topics(sorted(self.unseen), replica_dirs=False)
             except AdminError as exc:
                 log.warning("cannot read the topics created but not shown yet; will retry", error=str(exc))
                 continue
@@ -413,7 +413,7 @@ class Reconciler:
         metadata, which follows the controller's by moments: ask again briefly until it shows them."""
         for attempt in range(DESCRIBE_AGAIN_ATTEMPTS):
             try:
-                topic.actual = (await self.admin.describe_topics([name])).get(name)
+                topic.actual = (await self.admin.describe_topics([name], replica_dirs=False)).get(name)
             except AdminError as exc:
                 log.warning("cannot read the topic after changing it; the next resync will", error=str(exc))
                 return
@@ -461,7 +461,7 @@ class Reconciler:
         topic.placeholders = None if filled.record.filled else filled.record
         sends.extend(filled.sends)
         try:
-            topic.actual = (await self.admin.describe_topics([name])).get(name)
+            topic.actual = (await self.admin.describe_topics([name], replica_dirs=False)).get(name)
         except AdminError as exc:
             log.warning("cannot read the topic after filling placeholders; the next resync will", error=str(exc))
 
@@ -485,7 +485,7 @@ class Reconciler:
                             (r.state == ReplicasChangeState.COMPLETED or not self.memory[r.topic].described)})
             if stale:
                 try:
-                    for name, actual in (await self.admin.describe_topics(stale)).items():
+                    for name, actual in (await self.admin.describe_topics(stale, replica_dirs=False)).items():
                         self.memory[name].described, self.memory[name].actual = True, actual
                         if actual is not None:
                             # Cruise Control placed replicas: the placer counts them from now on, not only once

@@ -289,6 +289,41 @@ async def test_a_broker_that_answers_the_directories_late_is_asked_again_before_
     assert await eventually(placed, "both replicas' directories described") == second
 
 
+async def test_a_description_without_the_replicas_directories_asks_no_broker_for_them(
+        admin: KafkaClusterAdmin, kafka: LocalKafka, name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 52: the topic reconciler's descriptions (every look, every read after a creation) leave out where each
+    replica is, which its statuses never show: no DescribeLogDirs, which makes every broker go through all its logs;
+    with them, only the described topics' partitions are asked for."""
+    await admin.create_topic(name, 2, 2, config={"retention.ms": "60000"})
+    client = admin._admin()
+    real = client.describe_log_dirs
+    asked: list[object] = []
+
+    def counted(topic_partitions=None, brokers=None):  # noqa: ANN001, ANN202
+        asked.append(topic_partitions)
+        return real(topic_partitions, brokers=brokers)
+
+    monkeypatch.setattr(client, "describe_log_dirs", counted)
+
+    async def bare():  # noqa: ANN202 -- once the broker answering shows the new topic's config
+        found = await admin.describe_topics([name, f"{name}-none"], replica_dirs=False)
+        return found if found[name] is not None and found[name].own_config else None
+
+    found = await eventually(bare, "the topic described with its config")
+    assert found[f"{name}-none"] is None and not asked
+    described = found[name]
+    assert described.partition_count == 2 and described.own_config == {"retention.ms": "60000"}
+    assert all(len(p.replicas) == 2 and p.leader is not None for p in described.partitions)
+    assert all(r.log_dir is None and r.rack is not None for p in described.partitions for r in p.replica_info)
+
+    async def with_dirs():  # noqa: ANN202
+        found = (await admin.describe_topics([name]))[name]
+        return found if all(r.log_dir for p in found.partitions for r in p.replica_info) else None
+
+    assert await eventually(with_dirs, "every replica's directory described")
+    assert asked and all({t: sorted(ps) for t, ps in request.items()} == {name: [0, 1]} for request in asked)
+
+
 async def _in_dir(admin: KafkaClusterAdmin, name: str, path: str):  # noqa: ANN202
     replica = (await admin.describe_topics([name]))[name].partitions[0].replica_info[0]
     return replica if replica.log_dir == path and replica.future_log_dir is None else None

@@ -440,8 +440,8 @@ async def test_topics_created_that_the_cluster_shows_late_are_not_created_again_
     real = admin.admin.describe_topics
     hidden = {"late"}
 
-    async def lagging(names):  # noqa: ANN001, ANN202 -- the cluster's metadata, without the hidden topics
-        return {n: (None if n in hidden else d) for n, d in (await real(names)).items()}
+    async def lagging(names, **kwargs):  # noqa: ANN001, ANN003, ANN202 -- the cluster's metadata, less the hidden
+        return {n: (None if n in hidden else d) for n, d in (await real(names, **kwargs)).items()}
 
     monkeypatch.setattr(admin.admin, "describe_topics", lagging)
     for offset, name in enumerate(["late", "soon"]):

@@ -234,20 +234,22 @@ class KafkaClusterAdmin:
         configs = await self._topic_configs(names)
         return {name: {k: v for k, v in config.items() if k in own} for name, (config, own) in configs.items()}
 
-    async def describe_topics(self, names: list[str]) -> dict[str, TopicDescription | None]:
+    async def describe_topics(self, names: list[str], *, replica_dirs: bool = True
+                              ) -> dict[str, TopicDescription | None]:
         if not names:
             return {}
         metadata = await self._run(lambda a: a.describe_topics(list(names)))
-        return await self._describe(names, metadata)
+        return await self._describe(names, metadata, replica_dirs=replica_dirs)
 
-    async def _describe(self, names: list[str], metadata: list[dict[str, Any]]) -> dict[str, TopicDescription | None]:
+    async def _describe(self, names: list[str], metadata: list[dict[str, Any]], *, replica_dirs: bool = True
+                        ) -> dict[str, TopicDescription | None]:
         found = {t["name"]: t for t in metadata if t.get("error_code", 0) == 0}
         present = [name for name in names if name in found]
         configs = await self._topic_configs(present)
         brokers = await self.brokers() if present else []
         racks = {b.id: b.rack for b in brokers}
         disks = await self._replica_disks({name: [p["partition_index"] for p in found[name]["partitions"]]
-                                           for name in present}, [b.id for b in brokers if b.alive])
+                                           for name in present if replica_dirs}, [b.id for b in brokers if b.alive])
         result: dict[str, TopicDescription | None] = {}
         for name in names:
             topic = found.get(name)

@@ -242,8 +242,10 @@ class ClusterAdmin(Protocol):
         """Every topic, described; internal ones (``__consumer_offsets``, ...) only with ``include_internal``."""
         ...
 
-    async def describe_topics(self, names: list[str]) -> dict[str, TopicDescription | None]:
-        """``None`` for a topic that does not exist."""
+    async def describe_topics(self, names: list[str], *, replica_dirs: bool = True
+                              ) -> dict[str, TopicDescription | None]:
+        """``None`` for a topic that does not exist. ``replica_dirs``: with each replica's log directory and size
+        (on a real Kafka, DescribeLogDirs of every broker); without, those are None."""
         ...
 
     async def assignments(self) -> dict[str, list[list[int]]]:

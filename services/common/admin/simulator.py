@@ -127,7 +127,9 @@ class SimulatorClusterAdmin:
         return {name: [list(p.replicas) for p in sorted(t.partitions, key=lambda p: p.id)]
                 for name, t in (await self.list_topics()).items()}
 
-    async def describe_topics(self, names: list[str]) -> dict[str, TopicDescription | None]:
+    async def describe_topics(self, names: list[str], *, replica_dirs: bool = True
+                              ) -> dict[str, TopicDescription | None]:
+        # The simulator's answer has the replicas' directories whether asked or not: ``replica_dirs`` costs nothing.
         if not names:
             return {}
         data = await self._call("POST", "topics/describe", json={"names": names})
