@@ -174,7 +174,7 @@ def run(topics: int, rates: list[int], dump: Path | None = None, kafka: bool = F
             "burst_served": sim.get("/faults/stats").json()["requestsServed"] - served_before,
             "paced": [],
         }
-        producer = busio.producer(bus)
+        producer, _ = busio.producer(bus)
         # Connected before the clock starts: a new producer's first message waits for its connection and producer
         # id, which would be counted against the first half second of specs.
         producer.list_topics(TOPICS.specs.name, timeout=10)

@@ -182,9 +182,11 @@ class Topics:
         topics = cls()
         if cluster is None:
             return topics
-        return replace(topics, **{f.name: replace(getattr(topics, f.name), name=namespaced(getattr(topics, f.name).name,
-                                                                                          cluster))
-                                  for f in fields(topics)})
+        renamed = {}
+        for f in fields(topics):
+            topic = getattr(topics, f.name)
+            renamed[f.name] = replace(topic, name=namespaced(topic.name, cluster))
+        return replace(topics, **renamed)
 
     def all(self) -> list[BusTopic[Event]]:
         return [self.leases, self.specs, self.status, self.replicas_commands, self.replicas_state,

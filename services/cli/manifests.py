@@ -179,17 +179,20 @@ def load_sources(sources: Iterable[str], stdin: TextIO | None = None) -> Loaded:
                 manifests += [(m, str(file)) for m in load_file(file)]
         else:
             manifests += [(m, str(path)) for m in load_file(path)]
-    skipped = [f"{_kind(manifest)} {manifest.name!r} ({where}): {reason}" for manifest, where in manifests
-               if (reason := elsewhere(manifest.cluster))]
-    manifests = [(manifest, where) for manifest, where in manifests if not elsewhere(manifest.cluster)]
-    seen: dict[tuple[type, str], str] = {}
+    ours, skipped = [], []
     for manifest, where in manifests:
+        if reason := elsewhere(manifest.cluster):
+            skipped.append(f"{_kind(manifest)} {manifest.name!r} ({where}): {reason}")
+        else:
+            ours.append((manifest, where))
+    seen: dict[tuple[type, str], str] = {}
+    for manifest, where in ours:
         key = (type(manifest), manifest.name)
         if key in seen:
             place = f"in {where}" if seen[key] == where else f"in {seen[key]} and {where}"
             raise ManifestError(f"{_kind(manifest)} {manifest.name!r} is given more than once ({place}): keep one")
         seen[key] = where
-    return Loaded([manifest for manifest, _ in manifests], skipped)
+    return Loaded([manifest for manifest, _ in ours], skipped)
 
 
 def _kind(manifest: Manifest) -> str:

@@ -22,7 +22,7 @@ from confluent_kafka.admin import AdminClient, NewPartitions, NewTopic
 
 from events import TOPICS
 from events.topics import BusTopic
-from services.common.busio import ClientRefused, Refusal
+from services.common.busio import ClientRefused, Refusal, client_config
 from services.common.logging import get_logger
 from services.common.retry import backoff
 from services.common.settings import BusSettings
@@ -45,10 +45,11 @@ class BusRefused(RuntimeError):
     """The bus refused to hold Ballast's topics, and asking again would get the same answer."""
 
 
-def _admin(settings: BusSettings, refusal: Refusal | None = None) -> AdminClient:
+def _admin(settings: BusSettings) -> tuple[AdminClient, Refusal]:
     # librdkafka's own lines go to stderr, not as JSON, many a second while no broker answers: a failure's reason
-    # is in the exception, logged once with the rest.
-    return AdminClient({**settings.confluent_config(), "log_level": 0, **({"error_cb": refusal} if refusal else {})})
+    # is in the exception (or the refusal), logged once with the rest.
+    config, refusal = client_config(settings)
+    return AdminClient(config), refusal
 
 
 def permanent(error: KafkaError) -> bool:
@@ -59,15 +60,14 @@ def permanent(error: KafkaError) -> bool:
 def ensure_topics(settings: BusSettings, topics: Iterable[BusTopic] | None = None, timeout_s: float = 30.0) -> None:
     """Create Ballast's topics (all of them unless told) where missing; those that exist are left as they are.
     ``ClientRefused`` when the brokers refused the client's credentials."""
-    refusal = Refusal(settings)
-    admin = _admin(settings, refusal)
+    admin, refusal = _admin(settings)
     wanted = list(topics or TOPICS.all())
     try:
         existing = set(admin.list_topics(timeout=timeout_s).topics)
-    except KafkaException as exc:
-        if isinstance(refused := refusal.unavailable(admin, ""), ClientRefused):
+    except KafkaException:
+        if refused := refusal.refused(admin):
             raise refused from None
-        raise exc from None
+        raise
     new = [NewTopic(t.name, num_partitions=settings.topic_partitions,
                     replication_factor=settings.topic_replication_factor, config=t.config)
            for t in wanted if t.name not in existing]
@@ -84,7 +84,7 @@ def ensure_topics(settings: BusSettings, topics: Iterable[BusTopic] | None = Non
 
 def ensure_partitions(settings: BusSettings, topic: BusTopic, count: int, timeout_s: float = 30.0) -> None:
     """Give ``topic`` at least ``count`` partitions (a bus created before its shards were raised has fewer)."""
-    admin = _admin(settings)
+    admin, _ = _admin(settings)
     metadata = admin.list_topics(topic.name, timeout=timeout_s).topics.get(topic.name)
     have = len(metadata.partitions) if metadata is not None and metadata.error is None else 0
     if have >= count:

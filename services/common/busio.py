@@ -50,26 +50,30 @@ class Refusal:
         if error.code() in self.CODES:
             self.reason = error.str()
 
-    def unavailable(self, client: Producer | Consumer, otherwise: str) -> BusUnavailable:
+    def refused(self, client: Any) -> ClientRefused | None:
+        """The refusal ``client`` met, if it met one."""
         client.poll(0)  # librdkafka hands its errors to the callback only here
         if self.reason is None:
-            return BusUnavailable(otherwise)
+            return None
         who = f" as {self.bus.sasl_username!r}" if self.bus.sasl_username else ""
         return ClientRefused(f"the bus refused this client{who} ({self.bus.security_protocol}): {self.reason}")
 
+    def unavailable(self, client: Any, otherwise: str) -> BusUnavailable:
+        return self.refused(client) or BusUnavailable(otherwise)
+
 
 def client_config(bus: BusSettings) -> tuple[dict[str, Any], Refusal]:
-    """A confluent-kafka client's settings, quiet, with the refusal it will report."""
+    """A confluent-kafka client's settings, quiet, with the refusal it will report (any client: producer, consumer,
+    admin)."""
     refusal = Refusal(bus)
     return {**bus.confluent_config(), **QUIET, "error_cb": refusal}, refusal
 
 
-def _check_reachable(client: Producer | Consumer, timeout_s: float, refusal: Refusal | None = None) -> None:
+def _check_reachable(client: Producer | Consumer, timeout_s: float, refusal: Refusal) -> None:
     try:
         client.list_topics(timeout=timeout_s)
     except Exception as exc:  # noqa: BLE001 -- librdkafka reports unreachable brokers in several ways
-        message = f"no broker answered within {timeout_s:.0f} s ({exc})"
-        raise (refusal.unavailable(client, message) if refusal else BusUnavailable(message)) from None
+        raise refusal.unavailable(client, f"no broker answered within {timeout_s:.0f} s ({exc})") from None
 
 
 def _check_still_there(consumer: Consumer, topics: list[str], timeout_s: float) -> None:
@@ -100,11 +104,11 @@ class Record:
 QUIET = {"log_level": 0}
 
 
-def producer(bus: BusSettings, refusal: Refusal | None = None) -> Producer:
+def producer(bus: BusSettings) -> tuple[Producer, Refusal]:
     # Kafka's default partitioner (murmur2), as Java clients and the services use: a spec lands in the partition of
     # the topic reconciler's shard that owns it.
-    return Producer({**bus.confluent_config(), **QUIET, "enable.idempotence": True, "linger.ms": 5,
-                     "partitioner": "murmur2_random", **({"error_cb": refusal} if refusal else {})})
+    config, refusal = client_config(bus)
+    return Producer({**config, "enable.idempotence": True, "linger.ms": 5, "partitioner": "murmur2_random"}), refusal
 
 
 def send(producer: Producer, topic: str, key: bytes | None, value: bytes | None, *,
@@ -124,8 +128,7 @@ def produce(bus: BusSettings, items: list[tuple[str, bytes | None, bytes | None,
             offsets_by_key: dict[bytes, int] | None = None) -> int:
     """Produce and wait for every acknowledgement; ``delivered`` collects (topic, partition, offset) of each,
     ``offsets_by_key`` each keyed record's offset."""
-    refusal = Refusal(bus)
-    p = producer(bus, refusal)
+    p, refusal = producer(bus)
     _check_reachable(p, bus.answer_timeout_s, refusal)
     errors: list[str] = []
 

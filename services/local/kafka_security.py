@@ -53,7 +53,9 @@ class LocalSecurity:
     # -- the nodes -----------------------------------------------------------------------------------------------
 
     def format_arguments(self) -> list[str]:
-        """kafka-storage format's: the users' SCRAM credentials in the cluster's first metadata."""
+        """kafka-storage format's: the users' SCRAM credentials in the cluster's first metadata. StorageTool takes
+        them on its command line only, so they are visible to this machine's users for the second it runs: the local
+        stack is one user's; a production cluster's users are made through the admin API."""
         return [arg for user in self.users()
                 for arg in ("--add-scram", f"{MECHANISM}=[name={user},password={self.password(user)}]")]
 

@@ -23,6 +23,7 @@ from typing import Any
 
 import httpx
 
+import events.topics
 from events.topics import Topics
 from services.common.bus_topics import ensure_topics
 from services.common.settings import Settings
@@ -198,12 +199,15 @@ class LocalStack:
         return Topics.of(self.cluster)
 
     def settings(self) -> Settings:
-        """The stack's settings for a client in this process. Of a stack named for a cluster, all but the name, which
-        a process takes as it starts: such a client uses ``topics`` for the stack's bus topics."""
+        """The stack's settings for a client in this process, with this process's cluster name, which it took as it
+        started (``ballast up`` run with BALLAST_CLUSTER: the stack's own; a test's: none, and such a client uses
+        ``topics`` for a named stack's bus topics)."""
         env = {k: v for k, v in self.env.items() if k != "BALLAST_CLUSTER"}
         saved = {k: os.environ.get(k) for k in [*env, "BALLAST_CLUSTER"]}
         os.environ.update(env)
         os.environ.pop("BALLAST_CLUSTER", None)
+        if events.topics.CLUSTER is not None:
+            os.environ["BALLAST_CLUSTER"] = events.topics.CLUSTER
         try:
             return Settings()
         finally:

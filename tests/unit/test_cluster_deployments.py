@@ -95,3 +95,11 @@ def test_the_cli_says_in_one_line_what_is_wrong_with_a_setting() -> None:
     assert wrong.returncode == 2
     assert "Traceback" not in wrong.stderr
     assert "BALLAST_CLUSTER" in wrong.stderr and "invalid cluster name 'East'" in wrong.stderr
+
+
+def test_a_stack_started_by_a_named_process_gives_it_settings_of_its_own_name(tmp_path) -> None:
+    # `BALLAST_CLUSTER=east ballast up`: the stack's in-process clients (its bus topics made as it starts) are east's.
+    started = run("import pathlib, sys; from services.local.stack import LocalStack; "
+                  f"stack = LocalStack(pathlib.Path({str(tmp_path)!r})); "
+                  "print(stack.settings().cluster, stack.topics.specs.name, stack.env['BALLAST_CLUSTER'])", "east")
+    assert started.stdout.split() == ["east", "ballast.east.topic.specs", "east"], started.stderr
