@@ -365,8 +365,11 @@ def test_prometheus_scrapes_the_five_services(stack: Stack) -> None:
     url = stack.url("BALLAST_COMPOSE_PROMETHEUS_PORT", "/api/v1/targets")
 
     def targets() -> dict[str, str]:
-        found = {t["labels"]["instance"]: t["health"] for t in httpx.get(url, timeout=5).json()["data"]["activeTargets"]}
-        return found if set(found.values()) == {"up"} else {}
+        found = {t["labels"]["instance"]: (t["health"], t.get("lastError", ""))
+                 for t in httpx.get(url, timeout=5).json()["data"]["activeTargets"]}
+        if {health for health, _ in found.values()} != {"up"}:
+            raise AssertionError(f"not every target up: {found}")  # eventually keeps it as the last answer
+        return found
 
     assert set(eventually(targets, "the services' /metrics scraped")) == {
         "topic-reconciler:6066", "replicas-change:6067", "rebalancer:6068", "load-collector:6069",
