@@ -202,6 +202,7 @@ class Topics:
 
 
 _PREFIX = "ballast."
+_TENANT_INFIX = "tenant"
 
 
 def namespaced(name: str, cluster: str) -> str:
@@ -223,9 +224,57 @@ _BUS_TOPIC = re.compile(r"^ballast\.(?:[a-z0-9-]+\.)?(?:%s)$" % "|".join(
     re.escape(t.name.removeprefix(_PREFIX)) for t in Topics().all()))
 
 
+# Any deployment's tenants' bus topics.
+_TENANT_TOPIC = re.compile(r"^ballast\.(?:(?P<cluster>[a-z0-9-]+)\.)?%s\.(?P<tenant>[a-z0-9-]+)\.(?:%s)$" % (
+    _TENANT_INFIX, "|".join(re.escape(t.name.removeprefix(_PREFIX))
+                            for t in (Topics().specs, Topics().status, Topics().dead_letters))))
+
+
 # faust's leader-election topic, one per app id (faust.assignor.leader_assignor): every Ballast service makes one
 # (``ballast-<service>-__assignor-__leader``), and so does any other faust app on the cluster.
 FAUST_LEADER_SUFFIX = "-__assignor-__leader"
+
+
+# Teams (issue 53, services/domain/tenants.py): each tenant named in the tenants file has a front door of its own on
+# the bus. Kafka's ACLs let the tenant write only its spec topic and read only its status and dead-letter topics, so
+# a record's topic says which tenant sent it: identity from the bus, not from the record.
+@dataclass(frozen=True)
+class TenantTopics:
+    tenant: str
+    # The tenant's specs (TopicSpec / TopicSpecDeleted, keyed by topic name), written by the tenant only.
+    specs: BusTopic[TopicSpec | TopicSpecDeleted]
+    # The statuses of the tenant's topics and its refusals (condition NotOwner / QuotaExceeded), written by Ballast.
+    status: BusTopic[TopicStatus]
+    # The tenant's records Ballast could not accept, with the reason, written by Ballast.
+    dead_letters: BusTopic[DeadLetter]
+
+    def all(self) -> list[BusTopic[Event]]:
+        return [self.specs, self.status, self.dead_letters]
+
+
+def tenant_topics(tenant: str, cluster: str | None = None) -> TenantTopics:
+    """The bus topics of ``tenant`` (a tenants file's name) in the deployment named ``cluster`` (by default this
+    process's): ``ballast.tenant.<tenant>.topic.specs``, or ``ballast.<cluster>.tenant.<tenant>.topic.specs``."""
+    cluster = CLUSTER if cluster is None else cluster
+    base = Topics()
+
+    def door(topic: BusTopic[E], description: str) -> BusTopic[E]:
+        name = f"{_PREFIX}{_TENANT_INFIX}.{tenant}.{topic.name.removeprefix(_PREFIX)}"
+        return replace(topic, name=namespaced(name, cluster) if cluster else name,
+                       description=f"tenant {tenant}: {description}")
+
+    return TenantTopics(tenant, door(base.specs, base.specs.description), door(base.status, base.status.description),
+                        door(base.dead_letters, base.dead_letters.description))
+
+
+def tenant_of(topic: str, cluster: str | None = None) -> str | None:
+    """The tenant whose bus topic ``topic`` is (any of its three), in the deployment named ``cluster`` (by default
+    this process's), or None."""
+    cluster = CLUSTER if cluster is None else cluster
+    match = _TENANT_TOPIC.match(topic)
+    if match is None or (match["cluster"] or None) != (cluster or None):
+        return None
+    return match["tenant"]
 
 
 def reserved_topic(name: str) -> str | None:
@@ -236,7 +285,7 @@ def reserved_topic(name: str) -> str | None:
     if name.endswith(FAUST_LEADER_SUFFIX):
         return (f"{name!r} is a faust app's internal topic (its leader election, as Ballast's own services have): "
                 "Ballast never manages it")
-    if _BUS_TOPIC.match(name):
+    if _BUS_TOPIC.match(name) or _TENANT_TOPIC.match(name):
         return f"{name!r} is one of Ballast's own bus topics: Ballast never manages it"
     return None
 

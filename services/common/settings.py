@@ -499,6 +499,12 @@ class Settings(BaseSettings):
     # Guardrails on topic specs (services/domain/policy.py), read by the CLI and the topic reconciler; None: only the
     # min.insync.replicas margin warning.
     policy_file: Path | None = None
+    # The teams and what each owns (services/domain/tenants.py): each tenant sends its specs on a spec topic of its
+    # own (events.topics.tenant_topics), which Kafka's ACLs let only it write. None: no tenants, one spec topic for all.
+    tenants_file: Path | None = None
+    # The tenant this process acts as (a CLI handed a tenant's client settings): it writes the tenant's spec topic and
+    # reads the tenant's status topic. None: the deployment's own topics, as an admin.
+    tenant: str | None = None
     log_level: Literal["debug", "info", "warning", "error"] = "info"
     log_format: Literal["json", "console", "auto"] = "auto"
     # Where faust keeps its local data (table state, not used for correctness).
