@@ -241,6 +241,11 @@ class ReconcilerSettings(BaseModel):
     # of them (all: one the spec does not name is removed, back to the cluster's default, as Strimzi's Topic Operator
     # does). The replication throttles' lists are never the spec's: Cruise Control and the throttle controller set them.
     config_ownership: Literal["named", "all"] = "named"
+    # Spec events are handled in batches (a burst's new topics in one CreateTopics): a batch goes once no spec event
+    # has come for spec_batch_quiet_s, or once its first has waited spec_batch_window_s (a steady stream of specs is
+    # then handled at least this often, and a lone spec waits only the quiet period).
+    spec_batch_quiet_s: float = Field(default=0.1, gt=0, le=5)
+    spec_batch_window_s: float = Field(default=1.0, gt=0, le=30)
 
 
 class AutoRebalanceSettings(BaseModel):

@@ -87,7 +87,9 @@ class TopicReconciler:
             await intake.start()
 
         async def specs(stream: faust.StreamT) -> None:
-            async for events in stream.take_events(SPEC_BATCH, within=BATCH_WAIT_S):
+            tuning = self.settings.reconciler
+            async for events in stream.take_events(SPEC_BATCH, within=tuning.spec_batch_window_s,
+                                                   quiet=tuning.spec_batch_quiet_s):
                 await intake.ready.wait()
                 received = time.time()
                 await supervisor.handle(events, intake.on_spec_events)

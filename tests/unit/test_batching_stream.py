@@ -70,3 +70,48 @@ async def test_an_idle_stream_waits_once_instead_of_ticking(counted_waits: list[
         await agent.put(7, wait=False)
         await _until(lambda: batches == [[7]], "the event")
     assert counted_waits[:2] == [None, pytest.approx(0.02, abs=0.02)]
+
+
+async def _taking_quietly(within: float, quiet: float) -> tuple[Any, list[list[int]]]:
+    app = _app()
+    batches: list[list[int]] = []
+
+    @app.agent()
+    async def take(stream: faust.StreamT) -> AsyncIterator[None]:
+        async for events in stream.take_events(1000, within=within, quiet=quiet):
+            batches.append([event.value for event in events])
+            yield None
+
+    return take, batches
+
+
+async def test_with_a_quiet_period_a_burst_that_comes_in_parts_is_one_batch() -> None:
+    # The parts come further apart than a short fixed window (faust's within) would wait, closer than the quiet period.
+    take, batches = await _taking_quietly(within=30.0, quiet=1.0)
+    async with take.test_context() as agent:
+        for part in ([0, 1], [2, 3, 4], [5]):
+            for value in part:
+                await agent.put(value, wait=False)
+            await asyncio.sleep(0.1)
+        await _until(lambda: sum(map(len, batches)) == 6, "six events")
+    assert batches == [[0, 1, 2, 3, 4, 5]]
+
+
+async def test_with_a_quiet_period_a_lone_event_waits_for_the_quiet_not_the_window(
+        counted_waits: list[float | None]) -> None:
+    take, batches = await _taking_quietly(within=30.0, quiet=0.05)
+    async with take.test_context() as agent:
+        await agent.put(7, wait=False)
+        await _until(lambda: batches == [[7]], "the event")
+    # It waited once for the first event, then once for the quiet period, never for the 30 s window.
+    assert counted_waits[:2] == [None, pytest.approx(0.05, abs=0.01)]
+
+
+async def test_a_steady_stream_still_goes_once_its_first_event_has_waited_the_window() -> None:
+    take, batches = await _taking_quietly(within=0.3, quiet=10.0)
+    async with take.test_context() as agent:
+        for value in range(40):
+            await agent.put(value, wait=False)
+            await asyncio.sleep(0.05)
+        await _until(lambda: sum(map(len, batches)) == 40, "forty events")
+    assert len(batches) > 1 and [v for b in batches for v in b] == list(range(40))
