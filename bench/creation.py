@@ -77,6 +77,8 @@ class Statuses:
     def __init__(self, bus) -> None:
         self.bus = bus
         self.ready: dict[str, int] = {}
+        # Each topic's latest generation whose replication-factor change the status says completed.
+        self.changed: dict[str, int] = {}
         self.lock = threading.Lock()
         self.stop = threading.Event()
         self.thread = threading.Thread(target=self._run, daemon=True)
@@ -92,14 +94,20 @@ class Statuses:
                 if message.error():
                     continue
                 payload = json.loads(message.value())["payload"]
-                if payload.get("ready"):
-                    with self.lock:
+                with self.lock:
+                    if payload.get("ready"):
                         self.ready[payload["topic"]] = payload["generation"]
+                    if payload.get("ready") and (payload.get("replicasChange") or {}).get("state") == "completed":
+                        self.changed[payload["topic"]] = payload["generation"]
         consumer.close()
 
     def all_ready(self, generations: dict[str, int]) -> bool:
         with self.lock:
             return all(self.ready.get(name, 0) >= generation for name, generation in generations.items())
+
+    def all_changed(self, generations: dict[str, int]) -> bool:
+        with self.lock:
+            return all(self.changed.get(name, 0) >= generation for name, generation in generations.items())
 
     def close(self) -> None:
         self.stop.set()
