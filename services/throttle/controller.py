@@ -5,7 +5,7 @@ The rules are ``moves``, ``traffic``, ``rates``, ``backoff``, ``decisions`` and 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from datetime import datetime
 from typing import Any, Protocol
 
@@ -31,8 +31,9 @@ class Latency(Protocol):
 
 class ThrottleController:
     def __init__(self, settings: ThrottleSettings, admin: ClusterAdmin, outbox: Outbox,
-                 latency: Latency | None = None) -> None:
+                 latency: Latency | None = None, clock: Callable[[], datetime] = utcnow) -> None:
         self.settings = settings
+        self.clock = clock
         self.admin = admin
         self.outbox = outbox
         self.latency = latency
@@ -88,7 +89,7 @@ class ThrottleController:
                  topic_lists=len(self.ledger.topic_items))
 
     async def look(self) -> None:
-        now = utcnow()
+        now = self.clock()
         try:
             await self._look(now)
         except AdminError as exc:
@@ -121,11 +122,12 @@ class ThrottleController:
         else:
             self.states_before = {}
         p99 = self.latency.p99_ms() if self.latency is not None else None
-        self.back_off = backoff.back_off(self.back_off, lagging=bool(lagging),
+        self.back_off = backoff.back_off(self.back_off, lagging=lagging,
                                          latency_high=p99 is not None and p99 > self.settings.latency_limit_ms,
-                                         now=now, hold_s=self.settings.back_off_hold_s)
+                                         now=now)
         if not moves.in_flight and self.ledger.empty:
-            await self._publish(self._status(moves, Decision(), figures, lagging, p99, now, "no moves in flight"), now)
+            self._hold()  # no rate to set: the floor is trivially in force
+            await self._publish(self._status(moves, Decision(), figures, p99, now, "no moves in flight"), now)
             return
         seen = await self._seen(moves, alive)
         ours, others = self._in_force(seen)
@@ -137,9 +139,15 @@ class ThrottleController:
         wanted_items = throttled_items(moves, {b for b, kind in _set_by(decision) if kind == "inter-broker"})
         plan = ownership.plan(decision.rates, wanted_items, seen, self.ledger)
         await self._apply(plan)  # also when nothing changes: the ledger may forget what a look read gone
+        self._hold()
         await self._tell_changes(ours, decision, now)
         message = "moves in flight" if moves.in_flight else "no moves in flight"
-        await self._publish(self._status(moves, decision, figures, lagging, p99, now, message), now)
+        await self._publish(self._status(moves, decision, figures, p99, now, message), now)
+
+    def _hold(self) -> None:
+        """The back-off's hold starts now that its floor is in force: read from the clock again, not the look's start,
+        since the reads and changes before may have taken longer than the hold itself (backoff.held)."""
+        self.back_off = backoff.held(self.back_off, at=self.clock(), hold_s=self.settings.back_off_hold_s)
 
     async def _seen(self, moves: Moves, alive: set[int]) -> ownership.Seen:
         """What is in force on every broker and topic the moves or the ledger name."""
@@ -221,8 +229,8 @@ class ThrottleController:
                      reason=event.reason)
         self.inherited -= set(before) | set(after)  # decided on by this instance: kept or removed
 
-    def _status(self, moves: Moves, decision: Decision, figures: traffic.Traffic, lagging: list[str],
-                p99: float | None, now: datetime, message: str) -> ThrottleStatus:
+    def _status(self, moves: Moves, decision: Decision, figures: traffic.Traffic, p99: float | None, now: datetime,
+                message: str) -> ThrottleStatus:
         age = figures.age_s(now)
         return ThrottleStatus(
             moving_partitions=len(moves.partitions), moving_log_dirs=moves.moving_log_dirs,
@@ -230,7 +238,10 @@ class ThrottleController:
             traffic_age_s=round(age, 1) if age is not None else None,
             back_off=self.back_off.reason if self.back_off else None,
             back_off_until=self.back_off.until if self.back_off else None,
-            lagging_partitions=lagging[:50], latency_p99_ms=round(p99, 1) if p99 is not None else None,
+            # The partitions that caused the back-off, in every status while it holds: the look that saw them may
+            # have failed before its status went out.
+            lagging_partitions=list(self.back_off.lagging[:50]) if self.back_off else [],
+            latency_p99_ms=round(p99, 1) if p99 is not None else None,
             message=message, updated_at=now)
 
     async def _publish(self, status: ThrottleStatus, now: datetime) -> None:

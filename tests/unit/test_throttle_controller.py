@@ -1,14 +1,20 @@
 """What the controller takes from the bus: a rebalance that executes with a fixed throttle of its own fixes that kind
-of throttle for as long as it executes; Cruise Control's newest load sample per broker is the one kept."""
+of throttle for as long as it executes; Cruise Control's newest load sample per broker is the one kept. And its looks
+on a fake cluster at the admin port, under a fake clock: a back-off's hold is counted from when the floor is set."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 
-from events import BrokerLoadSample, RebalanceRequest, RebalanceState, RebalanceStatus
+from pydantic import ByteSize
+
+from events import TOPICS, BrokerLoadSample, RebalanceRequest, RebalanceState, RebalanceStatus
+from services.common.admin import BrokerInfo, LogDirInfo, PartitionInfo, Reassignment
 from services.common.outbox import MemoryOutbox
-from services.common.settings import ThrottleSettings
+from services.common.settings import ByteRates, ThrottleSettings
 from services.throttle.controller import ThrottleController
+from services.throttle.ownership import LEADER_RATE
 
 NOW = datetime(2026, 11, 27, 12, 0, tzinfo=UTC)
 
@@ -49,3 +55,97 @@ def test_the_newest_load_sample_of_each_broker_is_kept() -> None:
     c.take_load(newer)
     c.take_load(BrokerLoadSample(broker=1, sampled_at=NOW - timedelta(seconds=30), bytes_in_kb_s=99.0))
     assert c.load == {1: newer}
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = NOW
+
+    def __call__(self) -> datetime:
+        return self.now
+
+    def pass_s(self, seconds: float) -> None:
+        self.now += timedelta(seconds=seconds)
+
+
+class SlowCluster:
+    """Brokers 1-3 at the admin port; topic ``moving`` copies from broker 1 to 3, and ``outside`` has a follower on
+    broker 2. ``kill(2)`` stops that follower: the next partition read sees it out of the ISR, and takes ``read_s`` on
+    the clock (a cluster busy with a broker dying)."""
+
+    def __init__(self, clock: Clock) -> None:
+        self.clock = clock
+        self.alive = {1, 2, 3}
+        self.read_s = 0.0
+        self.configs: dict[int, dict[str, str]] = {1: {}, 2: {}, 3: {}}
+        self.topics: dict[str, dict[str, str]] = {"moving": {}, "outside": {}}
+
+    def kill(self, broker: int) -> None:
+        self.alive.discard(broker)
+
+    async def brokers(self) -> list[BrokerInfo]:
+        return [BrokerInfo(b, alive=b in self.alive) for b in (1, 2, 3)]
+
+    async def list_reassignments(self, names: Sequence[str] | None = None) -> list[Reassignment]:
+        return [Reassignment("moving", 0, (1, 3), adding=(3,))]
+
+    async def describe_log_dirs(self, brokers: Sequence[int] | None = None) -> list[LogDirInfo]:
+        return [LogDirInfo(b, "/data") for b in sorted(self.alive)]
+
+    async def partition_states(self) -> dict[str, tuple[PartitionInfo, ...]]:
+        self.clock.pass_s(self.read_s)
+        outside = tuple(b for b in (1, 2) if b in self.alive)
+        return {"moving": (PartitionInfo(0, (1, 3), leader=1, isr=(1,)),),
+                "outside": (PartitionInfo(0, (1, 2), leader=1, isr=outside,
+                                          offline=tuple(b for b in (1, 2) if b not in self.alive)),)}
+
+    async def broker_configs(self, broker: int) -> dict[str, str]:
+        return dict(self.configs[broker])
+
+    async def alter_broker_configs(self, broker: int, config: Mapping[str, str | None]) -> None:
+        for key, value in config.items():
+            if value is None:
+                self.configs[broker].pop(key, None)
+            else:
+                self.configs[broker][key] = value
+
+    async def topic_configs(self, names: Sequence[str]) -> dict[str, dict[str, str]]:
+        return {n: dict(self.topics[n]) for n in names}
+
+    async def alter_list_config(self, name: str, key: str, *, add: Sequence[str] = (),
+                                remove: Sequence[str] = ()) -> None:
+        items = [i for i in self.topics[name].get(key, "").split(",") if i and i not in remove]
+        self.topics[name][key] = ",".join(items + [i for i in add if i not in items])
+
+
+async def test_a_back_off_holds_for_its_hold_from_when_the_floor_is_set_however_long_the_look_took() -> None:
+    """A look that reads the partitions for longer than the hold (4.8 s of a 3 s hold, seen under load while a broker
+    was dying): the next look, a second after it, still holds the rates at the floor and names the partition."""
+    floor, hold_s = 100_000, 3.0
+    clock = Clock()
+    cluster = SlowCluster(clock)
+    outbox = MemoryOutbox()
+    settings = ThrottleSettings(interval_s=1, floor=ByteSize(floor), ceiling=ByteSize(8 * floor),
+                                back_off_hold_s=hold_s, traffic_source="log-growth",
+                                network_capacity=ByteRates(default=ByteSize(100 * floor)))
+    c = ThrottleController(settings, cluster, outbox, clock=clock)  # type: ignore[arg-type]
+    await c.start()
+    for _ in range(3):  # the rate climbs from the floor while nothing lags
+        await c.look()
+        clock.pass_s(1)
+    assert int(cluster.configs[1][LEADER_RATE]) > floor
+    cluster.kill(2)
+    cluster.read_s = hold_s + 1.8
+    await c.look()
+    assert cluster.configs[1][LEADER_RATE] == str(floor)
+    cluster.read_s = 0.0
+    clock.pass_s(1)
+    await c.look()
+    assert cluster.configs[1][LEADER_RATE] == str(floor), "the hold ended before the followers had it at the floor"
+    assert c.status.back_off == "isr-back-off" and c.status.lagging_partitions == ["outside-0"], c.status
+    published = outbox.on(TOPICS.throttle_status)[-1]
+    assert published.back_off == "isr-back-off" and published.lagging_partitions == ["outside-0"], published
+    clock.pass_s(hold_s)
+    await c.look()
+    assert int(cluster.configs[1][LEADER_RATE]) > floor, "the hold ended: the rate climbs again"
+    assert c.status.back_off is None and c.status.lagging_partitions == []

@@ -7,7 +7,7 @@ from events import BrokerLoadSample, ThrottleLedger
 from events.throttle import OwnedBrokerConfig, OwnedListItems
 from services.common.admin import INTRA_BROKER_THROTTLE, LogDirInfo, LogDirReplica, PartitionInfo, Reassignment
 from services.domain.throttle_limits import Capacities, Limits
-from services.throttle.backoff import BackOff, back_off, lagging_partitions
+from services.throttle.backoff import BackOff, back_off, held, lagging_partitions
 from services.throttle.decisions import Situation, decide
 from services.throttle.moves import Moves, find_moves, item, throttled_items, union
 from services.throttle.ownership import (
@@ -324,19 +324,30 @@ def test_lagging_partitions_are_named_topic_dash_partition_in_order() -> None:
 
 
 def test_a_back_off_is_renewed_while_a_cause_is_seen() -> None:
-    first = back_off(None, lagging=True, latency_high=False, now=at(0), hold_s=60)
-    assert first == BackOff("isr-back-off", at(60))
-    renewed = back_off(first, lagging=False, latency_high=True, now=at(30), hold_s=60)
-    assert renewed == BackOff("latency-back-off", at(90))
+    first = held(back_off(None, lagging=["t-0"], latency_high=False, now=at(0)), at=at(1), hold_s=60)
+    assert first == BackOff("isr-back-off", at(61), ("t-0",))
+    renewed = back_off(first, lagging=[], latency_high=True, now=at(30))
+    assert renewed == BackOff("latency-back-off", None)
+    assert held(renewed, at=at(31), hold_s=60) == BackOff("latency-back-off", at(91))
     # Both causes: the ISR is named.
-    assert back_off(None, lagging=True, latency_high=True, now=at(0), hold_s=60).reason == "isr-back-off"
+    assert back_off(None, lagging=["t-0"], latency_high=True, now=at(0)) == BackOff("isr-back-off", None, ("t-0",))
 
 
 def test_a_back_off_holds_until_its_end_then_ends() -> None:
-    current = BackOff("isr-back-off", at(60))
-    assert back_off(current, lagging=False, latency_high=False, now=at(59), hold_s=60) == current
-    assert back_off(current, lagging=False, latency_high=False, now=at(60), hold_s=60) is None
-    assert back_off(None, lagging=False, latency_high=False, now=at(0), hold_s=60) is None
+    current = BackOff("isr-back-off", at(60), ("t-0",))
+    assert back_off(current, lagging=[], latency_high=False, now=at(59)) == current
+    assert back_off(current, lagging=[], latency_high=False, now=at(60)) is None
+    assert back_off(None, lagging=[], latency_high=False, now=at(0)) is None
+
+
+def test_a_back_offs_hold_counts_from_when_its_floor_is_in_force_not_from_when_its_cause_was_seen() -> None:
+    seen = back_off(None, lagging=["t-0"], latency_high=False, now=at(0))
+    # Not in force yet (the look that saw it failed before setting the rates): it holds however long that takes.
+    assert back_off(seen, lagging=[], latency_high=False, now=at(600)) == seen
+    assert held(seen, at=at(605), hold_s=3) == BackOff("isr-back-off", at(608), ("t-0",))
+    # Once started, a hold is not started again by a look that only keeps it.
+    assert held(BackOff("isr-back-off", at(608)), at=at(606), hold_s=3) == BackOff("isr-back-off", at(608))
+    assert held(None, at=at(0), hold_s=3) is None
 
 
 # --- ownership ---------------------------------------------------------------------------------------------------
@@ -585,7 +596,7 @@ def test_the_probes_p99_needs_a_few_samples_and_takes_the_slowest_hundredth() ->
 
 
 def test_a_latency_past_the_limit_backs_off_with_its_own_reason() -> None:
-    current = back_off(None, lagging=False, latency_high=True, now=at(0), hold_s=5)
-    assert current == BackOff("latency-back-off", at(5))
+    current = back_off(None, lagging=[], latency_high=True, now=at(0))
+    assert current == BackOff("latency-back-off", None)
     # A lagging partition is named first when both are seen.
-    assert back_off(None, lagging=True, latency_high=True, now=at(0), hold_s=5) == BackOff("isr-back-off", at(5))
+    assert back_off(None, lagging=["t-0"], latency_high=True, now=at(0)) == BackOff("isr-back-off", None, ("t-0",))
