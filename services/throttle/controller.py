@@ -50,6 +50,7 @@ class ThrottleController:
         self.back_off: backoff.BackOff | None = None
         self.states_before: Mapping[str, tuple[PartitionInfo, ...]] = {}
         self.status = ThrottleStatus(message="starting")
+        self.published: ThrottleStatus | None = None  # the last status the bus acknowledged
         self.published_at: datetime | None = None
         self.changes = 0
 
@@ -246,13 +247,16 @@ class ThrottleController:
 
     async def _publish(self, status: ThrottleStatus, now: datetime) -> None:
         volatile = {"updated_at", "traffic_age_s", "latency_p99_ms"}
-        changed = status.model_dump(exclude=volatile) != self.status.model_dump(exclude=volatile)
+        # Compared with the last status the bus took, not the last one built: a send that failed (its partition's
+        # leader died with a broker) is made again at the next look, though nothing changed since.
+        changed = self.published is None or (
+            status.model_dump(exclude=volatile) != self.published.model_dump(exclude=volatile))
         due = (status.moving_partitions or status.moving_log_dirs) and (
             self.published_at is None or (now - self.published_at).total_seconds() >= HEARTBEAT_S)
         self.status = status
-        if changed or due or self.published_at is None:
+        if changed or due:
             await send(self.outbox, TOPICS.throttle_status, status)
-            self.published_at = now
+            self.published, self.published_at = status, now
 
     def health(self) -> dict[str, Any]:
         return {"ready": self.started, "looks": self.looks, "changes": self.changes,

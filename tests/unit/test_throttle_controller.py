@@ -4,12 +4,17 @@ on a fake cluster at the admin port, under a fake clock: a back-off's hold is co
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
+import pytest
 from pydantic import ByteSize
 
 from events import TOPICS, BrokerLoadSample, RebalanceRequest, RebalanceState, RebalanceStatus
+from events.models import Event
+from events.topics import BusTopic
 from services.common.admin import BrokerInfo, LogDirInfo, PartitionInfo, Reassignment
 from services.common.outbox import MemoryOutbox
 from services.common.settings import ByteRates, ThrottleSettings
@@ -149,3 +154,41 @@ async def test_a_back_off_holds_for_its_hold_from_when_the_floor_is_set_however_
     await c.look()
     assert int(cluster.configs[1][LEADER_RATE]) > floor, "the hold ended: the rate climbs again"
     assert c.status.back_off is None and c.status.lagging_partitions == []
+
+
+class BusDown(Exception):
+    pass
+
+
+class FailingOutbox(MemoryOutbox):
+    """A bus whose next status send fails (its partition's leader died), once ``fail_next_status`` is set."""
+
+    fail_next_status = False
+
+    async def publish(self, topic: BusTopic[Any], event: Event, *,
+                      correlation_id: str | None = None) -> asyncio.Future[Any]:
+        if topic == TOPICS.throttle_status and self.fail_next_status:
+            self.fail_next_status = False
+            raise BusDown("the status partition's leader is gone")
+        return await super().publish(topic, event, correlation_id=correlation_id)
+
+
+async def test_a_status_whose_send_failed_is_sent_at_the_next_look_though_nothing_changed_since() -> None:
+    clock = Clock()
+    cluster = SlowCluster(clock)
+    outbox = FailingOutbox()
+    settings = ThrottleSettings(interval_s=1, back_off_hold_s=60, traffic_source="log-growth",
+                                network_capacity=ByteRates(default=ByteSize(100_000_000)))
+    c = ThrottleController(settings, cluster, outbox, clock=clock)  # type: ignore[arg-type]
+    await c.start()
+    await c.look()
+    assert outbox.on(TOPICS.throttle_status)[-1].back_off is None
+    cluster.kill(2)
+    outbox.fail_next_status = True
+    clock.pass_s(1)
+    with pytest.raises(BusDown):  # the service's timer logs it and looks again at its next tick
+        await c.look()
+    clock.pass_s(1)
+    await c.look()  # the same back-off, the same rates: nothing changed since the status that was not sent
+    published = outbox.on(TOPICS.throttle_status)[-1]
+    assert published.back_off == "isr-back-off" and published.lagging_partitions == ["outside-0"], published
