@@ -20,6 +20,7 @@ from services.common.admin import (
     UnknownTopic,
     UnreadableAnswer,
 )
+import services.common.admin.kafka as kafka_adapter
 from services.common.admin.kafka import KafkaClusterAdmin
 from services.common.admin.simulator import SimulatorClusterAdmin
 
@@ -74,9 +75,8 @@ def kafka_admin(client: Client) -> KafkaClusterAdmin:
     (kafka_errors.KafkaTimeoutError("no answer"), ClusterUnavailable),
     (kafka_errors.NodeNotReadyError(), ClusterUnavailable),
     (ConnectionResetError("reset by peer"), ClusterUnavailable),
-    # Not retriable to Kafka, but only the cluster changing under the request.
+    # Not retriable to Kafka, but only the cluster changing under the request (UnknownBrokerIdError: below).
     (kafka_errors.ReassignmentInProgressError(), ClusterUnavailable),
-    (kafka_errors.UnknownBrokerIdError(), ClusterUnavailable),
     # The cluster refusing the operation itself.
     (kafka_errors.InvalidReplicationFactorError("Replication factor: 4 larger than available brokers: 3."),
      OperationRefused),
@@ -103,6 +103,40 @@ async def test_a_lost_connection_is_temporary_and_the_next_call_starts_afresh() 
     with pytest.raises(ClusterUnavailable):
         await admin.delete_topic("t")
     assert client.closed and admin._client is None
+
+
+class Clients:
+    """The KafkaAdminClients the adapter makes, one after the other (it makes a fresh one after a failure)."""
+
+    def __init__(self, *clients: Client) -> None:
+        self.clients = list(clients)
+        self.made = 0
+
+    def __call__(self, **config: Any) -> Client:
+        self.made += 1
+        return self.clients.pop(0) if len(self.clients) > 1 else self.clients[0]
+
+
+async def test_a_change_to_a_broker_the_clients_metadata_does_not_know_yet_is_sent_with_fresh_metadata(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A broker just added, which the client's metadata (read before, or from a broker that had not learnt of it) does
+    not name: the client refuses the call before sending it, so asking again is safe for a change too."""
+    stale, fresh = Client(kafka_errors.UnknownBrokerIdError(5)), Client(answer={})
+    clients = Clients(stale, fresh)
+    monkeypatch.setattr(kafka_adapter, "KafkaAdminClient", clients)
+    admin = KafkaClusterAdmin({"bootstrap_servers": "127.0.0.1:1"}, timeout_s=5)
+    await admin.alter_replica_log_dirs("t", {(0, 5): "/data/a"})
+    assert stale.closed and clients.made == 2
+
+
+async def test_a_broker_the_clients_metadata_never_knows_is_temporary_once_the_calls_timeout_has_passed(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    clients = Clients(Client(kafka_errors.UnknownBrokerIdError(9)))
+    monkeypatch.setattr(kafka_adapter, "KafkaAdminClient", clients)
+    admin = KafkaClusterAdmin({"bootstrap_servers": "127.0.0.1:1"}, timeout_s=1)
+    with pytest.raises(ClusterUnavailable, match="UnknownBrokerIdError"):
+        await admin.alter_broker_configs(9, {"leader.replication.throttled.rate": "100"})
+    assert clients.made > 1
 
 
 async def test_errors_kafka_answers_per_item_take_their_kind() -> None:

@@ -158,7 +158,8 @@ class KafkaClusterAdmin:
     async def _run(self, call: Callable[[KafkaAdminClient], T], *, read: bool = True) -> T:
         """Run one client call in a worker thread. A read that fails for a reason Kafka calls retriable (the node it
         asked has just died, a leader moved) is asked again, of a fresh client, up to READ_ATTEMPTS times; a change
-        is not, since it may have been applied before the connection broke."""
+        is not, since it may have been applied before the connection broke. A call the client did not send, since
+        its metadata does not know the broker yet, is asked again, read or change, until the call's timeout."""
         def attempt() -> T:
             try:
                 return call(self._admin())
@@ -168,16 +169,26 @@ class KafkaClusterAdmin:
                 self._reset()
                 raise
 
-        for tries in range(1, READ_ATTEMPTS + 1):
+        deadline = asyncio.get_running_loop().time() + self._timeout_s
+        tries = 0
+        while True:
+            tries += 1
             try:
                 return await asyncio.to_thread(attempt)
+            except kafka_errors.UnknownBrokerIdError as exc:
+                # Raised by the client before it sends anything: its metadata does not know the broker yet (the
+                # broker joined after the client read the cluster, or the broker that answered it had not yet learnt
+                # of the new one). So a change is asked again too, of a fresh client with fresh metadata, until the
+                # call's own timeout, as Kafka's AdminClient waits for the node. Seen under load: a test's
+                # AlterReplicaLogDirs to a broker just added refused with "UnknownBrokerIdError: 5".
+                if asyncio.get_running_loop().time() + RETRY_BACKOFF_S * tries > deadline:
+                    raise _admin_error(exc) from exc
+                await asyncio.sleep(RETRY_BACKOFF_S * tries)
             except Exception as exc:  # noqa: BLE001 -- every client failure becomes one of the port's kinds
-                retriable = getattr(exc, "retriable", False) or isinstance(exc, kafka_errors.UnknownBrokerIdError)
-                if read and tries < READ_ATTEMPTS and retriable:
+                if read and tries < READ_ATTEMPTS and getattr(exc, "retriable", False):
                     await asyncio.sleep(RETRY_BACKOFF_S * tries)
                     continue
                 raise _admin_error(exc) from exc
-        raise AssertionError("unreachable")
 
     def _reset(self) -> None:
         with self._lock:
