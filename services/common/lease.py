@@ -5,7 +5,7 @@ a second replicas-change service resubmitted them), and a rolling update runs tw
 instances compete for a lease before they start: the member of the consumer group ``ballast-<service>-owner`` (on
 the bus topic ``ballast.leases``) that holds partition 0 is the owner. Only the owner starts the service (its faust
 app, its consumer group, its memory rebuilt from the compacted topics); every other instance waits, answering
-``GET /health`` with ``role: standby``.
+``GET /health`` with ``role: standby`` (and ``GET /metrics``).
 
 The owner keeps the lease by staying in the group (librdkafka heartbeats every second; a thread polls). The moment
 the group takes partition 0 away (a revocation, or the member found lost after a pause or a partition of the
@@ -48,6 +48,7 @@ from events import TOPICS
 from events.topics import group
 from services.common.bus_topics import ensure_partitions, ensure_topics
 from services.common.logging import get_logger
+from services.common.metrics import exposition
 from services.common.settings import BusSettings
 from services.common.shards import Handover
 
@@ -202,7 +203,10 @@ class Lease:
 
 
 class _StandbyHealth:
-    """``GET /health`` -> 200 ``{"role": "standby"}`` on the service's own port, until the service takes it over."""
+    """``GET /health`` -> 200 ``{"role": "standby"}`` on the service's own port, until the service takes it over; and
+    ``GET /metrics``, this process's: Prometheus scrapes every instance (the Kubernetes pods' annotations, the compose
+    stack's targets), and a standby that answered 404 was a target down for as long as it stood by, a healthy one
+    too (every standby pod of a two-replica Deployment; a compose service starting over after a lost lease)."""
 
     def __init__(self, service: str, host: str, port: int) -> None:
         self._loop = asyncio.new_event_loop()
@@ -211,7 +215,12 @@ class _StandbyHealth:
         async def health(_: web.Request) -> web.Response:
             return web.json_response({"service": service, "ready": False, "role": "standby"})
 
+        async def metrics(_: web.Request) -> web.Response:
+            body, content_type = exposition()
+            return web.Response(body=body, headers={"Content-Type": content_type})
+
         app.router.add_get("/health", health)
+        app.router.add_get("/metrics", metrics)
         self._runner = web.AppRunner(app, access_log=None)
         self._loop.run_until_complete(self._runner.setup())
         self._loop.run_until_complete(web.TCPSite(self._runner, host, port).start())

@@ -86,6 +86,10 @@ def test_one_owner_among_three_instances_of_each_service(stack: LocalStack, ball
         current = roles(stack, service)
         assert sorted(current.values()) == ["active", "standby", "standby"], current
         assert current[service] == "active", "an instance joining takes nothing from the owner"
+        # Every instance is a Prometheus target: a standby answers /metrics too (it answered 404, a target down).
+        for name in current:
+            scraped = stack.http.get(stack.health_url(name).removesuffix("/health") + "/metrics", timeout=5)
+            assert scraped.status_code == 200 and "process_cpu_seconds_total" in scraped.text, (name, scraped)
     topics = [f"three-{i}" for i in range(10)]
     before = create(ballast, topics, 2)
     ballast.apply(*[spec(t, 3, partitions=1) for t in topics])
