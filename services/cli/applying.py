@@ -25,6 +25,7 @@ from services.cli.changes import (
     rebalance_diff,
 )
 from services.cli.output import fail
+from services.cli.tenancy import spec_topics
 from services.common.wording import transition_line
 from services.common import busio
 from services.common.admin import AdminError, ClusterAdmin
@@ -41,7 +42,7 @@ def compare(settings: Settings, specs: list[TopicSpec], *, need_cluster: bool
     if ``need_cluster``, else every spec counts as a change (the second value says why)."""
     if not specs:
         return {}, None
-    current = busio.latest(settings.bus, TOPICS.specs, timeout_s=10)
+    current = busio.latest(settings.bus, spec_topics(settings).specs, timeout_s=10)
     policy = policy_of(settings)
     unreachable = None
 
@@ -90,8 +91,8 @@ def compare_prune(settings: Settings, specs: list[TopicSpec], match: str | None 
     except re.error as exc:
         raise fail(f"--prune-match {match!r} is not a regular expression: {exc}", 2) from None
     try:
-        current = busio.latest(settings.bus, TOPICS.specs, timeout_s=10)
-        statuses = busio.latest(settings.bus, TOPICS.status, timeout_s=10)
+        current = busio.latest(settings.bus, spec_topics(settings).specs, timeout_s=10)
+        statuses = busio.latest(settings.bus, spec_topics(settings).status, timeout_s=10)
     except busio.BusUnavailable as exc:
         raise fail(str(exc), 2) from None
     specified = [name for name, spec in current.items() if isinstance(spec, TopicSpec)
@@ -138,7 +139,7 @@ def wait_until_settled(settings: Settings, specs: list[TopicSpec], generations: 
     settled: dict[str, tuple[Outcome, str]] = {}
     deadline = time.monotonic() + timeout_s
     console.print(f"[dim]waiting for {len(wanted)} topic(s) (up to {timeout_s:.0f} s)[/dim]")
-    for status in busio.events(settings.bus, TOPICS.status, follow=True, deadline=deadline):
+    for status in busio.events(settings.bus, spec_topics(settings).status, follow=True, deadline=deadline):
         if status.topic not in wanted:
             continue
         previous = latest.get(status.topic)

@@ -19,6 +19,7 @@ from services.common.admin import AdminError, ClusterAdmin
 from services.common.admin.factory import ask_cluster
 from services.common.admin.port import TopicDescription
 from services.common.settings import Settings
+from services.cli.tenancy import spec_topics
 
 
 @dataclass(frozen=True)
@@ -41,8 +42,8 @@ def gather(settings: Settings, name: str) -> TopicView:
         return (await admin.describe_topics([name])).get(name)
 
     actual = ask_cluster(settings.cluster_admin, describe)
-    spec = busio.latest(settings.bus, TOPICS.specs, timeout_s=10).get(name)
-    status = busio.latest(settings.bus, TOPICS.status, timeout_s=10).get(name)
+    spec = busio.latest(settings.bus, spec_topics(settings).specs, timeout_s=10).get(name)
+    status = busio.latest(settings.bus, spec_topics(settings).status, timeout_s=10).get(name)
     record = busio.latest(settings.bus, TOPICS.placeholders, timeout_s=10).get(name)
     return TopicView(name=name, spec=spec if isinstance(spec, TopicSpec) else None,
                      status=status if status is not None and not status.deleted else None, actual=actual,

@@ -9,12 +9,12 @@ from typing import TYPE_CHECKING, Annotated, Optional
 
 import typer
 
-from services.cli.commands import adopting, brokers, bus, load, place, spark_job, stack, topics
+from services.cli.commands import acls, adopting, brokers, bus, load, place, spark_job, stack, topics
 from services.cli.commands.log_dirs import log_dirs_app
 from services.cli.commands.rebalance import rebalance_app
 from services.cli.commands.throttle import throttle_app
 from services.cli.output import err
-from services.common.busio import BusUnavailable, ClientRefused
+from services.common.busio import BusUnavailable, ClientRefused, NotAuthorized
 from services.common.settings import get_settings
 
 if TYPE_CHECKING:
@@ -93,6 +93,7 @@ app.command()(topics.describe)
 app.command()(adopting.export)
 app.command()(load.load)
 app.command()(bus.init_bus)
+app.command()(acls.acls)
 app.command()(bus.produce)
 app.command()(bus.record)
 app.command()(bus.replay)
@@ -122,6 +123,9 @@ def main() -> None:
             message = problem["msg"].removeprefix("Value error, ")
             err.print(f"[red]error:[/red] {escape(variable)}: {escape(message)}", soft_wrap=True)
         sys.exit(2)
+    except NotAuthorized as exc:
+        err.print(f"[red]error:[/red] {escape(str(exc))}", soft_wrap=True)
+        sys.exit(1)
     except (KafkaException, BusUnavailable) as exc:
         bus = get_settings().bus
         if isinstance(exc, ClientRefused):

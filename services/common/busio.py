@@ -36,6 +36,21 @@ class NoSuchTopic(LookupError):
     """A topic asked for by name does not exist on the bus."""
 
 
+class NotAuthorized(RuntimeError):
+    """The bus refused this client a topic: Kafka's ACLs do not let its principal read or write it."""
+
+
+def not_authorized(bus: BusSettings, doing: str, topic: str, error: KafkaError) -> NotAuthorized:
+    who = f"{bus.sasl_username!r}" if bus.sasl_username else "this client"
+    return NotAuthorized(f"the bus at {bus.bootstrap_servers} refused to let {who} {doing} {topic}: "
+                         f"{error.str()} (Kafka's ACLs)")
+
+
+def _refused_topic(bus: BusSettings, doing: str, topic: str, error: KafkaError | None) -> None:
+    if error is not None and error.code() == KafkaError.TOPIC_AUTHORIZATION_FAILED:
+        raise not_authorized(bus, doing, topic, error)
+
+
 class Refusal:
     """librdkafka's error callback, keeping the brokers' refusal of the client's credentials or certificate: the reason
     to give when nothing answers, which a wrong password otherwise looks like (librdkafka retries it quietly)."""
@@ -131,10 +146,13 @@ def produce(bus: BusSettings, items: list[tuple[str, bytes | None, bytes | None,
     p, refusal = producer(bus)
     _check_reachable(p, bus.answer_timeout_s, refusal)
     errors: list[str] = []
+    refused: list[NotAuthorized] = []
 
-    def report(err: object, msg: Any) -> None:
+    def report(err: Any, msg: Any) -> None:
         if err is not None:
             errors.append(str(err))
+            if err.code() == KafkaError.TOPIC_AUTHORIZATION_FAILED:
+                refused.append(not_authorized(bus, "write", msg.topic(), err))
         else:
             if delivered is not None:
                 delivered.append((msg.topic(), msg.partition(), msg.offset()))
@@ -144,6 +162,8 @@ def produce(bus: BusSettings, items: list[tuple[str, bytes | None, bytes | None,
     for topic, key, value, headers in items:
         send(p, topic, key, value, headers=headers, on_delivery=report)
     remaining = p.flush(60)
+    if refused:
+        raise refused[0]
     if errors or remaining:
         raise RuntimeError(f"{len(errors) + remaining} record(s) were not delivered: {errors[:3]}")
     return len(items)
@@ -225,6 +245,7 @@ def consume(bus: BusSettings, topics: list[str], *, follow: bool, idle_s: float 
         assignments = []
         for topic in topics:
             meta = consumer.list_topics(topic, timeout=bus.answer_timeout_s).topics.get(topic)
+            _refused_topic(bus, "read", topic, meta.error if meta is not None else None)
             if meta is None or meta.error is not None:
                 if must_exist:
                     raise NoSuchTopic(f"no topic {topic!r} on the bus")
@@ -357,6 +378,7 @@ def read_compacted(settings: BusSettings, topic: BusTopic[E], *, keys: Callable[
             metadata = consumer.list_topics(topic.name, timeout=timeout_s).topics.get(topic.name)
         except KafkaException as exc:
             raise refusal.unavailable(consumer, f"no broker answered within {timeout_s:.0f} s ({exc})") from None
+        _refused_topic(settings, "read", topic.name, metadata.error if metadata is not None else None)
         if metadata is None or metadata.error is not None or not metadata.partitions:
             return latest
         partitions = [TopicPartition(topic.name, p, 0) for p in metadata.partitions]

@@ -510,6 +510,8 @@ class Settings(BaseSettings):
     # The tenant this process acts as (a CLI handed a tenant's client settings): it writes the tenant's spec topic and
     # reads the tenant's status topic. None: the deployment's own topics, as an admin.
     tenant: str | None = None
+    # The Kafka principal Ballast's services authenticate as: `ballast acls` grants it what the services need.
+    service_principal: str = "User:ballast"
     log_level: Literal["debug", "info", "warning", "error"] = "info"
     log_format: Literal["json", "console", "auto"] = "auto"
     # Where faust keeps its local data (table state, not used for correctness).
@@ -519,10 +521,17 @@ class Settings(BaseSettings):
     state_dir: Path = Field(default_factory=lambda: _user_state_home() / "ballast")
 
 
-    @field_validator("cluster", mode="before")
+    @field_validator("cluster", "tenant", mode="before")
     @classmethod
     def _empty_is_unset(cls, value: Any) -> Any:
         return None if value == "" else value
+
+    @field_validator("tenant")
+    @classmethod
+    def _tenant_name(cls, tenant: str | None) -> str | None:
+        from services.domain.tenants import tenant_name
+
+        return None if tenant is None else tenant_name(tenant)
 
     @field_validator("cluster")
     @classmethod

@@ -81,6 +81,14 @@ class Quota(_Model):
     forbidden_configs: list[str] = Field(default_factory=list)
 
 
+def tenant_name(name: str) -> str:
+    """``name`` if it can name a tenant (and so its topics on the bus), else ValueError."""
+    if not _NAME.match(name):
+        raise ValueError(f"invalid tenant name {name!r}: 1-63 lower-case letters, digits and '-' (it names the "
+                         "tenant's topics on the bus)")
+    return name
+
+
 class Tenant(_Model):
     name: str
     principal: str
@@ -91,10 +99,7 @@ class Tenant(_Model):
     @field_validator("name")
     @classmethod
     def _name(cls, name: str) -> str:
-        if not _NAME.match(name):
-            raise ValueError(f"invalid tenant name {name!r}: 1-63 lower-case letters, digits and '-' (it names the "
-                             "tenant's topics on the bus)")
-        return name
+        return tenant_name(name)
 
     @field_validator("principal")
     @classmethod

@@ -10,9 +10,10 @@ import typer
 import yaml
 from rich.markup import escape
 
-from events import TOPICS, TopicSpec
+from events import TopicSpec
 from services.cli.exporting import Form, document, export as exported
 from services.cli.output import console, err, fail
+from services.cli.tenancy import spec_topics
 from services.common import busio
 from services.common.admin import AdminError, ClusterAdmin
 from services.common.admin.factory import ask_cluster
@@ -36,7 +37,7 @@ def _cluster_and_specs(settings: Settings, names: list[str]) -> tuple[dict[str, 
     except AdminError as exc:
         raise fail(f"the cluster did not answer: {exc}") from None
     try:
-        specs = busio.latest(settings.bus, TOPICS.specs, timeout_s=10)
+        specs = busio.latest(settings.bus, spec_topics(settings).specs, timeout_s=10)
     except BusUnavailable as exc:
         raise fail(str(exc)) from None
     return topics, {name for name, spec in specs.items() if isinstance(spec, TopicSpec)}

@@ -9,6 +9,7 @@ from rich.markup import escape
 
 from events import TOPICS, TopicSpecDeleted, TopicStatus
 from services.cli.manifests import Manifest, ManifestError, load_sources
+from services.cli.tenancy import spec_topics
 from services.cli.output import (JsonFlag, Output, OutputOption, chosen, confirm, console, emit, emit_one, err,
                                 fail)
 from services.cli.views import status_table
@@ -81,11 +82,11 @@ def apply(
     sent = [m for m in manifests if not isinstance(m, TopicSpec) or diffs[m.name].publish]
     offsets: dict[bytes, int] = {}  # of the specs: a spec's generation is its record's offset + 1
     if sent_specs := [m for m in sent if isinstance(m, TopicSpec)]:
-        busio.publish(settings.bus, TOPICS.specs, sent_specs, offsets_by_key=offsets)
+        busio.publish(settings.bus, spec_topics(settings).specs, sent_specs, offsets_by_key=offsets)
     if requests := [m for m in sent if isinstance(m, RebalanceRequest)]:
         busio.publish(settings.bus, TOPICS.rebalance_requests, requests)
     if pruned:
-        busio.publish(settings.bus, TOPICS.specs, [TopicSpecDeleted(name=d.name) for d in pruned])
+        busio.publish(settings.bus, spec_topics(settings).specs, [TopicSpecDeleted(name=d.name) for d in pruned])
     for d in pruned:
         console.print(f"topic spec {escape(d.name)}: withdrawn", soft_wrap=True)
     for m in manifests:
@@ -176,7 +177,7 @@ def delete(
         if protected := check_withdrawal(policy_of(settings), name):
             raise fail(f"{name}: {protected}", 2)  # a policy refusal, as from apply and diff
     try:
-        statuses = busio.latest(settings.bus, TOPICS.status, timeout_s=10)
+        statuses = busio.latest(settings.bus, spec_topics(settings).status, timeout_s=10)
     except BusUnavailable as exc:
         raise fail(str(exc)) from None
     effects: dict[Withdrawal, list[str]] = {effect: [] for effect in Withdrawal}
@@ -197,13 +198,14 @@ def delete(
                       soft_wrap=True)
     confirm(yes, "nothing deleted")
     events = [TopicSpecDeleted(name=name) for name in topics]
-    busio.publish(settings.bus, TOPICS.specs, events)
+    busio.publish(settings.bus, spec_topics(settings).specs, events)
     said = {**dict.fromkeys(retaining, " (topic retained)"), **dict.fromkeys(absent, " (there is no topic)")}
     for name in topics:
         console.print(f"topic spec {name}: withdrawn{said.get(name, '')}")
 
 def _latest_statuses() -> dict[str, TopicStatus]:
-    return busio.latest(get_settings().bus, TOPICS.status, timeout_s=10)
+    settings = get_settings()
+    return busio.latest(settings.bus, spec_topics(settings).status, timeout_s=10)
 
 def status(
     topic: Annotated[Optional[str], typer.Argument(help="only this topic (its name, or its KafkaTopic's "  # noqa: UP007
@@ -231,7 +233,8 @@ def status(
         return
     previous: dict[str, TopicStatus] = {}
     try:
-        for event in busio.events(get_settings().bus, TOPICS.status, follow=True):
+        settings = get_settings()
+        for event in busio.events(settings.bus, spec_topics(settings).status, follow=True):
             if topic is not None and not event.named(topic):
                 continue
             if fmt is Output.table:

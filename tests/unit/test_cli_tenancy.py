@@ -1,0 +1,33 @@
+"""The CLI as a tenant (issue 53): BALLAST_TENANT picks the tenant's own spec and status topics, in one place."""
+
+from __future__ import annotations
+
+import pytest
+from pydantic import ValidationError
+
+from events import TOPICS
+from events.topics import tenant_topics
+from services.cli.tenancy import spec_topics
+from services.common.settings import Settings
+
+
+def test_without_a_tenant_the_cli_uses_the_deployments_own_topics() -> None:
+    chosen = spec_topics(Settings())
+    assert (chosen.specs, chosen.status) == (TOPICS.specs, TOPICS.status)
+
+
+def test_a_tenant_writes_its_spec_topic_and_reads_its_status_topic(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("BALLAST_TENANT", "payments")
+    chosen = spec_topics(Settings())
+    assert chosen.specs.name == "ballast.tenant.payments.topic.specs" == tenant_topics("payments").specs.name
+    assert chosen.status.name == "ballast.tenant.payments.topic.status"
+    # The topics still carry specs and statuses: the CLI's reading and publishing are the same.
+    assert chosen.specs.events == TOPICS.specs.events and chosen.status.events == TOPICS.status.events
+
+
+def test_a_tenant_name_that_cannot_name_topics_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("BALLAST_TENANT", "Pay ments")
+    with pytest.raises(ValidationError, match="invalid tenant name 'Pay ments'"):
+        Settings()
+    monkeypatch.setenv("BALLAST_TENANT", "")
+    assert Settings().tenant is None
