@@ -1,5 +1,6 @@
 """Ballast's own topics on the bus: created when missing, with their configs (compaction), partitions and
-replication, by every service as it starts and by ``ballast init-bus`` (an init container, a Kubernetes Job).
+replication, by every service as it starts and by ``ballast init-bus`` (an init container, a Kubernetes Job), which
+also makes each tenant's spec, status and dead-letter topics where a tenants file names tenants.
 
 A service started before its bus (a container that came up first, a broker restarting) waits for it, saying so in
 its log, rather than exiting: nothing needs restarting by hand once the bus is up. The bus port's policy for this,
@@ -15,13 +16,14 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterable
+from pathlib import Path
 from typing import Any
 
 from confluent_kafka import KafkaError, KafkaException
 from confluent_kafka.admin import AdminClient, NewPartitions, NewTopic
 
 from events import TOPICS
-from events.topics import BusTopic
+from events.topics import BusTopic, tenant_topics
 from services.common.busio import ClientRefused, Refusal, client_config
 from services.common.logging import get_logger
 from services.common.retry import backoff
@@ -55,6 +57,15 @@ def _admin(settings: BusSettings) -> tuple[AdminClient, Refusal]:
 def permanent(error: KafkaError) -> bool:
     """Whether asking the bus again cannot change this answer (the module's policy)."""
     return error.code() in _PERMANENT
+
+
+def deployment_topics(tenants_file: Path | None) -> list[BusTopic]:
+    """Ballast's topics, and each tenant's own three where a tenants file names tenants (``TenantsError`` when the
+    file is not one)."""
+    from services.domain.tenants import load_tenants
+
+    tenants = load_tenants(tenants_file).tenants if tenants_file is not None else []
+    return [*TOPICS.all(), *(topic for t in tenants for topic in tenant_topics(t.name).all())]
 
 
 def ensure_topics(settings: BusSettings, topics: Iterable[BusTopic] | None = None, timeout_s: float = 30.0) -> None:

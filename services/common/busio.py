@@ -238,7 +238,7 @@ def consume(bus: BusSettings, topics: list[str], *, follow: bool, idle_s: float 
     brokers are gone (librdkafka only keeps reconnecting), so BusUnavailable is raised when they no longer answer
     within ``bus.answer_timeout_s``."""
     config, refusal = client_config(bus)
-    consumer = Consumer({**config, "group.id": f"ballast-cli-{uuid.uuid4()}",
+    consumer = Consumer({**config, "group.id": f"{bus.reader_groups}cli-{uuid.uuid4()}",
                          "enable.auto.commit": False, "auto.offset.reset": "earliest" if from_beginning else "latest"})
     try:
         _check_reachable(consumer, bus.answer_timeout_s, refusal)
@@ -338,7 +338,7 @@ def record_counts(bus: BusSettings, topics: Iterable[str], *, timeout_s: float =
     broker that reports the watermark as the start of its last batch, as Tansu does, fewer, but never 0 for a topic
     that holds any). Raises BusUnavailable when no broker answers within ``timeout_s``."""
     config, refusal = client_config(bus)
-    consumer = Consumer({**config, "group.id": f"ballast-counts-{uuid.uuid4()}"})
+    consumer = Consumer({**config, "group.id": f"{bus.reader_groups}counts-{uuid.uuid4()}"})
     counts: dict[str, int] = {}
     try:
         for topic in topics:
@@ -368,7 +368,7 @@ def read_compacted(settings: BusSettings, topic: BusTopic[E], *, keys: Callable[
     config, refusal = client_config(settings)
     consumer = Consumer({
         **config,
-        "group.id": f"ballast-catch-up-{uuid.uuid4()}",
+        "group.id": f"{settings.reader_groups}catch-up-{uuid.uuid4()}",
         "enable.auto.commit": False,
         "auto.offset.reset": "earliest",
     })

@@ -13,6 +13,7 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from events import topics
 from events.models import ClusterName, DriftMode, PlacerName
+from services.domain.acls import READER_GROUPS, tenant_reader_groups
 from services.domain.throttle_limits import Capacities, Limits
 
 
@@ -116,6 +117,10 @@ class BusSettings(KafkaSecurity):
     # often a follower (status --watch) asks a quiet bus whether it is still there.
     answer_timeout_s: float = Field(default=10.0, gt=0)
     liveness_check_s: float = Field(default=5.0, gt=0)
+    # The consumer groups of the one-off readers (the CLI's, the services' reads to a topic's end) begin with this;
+    # Kafka checks that the client may DESCRIBE the group. A CLI acting as a tenant (BALLAST_TENANT) uses the
+    # tenant's own prefix unless this is set (services/domain/acls.py).
+    reader_groups: str = READER_GROUPS
 
     def confluent_config(self) -> dict[str, str]:
         """librdkafka properties for confluent-kafka clients."""
@@ -532,6 +537,12 @@ class Settings(BaseSettings):
         from services.domain.tenants import tenant_name
 
         return None if tenant is None else tenant_name(tenant)
+
+    @model_validator(mode="after")
+    def _tenants_reader_groups(self) -> Settings:
+        if self.tenant is not None and "reader_groups" not in self.bus.model_fields_set:
+            self.bus.reader_groups = tenant_reader_groups(self.tenant, self.cluster)
+        return self
 
     @field_validator("cluster")
     @classmethod

@@ -5,16 +5,17 @@ decide what a spec on a tenant's spec topic may ask for. ``plan`` gives every bi
 
 - each tenant: WRITE, READ and DESCRIBE on its spec topic and no other (READ: `ballast apply` and `diff` compare
   with the specs there, and publish only what changed); READ and DESCRIBE on its status and dead-letter topics;
-  on the managed cluster, DESCRIBE and DESCRIBE_CONFIGS on its names' prefixes (what `ballast diff` compares a spec
-  with: a tenant named by a pattern has none, Kafka's ACLs have no patterns). No consumer group: the CLI's readers
-  assign partitions themselves and commit nothing (services.common.busio), so Kafka never asks about a group;
+  READ on the consumer groups PREFIXED ``ballast-tenant-<name>-`` (its CLI's readers': ``READER_GROUPS``); on the
+  managed cluster, DESCRIBE and DESCRIBE_CONFIGS on its names' prefixes (what `ballast diff` compares a spec with: a
+  tenant named by a pattern has none, Kafka's ACLs have no patterns);
 - the admins and the tenants with ``rebalances: true``: WRITE and DESCRIBE on the rebalance requests and actions
   topics, READ and DESCRIBE on the rebalance statuses; the admins also write the deployment's own spec topic (a spec
-  there is an admin's: it may name any topic) and read every topic of the deployment;
+  there is an admin's: it may name any topic), read every topic of the deployment, and READ the readers' consumer
+  groups (PREFIXED ``ballast-reader-``);
 - Ballast's services (``service``, ``User:ballast`` by default): ALL on the deployment's bus topics (PREFIXED
   ``ballast.``, or ``ballast.<cluster>.``) and on its faust apps' own topics (PREFIXED ``ballast-``, or
   ``ballast-<cluster>-``), ALL on consumer groups PREFIXED ``ballast-`` (the services' groups, and their one-off
-  readers' ``ballast-catch-up-<uuid>``, which no deployment's name prefixes); on the managed cluster, what managing
+  readers', which no deployment's name prefixes); on the managed cluster, what managing
   any topic takes (CREATE, DELETE, ALTER, DESCRIBE, DESCRIBE_CONFIGS and ALTER_CONFIGS on every topic, WRITE on the
   throttle controller's latency-probe topic) and on the cluster resource DESCRIBE (reassignments and log directories
   in progress), ALTER (reassignments, log-directory moves, leader elections), DESCRIBE_CONFIGS and ALTER_CONFIGS (the
@@ -34,6 +35,10 @@ from events.topics import Topics, tenant_of, tenant_topics
 from services.domain.tenants import Tenants
 
 DEFAULT_SERVICE_PRINCIPAL = "User:ballast"
+# The consumer groups of the one-off readers (services.common.busio: the CLI's, the services' reads to the end of a
+# topic) begin with this: they join no group and commit nothing, but librdkafka asks for their group's coordinator,
+# which Kafka answers only for a principal that may DESCRIBE the group. A tenant's readers have a prefix of its own.
+READER_GROUPS = "ballast-reader-"
 # Kafka's one cluster resource has this name.
 CLUSTER_RESOURCE = "kafka-cluster"
 
@@ -89,6 +94,11 @@ class AclChanges:
     def __bool__(self) -> bool:
         return bool(self.add or self.remove)
 
+    def made(self, existing: Iterable[Binding]) -> bool:
+        """Whether ``existing`` has every binding added and none removed."""
+        existing = set(existing)
+        return existing.issuperset(self.add) and existing.isdisjoint(self.remove)
+
 
 _TOPIC_MANAGER = ("CREATE", "DELETE", "ALTER", "DESCRIBE", "DESCRIBE_CONFIGS", "ALTER_CONFIGS")
 _CLUSTER_MANAGER = ("DESCRIBE", "ALTER", "DESCRIBE_CONFIGS", "ALTER_CONFIGS")
@@ -96,6 +106,11 @@ _CLUSTER_MANAGER = ("DESCRIBE", "ALTER", "DESCRIBE_CONFIGS", "ALTER_CONFIGS")
 
 def _topic(principal: str, name: str, *operations: str, pattern: Pattern = Pattern.LITERAL) -> set[Binding]:
     return {Binding(principal, Resource.TOPIC, name, pattern, op) for op in operations}
+
+
+def tenant_reader_groups(tenant: str, cluster: str | None) -> str:
+    """The prefix of the consumer groups of a CLI acting as ``tenant``."""
+    return f"ballast-{cluster}-tenant-{tenant}-" if cluster else f"ballast-tenant-{tenant}-"
 
 
 def bus_prefixes(cluster: str | None) -> tuple[str, str]:
@@ -114,6 +129,8 @@ def plan(tenants: Tenants, *, service: str = DEFAULT_SERVICE_PRINCIPAL, cluster:
         bus |= _topic(tenant.principal, doors.specs.name, "WRITE", "READ", "DESCRIBE")
         bus |= _topic(tenant.principal, doors.status.name, "READ", "DESCRIBE")
         bus |= _topic(tenant.principal, doors.dead_letters.name, "READ", "DESCRIBE")
+        bus |= {Binding(tenant.principal, Resource.GROUP, tenant_reader_groups(tenant.name, cluster),
+                        Pattern.PREFIXED, "READ")}
         for prefix in tenant.topics.prefixes:
             managed |= _topic(tenant.principal, prefix, "DESCRIBE", "DESCRIBE_CONFIGS", pattern=Pattern.PREFIXED)
     rebalancers = [*tenants.admins, *(t.principal for t in tenants.tenants if t.rebalances)]
@@ -124,6 +141,7 @@ def plan(tenants: Tenants, *, service: str = DEFAULT_SERVICE_PRINCIPAL, cluster:
     topic_prefix, app_prefix = bus_prefixes(cluster)
     for admin in tenants.admins:
         bus |= _topic(admin, topic_prefix, "READ", "DESCRIBE", pattern=Pattern.PREFIXED)
+        bus |= {Binding(admin, Resource.GROUP, READER_GROUPS, Pattern.PREFIXED, "READ")}
         for written in (topics.specs, topics.scaling, topics.observed_brokers):
             bus |= _topic(admin, written.name, "WRITE", "DESCRIBE")
         managed |= _topic(admin, "*", "DESCRIBE", "DESCRIBE_CONFIGS")

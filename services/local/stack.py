@@ -29,6 +29,10 @@ from services.common.bus_topics import ensure_topics
 from services.common.settings import Settings
 from services.local.broker import free_port, group_alive, popen, start_tansu
 from services.local.kafka_cluster import LocalKafka
+from services.common.admin import acls
+from services.domain.tenants import load_tenants
+from services.local import stack_tenants
+from services.local.kafka_security import ADMIN as ADMIN_USER
 from services.local.kafka_security import SERVICES as SERVICES_USER
 from services.local.kafka_security import LocalSecurity
 from services.local.stack_options import cruise_control_url, recorded_cruise_control
@@ -89,7 +93,8 @@ class LocalStack:
                  kafka_racks: tuple[str, ...] | None = None, kafka_overrides: dict[str, str] | None = None,
                  broker_config: dict[str, str] | None = None, broker_classpath: tuple[Path, ...] = (),
                  cruise_control: dict[str, str] | None = None, kafka_heap_mb: int | None = None,
-                 bus: str | None = None, secure: bool = False) -> None:
+                 bus: str | None = None, secure: bool = False, tenants: Path | None = None,
+                 tenants_env_dir: Path | None = None) -> None:
         """``detached``: what starts here outlives this process (``ballast up``); otherwise it all dies with it.
         ``kafka``: a real Kafka cluster is the bus and the managed cluster (racks ``kafka_racks``, one broker
         each, node settings ``kafka_overrides`` over the local cluster's, then the brokers' own ``broker_config``
@@ -101,7 +106,11 @@ class LocalStack:
         Kafka, not the simulator's model. ``bus``: the bootstrap of a bus that runs already (another stack's, for
         a deployment named for another cluster beside it: BALLAST_CLUSTER in ``env``); no broker of its own.
         ``secure``: the real Kafka cluster on SASL_SSL with ACLs (services.local.kafka_security); the services and
-        the stack's clients authenticate as its ``ballast`` user, their settings naming the password's file."""
+        the stack's clients authenticate as its ``ballast`` user, their settings naming the password's file.
+        ``tenants``: a tenants file (services/domain/tenants.py) for the services; each tenant's bus topics are made
+        with Ballast's, and its client settings written to ``tenants_env_dir`` (``run_dir/tenants`` by default) as
+        ``<name>.env``; secured, each tenant is a SCRAM user of its own (not a super user) and the ACL plan
+        (services/domain/acls.py) is applied once the cluster is up (services/local/stack_tenants.py)."""
         if bus and kafka:
             raise ValueError("the real Kafka cluster is the bus: a bus of another's needs the embedded stack")
         if secure and not kafka:
@@ -157,7 +166,10 @@ class LocalStack:
             del self.env["BALLAST_CLUSTER_ADMIN__SIMULATOR_URL"]
             self.env.update(self.cruise_control)
         self.kafka: LocalKafka | None = None
-        self.security = LocalSecurity.make(run_dir / "security") if secure else None
+        self.tenants = load_tenants(tenants) if tenants is not None else None
+        self.tenants_env_dir = tenants_env_dir or run_dir / "tenants"
+        self.security = LocalSecurity.make(run_dir / "security", users=(
+            ADMIN_USER, SERVICES_USER, *(stack_tenants.users(self.tenants) if self.tenants else ()))) if secure else None
         if kafka:
             self.kafka = LocalKafka(run_dir, detached=detached, overrides=kafka_overrides, security=self.security,
                                     broker_config=broker_config, classpath=broker_classpath,
@@ -181,6 +193,8 @@ class LocalStack:
                                  **self.security.settings_env("CLUSTER_ADMIN", SERVICES_USER)})
         if bus:
             self.env["BALLAST_BUS__BOOTSTRAP_SERVERS"] = bus
+        if tenants is not None:
+            self.env["BALLAST_TENANTS_FILE"] = str(tenants.resolve())
         # The deployment's name (its bus topics and consumer groups): the caller's, for the stack's services and for
         # the clients of a stack `ballast up` started (stack_state.CLIENT_KEYS).
         if cluster := os.environ.get("BALLAST_CLUSTER"):
@@ -245,7 +259,12 @@ class LocalStack:
             say(f"starting cluster simulator (Cruise Control API on 127.0.0.1:{self.ports.cruise_control})")
             self.start_process("cluster-sim")
             self.wait_http(f"{self.sim_url}/health", "cluster-sim")
-        ensure_topics(self.settings().bus, self.topics.all())
+        if self.tenants is not None:
+            # Before the topics: a broker enforces ACLs once it has applied the metadata before them, and creating
+            # the bus topics' logs first took it seconds; the topics, made after, are then never there unguarded.
+            self._admit_tenants(say)
+        ensure_topics(self.settings().bus, [*self.topics.all(), *(
+            stack_tenants.bus_topics(self.tenants, self.cluster) if self.tenants else ())])
         for service in self.services:
             say(f"starting {service}")
             self.start_process(service)
@@ -253,6 +272,22 @@ class LocalStack:
             self.wait_http(self.health_url(service), service)
         say("stack ready")
         return self
+
+    def _admit_tenants(self, say: Callable[[str], None]) -> None:
+        """The ACL plan on the secured cluster, and each tenant's client settings."""
+        from services.local.stack_state import CLIENT_KEYS
+
+        assert self.tenants is not None
+        if self.security is not None:
+            found, _ = acls.pending(self.settings(), self.tenants)
+            acls.make(found)
+            say(f"ACLs of {len(self.tenants.tenants)} tenant(s) applied "
+                f"({sum(len(each.changes.add) for each in found)} added)")
+        client = {key: self.env[key] for key in CLIENT_KEYS if key in self.env}
+        written = stack_tenants.write_client_settings(self.tenants_env_dir, {
+            t.name: stack_tenants.client_settings(client, self.security, t) for t in self.tenants.tenants})
+        if written:
+            say(f"tenants' client settings: {', '.join(str(p) for p in written)}")
 
     def start_process(self, name: str) -> subprocess.Popen[bytes]:
         """``name`` is a service, or ``service#N`` for another instance of it (see ``start_instance``)."""

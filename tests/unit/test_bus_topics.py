@@ -66,3 +66,19 @@ def test_refused_credentials_are_an_error_in_the_log_waited_out_at_the_same_pace
     assert slept == [1, 2, 4] and answers == []
     assert [event for event, _ in logged] == ["the bus refused Ballast's credentials"] * 3
     assert "SASL authentication error" in logged[0][1]["reason"]
+
+
+def test_init_bus_makes_each_tenants_three_topics_where_a_tenants_file_names_tenants(tmp_path) -> None:
+    from events import TOPICS
+    from services.common.bus_topics import deployment_topics
+    from services.domain.tenants import TenantsError
+
+    assert deployment_topics(None) == TOPICS.all()
+    path = tmp_path / "tenants.yaml"
+    path.write_text("tenants: [{name: payments, principal: 'User:payments', topics: {prefixes: [payments.]}}]\n")
+    extra = [t.name for t in deployment_topics(path)[len(TOPICS.all()):]]
+    assert extra == ["ballast.tenant.payments.topic.specs", "ballast.tenant.payments.topic.status",
+                     "ballast.tenant.payments.dead-letters"]
+    path.write_text("tenants: [{name: payments}]\n")
+    with pytest.raises(TenantsError, match="not a tenants file"):
+        deployment_topics(path)

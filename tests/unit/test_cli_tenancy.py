@@ -25,6 +25,14 @@ def test_a_tenant_writes_its_spec_topic_and_reads_its_status_topic(monkeypatch: 
     assert chosen.specs.events == TOPICS.specs.events and chosen.status.events == TOPICS.status.events
 
 
+def test_a_tenants_readers_use_consumer_groups_of_its_own(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert Settings().bus.reader_groups == "ballast-reader-"
+    monkeypatch.setenv("BALLAST_TENANT", "payments")
+    assert Settings().bus.reader_groups == "ballast-tenant-payments-"
+    monkeypatch.setenv("BALLAST_BUS__READER_GROUPS", "team-payments-")
+    assert Settings().bus.reader_groups == "team-payments-"
+
+
 def test_a_tenant_name_that_cannot_name_topics_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("BALLAST_TENANT", "Pay ments")
     with pytest.raises(ValidationError, match="invalid tenant name 'Pay ments'"):

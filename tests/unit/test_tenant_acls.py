@@ -46,8 +46,11 @@ def test_a_tenant_writes_its_spec_topic_only_and_reads_its_status_and_dead_lette
         ("ballast.tenant.payments.dead-letters", "literal", "READ"),
         ("ballast.tenant.payments.dead-letters", "literal", "DESCRIBE"),
     }
-    # No consumer group: the CLI's readers assign their partitions and commit nothing.
-    assert not [b for b in acls.bus if b.resource is Resource.GROUP and b.principal != "User:ballast"]
+    # The CLI's readers commit nothing, but librdkafka looks for their group's coordinator: groups of its own.
+    groups = {(b.principal, b.name, b.operation) for b in acls.bus if b.resource is Resource.GROUP}
+    assert groups == {("User:payments", "ballast-tenant-payments-", "READ"),
+                      ("User:search", "ballast-tenant-search-", "READ"),
+                      ("User:platform", "ballast-reader-", "READ"), ("User:ballast", "ballast-", "ALL")}
 
 
 def test_a_tenant_describes_its_own_names_on_the_managed_cluster_where_they_are_prefixes() -> None:
@@ -125,3 +128,11 @@ def test_changes_add_what_is_missing() -> None:
     missing = topic("User:payments", "ballast.tenant.payments.topic.specs", "WRITE")
     found = changes(acls.bus, acls.bus - {missing}, partial(ours, tenants=TENANTS))
     assert found.add == (missing,) and found.remove == ()
+
+
+def test_changes_are_made_once_the_cluster_has_every_addition_and_no_removal() -> None:
+    acls = plan(TENANTS)
+    stale = topic("User:payments", "ballast.rebalance.requests", "WRITE")
+    change = changes(acls.bus, {stale}, partial(ours, tenants=TENANTS))
+    assert not change.made({stale}) and not change.made(acls.bus | {stale})
+    assert change.made(acls.bus | {topic("User:monitoring", "ballast.topic.status", "READ")})

@@ -160,21 +160,27 @@ def _unb64(text: str | None) -> bytes | None:
 def init_bus() -> None:
     """Create Ballast's topics on the bus where missing, waiting for the bus to answer, then exit.
 
-    For an init container or a Kubernetes Job; every service does the same as it starts. Partitions and replication
+    For an init container or a Kubernetes Job; every service does the same as it starts. With a tenants file
+    (BALLAST_TENANTS_FILE), each tenant's spec, status and dead-letter topics too. Partitions and replication
     are BALLAST_BUS__TOPIC_PARTITIONS and BALLAST_BUS__TOPIC_REPLICATION_FACTOR; topics that exist are left as
     they are."""
-    from services.common.bus_topics import BusRefused, wait_for_bus
+    from services.common.bus_topics import BusRefused, deployment_topics, wait_for_bus
     from services.common.logging import configure_logging, get_logger
+    from services.domain.tenants import TenantsError
 
     settings = get_settings()
     # Its lines are a service's: JSON unless on a terminal (an init container's log), the waits included.
     configure_logging("init-bus", level=settings.log_level, fmt=settings.log_format)
     try:
-        wait_for_bus(settings.bus)
+        topics = deployment_topics(settings.tenants_file)
+    except TenantsError as exc:
+        raise fail(str(exc), 2) from None
+    try:
+        wait_for_bus(settings.bus, topics)
     except BusRefused as exc:
         raise fail(str(exc)) from None
     get_logger("init-bus").info("the bus holds Ballast's topics", bootstrap_servers=settings.bus.bootstrap_servers,
-                                topics=len(TOPICS.all()))
+                                topics=len(topics))
 
 
 def schema(out: Annotated[Optional[Path], typer.Option(help="write one file per schema here")] = None) -> None:  # noqa: UP007

@@ -114,6 +114,12 @@ def up(
         help="the Kafka cluster on SASL_SSL (SCRAM-SHA-512, certificates from a CA the stack makes) with Kafka's "
              "StandardAuthorizer and ACLs; the services and your `ballast` commands authenticate as the stack's "
              "`ballast` user, their settings naming its password's file (`ballast env`), never the password")] = False,
+    tenants: Annotated[Optional[Path], typer.Option(  # noqa: UP007 -- typer
+        "--tenants", metavar="FILE",
+        help="a tenants file (docs/teams.md; default: BALLAST_TENANTS_FILE) for the services; each tenant's bus "
+             "topics are made, and its client settings written to the state directory's tenants/<name>.env. With "
+             "--secure each tenant is a user of its own (not a super user) and `ballast acls`'s plan is applied: "
+             "`env $(cat .../tenants/NAME.env) ballast apply -f ...` acts as that tenant")] = None,
     add_broker: Annotated[bool, typer.Option(
         "--add-broker", rich_help_panel=RUNNING_STACK,
         help="add one broker to the running stack's cluster instead of starting a stack: the next free id, with the "
@@ -131,7 +137,8 @@ def up(
     of the folder BALLAST_KAFKA_LIB names (another Kafka's libs/). Running it against your own Cruise Control,
     step by step: docs/operations.md."""
     # What the command line said, defaults aside (typer carries click's ParameterSource as its own copy).
-    given = {name for name in ("kafka", "spark", "cruise_control", "broker_config", "broker_classpath", "secure")
+    given = {name for name in ("kafka", "spark", "cruise_control", "broker_config", "broker_classpath", "secure",
+                               "tenants")
              if getattr(ctx.get_parameter_source(name), "name", "DEFAULT") != "DEFAULT"}
     if add_broker:
         if given:
@@ -164,8 +171,13 @@ def up(
     run_dir = state_dir / f"stack-{int(time.time())}"
     # The throttle controller needs a real Kafka's throttles (the simulator keeps none): on --kafka only.
     services = (*STACK_SERVICES, *OPTIONAL_SERVICES) if kafka else STACK_SERVICES
-    stack = LocalStack(run_dir.resolve(), detached=True, kafka=kafka, services=services, broker_config=config,
-                       broker_classpath=classpath, cruise_control=cruise_control_env, secure=secure)
+    tenants = tenants or get_settings().tenants_file
+    try:
+        stack = LocalStack(run_dir.resolve(), detached=True, kafka=kafka, services=services, broker_config=config,
+                           broker_classpath=classpath, cruise_control=cruise_control_env, secure=secure,
+                           tenants=tenants, tenants_env_dir=state_dir / "tenants")
+    except ValueError as exc:  # the tenants file is not one, or names a principal the stack cannot make
+        raise fail(str(exc), 2) from None
     try:
         stack.start(progress=lambda m: console.print(f"[dim]{escape(m)}[/dim]"))
         if spark:

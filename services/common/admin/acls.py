@@ -5,7 +5,9 @@ refused, e.g. no authorizer configured or the client may not alter the cluster's
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import Any
 
 from confluent_kafka import KafkaError, KafkaException
@@ -20,7 +22,9 @@ from confluent_kafka.admin import (
 )
 
 from services.common.admin.port import AdminError, ClusterUnavailable, OperationRefused
-from services.domain.acls import Binding, Pattern, Resource
+from services.common.settings import Settings
+from services.domain.acls import AclChanges, AclPlan, Binding, Pattern, Resource, changes, ours, plan
+from services.domain.tenants import Tenants
 
 # confluent-kafka calls Kafka's cluster resource BROKER.
 _TYPES = {Resource.TOPIC: ResourceType.TOPIC, Resource.GROUP: ResourceType.GROUP, Resource.CLUSTER: ResourceType.BROKER}
@@ -94,3 +98,60 @@ class KafkaAcls:
                 future.result()
             except KafkaException as exc:
                 raise _error(exc, self._where) from None
+
+
+@dataclass(frozen=True)
+class Pending:
+    """What one cluster's ACLs need to match the plan (``where``: the bus, the managed cluster, or both at once)."""
+
+    where: str
+    cluster: KafkaAcls
+    changes: AclChanges
+
+
+def _targets(settings: Settings, acls: AclPlan) -> tuple[list[tuple[str, dict[str, Any], frozenset[Binding]]],
+                                                          str | None]:
+    """Where the plan's bindings go: the bus's on the bus, the managed cluster's on it, both on the bus when it is
+    the same cluster; a simulated managed cluster has no ACLs (the second value says so)."""
+    from services.common.busio import client_config
+
+    bus_config, _ = client_config(settings.bus)
+    bus = f"the bus at {settings.bus.bootstrap_servers}"
+    admin = settings.cluster_admin
+    if admin.kind != "kafka":
+        return [(bus, bus_config, acls.bus)], "the managed cluster is the simulator, which has no ACLs: the bus's only"
+    if admin.bootstrap_servers == settings.bus.bootstrap_servers:
+        return [(f"{bus} (also the managed cluster)", bus_config, acls.bus | acls.cluster)], None
+    cluster_config = {"bootstrap.servers": admin.bootstrap_servers, **admin.librdkafka(), "log_level": 0}
+    return [(bus, bus_config, acls.bus),
+            (f"the managed cluster at {admin.bootstrap_servers}", cluster_config, acls.cluster)], None
+
+
+def pending(settings: Settings, tenants: Tenants) -> tuple[list[Pending], str | None]:
+    """Each cluster's changes to the plan of ``tenants`` (only Ballast's bindings removed: ``ours``), and a note on
+    what is left out. Raises the port's ``AdminError`` when a cluster cannot be asked."""
+    scope: dict[str, Any] = {"service": settings.service_principal, "cluster": settings.cluster,
+                             "probe_topic": settings.throttle.latency_probe_topic}
+    planned = plan(tenants, **scope)
+    targets, note = _targets(settings, planned)
+    found = []
+    for where, config, bindings in targets:
+        cluster = KafkaAcls(config, where, settings.bus.answer_timeout_s)
+        found.append(Pending(where, cluster, changes(bindings, cluster.bindings(),
+                                                     lambda b: ours(b, tenants, **scope))))
+    return found, note
+
+
+def make(changes_by_cluster: Iterable[Pending], *, settle_s: float = 30.0) -> None:
+    """Add what is missing, then remove what is Ballast's and no longer planned; return once the cluster answers
+    with the changes made (``ClusterUnavailable`` when it does not within ``settle_s``). The controller accepts them
+    at once, but each broker enforces them only once it has applied the metadata before them: seconds after a burst
+    of new topics, whose logs it creates first."""
+    for each in changes_by_cluster:
+        each.cluster.create(each.changes.add)
+        each.cluster.delete(each.changes.remove)
+        deadline = time.monotonic() + settle_s
+        while not each.changes.made(each.cluster.bindings()):
+            if time.monotonic() > deadline:
+                raise ClusterUnavailable(f"{each.where}: the ACLs changed are not all in effect after {settle_s:g} s")
+            time.sleep(0.2)

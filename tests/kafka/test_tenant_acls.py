@@ -1,0 +1,189 @@
+"""What Kafka enforces for tenants (issue 53), on the real Kafka cluster secured (SASL_SSL, SCRAM-SHA-512, Kafka's
+StandardAuthorizer): the stack makes each tenant of the tenants file a user of its own and applies `ballast acls`'s
+plan; each tenant's client settings (its .env file) make the CLI act as that tenant. A tenant writes its own spec
+topic and no other, reads its own statuses and no one else's, and writes the rebalance topics only where the file
+allows it; `ballast acls` shows its plan as changes, applies them, and leaves every ACL it did not make."""
+
+from __future__ import annotations
+
+import os
+import stat
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from confluent_kafka.admin import (AclBinding, AclBindingFilter, AclOperation, AclPermissionType, AdminClient,
+                                   ResourcePatternType, ResourceType)
+
+from events import TopicSpec
+from events.topics import tenant_topics
+from services.common import busio
+from services.common.settings import Settings
+from services.local.kafka_security import ADMIN
+from services.local.stack import LocalStack
+from services.local.stack_state import client_env
+from tests.integration.conftest import TEST_ENV
+from tests.patience import WAIT_S
+
+RACKS = ("/dc1/r1", "/dc1/r2", "/dc2/r1")
+TENANTS = """\
+admins: [User:platform]
+tenants:
+  - name: payments
+    principal: User:payments
+    topics: {prefixes: ["payments."]}
+  - name: search
+    principal: User:search
+    topics: {prefixes: ["search."]}
+    rebalances: true
+"""
+# An ACL of someone else's on Ballast's own topics: `ballast acls` never touches it.
+MONITORING = AclBinding(ResourceType.TOPIC, tenant_topics("payments").status.name, ResourcePatternType.LITERAL,
+                        "User:monitoring", "*", AclOperation.READ, AclPermissionType.ALLOW)
+
+
+@pytest.fixture(scope="module")
+def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalStack]:
+    run_dir = tmp_path_factory.mktemp("tenant-acls")
+    tenants = run_dir / "tenants.yaml"
+    tenants.write_text(TENANTS)
+    # No service: what is tested here is Kafka's, between the CLI and the bus.
+    local = LocalStack(run_dir, env=TEST_ENV, kafka=True, secure=True, kafka_racks=RACKS, services=(),
+                       tenants=tenants)
+    try:
+        local.start()
+        yield local
+    finally:
+        local.stop()
+
+
+def tenant_env(stack: LocalStack, tenant: str) -> dict[str, str]:
+    """The tenant's .env file, as `env $(cat FILE)` reads it."""
+    lines = (stack.tenants_env_dir / f"{tenant}.env").read_text().splitlines()
+    return dict(line.split("=", 1) for line in lines if line)
+
+
+def cli(env: dict[str, str], *args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+    base = {k: v for k, v in os.environ.items() if not k.startswith("BALLAST_")}
+    return subprocess.run([sys.executable, "-m", "services.cli", *args], env={**base, **env}, input=stdin,
+                          capture_output=True, text=True, timeout=WAIT_S)
+
+
+def settings_of(env: dict[str, str], monkeypatch: pytest.MonkeyPatch) -> Settings:
+    for key, value in env.items():
+        monkeypatch.setenv(key, value)
+    return Settings()
+
+
+def admin(stack: LocalStack) -> AdminClient:
+    assert stack.security is not None and stack.kafka is not None
+    security = stack.security
+    return AdminClient({"bootstrap.servers": stack.kafka.bootstrap_servers, "security.protocol": "SASL_SSL",
+                        "sasl.mechanism": "SCRAM-SHA-512", "sasl.username": ADMIN,
+                        "sasl.password": security.password(ADMIN), "ssl.ca.location": str(security.certificates.ca_file)})
+
+
+def test_a_tenant_writes_its_own_spec_topic_with_its_env_file(stack: LocalStack, tmp_path: Path,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    assert stack.security is not None
+    env = tenant_env(stack, "payments")
+    assert env["BALLAST_TENANT"] == "payments" and env["BALLAST_BUS__SASL_USERNAME"] == "payments"
+    password = Path(env["BALLAST_BUS__SASL_PASSWORD_FILE"])
+    assert stat.S_IMODE(password.stat().st_mode) == 0o600
+    assert password.read_text().strip() not in (stack.tenants_env_dir / "payments.env").read_text()
+    spec = tmp_path / "orders.yaml"
+    spec.write_text("name: payments.orders\npartitions: 2\nreplicas: 2\n")
+    applied = cli(env, "apply", "-f", str(spec))
+    assert applied.returncode == 0, applied.stdout + applied.stderr
+    assert "topic spec payments.orders: partitions=2 replicas=2 applied" in applied.stdout
+    # On the tenant's spec topic, not the deployment's.
+    on_bus = busio.latest(settings_of(client_env(stack.info()), monkeypatch).bus, tenant_topics("payments").specs)
+    assert on_bus["payments.orders"] == TopicSpec(name="payments.orders", partitions=2, replicas=2)
+    # And it reads back its own status topic (empty: no service runs here) and its own specs.
+    assert cli(env, "status").returncode == 0
+    assert cli(env, "diff", "-f", str(spec)).returncode == 1  # compared with the cluster as the tenant: not there
+    # Kafka refused none of it: not its topics, nor its readers' consumer groups (librdkafka looks for their
+    # coordinator though they commit nothing), nor the topics under its prefix it described.
+    assert refusals(stack, "User:payments") == []
+
+
+def refusals(stack: LocalStack, principal: str) -> list[str]:
+    """What the brokers' authorizers denied ``principal`` on resources of its own (its bus topics, its readers'
+    groups, its names)."""
+    assert stack.kafka is not None
+    own = ("Topic:LITERAL:ballast.tenant.payments.", "Group:LITERAL:ballast-tenant-payments-", "Topic:LITERAL:payments.")
+    return [line for log in stack.kafka.run_dir.glob("*/server.log") for line in log.read_text().splitlines()
+            if f"Principal = {principal} is Denied" in line and any(f"resource = {r}" in line for r in own)]
+
+
+def test_a_tenant_cannot_write_or_read_another_tenants_spec_topic(stack: LocalStack, tmp_path: Path) -> None:
+    env = tenant_env(stack, "payments")
+    theirs = tenant_topics("search").specs.name
+    written = cli(env, "produce", "--topic", theirs, "--no-validate", "--key", "search.x", stdin='{"name": "x"}\n')
+    assert written.returncode == 1
+    assert written.stderr.strip().splitlines() == [
+        f"error: the bus at {env['BALLAST_BUS__BOOTSTRAP_SERVERS']} refused to let 'payments' write {theirs}: "
+        "Broker: Topic authorization failed (Kafka's ACLs)"], written.stderr
+    # The CLI pointed at the other tenant's topics (BALLAST_TENANT) is refused as it reads them first.
+    spec = tmp_path / "x.yaml"
+    spec.write_text("name: search.x\npartitions: 1\n")
+    posing = cli({**env, "BALLAST_TENANT": "search"}, "apply", "-f", str(spec))
+    assert posing.returncode == 1
+    assert posing.stderr.strip().splitlines() == [
+        f"error: the bus at {env['BALLAST_BUS__BOOTSTRAP_SERVERS']} refused to let 'payments' read {theirs}: "
+        "Broker: Topic authorization failed (Kafka's ACLs)"], posing.stderr
+
+
+def test_a_tenant_cannot_read_another_tenants_statuses(stack: LocalStack, monkeypatch: pytest.MonkeyPatch) -> None:
+    env = tenant_env(stack, "payments")
+    theirs = tenant_topics("search")
+    # A plain client with the tenant's settings: Kafka refuses the topic.
+    with pytest.raises(busio.NotAuthorized, match=f"refused to let 'payments' read {theirs.status.name}"):
+        busio.latest(settings_of(env, monkeypatch).bus, theirs.status, timeout_s=WAIT_S)
+    with pytest.raises(busio.NotAuthorized, match=f"refused to let 'payments' read {theirs.dead_letters.name}"):
+        list(busio.consume(settings_of(env, monkeypatch).bus, [theirs.dead_letters.name], follow=False))
+    watched = cli({**env, "BALLAST_TENANT": "search"}, "status")
+    assert watched.returncode == 1 and f"refused to let 'payments' read {theirs.status.name}" in watched.stderr
+
+
+def test_only_a_tenant_allowed_rebalances_writes_the_rebalance_requests(stack: LocalStack) -> None:
+    request = '{"name": "tenant-rebalance", "mode": "full"}\n'
+    refused = cli(tenant_env(stack, "payments"), "produce", "--topic", "ballast.rebalance.requests", stdin=request)
+    assert refused.returncode == 1
+    assert "refused to let 'payments' write ballast.rebalance.requests" in refused.stderr, refused.stderr
+    allowed = cli(tenant_env(stack, "search"), "produce", "--topic", "ballast.rebalance.requests", stdin=request)
+    assert allowed.returncode == 0, allowed.stderr
+    assert "produced 1 record(s) to ballast.rebalance.requests" in allowed.stdout
+
+
+def test_ballast_acls_shows_the_plan_then_applies_it_and_leaves_others_acls(stack: LocalStack) -> None:
+    kafka = admin(stack)
+    payments_specs = tenant_topics("payments").specs.name
+    missing = AclBinding(ResourceType.TOPIC, payments_specs, ResourcePatternType.LITERAL, "User:payments", "*",
+                         AclOperation.WRITE, AclPermissionType.ALLOW)
+    stale = AclBinding(ResourceType.TOPIC, "ballast.rebalance.actions", ResourcePatternType.LITERAL,
+                       "User:payments", "*", AclOperation.WRITE, AclPermissionType.ALLOW)
+    for future in kafka.create_acls([MONITORING, stale], request_timeout=WAIT_S).values():
+        future.result()
+    deleting = AclBindingFilter(ResourceType.TOPIC, payments_specs, ResourcePatternType.LITERAL, "User:payments",
+                                "*", AclOperation.WRITE, AclPermissionType.ALLOW)
+    for future in kafka.delete_acls([deleting], request_timeout=WAIT_S).values():
+        future.result()
+    env = client_env(stack.info())
+    shown = cli(env, "acls")
+    assert shown.returncode == 1, shown.stdout + shown.stderr
+    lines = shown.stdout.splitlines()
+    assert lines[0].endswith("(also the managed cluster): 1 to add, 1 to remove"), shown.stdout
+    assert lines[1:] == [f"  + User:payments WRITE topic {payments_specs}",
+                         "  - User:payments WRITE topic ballast.rebalance.actions"], shown.stdout
+    applied = cli(env, "acls", "--apply", "--yes")
+    assert applied.returncode == 0, applied.stdout + applied.stderr
+    assert applied.stdout.splitlines()[-1] == "applied: 1 added, 1 removed"
+    again = cli(env, "acls")
+    assert again.returncode == 0 and again.stdout.strip().endswith("nothing to change"), again.stdout
+    every = AclBindingFilter(ResourceType.ANY, None, ResourcePatternType.ANY, None, None, AclOperation.ANY,
+                             AclPermissionType.ANY)
+    now = kafka.describe_acls(every, request_timeout=WAIT_S).result()
+    assert MONITORING in now and missing in now and stale not in now
