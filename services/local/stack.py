@@ -168,8 +168,8 @@ class LocalStack:
         self.kafka: LocalKafka | None = None
         self.tenants = load_tenants(tenants) if tenants is not None else None
         self.tenants_env_dir = tenants_env_dir or run_dir / "tenants"
-        self.security = LocalSecurity.make(run_dir / "security", users=(
-            ADMIN_USER, SERVICES_USER, *(stack_tenants.users(self.tenants) if self.tenants else ()))) if secure else None
+        users = (ADMIN_USER, SERVICES_USER, *(stack_tenants.users(self.tenants) if self.tenants else ()))
+        self.security = LocalSecurity.make(run_dir / "security", users=users) if secure else None
         if kafka:
             self.kafka = LocalKafka(run_dir, detached=detached, overrides=kafka_overrides, security=self.security,
                                     broker_config=broker_config, classpath=broker_classpath,

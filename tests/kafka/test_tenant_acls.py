@@ -82,7 +82,8 @@ def admin(stack: LocalStack) -> AdminClient:
     security = stack.security
     return AdminClient({"bootstrap.servers": stack.kafka.bootstrap_servers, "security.protocol": "SASL_SSL",
                         "sasl.mechanism": "SCRAM-SHA-512", "sasl.username": ADMIN,
-                        "sasl.password": security.password(ADMIN), "ssl.ca.location": str(security.certificates.ca_file)})
+                        "sasl.password": security.password(ADMIN),
+                        "ssl.ca.location": str(security.certificates.ca_file)})
 
 
 def test_a_tenant_writes_its_own_spec_topic_with_its_env_file(stack: LocalStack, tmp_path: Path,

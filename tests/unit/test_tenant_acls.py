@@ -136,3 +136,16 @@ def test_changes_are_made_once_the_cluster_has_every_addition_and_no_removal() -
     change = changes(acls.bus, {stale}, partial(ours, tenants=TENANTS))
     assert not change.made({stale}) and not change.made(acls.bus | {stale})
     assert change.made(acls.bus | {topic("User:monitoring", "ballast.topic.status", "READ")})
+
+
+def test_a_cluster_without_an_authorizer_or_that_refuses_is_a_permanent_refusal_with_its_reason() -> None:
+    from confluent_kafka import KafkaError, KafkaException
+
+    from services.common.admin import ClusterUnavailable, OperationRefused
+    from services.common.admin.acls import _error
+
+    none = _error(KafkaException(KafkaError(KafkaError.SECURITY_DISABLED, "No Authorizer is configured")), "the bus")
+    assert isinstance(none, OperationRefused) and "the cluster has no authorizer" in str(none)
+    refused = _error(KafkaException(KafkaError(KafkaError.CLUSTER_AUTHORIZATION_FAILED)), "the bus at k:9092")
+    assert isinstance(refused, OperationRefused) and str(refused).startswith("the bus at k:9092: ")
+    assert isinstance(_error(KafkaException(KafkaError(KafkaError._TIMED_OUT)), "the bus"), ClusterUnavailable)
