@@ -44,7 +44,9 @@ def gather(settings: Settings, name: str) -> TopicView:
     actual = ask_cluster(settings.cluster_admin, describe)
     spec = busio.latest(settings.bus, spec_topics(settings).specs, timeout_s=10).get(name)
     status = busio.latest(settings.bus, spec_topics(settings).status, timeout_s=10).get(name)
-    record = busio.latest(settings.bus, TOPICS.placeholders, timeout_s=10).get(name)
+    # A tenant may not read Ballast's placement records (they name every tenant's topics): no placeholders shown.
+    record = (busio.latest(settings.bus, TOPICS.placeholders, timeout_s=10).get(name) if settings.tenant is None
+              else None)
     return TopicView(name=name, spec=spec if isinstance(spec, TopicSpec) else None,
                      status=status if status is not None and not status.deleted else None, actual=actual,
                      placeholders=record if isinstance(record, PlaceholderRecord) and not record.filled else None)

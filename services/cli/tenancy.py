@@ -7,7 +7,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from events import TOPICS, TopicSpec, TopicSpecDeleted, TopicStatus
-from events.topics import BusTopic, tenant_topics
+from events.models import Event
+from events.topics import BusTopic, tenant_of, tenant_topics
 from services.common.settings import Settings
 
 
@@ -23,3 +24,10 @@ def spec_topics(settings: Settings) -> SpecTopics:
         return SpecTopics(TOPICS.specs, TOPICS.status)
     doors = tenant_topics(settings.tenant, settings.cluster)
     return SpecTopics(doors.specs, doors.status)
+
+
+def bus_topic_named(name: str) -> BusTopic[Event] | None:
+    """The deployment's bus topic, or any tenant's, of this name (what `ballast produce` checks records against)."""
+    if (tenant := tenant_of(name)) is not None:
+        return next((t for t in tenant_topics(tenant).all() if t.name == name), None)
+    return TOPICS.named(name)

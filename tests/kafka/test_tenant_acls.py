@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 from confluent_kafka.admin import (AclBinding, AclBindingFilter, AclOperation, AclPermissionType, AdminClient,
-                                   ResourcePatternType, ResourceType)
+                                   NewTopic, ResourcePatternType, ResourceType)
 
 from events import TopicSpec
 from events.topics import tenant_topics
@@ -105,6 +105,14 @@ def test_a_tenant_writes_its_own_spec_topic_with_its_env_file(stack: LocalStack,
     # And it reads back its own status topic (empty: no service runs here) and its own specs.
     assert cli(env, "status").returncode == 0
     assert cli(env, "diff", "-f", str(spec)).returncode == 1  # compared with the cluster as the tenant: not there
+    # Once the topic exists (no service runs here: made as the admin), the tenant describes it, as diff and describe
+    # do, with what the plan grants it on its names.
+    kafka = admin(stack)
+    kafka.create_topics([NewTopic("payments.orders", 2, 2)], request_timeout=WAIT_S)["payments.orders"].result()
+    compared = cli(env, "diff", "-f", str(spec))
+    assert compared.returncode == 0 and "payments.orders: unchanged" in compared.stdout, compared.stdout + compared.stderr
+    described = cli(env, "describe", "payments.orders")
+    assert described.returncode == 0, described.stdout + described.stderr
     # Kafka refused none of it: not its topics, nor its readers' consumer groups (librdkafka looks for their
     # coordinator though they commit nothing), nor the topics under its prefix it described.
     assert refusals(stack, "User:payments") == []

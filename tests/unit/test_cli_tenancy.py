@@ -39,3 +39,12 @@ def test_a_tenant_name_that_cannot_name_topics_is_refused(monkeypatch: pytest.Mo
         Settings()
     monkeypatch.setenv("BALLAST_TENANT", "")
     assert Settings().tenant is None
+
+
+def test_produce_knows_the_tenants_topics_as_it_knows_the_deployments() -> None:
+    from services.cli.tenancy import bus_topic_named
+
+    assert bus_topic_named("ballast.tenant.payments.topic.specs") == tenant_topics("payments").specs
+    assert bus_topic_named("ballast.tenant.payments.dead-letters") == tenant_topics("payments").dead_letters
+    assert bus_topic_named(TOPICS.specs.name) == TOPICS.specs
+    assert bus_topic_named("payments.orders") is None

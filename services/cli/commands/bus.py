@@ -24,7 +24,9 @@ from services.common.settings import get_settings
 
 
 def produce(
-    topic: Annotated[str, typer.Option(help="bus topic")] = TOPICS.specs.name,
+    topic: Annotated[Optional[str], typer.Option(  # noqa: UP007
+        help="bus topic (default: the spec topic of whoever the CLI acts as: a tenant's own with BALLAST_TENANT)")
+    ] = None,
     key: Annotated[Optional[str], typer.Option(help="record key (default: the event's key)")] = None,  # noqa: UP007
     file: Annotated[Optional[Path], typer.Option("-f", "--file", help="JSON lines; - or omitted: stdin")] = None,  # noqa: UP007
     validate: Annotated[bool, typer.Option(help="refuse records that are not valid events of the topic")] = True,
@@ -35,8 +37,11 @@ def produce(
     topic's main event: on the specs topic {"name": "orders", "partitions": 6, "replicas": 3} is a topic spec."""
     from events.serde import envelope_for
 
+    from services.cli.tenancy import bus_topic_named, spec_topics
+
+    topic = topic or spec_topics(get_settings()).specs.name
     text = file.read_text() if file and str(file) != "-" else sys.stdin.read()
-    bus_topic = TOPICS.named(topic)
+    bus_topic = bus_topic_named(topic)
     items = []
     for number, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
