@@ -83,7 +83,7 @@ def admin(stack: LocalStack) -> AdminClient:
     return AdminClient({"bootstrap.servers": stack.kafka.bootstrap_servers, "security.protocol": "SASL_SSL",
                         "sasl.mechanism": "SCRAM-SHA-512", "sasl.username": ADMIN,
                         "sasl.password": security.password(ADMIN),
-                        "ssl.ca.location": str(security.certificates.ca_file)})
+                        "ssl.ca.location": str(security.certificates.ca_file), "log_level": 0})
 
 
 def test_a_tenant_writes_its_own_spec_topic_with_its_env_file(stack: LocalStack, tmp_path: Path,
