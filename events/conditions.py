@@ -20,6 +20,10 @@ PARTITIONS_MOVING = "PartitionsMoving"
 # A config the spec names that is not the spec's to set (the replication throttles' lists): left out.
 CONFIG_IGNORED = "ConfigIgnored"
 POLICY_VIOLATION = "PolicyViolation"  # the spec (or its withdrawal) breaks a rule of the policy file: not acted on
+# A tenant's spec (or withdrawal) refused by the tenant gate (issue 53), on the tenant's own status topic: the name is
+# not the tenant's (NotOwner), or the spec asks beyond its quota (QuotaExceeded). Reason: the rule.
+NOT_OWNER = "NotOwner"
+QUOTA_EXCEEDED = "QuotaExceeded"
 
 # -- rebalances (RebalanceStatus) ---------------------------------------------------------------------------------
 INVALID_ACTION = "InvalidAction"

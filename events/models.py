@@ -46,6 +46,16 @@ def check_cluster_name(name: str) -> str:
 
 ClusterName = Annotated[str, AfterValidator(check_cluster_name)]
 
+def check_tenant_name(name: str) -> str:
+    if not _CLUSTER_NAME.match(name):
+        raise ValueError(f"invalid tenant name {name!r}: 1-63 lower-case letters, digits and '-', beginning and ending "
+                         "with a letter or digit (it names the tenant's topics on the bus)")
+    return name
+
+
+# A tenant of the tenants file (services/domain/tenants.py) by its name, which also names its topics on the bus.
+TenantName = Annotated[str, AfterValidator(check_tenant_name)]
+
 # Numbers and flags in what users write are taken as they are: ``true`` is not 1 and ``"3"`` is not 3 (a loose
 # ``"replicas": true`` once cut a topic to one replica).
 StrictInt = Annotated[int, Strict()]
@@ -126,6 +136,9 @@ class TopicSpec(Event):
     # The cluster the spec is for (a KafkaTopic's strimzi.io/cluster label): a deployment named for another cluster
     # (BALLAST_CLUSTER) does not act on it. None: whichever deployment reads it.
     cluster: ClusterName | None = None
+    # The tenant whose spec this is (issue 53): set by Ballast's tenant gate as it forwards a spec from the tenant's
+    # own spec topic, never taken from the tenant (the gate writes over it). None: an admin's spec.
+    owner: TenantName | None = None
 
     @field_validator("config", mode="before")
     @classmethod
@@ -146,6 +159,8 @@ class TopicSpecDeleted(Event):
     SCHEMA: ClassVar[str] = "ballast.TopicSpecDeleted"
 
     name: TopicName
+    # The tenant that withdrew it (set by the tenant gate, as on TopicSpec): its status topic hears of the deletion.
+    owner: TenantName | None = None
 
     @property
     def key(self) -> str:
@@ -261,6 +276,8 @@ class TopicStatus(Event):
     origin: TopicOrigin | None = None
     # The spec's resourceName (a KafkaTopic's metadata.name where it differs from the topic's name).
     resource_name: str | None = None
+    # The tenant whose topic it is (the spec's owner, issue 53); None: an admin's.
+    owner: str | None = None
 
     @property
     def key(self) -> str:

@@ -88,9 +88,10 @@ def make_app(service: str, settings: Settings, *, web_port: int, group: str | No
     return app
 
 
-def raw_topic(app: faust.App, topic: BusTopic, settings: BusSettings) -> faust.TopicT:
+def raw_topic(app: faust.App, topic: BusTopic, settings: BusSettings, *more: BusTopic) -> faust.TopicT:
+    """``topic`` as faust reads it (with ``more``: one stream over several topics of the same kind)."""
     return app.topic(
-        topic.name,
+        topic.name, *(t.name for t in more),
         key_type=bytes,
         value_type=bytes,
         key_serializer="raw",
@@ -113,7 +114,9 @@ class DeadLetters:
         self._unacknowledged: list[asyncio.Future] = []
 
     async def send(self, *, source: str, key: bytes | None, value: bytes | None, reason: str,
-                   partition: int | None = None, offset: int | None = None) -> None:
+                   partition: int | None = None, offset: int | None = None,
+                   copy_to: BusTopic[DeadLetter] | None = None) -> None:
+        """``copy_to``: a second dead-letter topic that gets the letter too (a tenant's own, which it may read)."""
         letter = DeadLetter.of_record(source_topic=source, partition=partition, offset=offset, key=key, value=value,
                                       reason=reason, service=self._service)
         dead_lettered(source).inc()
@@ -121,19 +124,21 @@ class DeadLetters:
         log.warning("dead letter", source_topic=source, partition=partition, offset=offset, reason=letter.reason,
                     value_bytes=letter.value_size, value_sha256=letter.value_sha256)
         self._unacknowledged.append(await self._outbox.publish(TOPICS.dead_letters, letter))
+        if copy_to is not None:
+            self._unacknowledged.append(await self._outbox.publish(copy_to, letter))
 
     async def flush(self) -> None:
         pending, self._unacknowledged = self._unacknowledged, []
         if pending:
             await asyncio.gather(*pending)
 
-    async def reject(self, event: faust.EventT, reason: str) -> None:
+    async def reject(self, event: faust.EventT, reason: str, *, copy_to: BusTopic[DeadLetter] | None = None) -> None:
         message = event.message
         await self.send(source=message.topic, key=raw_bytes(event.key), value=raw_bytes(event.value), reason=reason,
-                        partition=message.partition, offset=message.offset)
+                        partition=message.partition, offset=message.offset, copy_to=copy_to)
 
-    async def decode_or_reject(self, event: faust.EventT, topic: BusTopic[E], *, report: bool = True
-                               ) -> Decoded[E] | None:
+    async def decode_or_reject(self, event: faust.EventT, topic: BusTopic[E], *, report: bool = True,
+                               copy_to: BusTopic[DeadLetter] | None = None) -> Decoded[E] | None:
         """The record's event, or None once it is dead-lettered: not a valid event of these types, or keyed
         otherwise than the event says (a spec keyed ``a`` naming topic ``b`` would be managed by one name while
         running and by the other after a restart). With ``report`` false an invalid record is only skipped
@@ -144,7 +149,7 @@ class DeadLetters:
             check_key(raw_bytes(event.key), decoded.event)
         except InvalidEvent as exc:
             if report:
-                await self.reject(event, exc.reason)
+                await self.reject(event, exc.reason, copy_to=copy_to)
             return None
         return decoded
 

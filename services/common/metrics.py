@@ -24,6 +24,8 @@ CRUISE_CONTROL_REQUESTS = Counter("ballast_cruise_control_requests", "Requests t
                                   ["endpoint", "method", "status"])
 DRIFT = Counter("ballast_drift", "Topics found changed outside Ballast after their spec was applied, by kind "
                 "(config, replicas) and what was done (corrected, reported)", ["kind", "action"])
+TENANT_DECISIONS = Counter("ballast_tenant_decisions", "Specs and withdrawals from tenants' own spec topics, by tenant "
+                           "and decision (accepted, NotOwner, QuotaExceeded, Invalid)", ["tenant", "decision"])
 CRUISE_CONTROL_SECONDS = Histogram("ballast_cruise_control_request_seconds", "Time Cruise Control took to answer",
                                    ["endpoint"], buckets=(0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60))
 

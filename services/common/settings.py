@@ -12,7 +12,7 @@ from pydantic import BaseModel, ByteSize, Field, SecretStr, field_validator, mod
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from events import topics
-from events.models import ClusterName, DriftMode, PlacerName
+from events.models import ClusterName, DriftMode, PlacerName, TenantName
 from services.domain.acls import READER_GROUPS, tenant_reader_groups
 from services.domain.throttle_limits import Capacities, Limits
 
@@ -514,7 +514,7 @@ class Settings(BaseSettings):
     tenants_file: Path | None = None
     # The tenant this process acts as (a CLI handed a tenant's client settings): it writes the tenant's spec topic and
     # reads the tenant's status topic. None: the deployment's own topics, as an admin.
-    tenant: str | None = None
+    tenant: TenantName | None = None
     # The Kafka principal Ballast's services authenticate as: `ballast acls` grants it what the services need.
     service_principal: str = "User:ballast"
     log_level: Literal["debug", "info", "warning", "error"] = "info"
@@ -530,13 +530,6 @@ class Settings(BaseSettings):
     @classmethod
     def _empty_is_unset(cls, value: Any) -> Any:
         return None if value == "" else value
-
-    @field_validator("tenant")
-    @classmethod
-    def _tenant_name(cls, tenant: str | None) -> str | None:
-        from services.domain.tenants import tenant_name
-
-        return None if tenant is None else tenant_name(tenant)
 
     @model_validator(mode="after")
     def _tenants_reader_groups(self) -> Settings:

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -33,10 +34,11 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 from pydantic.alias_generators import to_camel
 
-from events import TopicSpec
+from events import TopicSpec, TopicSpecDeleted
+from events.conditions import NOT_OWNER, QUOTA_EXCEEDED
+from events.models import check_tenant_name
 from services.domain.policy import Bounds, Violation
 
-_NAME = re.compile(r"^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$")
 _PRINCIPAL = re.compile(r"^[A-Za-z]+:.+$")
 
 
@@ -81,14 +83,6 @@ class Quota(_Model):
     forbidden_configs: list[str] = Field(default_factory=list)
 
 
-def tenant_name(name: str) -> str:
-    """``name`` if it can name a tenant (and so its topics on the bus), else ValueError."""
-    if not _NAME.match(name):
-        raise ValueError(f"invalid tenant name {name!r}: 1-63 lower-case letters, digits and '-' (it names the "
-                         "tenant's topics on the bus)")
-    return name
-
-
 class Tenant(_Model):
     name: str
     principal: str
@@ -99,7 +93,7 @@ class Tenant(_Model):
     @field_validator("name")
     @classmethod
     def _name(cls, name: str) -> str:
-        return tenant_name(name)
+        return check_tenant_name(name)
 
     @field_validator("principal")
     @classmethod
@@ -180,6 +174,10 @@ def check_quota(tenant: Tenant, spec: TopicSpec, partitions_elsewhere: int) -> l
     topics (their specs', or the cluster's where a spec leaves them to it)."""
     quota = tenant.quota
     found: list[Violation] = []
+    if spec.partitions is None and (quota.partitions_per_topic is not None or quota.partitions is not None):
+        # The cluster's default would be uncounted: a tenant could grow past its quota one default at a time.
+        found.append(Violation("quota.partitions", f"tenant {tenant.name!r} has a partitions quota: its specs give "
+                               "their partitions (the cluster's default is not counted)"))
     if spec.partitions is not None:
         if quota.partitions_per_topic is not None and spec.partitions > quota.partitions_per_topic:
             found.append(Violation("quota.partitionsPerTopic", f"{spec.partitions} partitions is above the "
@@ -203,6 +201,55 @@ def check_quota(tenant: Tenant, spec: TopicSpec, partitions_elsewhere: int) -> l
             found.append(Violation(f"quota.allowedConfigs:{key}", f"{key} is not among the configs tenant "
                                    f"{tenant.name!r} may set ({', '.join(quota.allowed_configs) or 'none'})"))
     return found
+
+
+@dataclass(frozen=True)
+class Claim:
+    """What the deployment's spec topic says of a name: whose spec it is (None: an admin's) and its partitions (0: left
+    to the cluster)."""
+
+    owner: str | None
+    partitions: int = 0
+
+
+@dataclass(frozen=True)
+class Decision:
+    """The tenant gate's answer to one spec or withdrawal from a tenant: accepted, or refused with a condition
+    (``NotOwner`` / ``QuotaExceeded``) and the rules broken."""
+
+    condition: str | None = None
+    violations: list[Violation] = field(default_factory=list)
+
+    @property
+    def accepted(self) -> bool:
+        return self.condition is None
+
+    @property
+    def rule(self) -> str:
+        return ",".join(v.rule for v in self.violations) or "-"
+
+    @property
+    def reason(self) -> str:
+        return "; ".join(map(str, self.violations))
+
+
+def decide(tenant: Tenant, event: TopicSpec | TopicSpecDeleted, claims: Mapping[str, Claim], *,
+           existing: bool) -> Decision:
+    """Whether ``tenant`` may have ``event`` acted on: the name is its own and nobody else's first (``check_owner``),
+    an existing topic is its to adopt (``check_adoption``), and a spec keeps within its quota (``check_quota``, over
+    the partitions of the other names ``claims`` give it). ``claims``: the deployment's spec topic, name -> claim;
+    ``existing``: the topic is in the cluster."""
+    claim = claims.get(event.name)
+    if (refused := check_owner(tenant, event.name, claim.owner if claim else None)) is not None:
+        return Decision(NOT_OWNER, [refused])
+    if isinstance(event, TopicSpecDeleted):
+        return Decision()
+    if (refused := check_adoption(tenant, event, existing)) is not None:
+        return Decision(NOT_OWNER, [refused])
+    mine = {name: c.partitions for name, c in claims.items() if c.owner == tenant.name}
+    if over := check_quota(tenant, event, partitions_of(tenant, mine, but=event.name)):
+        return Decision(QUOTA_EXCEEDED, over)
+    return Decision()
 
 
 def partitions_of(tenant: Tenant, counts: Mapping[str, int], but: str) -> int:

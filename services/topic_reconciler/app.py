@@ -29,6 +29,7 @@ from services.domain.policy import PolicyFile
 from services.topic_reconciler.intake import Intake
 from services.topic_reconciler.placing import Placing
 from services.topic_reconciler.reconciler import Reconciler
+from services.topic_reconciler.tenancy import TenantGate, tenants_of
 
 SERVICE = "topic-reconciler"
 BATCH = 1000
@@ -54,20 +55,29 @@ class TopicReconciler:
         self.outbox = outbox or FaustOutbox(self.app, settings.bus)
         self.dead_letters = DeadLetters(self.outbox, SERVICE)
         self.supervisor = Supervisor(self.app, self.dead_letters)
+        # Teams (issue 53): with a tenants file, each tenant's spec topic goes through the tenant gate.
+        tenants = tenants_of(settings.tenants_file)
         admin = admin or make_cluster_admin(settings.cluster_admin)
         placing = Placing(admin, self.outbox, settings.placement, utcnow)
         self.reconciler = Reconciler(admin, self.outbox, placing, utcnow, fence=lambda names: self.intake.fence(names),
                                      settings=settings.reconciler, policy=PolicyFile(
                                          settings.policy_file, lambda error: log.error("policy file", error=error)
-                                     ).current)
+                                     ).current, tenants=[t.name for t in tenants.tenants] if tenants else ())
+        self.gate = TenantGate(tenants, self.outbox, self.dead_letters, owns=lambda key: self.intake.owns(key),
+                               existing=self._exists) if tenants else None
         self.intake = Intake(self.reconciler, self.dead_letters, shards=shards, lease=lease,
-                             load_max_age_s=settings.placement.load_max_age_s)
+                             load_max_age_s=settings.placement.load_max_age_s,
+                             on_spec=self.gate.take if self.gate else None)
         # How old the last batch of spec events was on arrival, and how long handling it took (seconds).
         self.last_batch: dict[str, float] = {}
         add_health_page(self.app, SERVICE, self._health, self.supervisor)
         gauge("ballast_topics", "Topics with a spec this instance manages, by whether their status is ready",
               ["ready"], self._readiness)
         self._wire()
+
+    def _exists(self, name: str) -> bool:
+        topic = self.reconciler.memory.get(name)
+        return topic is not None and topic.actual is not None
 
     def _readiness(self) -> dict[tuple[str, ...], float]:
         memory = self.reconciler.memory
@@ -82,8 +92,12 @@ class TopicReconciler:
     def _wire(self) -> None:
         app, intake, supervisor, bus = self.app, self.intake, self.supervisor, self.settings.bus
 
+        gate = self.gate
+
         @app.task
         async def start() -> None:
+            if gate is not None:
+                await gate.start(bus)
             await intake.start()
 
         async def specs(stream: faust.StreamT) -> None:
@@ -119,6 +133,15 @@ class TopicReconciler:
                          handled_when_ready("broker_status", intake.on_broker_status_events))
         supervisor.agent(raw_topic(app, TOPICS.placement_requests, bus),
                          handled_when_ready("placement_requests", intake.on_placement_requests))
+        if gate is not None:
+            async def tenant_specs(stream: faust.StreamT) -> None:
+                async for events in stream.take_events(BATCH, within=BATCH_WAIT_S):
+                    await gate.ready.wait()
+                    await intake.ready.wait()
+                    await supervisor.handle(events, gate.on_spec_events)
+
+            first, *more = [door.specs for door in gate.doors()]
+            supervisor.agent(raw_topic(app, first, bus, *more), tenant_specs)
         supervisor.timer(self.settings.reconciler.resync_interval_s)(intake.resync)
         supervisor.timer(self.settings.placement.observe_interval_s)(intake.observe)
 

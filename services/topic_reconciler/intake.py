@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from events import TOPICS, ReplicasChangeBatch
@@ -32,8 +32,10 @@ PLACEMENT_REQUEST_MAX_AGE_S = 300
 
 class Intake:
     def __init__(self, reconciler: Reconciler, dead_letters: DeadLetters, *, shards: int, lease: Lease | None,
-                 load_max_age_s: float) -> None:
+                 load_max_age_s: float, on_spec: Callable[[str, Any, str], None] | None = None) -> None:
         self.reconciler = reconciler
+        # Told of each spec record taken (name, event, envelope id): the tenant gate's claims follow the spec topic.
+        self.on_spec = on_spec
         self.memory = reconciler.memory
         self.dead_letters = dead_letters
         self.shards = shards
@@ -65,6 +67,8 @@ class Intake:
                 await self.dead_letters.reject(event, reason)
                 continue
             self.memory.apply_spec(decoded.event.key, decoded.event, offset, decoded.envelope.correlation_id)
+            if self.on_spec is not None:
+                self.on_spec(decoded.event.key, decoded.event, decoded.envelope.id)
             names.append(decoded.event.key)
         if names:
             await self.reconciler.reconcile(sorted(set(names)))
@@ -114,7 +118,7 @@ class Intake:
     async def on_placement_requests(self, events: Sequence[Any]) -> None:
         oldest = time.time() - PLACEMENT_REQUEST_MAX_AGE_S
         for event in events:
-            if not self._owns(event.key) or event.message.timestamp < oldest:
+            if not self.owns(event.key) or event.message.timestamp < oldest:
                 continue
             decoded = await self.dead_letters.decode_or_reject(event, TOPICS.placement_requests)
             if decoded is None:
@@ -144,7 +148,8 @@ class Intake:
     def _built(self, key: object) -> bool:
         return self._shard(key) in self.built
 
-    def _owns(self, key: object) -> bool:
+    def owns(self, key: object) -> bool:
+        """This instance acts on the shard of this record's key now."""
         return self._shard(key) in self.owned
 
     def fence(self, names: Iterable[str]) -> set[str]:

@@ -393,7 +393,8 @@ def shown(created: Mapping[str, int], described: Mapping[str, int]) -> list[str]
 
 def build_status(*, name: str, spec: TopicSpec | None, generation: int, actual: TopicDescription | None,
                  change: ReplicasChangeRecord | None, error: str | None, warnings: list[Condition],
-                 previous: TopicStatus | None, now: datetime, origin: TopicOrigin | None = None) -> TopicStatus:
+                 previous: TopicStatus | None, now: datetime, origin: TopicOrigin | None = None,
+                 owner: str | None = None) -> TopicStatus:
     deleted = spec is None
     refused = next((w for w in warnings if w.type == POLICY_VIOLATION), None)
     ready = not deleted and actual is not None and error is None and refused is None
@@ -434,7 +435,7 @@ def build_status(*, name: str, spec: TopicSpec | None, generation: int, actual: 
         topic=name, ready=ready, generation=generation, observed_generation=generation,
         partitions=actual.partition_count if actual else None,
         replicas=actual.replication_factor if actual else None,
-        replicas_change=replicas_change, conditions=conditions, deleted=deleted, origin=origin,
+        replicas_change=replicas_change, conditions=conditions, deleted=deleted, origin=origin, owner=owner,
         # A withdrawn spec's topic keeps the names it had, for those who ask by them.
         resource_name=spec.resource_name if spec is not None else previous.resource_name if previous else None)
 
@@ -449,7 +450,7 @@ def fingerprint(status: TopicStatus) -> tuple:
     """What makes a status a transition: everything but timestamps."""
     change = status.replicas_change
     return (status.ready, status.generation, status.observed_generation, status.partitions, status.replicas,
-            status.deleted, status.origin,
+            status.deleted, status.origin, status.owner,
             (change.state, change.target_replicas, change.session_id, change.message) if change else None,
             tuple((c.type, c.status, c.reason, c.message) for c in status.conditions))
 
@@ -461,7 +462,7 @@ def same_status(a: TopicStatus | None, b: TopicStatus) -> bool:
 
 def status_inputs(spec: TopicSpec | None, generation: int, actual: TopicDescription | None,
                   change: ReplicasChangeRecord | None, error: str | None, warnings: list[Condition],
-                  origin: TopicOrigin | None = None) -> tuple:
+                  origin: TopicOrigin | None = None, owner: str | None = None) -> tuple:
     """Everything ``build_status`` reads, as a comparable key: equal inputs give an equal status, so a reconciler
     can skip building it (a resync of thousands of unchanged topics then costs almost nothing)."""
     return (
@@ -469,5 +470,5 @@ def status_inputs(spec: TopicSpec | None, generation: int, actual: TopicDescript
         (actual.partition_count, actual.replication_factor, actual.config.get("min.insync.replicas"))
         if actual else None,
         (change.state, change.target_replicas, change.session_id, change.message) if change else None,
-        error, tuple((w.type, w.message) for w in warnings), origin,
+        error, tuple((w.type, w.message) for w in warnings), origin, owner,
     )

@@ -26,6 +26,9 @@ class TopicMemory:
     # The replicas-change service's last record for it, and that record's offset.
     change: ReplicasChangeRecord | None = None
     change_offset: int = -1
+    # The tenant whose topic it is (issue 53): its spec's owner; a withdrawal by an admin leaves it, so that the tenant
+    # hears of its topic's deletion. None: an admin's topic.
+    owner: str | None = None
     # The last status published, and whether Ballast created or adopted the topic (only those are ever deleted).
     status: TopicStatus | None = None
     origin: TopicOrigin | None = None
@@ -84,6 +87,8 @@ class Memory:
     def apply_spec(self, name: str, spec: TopicSpec | TopicSpecDeleted, offset: int, correlation_id: str) -> None:
         topic = self[name]
         topic.spec = spec if isinstance(spec, TopicSpec) else None
+        if spec.owner is not None or isinstance(spec, TopicSpec):
+            topic.owner = spec.owner
         topic.specified = True
         topic.generation = offset + 1
         topic.correlation = correlation_id
@@ -101,6 +106,8 @@ class Memory:
         for name, item in statuses.items():
             status = self[name].status = item.decoded.event
             self[name].origin = status.origin
+            if self[name].spec is None and self[name].owner is None:
+                self[name].owner = status.owner  # withdrawn by an admin: its tenant still hears of it
             if (drift := status.condition(conditions.DRIFT)) is not None and drift.reason == "Corrected":
                 self[name].drift = (status.generation, drift)
         for name, item in changes.items():

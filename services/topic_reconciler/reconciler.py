@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -76,7 +76,7 @@ class Look:
 class Reconciler:
     def __init__(self, admin: ClusterAdmin, outbox: Outbox, placing: Placing, clock: Callable[[], datetime], *,
                  fence: Callable[[Iterable[str]], set[str]], settings: ReconcilerSettings | None = None,
-                 policy: Callable[[], Policy] | None = None) -> None:
+                 policy: Callable[[], Policy] | None = None, tenants: Collection[str] = ()) -> None:
         self.admin = admin
         self.settings = settings or ReconcilerSettings()
         # The policy in force now (it follows edits of the policy file).
@@ -85,7 +85,7 @@ class Reconciler:
         self.placing = placing
         self.creator = BatchCreator(admin, placing, outbox)
         self.memory = Memory()
-        self.statuses = StatusPublisher(outbox, clock)
+        self.statuses = StatusPublisher(outbox, clock, tenants)
         self._now = clock
         # Which of these topics this instance may act on now (its shards; see ``intake``).
         self._fence = fence

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from datetime import datetime
 from typing import Any
 
 from events import TOPICS, ReplicasChangeState, TopicStatus
+from events.topics import tenant_topics
 from services.common.logging import get_logger
 from services.common.metrics import observe_since
 from services.common.outbox import Outbox
@@ -18,21 +19,24 @@ log = get_logger(__name__)
 
 
 class StatusPublisher:
-    def __init__(self, outbox: Outbox, clock: Callable[[], datetime]) -> None:
+    def __init__(self, outbox: Outbox, clock: Callable[[], datetime], tenants: Collection[str] = ()) -> None:
         self._outbox = outbox
         self._clock = clock
+        # The tenants of the tenants file: a topic's status also goes to its owner's status topic, if it is one of
+        # them (an owner the file no longer names has no topic to hear it on).
+        self._tenants = frozenset(tenants)
 
     async def publish(self, name: str, topic: TopicMemory, *, error: str | None,
                       warnings: list[Any]) -> list[asyncio.Future[Any]]:
         """The status of ``topic`` now, sent unless nothing it shows has changed (the acknowledgement to await)."""
         inputs = logic.status_inputs(topic.spec, topic.generation, topic.actual, topic.change, error, warnings,
-                                     topic.origin)
+                                     topic.origin, topic.owner)
         if topic.status_inputs == inputs and topic.status is not None:
             return []
         topic.status_inputs = inputs
         status = logic.build_status(name=name, spec=topic.spec, generation=topic.generation, actual=topic.actual,
                                     change=topic.change, error=error, warnings=warnings, previous=topic.status,
-                                    now=self._clock(), origin=topic.origin)
+                                    now=self._clock(), origin=topic.origin, owner=topic.owner)
         if logic.same_status(topic.status, status):
             return []
         if _newly_completed(topic.status, status) and topic.change is not None:
@@ -40,7 +44,12 @@ class StatusPublisher:
         topic.status = status
         log.debug("status", ready=status.ready, replicas=status.replicas,
                   change=status.replicas_change.state if status.replicas_change else None)
-        return [await self._outbox.publish(TOPICS.status, status, correlation_id=topic.correlation)]
+        sends = [await self._outbox.publish(TOPICS.status, status, correlation_id=topic.correlation)]
+        if status.owner in self._tenants:
+            # The tenant's own status topic (issue 53): the one it may read.
+            sends.append(await self._outbox.publish(tenant_topics(status.owner).status, status,
+                                                    correlation_id=topic.correlation))
+        return sends
 
 
 def _newly_completed(previous: TopicStatus | None, status: TopicStatus) -> bool:

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from events import TopicSpec
-from services.domain.tenants import (Tenants, TenantsError, check_adoption, check_owner, check_quota, load_tenants,
-                                     may_rebalance, partitions_of, schema)
+from events import TopicSpec, TopicSpecDeleted
+from services.domain.tenants import (Claim, Tenants, TenantsError, check_adoption, check_owner, check_quota, decide,
+                                     load_tenants, may_rebalance, partitions_of, schema)
 
 FILE = """\
 admins: [User:platform]
@@ -71,8 +71,10 @@ def test_quotas_refuse_what_is_beyond_them_each_by_its_rule(tenants: Tenants) ->
                      "quota.allowedConfigs:segment.bytes"}
     low = check_quota(payments, spec("payments.orders", 6, 2), 0)
     assert [str(v) for v in low] == ["policy rule quota.replicas.min: replicas 2 is below the tenant's minimum 3"]
-    # A count left to the cluster is checked once known (the reconciler's effective spec).
-    assert check_quota(payments, TopicSpec(name="payments.x"), 0) == []
+    # A count left to the cluster would go uncounted: a tenant with a partitions quota gives it.
+    [unsaid] = check_quota(payments, TopicSpec(name="payments.x", replicas=3), 0)
+    assert unsaid.rule == "quota.partitions" and "the cluster's default is not counted" in unsaid.message
+    assert check_quota(tenants.named("search"), TopicSpec(name="search.x"), 0) == []
 
 
 def test_the_partitions_counted_are_the_tenants_other_topics() -> None:
@@ -116,3 +118,49 @@ def test_the_file_has_a_json_schema() -> None:
     document = schema()
     assert document["title"] == "Tenants"
     assert "partitionsPerTopic" in document["$defs"]["Quota"]["properties"]
+
+
+# -- the tenant gate's decision: the rules together, given the deployment's spec topic ---------------------------
+
+def test_a_tenants_spec_for_its_own_free_name_is_accepted(tenants: Tenants) -> None:
+    decision = decide(tenants.named("payments"), spec("payments.orders"), {}, existing=False)
+    assert decision.accepted and decision.condition is None and decision.violations == []
+
+
+def test_a_name_outside_the_tenants_or_claimed_first_by_another_is_not_its(tenants: Tenants) -> None:
+    payments = tenants.named("payments")
+    outside = decide(payments, spec("search.clicks"), {}, existing=False)
+    assert (outside.condition, outside.rule) == ("NotOwner", "owner")
+    assert "'search.clicks' is not among the names of tenant 'payments'" in outside.reason
+    wide = tenants.model_copy(deep=True)
+    wide.tenants[1].topics.pattern = "^(search|payments)\\."
+    claimed = decide(wide.named("search"), spec("payments.orders"), {"payments.orders": Claim("payments", 6)},
+                     existing=True)
+    assert claimed.condition == "NotOwner" and "tenant 'payments''s: it claimed the name first" in claimed.reason
+    # An admin's spec (no owner) for a name of the tenant's is the tenant's to take over.
+    assert decide(payments, spec("payments.orders"), {"payments.orders": Claim(None, 6)}, existing=True).accepted
+
+
+def test_a_withdrawal_is_refused_to_all_but_the_names_owner(tenants: Tenants) -> None:
+    wide = tenants.model_copy(deep=True)
+    wide.tenants[1].topics.pattern = "^(search|payments)\\."
+    claims = {"payments.orders": Claim("payments", 6)}
+    withdrawal = TopicSpecDeleted(name="payments.orders")
+    assert decide(wide.named("payments"), withdrawal, claims, existing=True).accepted
+    refused = decide(wide.named("search"), withdrawal, claims, existing=True)
+    assert refused.condition == "NotOwner" and not refused.accepted
+    assert decide(wide.named("payments"), TopicSpecDeleted(name="search.x"), {}, existing=True).condition == "NotOwner"
+
+
+def test_the_quota_counts_the_partitions_of_the_tenants_other_claims(tenants: Tenants) -> None:
+    payments = tenants.named("payments")
+    claims = {"payments.a": Claim("payments", 24), "payments.b": Claim("payments", 24), "search.c": Claim("search", 99),
+              # The spec's own earlier claim is replaced, not added to.
+              "payments.c": Claim("payments", 12)}
+    assert decide(payments, spec("payments.c", 12), claims, existing=True).accepted
+    over = decide(payments, spec("payments.d", 13), claims, existing=False)
+    assert (over.condition, over.rule) == ("QuotaExceeded", "quota.partitions")
+    assert over.reason == ("policy rule quota.partitions: 13 partitions with the 60 of tenant 'payments''s other "
+                           "topics is above its 60")
+    several = decide(payments, spec("payments.d", 6, 5), {}, existing=False)
+    assert several.condition == "QuotaExceeded" and several.rule == "quota.replicas.max"

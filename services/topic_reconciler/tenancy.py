@@ -1,0 +1,168 @@
+"""The tenant gate (issue 53): what a tenant's spec topic asks for, let through to the deployment's spec topic or
+refused.
+
+Each tenant of the tenants file (``BALLAST_TENANTS_FILE``) writes its specs to a spec topic of its own, which Kafka's
+ACLs let only it write: the topic a record arrived on says who sent it (``events.topics.tenant_of``), never the record.
+A spec or withdrawal the rules accept (``services.domain.tenants.decide``: the name is the tenant's and nobody claimed
+it first, an existing topic is its to adopt, the spec keeps within its quota) goes on to the deployment's spec topic
+with the tenant as its ``owner`` (a tenant's own value for it is written over), so that topic stays the one record of
+who owns what, and the reconciler acts on it as on any spec (the policy file's rules included: its status says when
+one is broken). A refused one is dead-lettered with the reason (to the tenant's dead-letter topic and the
+deployment's), its name's status on the tenant's status topic says why (condition NotOwner or QuotaExceeded), and
+nothing else is touched.
+
+A forward is idempotent: its envelope's id names the tenant's record (``<topic>/<partition>/<offset>``), and records
+at or before the last one forwarded from a partition are not forwarded again. The agent's offsets are committed only
+after its batch is handled, and a forward is awaited before the next record: a kill -9 between the two finds the
+forward on the spec topic as it starts and goes on after it. With several shards, each instance decides for the names
+of its shards (as it reconciles them), so one name's claims are decided in one place, in order.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from events import TOPICS, Condition, TopicSpec, TopicSpecDeleted, TopicStatus
+from events.conditions import READY
+from events.topics import TenantTopics, not_ours, reserved_topic, tenant_of, tenant_topics
+from services.common.bus import DeadLetters
+from services.common.bus_topics import ensure_topics
+from services.common.busio import record_key
+from services.common.logging import get_logger
+from services.common.metrics import TENANT_DECISIONS
+from services.common.outbox import Outbox, send
+from services.common.settings import BusSettings
+from services.domain.tenants import Claim, Decision, Tenant, Tenants, TenantsError, decide, load_tenants
+
+log = get_logger(__name__)
+INVALID = "Invalid"
+
+
+def origin_id(topic: str, partition: int, offset: int) -> str:
+    """The envelope id of a forwarded spec: the tenant's record it came from."""
+    return f"{topic}/{partition}/{offset}"
+
+
+def origin_of(event_id: str) -> tuple[str, int, int] | None:
+    topic, _, rest = event_id.partition("/")
+    partition, _, offset = rest.partition("/")
+    if not (topic and partition.isdigit() and offset.isdigit()):
+        return None
+    return topic, int(partition), int(offset)
+
+
+def claim_of(event: TopicSpec | TopicSpecDeleted) -> Claim | None:
+    """A spec-topic record's claim on its name: a withdrawal leaves the name free."""
+    if isinstance(event, TopicSpecDeleted):
+        return None
+    return Claim(event.owner, event.partitions or 0)
+
+
+def refusal_status(name: str, decision: Decision, owner: str | None) -> TopicStatus:
+    """What the tenant's status topic says of a name whose spec (or withdrawal) was refused."""
+    message = f"refused, nothing was changed: {decision.reason}"
+    return TopicStatus(topic=name, ready=False, owner=owner, conditions=[
+        Condition(type=READY, status="False", reason=decision.condition, message=message),
+        Condition(type=decision.condition or INVALID, status="True", reason=decision.rule, message=decision.reason)])
+
+
+def tenants_of(path: Path | None) -> Tenants | None:
+    """The tenants file's tenants (None: no file, or one naming no tenant: nothing changes); a file that cannot be read
+    stops the service's start with its reason."""
+    if path is None:
+        return None
+    try:
+        tenants = load_tenants(path)
+    except TenantsError as exc:
+        log.error("cannot start", reason=str(exc))
+        raise SystemExit(1) from None
+    return tenants if tenants.tenants else None
+
+
+class TenantGate:
+    def __init__(self, tenants: Tenants, outbox: Outbox, dead_letters: DeadLetters, *, owns: Callable[[Any], bool],
+                 existing: Callable[[str], bool]) -> None:
+        self.tenants = tenants
+        self.outbox = outbox
+        self.dead_letters = dead_letters
+        # Whether this instance decides for a record's name (its shards'), and whether a topic is in the cluster.
+        self._owns = owns
+        self._existing = existing
+        # The deployment's spec topic: each name's claim, and the last tenant record forwarded per partition.
+        self.claims: dict[str, Claim] = {}
+        self.forwarded: dict[tuple[str, int], int] = {}
+        self.ready = asyncio.Event()
+
+    def doors(self) -> list[TenantTopics]:
+        return [tenant_topics(t.name) for t in self.tenants.tenants]
+
+    async def start(self, bus: BusSettings) -> None:
+        """Make the tenants' topics where missing, and read who claimed what from the deployment's spec topic."""
+        await asyncio.to_thread(ensure_topics, bus, [t for door in self.doors() for t in door.all()])
+        await self.load()
+
+    async def load(self) -> None:
+        for name, item in (await self.outbox.read_compacted(TOPICS.specs)).items():
+            self.take(name, item.decoded.event, item.decoded.envelope.id)
+        log.info("tenant gate open", tenants=[t.name for t in self.tenants.tenants], claims=len(self.claims))
+        self.ready.set()
+
+    def take(self, name: str, event: TopicSpec | TopicSpecDeleted, event_id: str) -> None:
+        """A record of the deployment's spec topic (read back, or written by anyone)."""
+        if (claim := claim_of(event)) is None:
+            self.claims.pop(name, None)
+        else:
+            self.claims[name] = claim
+        if (origin := origin_of(event_id)) is not None:
+            topic, partition, offset = origin
+            self.forwarded[(topic, partition)] = max(offset, self.forwarded.get((topic, partition), -1))
+
+    async def on_spec_events(self, events: Sequence[Any]) -> None:
+        for event in events:
+            await self._one(event)
+
+    async def _one(self, event: Any) -> None:
+        message = event.message
+        if not self._owns(event.key) or message.offset <= self.forwarded.get((message.topic, message.partition), -1):
+            return  # another shard's, or forwarded before (read again after a restart)
+        name = tenant_of(message.topic)
+        tenant = self.tenants.named(name) if name is not None else None
+        if tenant is None:  # not one of the tenant topics subscribed: cannot happen
+            await self.dead_letters.reject(event, f"{message.topic} is no tenant's spec topic in the tenants file")
+            return
+        door = tenant_topics(tenant.name)
+        decoded = await self.dead_letters.decode_or_reject(event, door.specs, copy_to=door.dead_letters)
+        if decoded is None:
+            self._audit(tenant, record_key(event.key) or "", INVALID, "event", "not a valid spec")
+            return
+        spec = decoded.event
+        if reason := reserved_topic(spec.name) or not_ours(spec):
+            await self.dead_letters.reject(event, reason, copy_to=door.dead_letters)
+            self._audit(tenant, spec.name, INVALID, "reserved", reason)
+            return
+        decision = decide(tenant, spec, self.claims, existing=self._existing(spec.name))
+        if not decision.accepted:
+            await self._refuse(event, tenant, spec.name, decision)
+            return
+        forwarded = spec.model_copy(update={"owner": tenant.name})
+        event_id = origin_id(message.topic, message.partition, message.offset)
+        # Awaited before the next record: its claim counts for the next, and the offset is committed after it.
+        await (await self.outbox.publish(TOPICS.specs, forwarded, correlation_id=decoded.envelope.correlation_id,
+                                         event_id=event_id))
+        self.take(spec.name, forwarded, event_id)
+        self._audit(tenant, spec.name, "accepted", "-", type(spec).__name__)
+
+    async def _refuse(self, event: Any, tenant: Tenant, name: str, decision: Decision) -> None:
+        door = tenant_topics(tenant.name)
+        await self.dead_letters.reject(event, decision.reason, copy_to=door.dead_letters)
+        claim = self.claims.get(name)
+        await send(self.outbox, door.status, refusal_status(name, decision, claim.owner if claim else None))
+        self._audit(tenant, name, decision.condition or INVALID, decision.rule, decision.reason)
+
+    @staticmethod
+    def _audit(tenant: Tenant, topic: str, decision: str, rule: str, reason: str) -> None:
+        TENANT_DECISIONS.labels(tenant.name, decision).inc()
+        log.info("tenant change", tenant=tenant.name, topic=topic, decision=decision, rule=rule, reason=reason)

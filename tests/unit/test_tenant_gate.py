@@ -1,0 +1,145 @@
+"""The tenant gate (issue 53) driven through the topic reconciler's shell without a broker: specs handed to its
+handler as the agent would from tenants' spec topics, the bus an in-memory outbox, the cluster the simulator's."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from events import TOPICS, TopicSpec, TopicSpecDeleted, encode
+from events.topics import tenant_topics
+from services.cluster_sim.app import Simulator
+from services.common.admin.simulator import SimulatorClusterAdmin
+from services.common.metrics import TENANT_DECISIONS
+from services.common.outbox import MemoryOutbox
+from services.common.settings import Settings, SimulatorSettings
+from services.local.broker import free_port
+from services.topic_reconciler.app import TopicReconciler
+from tests.unit.records import Message, Record, record
+
+TENANTS = """\
+tenants:
+  - {name: alpha, principal: User:alpha, topics: {prefixes: [alpha.]}, quota: {partitions: 10}}
+  - {name: beta, principal: User:beta, topics: {prefixes: [beta.], pattern: '^shared\\.'}}
+  - {name: gamma, principal: User:gamma, topics: {pattern: '^shared\\.'}}
+"""
+
+
+@pytest.fixture
+async def service(tmp_path: Path) -> AsyncIterator[tuple[TopicReconciler, MemoryOutbox, Simulator]]:
+    simulator = Simulator(SimulatorSettings(cruise_control_port=free_port(), admin_port=free_port(),
+                                            brokers=["1:/dc1/r1", "2:/dc1/r2", "3:/dc2/r1"]))
+    await simulator.start()
+    admin = SimulatorClusterAdmin(f"http://127.0.0.1:{simulator.settings.admin_port}")
+    (tmp_path / "tenants.yaml").write_text(TENANTS)
+    outbox = MemoryOutbox()
+    reconciler = TopicReconciler(Settings(data_dir=tmp_path, tenants_file=tmp_path / "tenants.yaml"), admin=admin,
+                                 outbox=outbox)
+    assert reconciler.gate is not None
+    await reconciler.gate.load()
+    await reconciler.intake.start()
+    await reconciler.intake.handover._taking  # type: ignore[union-attr,misc]  # the first load
+    try:
+        yield reconciler, outbox, simulator
+    finally:
+        await admin.aclose()
+        await simulator.stop()
+
+
+async def from_tenant(service: TopicReconciler, tenant: str, event: TopicSpec | TopicSpecDeleted,
+                      offset: int) -> None:
+    assert service.gate is not None
+    await service.supervisor.handle([record(tenant_topics(tenant).specs, event, offset)], service.gate.on_spec_events)
+
+
+async def read_back(service: TopicReconciler, outbox: MemoryOutbox) -> None:
+    """The spec agent reads what the gate forwarded (the envelope's id as it was written)."""
+    forwarded = [p for p in outbox.published if p.topic == TOPICS.specs.name]
+    for offset, item in enumerate(forwarded):
+        origin = service.gate.forwarded if service.gate else {}
+        event_id = next(f"{t}/{p}/{o}" for (t, p), o in origin.items() if t.split(".")[2] == item.event.owner)
+        raw = encode(item.event, correlation_id=item.correlation_id, event_id=event_id)
+        await service.intake.on_spec_events([Record(item.key.encode(), raw, Message(TOPICS.specs.name, offset))])
+
+
+def decisions(tenant: str, decision: str) -> float:
+    return TENANT_DECISIONS.labels(tenant, decision)._value.get()
+
+
+async def test_a_tenants_spec_goes_on_with_its_owner_and_its_status_comes_back_to_the_tenant(service) -> None:
+    reconciler, outbox, simulator = service
+    accepted = decisions("alpha", "accepted")
+    # The tenant's own word for the owner is not taken: the topic it came on says who it is.
+    await from_tenant(reconciler, "alpha", TopicSpec(name="alpha.orders", partitions=3, replicas=2, owner="beta"), 7)
+    [forwarded] = outbox.on(TOPICS.specs)
+    assert forwarded.name == "alpha.orders" and forwarded.owner == "alpha"
+    assert decisions("alpha", "accepted") == accepted + 1
+    await read_back(reconciler, outbox)
+    assert len(simulator.cluster.topics["alpha.orders"].partitions) == 3
+    mine = [s for s in outbox.on(tenant_topics("alpha").status) if s.topic == "alpha.orders"]
+    assert mine and mine[-1].ready and mine[-1].owner == "alpha"
+    assert outbox.on(TOPICS.status)[-1] == mine[-1]
+    assert outbox.on(tenant_topics("beta").status) == []
+    # Read again (a restart before the offset was committed): not forwarded twice.
+    await from_tenant(reconciler, "alpha", TopicSpec(name="alpha.orders", partitions=3, replicas=2), 7)
+    assert len(outbox.on(TOPICS.specs)) == 1
+
+
+async def test_another_tenants_name_is_refused_with_the_reason_and_nothing_is_touched(service) -> None:
+    reconciler, outbox, simulator = service
+    await from_tenant(reconciler, "alpha", TopicSpec(name="beta.payments", partitions=1), 3)
+    assert outbox.on(TOPICS.specs) == [] and "beta.payments" not in simulator.cluster.topics
+    [letter] = outbox.on(TOPICS.dead_letters)
+    assert outbox.on(tenant_topics("alpha").dead_letters) == [letter]
+    assert letter.source_topic == tenant_topics("alpha").specs.name and letter.offset == 3
+    assert "'beta.payments' is not among the names of tenant 'alpha'" in letter.reason
+    [status] = outbox.on(tenant_topics("alpha").status)
+    refused = status.condition("NotOwner")
+    assert status.topic == "beta.payments" and not status.ready and refused is not None
+    assert refused.reason == "owner" and refused.message == letter.reason
+    assert status.condition("Ready").reason == "NotOwner"  # type: ignore[union-attr]
+    assert outbox.on(tenant_topics("beta").status) == [] and outbox.on(TOPICS.status) == []
+
+
+async def test_a_spec_beyond_the_quota_is_refused_by_its_rule(service) -> None:
+    reconciler, outbox, _ = service
+    await from_tenant(reconciler, "alpha", TopicSpec(name="alpha.a", partitions=6), 0)
+    await from_tenant(reconciler, "alpha", TopicSpec(name="alpha.b", partitions=6), 1)
+    assert [s.name for s in outbox.on(TOPICS.specs)] == ["alpha.a"]
+    [status] = outbox.on(tenant_topics("alpha").status)
+    exceeded = status.condition("QuotaExceeded")
+    assert exceeded is not None and exceeded.reason == "quota.partitions"
+    assert exceeded.message == ("policy rule quota.partitions: 6 partitions with the 6 of tenant 'alpha''s other "
+                                "topics is above its 10")
+
+
+async def test_of_two_tenants_claiming_one_name_the_first_keeps_it(service) -> None:
+    reconciler, outbox, _ = service
+    await from_tenant(reconciler, "gamma", TopicSpec(name="shared.events", partitions=2), 0)
+    await from_tenant(reconciler, "beta", TopicSpec(name="shared.events", partitions=4), 0)
+    await from_tenant(reconciler, "beta", TopicSpecDeleted(name="shared.events"), 1)
+    assert [(s.name, s.owner) for s in outbox.on(TOPICS.specs)] == [("shared.events", "gamma")]
+    told = [s.condition("NotOwner") for s in outbox.on(tenant_topics("beta").status)]
+    assert all(c is not None and "tenant 'gamma''s: it claimed the name first" in (c.message or "") for c in told)
+    assert len(told) == 2
+    # Its owner withdraws it: the name is free again, and the next claim is taken.
+    await from_tenant(reconciler, "gamma", TopicSpecDeleted(name="shared.events"), 1)
+    await from_tenant(reconciler, "beta", TopicSpec(name="shared.events", partitions=4), 2)
+    assert [(type(s).__name__, s.owner) for s in outbox.on(TOPICS.specs)] == [
+        ("TopicSpec", "gamma"), ("TopicSpecDeleted", "gamma"), ("TopicSpec", "beta")]
+
+
+async def test_an_invalid_record_or_a_reserved_name_is_dead_lettered_to_the_tenant_too(service) -> None:
+    reconciler, outbox, _ = service
+    bad = record(tenant_topics("alpha").specs, TopicSpec(name="alpha.x"), 0, key=b"alpha.y")
+    assert reconciler.gate is not None
+    await reconciler.supervisor.handle([bad], reconciler.gate.on_spec_events)
+    [letter] = outbox.on(tenant_topics("alpha").dead_letters)
+    assert "the event's key is 'alpha.x'" in letter.reason
+    assert outbox.on(TOPICS.specs) == []
+
+
+async def test_without_a_tenants_file_there_is_no_gate(tmp_path: Path) -> None:
+    assert TopicReconciler(Settings(data_dir=tmp_path), outbox=MemoryOutbox()).gate is None
