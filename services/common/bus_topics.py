@@ -142,10 +142,10 @@ def wait_for_bus(settings: BusSettings, topics: Iterable[BusTopic] | None = None
         return
 
 
-def wait_for_bus_to_start(settings: BusSettings, service_log: Any) -> None:
+def wait_for_bus_to_start(settings: BusSettings, service_log: Any, topics: Iterable[BusTopic] | None = None) -> None:
     """``wait_for_bus`` as a service starts: a permanent refusal is the service's last log line, and its exit (1)."""
     try:
-        wait_for_bus(settings)
+        wait_for_bus(settings, topics)
     except BusRefused as exc:
         service_log.error("cannot start", reason=str(exc))
         raise SystemExit(1) from None

@@ -97,7 +97,7 @@ class TopicReconciler:
         @app.task
         async def start() -> None:
             if gate is not None:
-                await gate.start(bus)
+                await gate.start()
             await intake.start()
 
         async def specs(stream: faust.StreamT) -> None:

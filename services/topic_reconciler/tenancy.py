@@ -27,14 +27,12 @@ from typing import Any
 
 from events import TOPICS, Condition, TopicSpec, TopicSpecDeleted, TopicStatus
 from events.conditions import READY
-from events.topics import TenantTopics, not_ours, reserved_topic, tenant_of, tenant_topics
+from events.topics import BusTopic, TenantTopics, not_ours, reserved_topic, tenant_of, tenant_topics
 from services.common.bus import DeadLetters
-from services.common.bus_topics import ensure_topics
 from services.common.busio import record_key
 from services.common.logging import get_logger
 from services.common.metrics import TENANT_DECISIONS
 from services.common.outbox import Outbox, send
-from services.common.settings import BusSettings
 from services.domain.tenants import Claim, Decision, Tenant, Tenants, TenantsError, decide, load_tenants
 
 log = get_logger(__name__)
@@ -69,6 +67,14 @@ def refusal_status(name: str, decision: Decision, owner: str | None) -> TopicSta
         Condition(type=decision.condition or INVALID, status="True", reason=decision.rule, message=decision.reason)])
 
 
+def bus_topics(path: Path | None) -> list[BusTopic[Any]]:
+    """Ballast's topics and, with a tenants file, every tenant's: made before the service's consumer starts (one that
+    subscribes to a topic not made yet sees none of its partitions until its metadata is next refreshed, minutes)."""
+    tenants = tenants_of(path)
+    return [*TOPICS.all(), *(t for tenant in (tenants.tenants if tenants else [])
+                            for t in tenant_topics(tenant.name).all())]
+
+
 def tenants_of(path: Path | None) -> Tenants | None:
     """The tenants file's tenants (None: no file, or one naming no tenant: nothing changes); a file that cannot be read
     stops the service's start with its reason."""
@@ -99,12 +105,8 @@ class TenantGate:
     def doors(self) -> list[TenantTopics]:
         return [tenant_topics(t.name) for t in self.tenants.tenants]
 
-    async def start(self, bus: BusSettings) -> None:
-        """Make the tenants' topics where missing, and read who claimed what from the deployment's spec topic."""
-        await asyncio.to_thread(ensure_topics, bus, [t for door in self.doors() for t in door.all()])
-        await self.load()
-
-    async def load(self) -> None:
+    async def start(self) -> None:
+        """Read who claimed what from the deployment's spec topic."""
         for name, item in (await self.outbox.read_compacted(TOPICS.specs)).items():
             self.take(name, item.decoded.event, item.decoded.envelope.id)
         log.info("tenant gate open", tenants=[t.name for t in self.tenants.tenants], claims=len(self.claims))

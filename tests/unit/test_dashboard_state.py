@@ -196,3 +196,11 @@ def test_the_latest_throttle_changes_in_time_order() -> None:
     assert kept[0]["at"] == "2026-01-01T00:01:45Z" and kept[-1]["at"] == "2026-01-01T00:02:34Z"
     late = board.apply(changed(7))  # older than every change kept: not shown
     assert late is not None and late["data"] == kept
+
+
+def test_a_topic_shows_its_owner() -> None:
+    board = DashboardState()
+    board.apply(TopicStatus(topic="a.orders", ready=True, owner="team-a"))
+    board.apply(TopicStatus(topic="orders", ready=True))
+    assert [(t["topic"], t.get("owner")) for t in board.snapshot()["topics"]] == [("a.orders", "team-a"),
+                                                                                  ("orders", None)]

@@ -38,7 +38,7 @@ async def service(tmp_path: Path) -> AsyncIterator[tuple[TopicReconciler, Memory
     reconciler = TopicReconciler(Settings(data_dir=tmp_path, tenants_file=tmp_path / "tenants.yaml"), admin=admin,
                                  outbox=outbox)
     assert reconciler.gate is not None
-    await reconciler.gate.load()
+    await reconciler.gate.start()
     await reconciler.intake.start()
     await reconciler.intake.handover._taking  # type: ignore[union-attr,misc]  # the first load
     try:

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
+from typer.testing import CliRunner
 
 from events import TopicSpec, TopicSpecDeleted
+from services.cli.main import app
 from services.domain.tenants import (Claim, Tenants, TenantsError, check_adoption, check_owner, check_quota, decide,
                                      load_tenants, may_rebalance, partitions_of, schema)
 
@@ -164,3 +167,10 @@ def test_the_quota_counts_the_partitions_of_the_tenants_other_claims(tenants: Te
                            "topics is above its 60")
     several = decide(payments, spec("payments.d", 6, 5), {}, existing=False)
     assert several.condition == "QuotaExceeded" and several.rule == "quota.replicas.max"
+
+
+def test_ballast_schema_gives_the_tenants_files_schema(tmp_path: Path) -> None:
+    result = CliRunner().invoke(app, ["schema", "--out", str(tmp_path)])
+    assert result.exit_code == 0, result.output
+    document = json.loads((tmp_path / "ballast.TenantsFile.json").read_text())
+    assert document == schema() and "tenants" in document["properties"]

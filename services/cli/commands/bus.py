@@ -21,6 +21,10 @@ from services.cli.output import console, fail
 from services.common import busio
 from services.common.busio import NoSuchTopic
 from services.common.settings import get_settings
+from services.domain.tenants import schema as tenants_schema
+
+# The tenants file's schema among the events' (an editor checks a tenants file against it).
+TENANTS_FILE_SCHEMA = "ballast.TenantsFile"
 
 
 def produce(
@@ -189,8 +193,8 @@ def init_bus() -> None:
 
 
 def schema(out: Annotated[Optional[Path], typer.Option(help="write one file per schema here")] = None) -> None:  # noqa: UP007
-    """Export the JSON schemas of the envelope and every event."""
-    schemas = json_schemas()
+    """Export the JSON schemas of the envelope, every event and the tenants file (BALLAST_TENANTS_FILE)."""
+    schemas = {**json_schemas(), TENANTS_FILE_SCHEMA: tenants_schema()}
     if out is None:
         print(json.dumps(schemas, indent=2))
         return

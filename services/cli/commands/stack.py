@@ -45,8 +45,12 @@ def run(service: Annotated[str, typer.Argument(help=f"one of: {', '.join(SERVICE
 
         run_job()
         return
+    topics = None  # Ballast's own
     if service == "topic-reconciler":
         from services.topic_reconciler.app import create_service
+        from services.topic_reconciler.tenancy import bus_topics
+
+        topics = bus_topics(settings.tenants_file)  # and the tenants' (their spec topics are read)
     elif service == "replicas-change":
         from services.replicas_change.app import create_service
     elif service == "rebalancer":
@@ -57,7 +61,7 @@ def run(service: Annotated[str, typer.Argument(help=f"one of: {', '.join(SERVICE
         from services.throttle.app import create_service
     else:
         raise fail(f"unknown service {service!r}; choose one of: {', '.join(SERVICES)}", 2)
-    wait_for_bus_to_start(settings.bus, get_logger(service))  # before its bus, a service waits; it makes its topics
+    wait_for_bus_to_start(settings.bus, get_logger(service), topics)  # before its bus, a service waits; it makes its topics
     from services.common.lease import Lease, restart_as_standby
     from services.common.service_worker import PAUSE_BEFORE_START_OVER_S, ServiceWorker, failed_for_a_moment
 
