@@ -70,6 +70,7 @@ class Published:
     key: str
     event: Event
     correlation_id: str | None
+    event_id: str | None = None
 
 
 @dataclass
@@ -89,7 +90,8 @@ class MemoryOutbox:
         check_key(event.key.encode(), decoded.event)
         offset = self._offsets.get(topic.name, 0)
         self._offsets[topic.name] = offset + 1
-        self.published.append(Published(topic.name, event.key, decoded.event, decoded.envelope.correlation_id))
+        self.published.append(Published(topic.name, event.key, decoded.event, decoded.envelope.correlation_id,
+                                        decoded.envelope.id))
         if topic.compacted:
             self._compacted.setdefault(topic.name, {})[event.key] = Stored(decoded, 0, offset)
         return offset

@@ -54,13 +54,11 @@ async def from_tenant(service: TopicReconciler, tenant: str, event: TopicSpec | 
     await service.supervisor.handle([record(tenant_topics(tenant).specs, event, offset)], service.gate.on_spec_events)
 
 
-async def read_back(service: TopicReconciler, outbox: MemoryOutbox) -> None:
-    """The spec agent reads what the gate forwarded (the envelope's id as it was written)."""
+async def read_back(service: TopicReconciler, outbox: MemoryOutbox, start: int = 0) -> None:
+    """The spec agent reads what the gate forwarded from the ``start``-th forward on, as it was written."""
     forwarded = [p for p in outbox.published if p.topic == TOPICS.specs.name]
-    for offset, item in enumerate(forwarded):
-        origin = service.gate.forwarded if service.gate else {}
-        event_id = next(f"{t}/{p}/{o}" for (t, p), o in origin.items() if t.split(".")[2] == item.event.owner)
-        raw = encode(item.event, correlation_id=item.correlation_id, event_id=event_id)
+    for offset, item in list(enumerate(forwarded))[start:]:
+        raw = encode(item.event, correlation_id=item.correlation_id, event_id=item.event_id)
         await service.intake.on_spec_events([Record(item.key.encode(), raw, Message(TOPICS.specs.name, offset))])
 
 
@@ -85,11 +83,19 @@ async def test_a_tenants_spec_goes_on_with_its_owner_and_its_status_comes_back_t
     # Read again (a restart before the offset was committed): not forwarded twice.
     await from_tenant(reconciler, "alpha", TopicSpec(name="alpha.orders", partitions=3, replicas=2), 7)
     assert len(outbox.on(TOPICS.specs)) == 1
+    # Withdrawn by its owner: the topic is deleted, and the tenant hears of it.
+    await from_tenant(reconciler, "alpha", TopicSpecDeleted(name="alpha.orders"), 8)
+    await read_back(reconciler, outbox, start=1)
+    assert "alpha.orders" not in simulator.cluster.topics
+    gone = [s for s in outbox.on(tenant_topics("alpha").status) if s.topic == "alpha.orders"][-1]
+    assert gone.deleted and gone.owner == "alpha"
 
 
 async def test_another_tenants_name_is_refused_with_the_reason_and_nothing_is_touched(service) -> None:
     reconciler, outbox, simulator = service
+    refusals = decisions("alpha", "NotOwner")
     await from_tenant(reconciler, "alpha", TopicSpec(name="beta.payments", partitions=1), 3)
+    assert decisions("alpha", "NotOwner") == refusals + 1
     assert outbox.on(TOPICS.specs) == [] and "beta.payments" not in simulator.cluster.topics
     [letter] = outbox.on(TOPICS.dead_letters)
     assert outbox.on(tenant_topics("alpha").dead_letters) == [letter]
@@ -143,3 +149,21 @@ async def test_an_invalid_record_or_a_reserved_name_is_dead_lettered_to_the_tena
 
 async def test_without_a_tenants_file_there_is_no_gate(tmp_path: Path) -> None:
     assert TopicReconciler(Settings(data_dir=tmp_path), outbox=MemoryOutbox()).gate is None
+
+
+async def test_a_forward_read_again_by_a_restarted_gate_is_not_forwarded_twice(service, tmp_path: Path) -> None:
+    """Killed after the forward and before its offset was committed: the next start reads the tenant's record again,
+    and finds it forwarded on the deployment's spec topic."""
+    reconciler, outbox, _ = service
+    spec = TopicSpec(name="alpha.orders", partitions=3, replicas=2)
+    await from_tenant(reconciler, "alpha", spec, 5)
+    [forward] = [p for p in outbox.published if p.topic == TOPICS.specs.name]
+    restarted = TopicReconciler(reconciler.settings, admin=reconciler.reconciler.admin, outbox=outbox)
+    assert restarted.gate is not None
+    await restarted.gate.start()
+    await restarted.intake.start()
+    await restarted.intake.handover._taking  # type: ignore[union-attr,misc]  # the first load
+    await from_tenant(restarted, "alpha", spec, 5)
+    assert len(outbox.on(TOPICS.specs)) == 1 and forward.event_id == f"{tenant_topics('alpha').specs.name}/0/5"
+    await from_tenant(restarted, "alpha", spec, 6)  # the tenant applies it again: a new record, forwarded
+    assert len(outbox.on(TOPICS.specs)) == 2
