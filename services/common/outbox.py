@@ -33,9 +33,10 @@ class Outbox(Protocol):
         """The latest valid event per key of a compacted topic (only keys ``keys`` accepts, when given)."""
 
 
-async def send(outbox: Outbox, topic: BusTopic[Any], event: Event, *, correlation_id: str | None = None) -> None:
+async def send(outbox: Outbox, topic: BusTopic[Any], event: Event, *, correlation_id: str | None = None,
+               event_id: str | None = None) -> None:
     """Publish and wait for the acknowledgement: what follows may rely on the record being durable."""
-    await (await outbox.publish(topic, event, correlation_id=correlation_id))
+    await (await outbox.publish(topic, event, correlation_id=correlation_id, event_id=event_id))
 
 
 class RecordTooLarge(Exception):

@@ -64,10 +64,11 @@ class TopicReconciler:
                                          settings.policy_file, lambda error: log.error("policy file", error=error)
                                      ).current, tenants=[t.name for t in tenants.tenants] if tenants else ())
         self.gate = TenantGate(tenants, self.outbox, self.dead_letters, owns=lambda key: self.intake.owns(key),
-                               existing=self._exists) if tenants else None
+                               holds=lambda key: self.intake.holds(key), existing=self._exists) if tenants else None
         self.intake = Intake(self.reconciler, self.dead_letters, shards=shards, lease=lease,
                              load_max_age_s=settings.placement.load_max_age_s,
-                             on_spec=self.gate.take if self.gate else None)
+                             on_spec=self.gate.take if self.gate else None,
+                             on_take=self.gate.on_shards_taken if self.gate else None)
         # How old the last batch of spec events was on arrival, and how long handling it took (seconds).
         self.last_batch: dict[str, float] = {}
         add_health_page(self.app, SERVICE, self._health, self.supervisor)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from typing import Any
 
 from events import TOPICS, ReplicasChangeBatch
@@ -32,10 +32,13 @@ PLACEMENT_REQUEST_MAX_AGE_S = 300
 
 class Intake:
     def __init__(self, reconciler: Reconciler, dead_letters: DeadLetters, *, shards: int, lease: Lease | None,
-                 load_max_age_s: float, on_spec: Callable[[str, Any, str], None] | None = None) -> None:
+                 load_max_age_s: float, on_spec: Callable[[str, Any, str], None] | None = None,
+                 on_take: Callable[[Callable[[bytes | None], bool] | None], Awaitable[None]] | None = None) -> None:
         self.reconciler = reconciler
-        # Told of each spec record taken (name, event, envelope id): the tenant gate's claims follow the spec topic.
+        # Told of each spec record taken (name, event, envelope id), and of each take of shards (with the keys of
+        # those gained from another instance, if any): the tenant gate follows the spec topic and the shards.
         self.on_spec = on_spec
+        self.on_take = on_take
         self.memory = reconciler.memory
         self.dead_letters = dead_letters
         self.shards = shards
@@ -152,6 +155,10 @@ class Intake:
         """This instance acts on the shard of this record's key now."""
         return self._shard(key) in self.owned
 
+    def holds(self, key: object) -> bool:
+        """This instance holds the shard of this record's key (acting on it, or paused by a handover)."""
+        return self._built(key)
+
     def fence(self, names: Iterable[str]) -> set[str]:
         """The names this instance may act on now; those of its shards that a pause holds back are deferred."""
         held = set()
@@ -192,6 +199,9 @@ class Intake:
         log.info("acting on shards", shards=sorted(shards), of=self.shards, gained=sorted(gained),
                  released=sorted(released), **self.memory.counts())
         self.ready.set()
+        if self.on_take is not None:
+            # A first take reads every record from the start (or from the service's offsets, with one shard).
+            await self.on_take(None if first or not gained else lambda raw: shard_of(raw, self.shards) in gained)
         if first:
             await self.reconciler.observe_brokers(record_news=0 in self.owned)
         deferred, self._deferred = self._deferred, set()

@@ -15,17 +15,19 @@ A forward is idempotent: its envelope's id names the tenant's record (``<topic>/
 at or before the last one forwarded from a partition are not forwarded again. The agent's offsets are committed only
 after its batch is handled, and a forward is awaited before the next record: a kill -9 between the two finds the
 forward on the spec topic as it starts and goes on after it. With several shards, each instance decides for the names
-of its shards (as it reconciles them), so one name's claims are decided in one place, in order.
+of its shards (as it reconciles them), so one name's claims are decided in one place, in order; what a handover's
+pause holds back is decided when the shards are taken again, and a shard gained from another instance is caught up on
+from the tenants' spec topics.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from events import TOPICS, Condition, TopicSpec, TopicSpecDeleted, TopicStatus
+from events import TOPICS, Condition, TopicSpec, TopicSpecDeleted, TopicStatus, encode
 from events.conditions import READY
 from events.topics import BusTopic, TenantTopics, not_ours, reserved_topic, tenant_of, tenant_topics
 from services.common.bus import DeadLetters
@@ -90,16 +92,22 @@ def tenants_of(path: Path | None) -> Tenants | None:
 
 class TenantGate:
     def __init__(self, tenants: Tenants, outbox: Outbox, dead_letters: DeadLetters, *, owns: Callable[[Any], bool],
-                 existing: Callable[[str], bool]) -> None:
+                 holds: Callable[[Any], bool], existing: Callable[[str], bool]) -> None:
         self.tenants = tenants
         self.outbox = outbox
         self.dead_letters = dead_letters
-        # Whether this instance decides for a record's name (its shards'), and whether a topic is in the cluster.
+        # Whether this instance decides for a record's name now (its shards'), whether it holds the name's shard
+        # (a handover may have paused it), and whether a topic is in the cluster.
         self._owns = owns
+        self._holds = holds
         self._existing = existing
         # The deployment's spec topic: each name's claim, and the last tenant record forwarded per partition.
         self.claims: dict[str, Claim] = {}
         self.forwarded: dict[tuple[str, int], int] = {}
+        # Records of held shards that arrived while a handover paused them: decided once the shards are taken again.
+        self._deferred: list[Any] = []
+        # One record decided at a time: the agent's, and those a handover catches up on.
+        self._lock = asyncio.Lock()
         self.ready = asyncio.Event()
 
     def doors(self) -> list[TenantTopics]:
@@ -122,14 +130,47 @@ class TenantGate:
             topic, partition, offset = origin
             self.forwarded[(topic, partition)] = max(offset, self.forwarded.get((topic, partition), -1))
 
-    async def on_spec_events(self, events: Sequence[Any]) -> None:
-        for event in events:
-            await self._one(event)
+    def _done(self, topic: str, partition: int, offset: int) -> bool:
+        return offset <= self.forwarded.get((topic, partition), -1)
 
-    async def _one(self, event: Any) -> None:
+    async def on_spec_events(self, events: Sequence[Any]) -> None:
+        async with self._lock:
+            for event in events:
+                await self._record(event)
+
+    async def on_shards_taken(self, gained: Callable[[bytes | None], bool] | None) -> None:
+        """Shards taken (``intake.take``): decide what a pause held back, and, for shards gained from another
+        instance (``gained`` picks their keys), the tenants' latest records the agent passed by as another's."""
+        async with self._lock:
+            deferred, self._deferred = self._deferred, []
+            for event in deferred:
+                await self._record(event)  # one whose shard went to another instance: that one catches up on it
+            if gained is None:
+                return
+            for door in self.doors():
+                for name, item in (await self.outbox.read_compacted(door.specs, keys=gained)).items():
+                    if self._done(door.specs.name, item.partition, item.offset):
+                        continue
+                    tenant = self.tenants.named(door.tenant)
+                    assert tenant is not None
+                    raw = encode(item.decoded.event, correlation_id=item.decoded.envelope.correlation_id)
+
+                    async def reject(reason: str, item: Any = item, raw: bytes = raw, name: str = name) -> None:
+                        await self.dead_letters.send(source=door.specs.name, key=name.encode(), value=raw,
+                                                     reason=reason, partition=item.partition, offset=item.offset,
+                                                     copy_to=door.dead_letters)
+
+                    await self._decide(tenant, item.decoded.event, item.decoded.envelope.correlation_id,
+                                       (door.specs.name, item.partition, item.offset), reject)
+
+    async def _record(self, event: Any) -> None:
         message = event.message
-        if not self._owns(event.key) or message.offset <= self.forwarded.get((message.topic, message.partition), -1):
-            return  # another shard's, or forwarded before (read again after a restart)
+        if self._done(message.topic, message.partition, message.offset):
+            return  # forwarded before (read again after a restart)
+        if not self._owns(event.key):
+            if self._holds(event.key):
+                self._deferred.append(event)
+            return  # another instance's shard
         name = tenant_of(message.topic)
         tenant = self.tenants.named(name) if name is not None else None
         if tenant is None:  # not one of the tenant topics subscribed: cannot happen
@@ -140,29 +181,33 @@ class TenantGate:
         if decoded is None:
             self._audit(tenant, record_key(event.key) or "", INVALID, "event", "not a valid spec")
             return
-        spec = decoded.event
-        if reason := reserved_topic(spec.name) or not_ours(spec):
+
+        async def reject(reason: str) -> None:
             await self.dead_letters.reject(event, reason, copy_to=door.dead_letters)
+
+        await self._decide(tenant, decoded.event, decoded.envelope.correlation_id,
+                           (message.topic, message.partition, message.offset), reject)
+
+    async def _decide(self, tenant: Tenant, spec: TopicSpec | TopicSpecDeleted, correlation_id: str,
+                      origin: tuple[str, int, int], reject: Callable[[str], Awaitable[None]]) -> None:
+        if reason := reserved_topic(spec.name) or not_ours(spec):
+            await reject(reason)
             self._audit(tenant, spec.name, INVALID, "reserved", reason)
             return
         decision = decide(tenant, spec, self.claims, existing=self._existing(spec.name))
         if not decision.accepted:
-            await self._refuse(event, tenant, spec.name, decision)
+            await reject(decision.reason)
+            claim = self.claims.get(spec.name)
+            await send(self.outbox, tenant_topics(tenant.name).status,
+                       refusal_status(spec.name, decision, claim.owner if claim else None))
+            self._audit(tenant, spec.name, decision.condition or INVALID, decision.rule, decision.reason)
             return
         forwarded = spec.model_copy(update={"owner": tenant.name})
-        event_id = origin_id(message.topic, message.partition, message.offset)
+        event_id = origin_id(*origin)
         # Awaited before the next record: its claim counts for the next, and the offset is committed after it.
-        await (await self.outbox.publish(TOPICS.specs, forwarded, correlation_id=decoded.envelope.correlation_id,
-                                         event_id=event_id))
+        await send(self.outbox, TOPICS.specs, forwarded, correlation_id=correlation_id, event_id=event_id)
         self.take(spec.name, forwarded, event_id)
         self._audit(tenant, spec.name, "accepted", "-", type(spec).__name__)
-
-    async def _refuse(self, event: Any, tenant: Tenant, name: str, decision: Decision) -> None:
-        door = tenant_topics(tenant.name)
-        await self.dead_letters.reject(event, decision.reason, copy_to=door.dead_letters)
-        claim = self.claims.get(name)
-        await send(self.outbox, door.status, refusal_status(name, decision, claim.owner if claim else None))
-        self._audit(tenant, name, decision.condition or INVALID, decision.rule, decision.reason)
 
     @staticmethod
     def _audit(tenant: Tenant, topic: str, decision: str, rule: str, reason: str) -> None:
