@@ -197,3 +197,10 @@ async def test_what_a_handover_holds_back_or_passes_by_is_decided_once_the_shard
     await intake.pause()
     await intake.take(frozenset({0, 1}))  # shard 1 is back, and with it what this instance passed by
     assert [(s.name, s.owner) for s in outbox.on(TOPICS.specs)] == [(first, "alpha"), (second, "alpha")]
+
+
+def test_a_tenants_file_that_cannot_be_read_stops_the_start(tmp_path: Path) -> None:
+    (tmp_path / "tenants.yaml").write_text("tenants: [{name: Bad_Name, principal: User:x, topics: {prefixes: [x.]}}]")
+    with pytest.raises(SystemExit) as stopped:
+        TopicReconciler(Settings(data_dir=tmp_path, tenants_file=tmp_path / "tenants.yaml"), outbox=MemoryOutbox())
+    assert stopped.value.code == 1
