@@ -262,8 +262,12 @@ def outcome(spec: TopicSpec, generation: int, status: TopicStatus | None) -> tup
     if status is None or status.observed_generation < generation or status.deleted:
         return Outcome.WAITING, "waiting for the reconciler"
     ready = status.condition(conditions.READY)
-    if ready is not None and ready.status == "False" and ready.reason in ("ReconcileError", "PolicyViolation"):
-        refused = status.condition(conditions.POLICY_VIOLATION)
+    if ready is not None and ready.status == "False" and ready.reason in (
+            "ReconcileError", "PolicyViolation", conditions.NOT_OWNER, conditions.QUOTA_EXCEEDED):
+        # A tenant's refusals (issue 53) say why in their own condition.
+        refused = next((c for c in (status.condition(conditions.POLICY_VIOLATION),
+                                    status.condition(conditions.NOT_OWNER), status.condition(conditions.QUOTA_EXCEEDED))
+                        if c is not None), None)
         return Outcome.FAILED, (refused or ready).message or "the reconciler failed"
     blocked = status.condition(conditions.REPLICAS_CHANGE_BLOCKED)
     if blocked is not None and blocked.status == "True":

@@ -69,7 +69,8 @@ class Intake:
             if reason := reserved_topic(decoded.event.key) or not_ours(decoded.event):
                 await self.dead_letters.reject(event, reason)
                 continue
-            self.memory.apply_spec(decoded.event.key, decoded.event, offset, decoded.envelope.correlation_id)
+            self.memory.apply_spec(decoded.event.key, decoded.event, offset, decoded.envelope.correlation_id,
+                                   decoded.envelope.id)
             if self.on_spec is not None:
                 self.on_spec(decoded.event.key, decoded.event, decoded.envelope.id)
             names.append(decoded.event.key)

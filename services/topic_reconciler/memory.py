@@ -14,6 +14,7 @@ from events.topics import not_ours, reserved_topic
 from services.common.admin import TopicDescription
 from services.common.busio import Stored
 from services.topic_reconciler.refusals import Refusal
+from services.topic_reconciler.tenancy import tenant_generation
 
 
 @dataclass
@@ -29,6 +30,9 @@ class TopicMemory:
     # The tenant whose topic it is (issue 53): its spec's owner; a withdrawal by an admin leaves it, so that the tenant
     # hears of its topic's deletion. None: an admin's topic.
     owner: str | None = None
+    # The spec's generation in its tenant's eyes, where a tenant sent it (tenancy.tenant_generation): the statuses on
+    # the tenant's own status topic carry it, so that what the tenant's CLI waits for is comparable.
+    tenant_generation: int | None = None
     # The last status published, and whether Ballast created or adopted the topic (only those are ever deleted).
     status: TopicStatus | None = None
     origin: TopicOrigin | None = None
@@ -84,8 +88,10 @@ class Memory:
         topic = self.topics.get(name)
         return topic is None or offset > topic.change_offset
 
-    def apply_spec(self, name: str, spec: TopicSpec | TopicSpecDeleted, offset: int, correlation_id: str) -> None:
+    def apply_spec(self, name: str, spec: TopicSpec | TopicSpecDeleted, offset: int, correlation_id: str,
+                   event_id: str = "") -> None:
         topic = self[name]
+        topic.tenant_generation = tenant_generation(event_id)
         topic.spec = spec if isinstance(spec, TopicSpec) else None
         if spec.owner is not None or isinstance(spec, TopicSpec):
             topic.owner = spec.owner
@@ -102,7 +108,8 @@ class Memory:
         for name, item in specs.items():
             # A reserved name, or a spec for another cluster, was dead-lettered when it arrived.
             if not reserved_topic(name) and not not_ours(item.decoded.event):
-                self.apply_spec(name, item.decoded.event, item.offset, item.decoded.envelope.correlation_id)
+                self.apply_spec(name, item.decoded.event, item.offset, item.decoded.envelope.correlation_id,
+                                item.decoded.envelope.id)
         for name, item in statuses.items():
             status = self[name].status = item.decoded.event
             self[name].origin = status.origin

@@ -46,7 +46,9 @@ class StatusPublisher:
                   change=status.replicas_change.state if status.replicas_change else None)
         sends = [await self._outbox.publish(TOPICS.status, status, correlation_id=topic.correlation)]
         if status.owner in self._tenants:
-            # The tenant's own status topic (issue 53): the one it may read.
+            # The tenant's own status topic (issue 53): the one it may read, with the generation the tenant knows.
+            if (generation := topic.tenant_generation) is not None:
+                status = status.model_copy(update={"generation": generation, "observed_generation": generation})
             sends.append(await self._outbox.publish(tenant_topics(status.owner).status, status,
                                                     correlation_id=topic.correlation))
         return sends

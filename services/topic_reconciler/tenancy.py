@@ -54,6 +54,13 @@ def origin_of(event_id: str) -> tuple[str, int, int] | None:
     return topic, int(partition), int(offset)
 
 
+def tenant_generation(event_id: str) -> int | None:
+    """The generation a forwarded spec has in its tenant's eyes: its record's offset + 1 on the tenant's spec topic
+    (the tenant's `apply --wait` compares a status's generation with it), or None for a spec no tenant sent."""
+    origin = origin_of(event_id)
+    return origin[2] + 1 if origin is not None and tenant_of(origin[0]) is not None else None
+
+
 def claim_of(event: TopicSpec | TopicSpecDeleted) -> Claim | None:
     """A spec-topic record's claim on its name: a withdrawal leaves the name free."""
     if isinstance(event, TopicSpecDeleted):
@@ -61,10 +68,12 @@ def claim_of(event: TopicSpec | TopicSpecDeleted) -> Claim | None:
     return Claim(event.owner, event.partitions or 0)
 
 
-def refusal_status(name: str, decision: Decision, owner: str | None) -> TopicStatus:
-    """What the tenant's status topic says of a name whose spec (or withdrawal) was refused."""
+def refusal_status(name: str, decision: Decision, owner: str | None, generation: int) -> TopicStatus:
+    """What the tenant's status topic says of a name whose spec (or withdrawal) was refused; ``generation``: the
+    refused record's, in the tenant's eyes (its offset + 1 on the tenant's spec topic)."""
     message = f"refused, nothing was changed: {decision.reason}"
-    return TopicStatus(topic=name, ready=False, owner=owner, conditions=[
+    return TopicStatus(topic=name, ready=False, owner=owner, generation=generation, observed_generation=generation,
+                       conditions=[
         Condition(type=READY, status="False", reason=decision.condition, message=message),
         Condition(type=decision.condition or INVALID, status="True", reason=decision.rule, message=decision.reason)])
 
@@ -199,7 +208,7 @@ class TenantGate:
             await reject(decision.reason)
             claim = self.claims.get(spec.name)
             await send(self.outbox, tenant_topics(tenant.name).status,
-                       refusal_status(spec.name, decision, claim.owner if claim else None))
+                       refusal_status(spec.name, decision, claim.owner if claim else None, origin[2] + 1))
             self._audit(tenant, spec.name, decision.condition or INVALID, decision.rule, decision.reason)
             return
         forwarded = spec.model_copy(update={"owner": tenant.name})

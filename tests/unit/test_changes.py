@@ -139,6 +139,13 @@ def test_failed_when_the_reconciler_says_it_cannot_get_there() -> None:
     refused = status(5, ready=False, conditions=[Condition(type="Ready", status="False", reason="ReconcileError",
                                                            message="Unknown topic config name: x")])
     assert outcome(SPEC, 5, refused) == (Outcome.FAILED, "Unknown topic config name: x")
+    # A tenant's spec refused by the gate (issue 53): its apply --wait ends, with the rule's words.
+    for reason, message in (("NotOwner", "'orders' is not among the names of tenant 'a' (a.*)"),
+                            ("QuotaExceeded", "policy rule quota.partitions: 6 partitions ... is above its 4")):
+        gated = status(5, ready=False, conditions=[
+            Condition(type="Ready", status="False", reason=reason, message=f"refused, nothing was changed: {message}"),
+            Condition(type=reason, status="True", reason="owner", message=message)])
+        assert outcome(SPEC, 5, gated) == (Outcome.FAILED, message)
     blocked = status(5, replicas=2, conditions=[
         Condition(type="Ready", status="True"),
         Condition(type="ReplicasChangeBlocked", status="True", reason="NotEnoughBrokers", message="only 2 alive")])

@@ -79,7 +79,12 @@ async def test_a_tenants_spec_goes_on_with_its_owner_and_its_status_comes_back_t
     assert len(simulator.cluster.topics["alpha.orders"].partitions) == 3
     mine = [s for s in outbox.on(tenant_topics("alpha").status) if s.topic == "alpha.orders"]
     assert mine and mine[-1].ready and mine[-1].owner == "alpha"
-    assert outbox.on(TOPICS.status)[-1] == mine[-1]
+    # The tenant's copy has the generation the tenant knows (its record's offset 7, + 1), which its `apply --wait`
+    # compares with; the deployment's, the forward's on the deployment's spec topic (offset 0, + 1).
+    deployments = outbox.on(TOPICS.status)[-1]
+    assert (mine[-1].generation, mine[-1].observed_generation) == (8, 8)
+    assert (deployments.generation, deployments.observed_generation) == (1, 1)
+    assert deployments == mine[-1].model_copy(update={"generation": 1, "observed_generation": 1})
     assert outbox.on(tenant_topics("beta").status) == []
     # Read again (a restart before the offset was committed): not forwarded twice.
     await from_tenant(reconciler, "alpha", TopicSpec(name="alpha.orders", partitions=3, replicas=2), 7)
@@ -107,6 +112,7 @@ async def test_another_tenants_name_is_refused_with_the_reason_and_nothing_is_to
     assert status.topic == "beta.payments" and not status.ready and refused is not None
     assert refused.reason == "owner" and refused.message == letter.reason
     assert status.condition("Ready").reason == "NotOwner"  # type: ignore[union-attr]
+    assert (status.generation, status.observed_generation) == (4, 4)  # the refused record's, in the tenant's eyes
     assert outbox.on(tenant_topics("beta").status) == [] and outbox.on(TOPICS.status) == []
 
 
