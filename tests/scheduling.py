@@ -30,8 +30,9 @@ SHARED_STACK = f"{INTEGRATION}shared_stack/"
 # Modules of tests/kafka that start clusters of their own, or none: off the shared cluster's worker (test_up's two
 # minutes were the last of that worker's group, the longest of the suite).
 OWN_CLUSTERS = {f"{KAFKA}{name}.py" for name in ("test_up", "test_striped_vs_kafka", "test_topic_regex_java",
-                                                 "test_throttle", "test_secure", "test_tenant_acls",
-                                                 "test_tenant_gate")}
+                                                 "test_throttle")}
+# The secured cluster's modules (one cluster of their own, tests/kafka/secure/conftest.py): one group.
+SECURE = f"{KAFKA}secure/"
 SPARK = "spark"
 IN_PROCESS_SPARK = {f"{INTEGRATION}test_spark_source.py", f"{INTEGRATION}test_spark_aggregates.py",
                     f"{KAFKA}test_spark_sources.py"}
@@ -52,6 +53,8 @@ def group_of(nodeid: str) -> str:
         return CROWDS
     if module.startswith(SHARED_STACK):
         return SHARED_STACK
+    if module.startswith(SECURE):
+        return SECURE
     return KAFKA if module.startswith(KAFKA) and module not in OWN_CLUSTERS else module
 
 

@@ -3,7 +3,7 @@ stack or a Spark session are one group each, so what they share starts once per 
 
 from __future__ import annotations
 
-from tests.scheduling import CROWDS, KAFKA, SHARED_STACK, SPARK, group_of, next_group, rank_of, unit_worker
+from tests.scheduling import CROWDS, KAFKA, SECURE, SHARED_STACK, SPARK, group_of, next_group, rank_of, unit_worker
 
 
 def test_tests_that_share_something_are_one_group_and_the_others_a_group_per_module() -> None:
@@ -15,6 +15,9 @@ def test_tests_that_share_something_are_one_group_and_the_others_a_group_per_mod
     assert group_of("tests/integration/test_spark_source.py::test_x") == SPARK
     assert group_of("tests/kafka/test_spark_sources.py::test_x") == SPARK
     assert group_of("tests/integration/test_instances.py::test_x") == "tests/integration/test_instances.py"
+    # The secured cluster's modules share it.
+    assert group_of("tests/kafka/secure/test_bus.py::test_x") == group_of(
+        "tests/kafka/secure/test_tenant_gate.py::test_y") == SECURE
 
 
 def test_the_compose_stack_and_the_spark_cluster_never_run_side_by_side() -> None:

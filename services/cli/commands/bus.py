@@ -13,7 +13,7 @@ from typing import Annotated, Optional
 import typer
 from rich.markup import escape
 
-from events import TOPICS, InvalidEvent, decode
+from events import InvalidEvent, decode
 from events.models import Event
 from events.schema import json_schemas
 from events.topics import BusTopic

@@ -1,21 +1,19 @@
 """What Kafka enforces for tenants (issue 53), on the real Kafka cluster secured (SASL_SSL, SCRAM-SHA-512, Kafka's
 StandardAuthorizer): the stack makes each tenant of the tenants file a user of its own and applies `ballast acls`'s
-plan; each tenant's client settings (its .env file) make the CLI act as that tenant. A tenant writes its own spec
-topic and no other, reads its own statuses and no one else's, and writes the rebalance topics only where the file
-allows it; `ballast acls` shows its plan as changes, applies them, and leaves every ACL it did not make."""
+plan; each tenant's client settings (its .env file) make the CLI act as that tenant. A tenant applies a spec of its
+own end to end, writes its own spec topic and no other, reads its own statuses and no one else's, and writes the
+rebalance topics only where the file allows it; `ballast acls` shows its plan as changes, applies them, and leaves
+every ACL it did not make."""
 
 from __future__ import annotations
 
-import os
+import json
 import stat
-import subprocess
-import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from confluent_kafka.admin import (AclBinding, AclBindingFilter, AclOperation, AclPermissionType, AdminClient,
-                                   NewTopic, ResourcePatternType, ResourceType)
+                                   ResourcePatternType, ResourceType)
 
 from events import TopicSpec
 from events.topics import tenant_topics
@@ -24,51 +22,12 @@ from services.common.settings import Settings
 from services.local.kafka_security import ADMIN
 from services.local.stack import LocalStack
 from services.local.stack_state import client_env
-from tests.integration.conftest import TEST_ENV
+from tests.kafka.secure.conftest import cli, tenant_env
 from tests.patience import WAIT_S
 
-RACKS = ("/dc1/r1", "/dc1/r2", "/dc2/r1")
-TENANTS = """\
-admins: [User:platform]
-tenants:
-  - name: payments
-    principal: User:payments
-    topics: {prefixes: ["payments."]}
-  - name: search
-    principal: User:search
-    topics: {prefixes: ["search."]}
-    rebalances: true
-"""
 # An ACL of someone else's on Ballast's own topics: `ballast acls` never touches it.
 MONITORING = AclBinding(ResourceType.TOPIC, tenant_topics("payments").status.name, ResourcePatternType.LITERAL,
                         "User:monitoring", "*", AclOperation.READ, AclPermissionType.ALLOW)
-
-
-@pytest.fixture(scope="module")
-def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalStack]:
-    run_dir = tmp_path_factory.mktemp("tenant-acls")
-    tenants = run_dir / "tenants.yaml"
-    tenants.write_text(TENANTS)
-    # No service: what is tested here is Kafka's, between the CLI and the bus.
-    local = LocalStack(run_dir, env=TEST_ENV, kafka=True, secure=True, kafka_racks=RACKS, services=(),
-                       tenants=tenants)
-    try:
-        local.start()
-        yield local
-    finally:
-        local.stop()
-
-
-def tenant_env(stack: LocalStack, tenant: str) -> dict[str, str]:
-    """The tenant's .env file, as `env $(cat FILE)` reads it."""
-    lines = (stack.tenants_env_dir / f"{tenant}.env").read_text().splitlines()
-    return dict(line.split("=", 1) for line in lines if line)
-
-
-def cli(env: dict[str, str], *args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
-    base = {k: v for k, v in os.environ.items() if not k.startswith("BALLAST_")}
-    return subprocess.run([sys.executable, "-m", "services.cli", *args], env={**base, **env}, input=stdin,
-                          capture_output=True, text=True, timeout=WAIT_S)
 
 
 def settings_of(env: dict[str, str], monkeypatch: pytest.MonkeyPatch) -> Settings:
@@ -86,8 +45,9 @@ def admin(stack: LocalStack) -> AdminClient:
                         "ssl.ca.location": str(security.certificates.ca_file), "log_level": 0})
 
 
-def test_a_tenant_writes_its_own_spec_topic_with_its_env_file(stack: LocalStack, tmp_path: Path,
-                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_tenant_applies_a_spec_of_its_own_end_to_end_with_its_env_file(stack: LocalStack, tmp_path: Path,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """As a new user does it from docs/teams.md: `env $(cat tenants/payments.env) ballast apply --wait`."""
     assert stack.security is not None
     env = tenant_env(stack, "payments")
     assert env["BALLAST_TENANT"] == "payments" and env["BALLAST_BUS__SASL_USERNAME"] == "payments"
@@ -96,19 +56,21 @@ def test_a_tenant_writes_its_own_spec_topic_with_its_env_file(stack: LocalStack,
     assert password.read_text().strip() not in (stack.tenants_env_dir / "payments.env").read_text()
     spec = tmp_path / "orders.yaml"
     spec.write_text("name: payments.orders\npartitions: 2\nreplicas: 2\n")
-    applied = cli(env, "apply", "-f", str(spec))
+    applied = cli(env, "apply", "-f", str(spec), "--wait", "--timeout", str(WAIT_S))
     assert applied.returncode == 0, applied.stdout + applied.stderr
     assert "topic spec payments.orders: partitions=2 replicas=2 applied" in applied.stdout
-    # On the tenant's spec topic, not the deployment's.
-    on_bus = busio.latest(settings_of(client_env(stack.info()), monkeypatch).bus, tenant_topics("payments").specs)
-    assert on_bus["payments.orders"] == TopicSpec(name="payments.orders", partitions=2, replicas=2)
-    # And it reads back its own status topic (empty: no service runs here) and its own specs.
-    assert cli(env, "status").returncode == 0
-    assert cli(env, "diff", "-f", str(spec)).returncode == 1  # compared with the cluster as the tenant: not there
-    # Once the topic exists (no service runs here: made as the admin), the tenant describes it, as diff and describe
-    # do, with what the plan grants it on its names.
-    kafka = admin(stack)
-    kafka.create_topics([NewTopic("payments.orders", 2, 2)], request_timeout=WAIT_S)["payments.orders"].result()
+    # On the tenant's spec topic; the gate forwarded it to the deployment's with the tenant as its owner.
+    bus = settings_of(client_env(stack.info()), monkeypatch).bus
+    assert busio.latest(bus, tenant_topics("payments").specs)["payments.orders"] == TopicSpec(
+        name="payments.orders", partitions=2, replicas=2)
+    assert busio.latest(bus, stack.topics.specs)["payments.orders"].owner == "payments"
+    # A change waits for its own generation (the tenant's record's), not an earlier status of the topic.
+    spec.write_text("name: payments.orders\npartitions: 3\nreplicas: 2\n")
+    grown = cli(env, "apply", "-f", str(spec), "--wait", "--timeout", str(WAIT_S))
+    assert grown.returncode == 0, grown.stdout + grown.stderr
+    [status] = [json.loads(line) for line in cli(env, "status", "-o", "json").stdout.splitlines()]
+    assert status["topic"] == "payments.orders" and status["ready"] and status["partitions"] == 3, status
+    assert status["owner"] == "payments"
     compared = cli(env, "diff", "-f", str(spec))
     assert compared.returncode == 0 and "payments.orders: unchanged" in compared.stdout, compared.stdout + compared.stderr
     described = cli(env, "describe", "payments.orders")

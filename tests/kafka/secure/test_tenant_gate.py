@@ -3,13 +3,13 @@ reconciler, given a tenants file, reads each tenant's spec topic; a spec for a n
 owner and its status reaches the tenant's status topic; a spec naming another tenant's topic, or asking beyond the
 quota, is refused with the reason (dead letter, status condition) and nothing it named is touched; of two tenants
 claiming one name, the first keeps it. The specs are written as the cluster's admin (a super user): what Kafka's ACLs
-let each tenant write is the other half of the issue, tested with them."""
+let each tenant write is the other half of the issue (test_tenant_acls). The tenants are team-a and team-b
+(tests/kafka/secure/conftest.py), whose patterns both match 'shared.*'."""
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator
-from pathlib import Path
+from collections.abc import Callable
 from typing import TypeVar
 
 import pytest
@@ -21,36 +21,10 @@ from services.common.settings import BusSettings
 from services.local.kafka_probe import admin_client
 from services.local.kafka_security import ADMIN
 from services.local.stack import LocalStack
-from tests.integration.conftest import TEST_ENV
 from tests.patience import WAIT_S
 
-RACKS = ("/dc1/r1", "/dc1/r2", "/dc2/r1")
-TENANTS = """\
-tenants:
-  - name: team-a
-    principal: User:team-a
-    topics: {prefixes: [a.], pattern: '^shared\\.'}
-    quota: {partitionsPerTopic: 4}
-  - name: team-b
-    principal: User:team-b
-    topics: {prefixes: [b.], pattern: '^shared\\.'}
-"""
 A, B = tenant_topics("team-a"), tenant_topics("team-b")
 T = TypeVar("T")
-
-
-@pytest.fixture(scope="module")
-def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalStack]:
-    run_dir = tmp_path_factory.mktemp("tenant-gate")
-    tenants = run_dir / "tenants.yaml"
-    tenants.write_text(TENANTS)
-    local = LocalStack(run_dir, env={**TEST_ENV, "BALLAST_TENANTS_FILE": str(tenants)}, kafka=True, secure=True,
-                       kafka_racks=RACKS, services=("topic-reconciler",))
-    try:
-        local.start()
-        yield local
-    finally:
-        local.stop()
 
 
 @pytest.fixture(scope="module")

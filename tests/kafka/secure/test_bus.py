@@ -6,42 +6,15 @@ refused in one clear line; no password reaches a log, a status or the stack's cl
 from __future__ import annotations
 
 import json
-import os
-import subprocess
 import time
-import sys
-from collections.abc import Iterator
 from pathlib import Path
-
-import pytest
 
 from services.local.kafka_probe import admin_client
 from services.local.kafka_security import ADMIN, SERVICES
 from services.local.stack import LocalStack
 from services.local.stack_state import client_env
-from tests.integration.conftest import TEST_ENV
+from tests.kafka.secure.conftest import stack_cli as cli
 from tests.patience import WAIT_S
-
-RACKS = ("/dc1/r1", "/dc1/r2", "/dc2/r1")
-
-
-@pytest.fixture(scope="module")
-def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalStack]:
-    local = LocalStack(tmp_path_factory.mktemp("secure"), env=TEST_ENV, kafka=True, secure=True, kafka_racks=RACKS,
-                       services=("topic-reconciler", "replicas-change"))
-    try:
-        local.start()
-        yield local
-    finally:
-        local.stop()
-
-
-def cli(stack: LocalStack, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    """The CLI as a user of the stack runs it: its client settings (the password's file, not the password)."""
-    settings = {**client_env(stack.info()), **(env or {})}
-    base = {k: v for k, v in os.environ.items() if not k.startswith("BALLAST_")}
-    return subprocess.run([sys.executable, "-m", "services.cli", *args], env={**base, **settings},
-                          capture_output=True, text=True, timeout=WAIT_S)
 
 
 def replication_factor(stack: LocalStack, topic: str) -> int:
@@ -90,7 +63,9 @@ def test_a_wrong_password_is_refused_in_one_line_that_does_not_show_it(stack: Lo
 
 def test_no_password_reaches_a_log_a_status_or_the_client_settings(stack: LocalStack) -> None:
     assert stack.security is not None
-    passwords = {user: stack.security.password(user) for user in (ADMIN, SERVICES)}
+    # Every user's: the admin's, Ballast's and each tenant's (tenants/<name>.env names only the password's file).
+    passwords = {user: stack.security.password(user) for user in stack.security.users()}
+    assert {ADMIN, SERVICES, "payments", "team-a"} <= set(passwords)
     settings = client_env(stack.info())
     assert settings["BALLAST_BUS__SASL_PASSWORD_FILE"] == str(stack.security.password_file(SERVICES))
     statuses = cli(stack, "status", "-o", "json")
@@ -98,7 +73,8 @@ def test_no_password_reaches_a_log_a_status_or_the_client_settings(stack: LocalS
     health = {check["name"]: check["health"] for check in map(json.loads, doctor.stdout.splitlines())}
     # The stack runs two of the services: the bus and the cluster are asked as the ballast user.
     assert statuses.returncode == 0 and health["bus"] == health["cluster"] == "ok", doctor.stdout + doctor.stderr
-    shown = json.dumps(settings) + statuses.stdout + statuses.stderr + doctor.stdout + doctor.stderr
+    tenants = "".join(p.read_text() for p in stack.tenants_env_dir.glob("*.env"))
+    shown = json.dumps(settings) + tenants + statuses.stdout + statuses.stderr + doctor.stdout + doctor.stderr
     logs = [p for p in stack.run_dir.rglob("*") if p.is_file() and p.suffix in (".log", ".json", ".out")]
     assert any(p.name == "topic-reconciler.log" for p in logs)
     for user, password in passwords.items():
