@@ -82,7 +82,7 @@ BUILD_IMAGE   = flock --shared $(IMAGE_LOCK) $(PODMAN) build --quiet --build-arg
 PRUNE_IMAGES  = flock --exclusive --wait 600 $(IMAGE_LOCK) $(PODMAN) image prune --force \
                   --filter label=io.ballast.checkout=$(CHECKOUT_ID) > /dev/null
 
-.PHONY: podman-debs image image-base image-kafka image-prometheus images compose-up compose-down compose-env install bytecode kafka selector placer-harness spark-kafka demo demo-kafka up up-kafka down status dashboard test test-unit bench schema clean
+.PHONY: podman-debs image image-base image-kafka image-prometheus images compose-up compose-down compose-env install bytecode kafka selector placer-harness spark-kafka demo demo-kafka up up-kafka down status dashboard test test-fast test-system test-unit bench schema clean
 
 $(STAMP): pyproject.toml constraints.txt
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -162,19 +162,35 @@ dashboard: $(STAMP)
 # ran past their deadlines; with three, the cores were half idle in the last hundred seconds. TEST_WORKERS= (empty)
 # runs it in one.
 TEST_WORKERS ?= 4
+PYTEST := $(BIN)/pytest -q $(if $(TEST_WORKERS),-n $(TEST_WORKERS) --dist loadscope --no-loadscope-reorder)
+
+# The suite's two tiers (tests/tiers.py decides which test is in which; docs/testing.md). The fast tier needs only
+# the Python packages; the system tier needs everything TEST_DEPS makes.
+FAST_DEPS := $(STAMP) bytecode
 
 # What the suite needs, made side by side: pip's install takes a minute of one core, Maven's steps half a minute
 # more (measured on a fresh clone: 51 s, and 28 s after it when made one after the other), and the compose test's
 # images are made while a core idles; the test then does not ask for them again (TEST_IMAGES_BUILT).
-TEST_DEPS := $(STAMP) bytecode $(KAFKA_STAMP) $(KAFKA_CLASSES) $(SELECTOR_JAR) $(HARNESS_JAR) $(SPARK_JARS_STAMP) \
+TEST_DEPS := $(FAST_DEPS) $(KAFKA_STAMP) $(KAFKA_CLASSES) $(SELECTOR_JAR) $(HARNESS_JAR) $(SPARK_JARS_STAMP) \
              $(CHROMIUM) podman-debs images
 
+# Both tiers in one run: the system tier's long groups go first (tests/scheduling.py) and the fast tier's modules fill
+# the cores while they wait on their clusters; one tier after the other would leave cores idle at the end of each.
 test:
 	@$(MAKE) --no-print-directory --jobs=4 --output-sync=target $(TEST_DEPS)
-	TEST_IMAGES_BUILT=1 $(BIN)/pytest -q $(if $(TEST_WORKERS),-n $(TEST_WORKERS) --dist loadscope --no-loadscope-reorder)
+	TEST_IMAGES_BUILT=1 $(PYTEST)
 
+test-fast:
+	@$(MAKE) --no-print-directory $(FAST_DEPS)
+	$(PYTEST) -m fast
+
+test-system:
+	@$(MAKE) --no-print-directory --jobs=4 --output-sync=target $(TEST_DEPS)
+	TEST_IMAGES_BUILT=1 $(PYTEST) -m system
+
+# The unit tests alone, in one process: no stack, no cluster.
 test-unit: $(STAMP)
-	$(BIN)/pytest -q -m 'not integration and not kafka and not containers and not spark_cluster'
+	$(BIN)/pytest -q tests/unit
 
 bench: $(STAMP) bytecode $(KAFKA_STAMP) $(KAFKA_CLASSES) $(SELECTOR_JAR) $(SPARK_JARS_STAMP)
 	$(BIN)/python -m bench.placement --write BENCHMARKS.md

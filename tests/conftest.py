@@ -13,6 +13,7 @@ from hypothesis import settings
 
 from services.local.broker import port_range
 from tests.scheduling import GroupScheduling, rank_of
+from tests.tiers import tier_of
 
 # `make test` (and CI) runs the property tests on a fixed set of examples, so a run is reproducible and a red build
 # means a change, not a new random draw. To explore further: HYPOTHESIS_PROFILE=explore make test, or pytest
@@ -57,6 +58,9 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> GroupSche
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    # Each test's tier (tests/tiers.py), which `make test-fast` and `make test-system` select (-m fast, -m system).
+    for item in items:
+        item.add_marker(tier_of(item.nodeid))
     # Only in workers: a serial run keeps the files' order. Either way the stack of tests/integration/shared_stack
     # and the cluster of tests/kafka are package fixtures, stopped as soon as their package's tests have run.
     if not os.environ.get("PYTEST_XDIST_WORKER"):
