@@ -16,12 +16,12 @@ def test_the_unit_tests_and_the_embedded_stacks_are_fast() -> None:
     assert tier_of("tests/unit/test_events.py::test_x") == FAST
     assert tier_of("tests/integration/test_shards.py::test_x[a]") == FAST
     assert tier_of("tests/integration/shared_stack/test_bus.py::test_x") == FAST
-    assert tier_of("tests/integration/test_spark_source.py::test_x") == FAST
 
 
 def test_what_needs_a_heavy_install_is_system() -> None:
     assert tier_of("tests/kafka/test_admin.py::test_x") == SYSTEM
-    assert tier_of("tests/kafka/test_secure.py::test_x") == SYSTEM
+    assert tier_of("tests/kafka/secure/test_bus.py::test_x") == SYSTEM
+    assert tier_of("tests/integration/test_spark_source.py::test_x") == SYSTEM  # Spark's JVM
     assert tier_of("tests/kafka/test_spark_sources.py::test_x") == SYSTEM
     assert tier_of("tests/containers/test_compose.py::test_x") == SYSTEM
     assert tier_of("tests/spark_cluster/test_standalone_cluster.py::test_y[spark-submit]") == SYSTEM
