@@ -21,8 +21,9 @@ decide what a spec on a tenant's spec topic may ask for. ``plan`` gives every bi
   in progress), ALTER (reassignments, log-directory moves, leader elections), DESCRIBE_CONFIGS and ALTER_CONFIGS (the
   brokers' throttle rates).
 
-``ours`` says which existing bindings are Ballast's to remove: only those of the plan's principals on resources the
-plan could grant them, and those on the bus topics of a tenant the file no longer names. Anything else stays.
+``ours`` says which existing bindings are Ballast's to remove: only those of the plan's principals on bus resources the
+plan could grant them, the very grants it could make them on the managed cluster, and those on the bus topics of a
+tenant the file no longer names. Anything else stays.
 """
 
 from __future__ import annotations
@@ -159,9 +160,10 @@ def plan(tenants: Tenants, *, service: str = DEFAULT_SERVICE_PRINCIPAL, cluster:
 def ours(binding: Binding, tenants: Tenants, *, service: str = DEFAULT_SERVICE_PRINCIPAL,
          cluster: str | None = None, probe_topic: str | None = None) -> bool:
     """Whether ``binding`` is Ballast's to keep to the plan (and so to remove when the plan has it no longer): a
-    binding of one of the plan's principals on a resource the plan could grant that principal (whatever the file
-    says of it: a tenant no longer allowed rebalances, or an admin no longer one, loses those grants), or one on the
-    bus topics of a tenant the file no longer names."""
+    binding of one of the plan's principals on a bus resource the plan could grant that principal (whatever the file
+    says of it: a tenant no longer allowed rebalances loses those grants), one of the very grants the plan could make
+    it on the managed cluster, or one on the bus topics of a tenant the file no longer names. A principal the file
+    no longer names at all is not the plan's: its bindings stay."""
     if binding.resource is Resource.TOPIC and binding.pattern is Pattern.LITERAL:
         owner = tenant_of(binding.name, cluster)
         if owner is not None and tenants.named(owner) is None:
@@ -176,8 +178,11 @@ def ours(binding: Binding, tenants: Tenants, *, service: str = DEFAULT_SERVICE_P
                       service="User:_", cluster=cluster)
     else:
         return False
-    return _resource(binding) in {_resource(b) for b in widest.bus | widest.cluster
-                                  if b.principal == binding.principal}
+    # On the bus, Ballast's topics and groups are the plan's whatever the operation; on the managed cluster only the
+    # very grants the plan makes are: the same resources carry what the platform grants beside Ballast (a team's
+    # produce and consume on its own prefix, an admin's ALTER on the cluster), which are not Ballast's to remove.
+    return (_resource(binding) in {_resource(b) for b in widest.bus if b.principal == binding.principal}
+            or binding in widest.cluster)
 
 
 def _resource(binding: Binding) -> tuple[Resource, str, Pattern]:

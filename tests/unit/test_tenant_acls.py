@@ -149,3 +149,19 @@ def test_a_cluster_without_an_authorizer_or_that_refuses_is_a_permanent_refusal_
     refused = _error(KafkaException(KafkaError(KafkaError.CLUSTER_AUTHORIZATION_FAILED)), "the bus at k:9092")
     assert isinstance(refused, OperationRefused) and str(refused).startswith("the bus at k:9092: ")
     assert isinstance(_error(KafkaException(KafkaError(KafkaError._TIMED_OUT)), "the bus"), ClusterUnavailable)
+
+
+def test_what_the_platform_grants_beside_the_plan_on_the_managed_cluster_stays() -> None:
+    mine = partial(ours, tenants=TENANTS)
+    # A team's produce and consume on its own names, granted by the platform as the natural PREFIXED bindings: the
+    # plan grants DESCRIBE there, but the team's application topics are not Ballast's.
+    assert not mine(topic("User:payments", "payments.", "WRITE", Pattern.PREFIXED))
+    assert not mine(topic("User:payments", "payments.", "READ", Pattern.PREFIXED))
+    # The admin's ALTER on the cluster (what lets it run `ballast acls --apply` at all), its own work on every topic,
+    # and the services' CREATE on the cluster: none the plan's to take away.
+    assert not mine(Binding("User:platform", Resource.CLUSTER, CLUSTER_RESOURCE, Pattern.LITERAL, "ALTER"))
+    assert not mine(topic("User:platform", "*", "ALTER"))
+    assert not mine(Binding("User:ballast", Resource.CLUSTER, CLUSTER_RESOURCE, Pattern.LITERAL, "CREATE"))
+    # What the plan grants there is still Ballast's to keep to the plan.
+    assert mine(topic("User:payments", "payments.", "DESCRIBE", Pattern.PREFIXED))
+    assert mine(Binding("User:platform", Resource.CLUSTER, CLUSTER_RESOURCE, Pattern.LITERAL, "DESCRIBE"))
