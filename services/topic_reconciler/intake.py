@@ -196,6 +196,11 @@ class Intake:
             self.memory.forget(lambda name: self._shard(name) in released)
         if loaded is not None:
             self.memory.remember(*loaded)
+            if self.on_spec is not None:
+                # Before acting on them: what another instance forwarded for the gained shards while this one's spec
+                # agent passed their records by (the tenant gate's claims and forwards would be stale otherwise).
+                for name, item in loaded[0].items():
+                    self.on_spec(name, item.decoded.event, item.decoded.envelope.id)
         self.built = self.owned = shards
         log.info("acting on shards", shards=sorted(shards), of=self.shards, gained=sorted(gained),
                  released=sorted(released), **self.memory.counts())

@@ -210,3 +210,36 @@ def test_a_tenants_file_that_cannot_be_read_stops_the_start(tmp_path: Path) -> N
     with pytest.raises(SystemExit) as stopped:
         TopicReconciler(Settings(data_dir=tmp_path, tenants_file=tmp_path / "tenants.yaml"), outbox=MemoryOutbox())
     assert stopped.value.code == 1
+
+
+async def test_a_shard_gained_back_is_decided_on_what_was_claimed_and_forwarded_while_another_instance_held_it(
+        service) -> None:
+    """While another instance held a shard, a tenant claimed one of its names there: once this instance gains the
+    shard back, the claim stands (another tenant's later claim is refused) and the forward is not made twice."""
+    reconciler, outbox, _ = service
+    sharded = TopicReconciler(reconciler.settings.model_copy(update={"bus": BusSettings(topic_partitions=2)}),
+                              admin=reconciler.reconciler.admin, outbox=outbox)
+    gate, intake = sharded.gate, sharded.intake
+    assert gate is not None
+    await gate.start()
+    await intake.start()
+    await intake.handover._taking  # type: ignore[union-attr,misc]  # the first load: both shards
+    name = next(n for n in (f"shared.e{i}" for i in range(8)) if shard_of(n.encode(), 2) == 1)
+    await intake.pause()
+    await intake.take(frozenset({0}))  # shard 1 goes to another instance
+    # That instance forwards gamma's claim; this one's spec agent reads the record and passes it by (not its shard).
+    claim = TopicSpec(name=name, partitions=1)
+    offset = outbox.put(tenant_topics("gamma").specs, claim)
+    origin = f"{tenant_topics('gamma').specs.name}/0/{offset}"
+    forwarded = claim.model_copy(update={"owner": "gamma"})
+    at = outbox.put(TOPICS.specs, forwarded, event_id=origin)
+    await intake.on_spec_events([Record(name.encode(), encode(forwarded, event_id=origin),
+                                        Message(TOPICS.specs.name, at))])
+    await intake.pause()
+    await intake.take(frozenset({0, 1}))  # shard 1 is back
+    assert [(s.name, s.owner) for s in outbox.on(TOPICS.specs)] == [(name, "gamma")]  # not forwarded twice
+    await from_tenant(sharded, "beta", TopicSpec(name=name, partitions=4), outbox.put(
+        tenant_topics("beta").specs, TopicSpec(name=name, partitions=4)))
+    assert [(s.name, s.owner) for s in outbox.on(TOPICS.specs)] == [(name, "gamma")]  # beta's later claim: refused
+    [refused] = [s for s in outbox.on(tenant_topics("beta").status) if s.topic == name]
+    assert refused.condition("NotOwner") is not None
