@@ -63,6 +63,17 @@ async def read_back(service: TopicReconciler, outbox: MemoryOutbox, start: int =
         await service.intake.on_spec_events([Record(item.key.encode(), raw, Message(TOPICS.specs.name, offset))])
 
 
+async def two_shards(service: TopicReconciler, outbox: MemoryOutbox) -> TopicReconciler:
+    """Another instance of ``service``'s, of two shards, started: it holds both."""
+    sharded = TopicReconciler(service.settings.model_copy(update={"bus": BusSettings(topic_partitions=2)}),
+                              admin=service.reconciler.admin, outbox=outbox)
+    assert sharded.gate is not None
+    await sharded.gate.start()
+    await sharded.intake.start()
+    await sharded.intake.handover._taking  # type: ignore[union-attr,misc]  # the first load: both shards
+    return sharded
+
+
 def decisions(tenant: str, decision: str) -> float:
     return TENANT_DECISIONS.labels(tenant, decision)._value.get()
 
@@ -180,13 +191,9 @@ async def test_what_a_handover_holds_back_or_passes_by_is_decided_once_the_shard
     """With several shards, a record arriving while a handover pauses the instance waits for the shards to be taken
     again; one of a shard the instance did not hold then is caught up on when it gains the shard."""
     reconciler, outbox, _ = service
-    sharded = TopicReconciler(reconciler.settings.model_copy(update={"bus": BusSettings(topic_partitions=2)}),
-                              admin=reconciler.reconciler.admin, outbox=outbox)
+    sharded = await two_shards(reconciler, outbox)
     gate, intake = sharded.gate, sharded.intake
     assert gate is not None
-    await gate.start()
-    await intake.start()
-    await intake.handover._taking  # type: ignore[union-attr,misc]  # the first load: both shards
     names = [f"alpha.t{i}" for i in range(8)]
     first = next(n for n in names if shard_of(n.encode(), 2) == 0)
     second = next(n for n in names if shard_of(n.encode(), 2) == 1)
@@ -217,13 +224,9 @@ async def test_a_shard_gained_back_is_decided_on_what_was_claimed_and_forwarded_
     """While another instance held a shard, a tenant claimed one of its names there: once this instance gains the
     shard back, the claim stands (another tenant's later claim is refused) and the forward is not made twice."""
     reconciler, outbox, _ = service
-    sharded = TopicReconciler(reconciler.settings.model_copy(update={"bus": BusSettings(topic_partitions=2)}),
-                              admin=reconciler.reconciler.admin, outbox=outbox)
+    sharded = await two_shards(reconciler, outbox)
     gate, intake = sharded.gate, sharded.intake
     assert gate is not None
-    await gate.start()
-    await intake.start()
-    await intake.handover._taking  # type: ignore[union-attr,misc]  # the first load: both shards
     name = next(n for n in (f"shared.e{i}" for i in range(8)) if shard_of(n.encode(), 2) == 1)
     await intake.pause()
     await intake.take(frozenset({0}))  # shard 1 goes to another instance
