@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Awaitable, Callable, Iterable, Sequence
-from typing import Any
+from typing import Any, Protocol
 
 from events import TOPICS, ReplicasChangeBatch
 from events.topics import not_ours, reserved_topic
@@ -30,9 +30,14 @@ log = get_logger(__name__)
 PLACEMENT_REQUEST_MAX_AGE_S = 300
 
 
+class SpecFollower(Protocol):
+    def __call__(self, name: str, event: Any, event_id: str, *, latest: bool = False) -> None:
+        """A spec record taken, as the agent reads it or (``latest``) the name's latest, as a shard's load reads it."""
+
+
 class Intake:
     def __init__(self, reconciler: Reconciler, dead_letters: DeadLetters, *, shards: int, lease: Lease | None,
-                 load_max_age_s: float, on_spec: Callable[[str, Any, str], None] | None = None,
+                 load_max_age_s: float, on_spec: SpecFollower | None = None,
                  on_take: Callable[[Callable[[bytes | None], bool] | None], Awaitable[None]] | None = None) -> None:
         self.reconciler = reconciler
         # Told of each spec record taken (name, event, envelope id), and of each take of shards (with the keys of
@@ -200,7 +205,7 @@ class Intake:
                 # Before acting on them: what another instance forwarded for the gained shards while this one's spec
                 # agent passed their records by (the tenant gate's claims and forwards would be stale otherwise).
                 for name, item in loaded[0].items():
-                    self.on_spec(name, item.decoded.event, item.decoded.envelope.id)
+                    self.on_spec(name, item.decoded.event, item.decoded.envelope.id, latest=True)
         self.built = self.owned = shards
         log.info("acting on shards", shards=sorted(shards), of=self.shards, gained=sorted(gained),
                  released=sorted(released), **self.memory.counts())

@@ -113,6 +113,10 @@ class TenantGate:
         # The deployment's spec topic: each name's claim, and the last tenant record forwarded per partition.
         self.claims: dict[str, Claim] = {}
         self.forwarded: dict[tuple[str, int], int] = {}
+        # This gate's forwards the spec agent has not read back yet, by name (their envelope ids): the agent lags
+        # (its batches wait for a quiet period), and a record of the name it reads before the forward is older, whose
+        # claim must not undo the forward's (a withdrawal read back late left the name free to another tenant).
+        self._unread: dict[str, str] = {}
         # Records of held shards that arrived while a handover paused them: decided once the shards are taken again.
         self._deferred: list[Any] = []
         # One record decided at a time: the agent's, and those a handover catches up on.
@@ -125,19 +129,24 @@ class TenantGate:
     async def start(self) -> None:
         """Read who claimed what from the deployment's spec topic."""
         for name, item in (await self.outbox.read_compacted(TOPICS.specs)).items():
-            self.take(name, item.decoded.event, item.decoded.envelope.id)
+            self.take(name, item.decoded.event, item.decoded.envelope.id, latest=True)
         log.info("tenant gate open", tenants=[t.name for t in self.tenants.tenants], claims=len(self.claims))
         self.ready.set()
 
-    def take(self, name: str, event: TopicSpec | TopicSpecDeleted, event_id: str) -> None:
-        """A record of the deployment's spec topic (read back, or written by anyone)."""
+    def take(self, name: str, event: TopicSpec | TopicSpecDeleted, event_id: str, *, latest: bool = False) -> None:
+        """A record of the deployment's spec topic (written by anyone): as the spec agent reads it, in order, or
+        (``latest``) the name's latest, read from the compacted topic or just forwarded."""
+        if (origin := origin_of(event_id)) is not None:
+            topic, partition, offset = origin
+            self.forwarded[(topic, partition)] = max(offset, self.forwarded.get((topic, partition), -1))
+        if not latest and (unread := self._unread.get(name)) is not None:
+            if event_id != unread:
+                return  # older than this gate's forward of the name, which the agent has not reached yet
+        self._unread.pop(name, None)
         if (claim := claim_of(event)) is None:
             self.claims.pop(name, None)
         else:
             self.claims[name] = claim
-        if (origin := origin_of(event_id)) is not None:
-            topic, partition, offset = origin
-            self.forwarded[(topic, partition)] = max(offset, self.forwarded.get((topic, partition), -1))
 
     def _done(self, topic: str, partition: int, offset: int) -> bool:
         return offset <= self.forwarded.get((topic, partition), -1)
@@ -215,7 +224,8 @@ class TenantGate:
         event_id = origin_id(*origin)
         # Awaited before the next record: its claim counts for the next, and the offset is committed after it.
         await send(self.outbox, TOPICS.specs, forwarded, correlation_id=correlation_id, event_id=event_id)
-        self.take(spec.name, forwarded, event_id)
+        self.take(spec.name, forwarded, event_id, latest=True)
+        self._unread[spec.name] = event_id
         self._audit(tenant, spec.name, "accepted", "-", type(spec).__name__)
 
     @staticmethod

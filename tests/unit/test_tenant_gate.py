@@ -246,3 +246,24 @@ async def test_a_shard_gained_back_is_decided_on_what_was_claimed_and_forwarded_
     assert [(s.name, s.owner) for s in outbox.on(TOPICS.specs)] == [(name, "gamma")]  # beta's later claim: refused
     [refused] = [s for s in outbox.on(tenant_topics("beta").status) if s.topic == name]
     assert refused.condition("NotOwner") is not None
+
+
+async def test_a_claim_is_not_undone_by_an_older_record_the_spec_agent_reads_back_late(service) -> None:
+    """The spec agent lags behind the gate's forwards (its batches wait for a quiet period): the owner's withdrawal
+    and new claim forwarded, a second tenant's claim decided while the agent has read the withdrawal only is
+    refused, the name being claimed again."""
+    reconciler, outbox, _ = service
+    await from_tenant(reconciler, "gamma", TopicSpec(name="shared.n", partitions=1), 0)
+    await from_tenant(reconciler, "gamma", TopicSpecDeleted(name="shared.n"), 1)
+    await from_tenant(reconciler, "gamma", TopicSpec(name="shared.n", partitions=1), 2)
+    forwards = [p for p in outbox.published if p.topic == TOPICS.specs.name]
+    for offset, item in enumerate(forwards[:2]):  # the agent is one record behind
+        raw = encode(item.event, correlation_id=item.correlation_id, event_id=item.event_id)
+        await reconciler.intake.on_spec_events([Record(item.key.encode(), raw, Message(TOPICS.specs.name, offset))])
+    await from_tenant(reconciler, "beta", TopicSpec(name="shared.n", partitions=4), 0)
+    assert [s.owner for s in outbox.on(TOPICS.specs)] == ["gamma", "gamma", "gamma"]
+    await read_back(reconciler, outbox, start=2)  # the agent reaches the new claim; an admin's spec since is taken
+    admins = outbox.put(TOPICS.specs, TopicSpec(name="shared.n", partitions=1))
+    await reconciler.intake.on_spec_events([record(TOPICS.specs, TopicSpec(name="shared.n", partitions=1), admins)])
+    await from_tenant(reconciler, "beta", TopicSpec(name="shared.n", partitions=4), 1)
+    assert outbox.on(TOPICS.specs)[-1].owner == "beta"  # an admin's spec for a tenant's name: the tenant takes over
