@@ -25,7 +25,7 @@ Each refusal names its rule (``quota.partitions``, ``owner``, ...), as the polic
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -234,11 +234,12 @@ class Decision:
 
 
 def decide(tenant: Tenant, event: TopicSpec | TopicSpecDeleted, claims: Mapping[str, Claim], *,
-           existing: bool) -> Decision:
+           existing: bool, kept: Callable[[str], int] = lambda name: 0) -> Decision:
     """Whether ``tenant`` may have ``event`` acted on: the name is its own and nobody else's first (``check_owner``),
     an existing topic is its to adopt (``check_adoption``), and a spec keeps within its quota (``check_quota``, over
     the partitions of the other names ``claims`` give it). ``claims``: the deployment's spec topic, name -> claim;
-    ``existing``: the topic is in the cluster."""
+    ``existing``: the topic is in the cluster; ``kept``: the partitions a topic has in the cluster (0: none, or not
+    known), which count where more than its spec's (Kafka cannot remove partitions: a spec asking fewer frees none)."""
     claim = claims.get(event.name)
     if (refused := check_owner(tenant, event.name, claim.owner if claim else None)) is not None:
         return Decision(NOT_OWNER, [refused])
@@ -246,7 +247,7 @@ def decide(tenant: Tenant, event: TopicSpec | TopicSpecDeleted, claims: Mapping[
         return Decision()
     if (refused := check_adoption(tenant, event, existing)) is not None:
         return Decision(NOT_OWNER, [refused])
-    mine = {name: c.partitions for name, c in claims.items() if c.owner == tenant.name}
+    mine = {name: max(c.partitions, kept(name)) for name, c in claims.items() if c.owner == tenant.name}
     if over := check_quota(tenant, event, partitions_of(tenant, mine, but=event.name)):
         return Decision(QUOTA_EXCEEDED, over)
     return Decision()

@@ -64,7 +64,8 @@ class TopicReconciler:
                                          settings.policy_file, lambda error: log.error("policy file", error=error)
                                      ).current, tenants=[t.name for t in tenants.tenants] if tenants else ())
         self.gate = TenantGate(tenants, self.outbox, self.dead_letters, owns=lambda key: self.intake.owns(key),
-                               holds=lambda key: self.intake.holds(key), existing=self._exists) if tenants else None
+                               holds=lambda key: self.intake.holds(key), in_cluster=self._partitions_in_cluster
+                               ) if tenants else None
         self.intake = Intake(self.reconciler, self.dead_letters, shards=shards, lease=lease,
                              load_max_age_s=settings.placement.load_max_age_s,
                              on_spec=self.gate.take if self.gate else None,
@@ -76,9 +77,9 @@ class TopicReconciler:
               ["ready"], self._readiness)
         self._wire()
 
-    def _exists(self, name: str) -> bool:
+    def _partitions_in_cluster(self, name: str) -> int | None:
         topic = self.reconciler.memory.get(name)
-        return topic is not None and topic.actual is not None
+        return topic.actual.partition_count if topic is not None and topic.actual is not None else None
 
     def _readiness(self) -> dict[tuple[str, ...], float]:
         memory = self.reconciler.memory

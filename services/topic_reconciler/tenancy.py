@@ -101,15 +101,15 @@ def tenants_of(path: Path | None) -> Tenants | None:
 
 class TenantGate:
     def __init__(self, tenants: Tenants, outbox: Outbox, dead_letters: DeadLetters, *, owns: Callable[[Any], bool],
-                 holds: Callable[[Any], bool], existing: Callable[[str], bool]) -> None:
+                 holds: Callable[[Any], bool], in_cluster: Callable[[str], int | None]) -> None:
         self.tenants = tenants
         self.outbox = outbox
         self.dead_letters = dead_letters
         # Whether this instance decides for a record's name now (its shards'), whether it holds the name's shard
-        # (a handover may have paused it), and whether a topic is in the cluster.
+        # (a handover may have paused it), and how many partitions a topic has in the cluster (None: it is not there).
         self._owns = owns
         self._holds = holds
-        self._existing = existing
+        self._in_cluster = in_cluster
         # The deployment's spec topic: each name's claim, and the last tenant record forwarded per partition.
         self.claims: dict[str, Claim] = {}
         self.forwarded: dict[tuple[str, int], int] = {}
@@ -212,7 +212,8 @@ class TenantGate:
             await reject(reason)
             self._audit(tenant, spec.name, INVALID, "reserved", reason)
             return
-        decision = decide(tenant, spec, self.claims, existing=self._existing(spec.name))
+        decision = decide(tenant, spec, self.claims, existing=self._in_cluster(spec.name) is not None,
+                          kept=lambda name: self._in_cluster(name) or 0)
         if not decision.accepted:
             await reject(decision.reason)
             claim = self.claims.get(spec.name)

@@ -267,3 +267,17 @@ async def test_a_claim_is_not_undone_by_an_older_record_the_spec_agent_reads_bac
     await reconciler.intake.on_spec_events([record(TOPICS.specs, TopicSpec(name="shared.n", partitions=1), admins)])
     await from_tenant(reconciler, "beta", TopicSpec(name="shared.n", partitions=4), 1)
     assert outbox.on(TOPICS.specs)[-1].owner == "beta"  # an admin's spec for a tenant's name: the tenant takes over
+
+
+async def test_a_spec_asking_fewer_partitions_than_its_topic_keeps_does_not_free_quota(service) -> None:
+    """Kafka cannot remove partitions: a topic re-specified smaller keeps them, and they still count."""
+    reconciler, outbox, simulator = service
+    await from_tenant(reconciler, "alpha", TopicSpec(name="alpha.a", partitions=6), 0)
+    await read_back(reconciler, outbox)
+    await from_tenant(reconciler, "alpha", TopicSpec(name="alpha.a", partitions=1), 1)
+    await read_back(reconciler, outbox, start=1)
+    assert len(simulator.cluster.topics["alpha.a"].partitions) == 6  # kept
+    await from_tenant(reconciler, "alpha", TopicSpec(name="alpha.b", partitions=9), 2)
+    assert [(s.name, s.partitions) for s in outbox.on(TOPICS.specs)] == [("alpha.a", 6), ("alpha.a", 1)]
+    exceeded = outbox.on(tenant_topics("alpha").status)[-1].condition("QuotaExceeded")
+    assert exceeded is not None and "9 partitions with the 6 of tenant 'alpha''s other topics" in (exceeded.message or "")
