@@ -63,7 +63,8 @@ class TopicReconciler:
                                      settings=settings.reconciler, policy=PolicyFile(
                                          settings.policy_file, lambda error: log.error("policy file", error=error)
                                      ).current, tenants=[t.name for t in tenants.tenants] if tenants else ())
-        self.gate = TenantGate(tenants, self.outbox, self.dead_letters, owns=lambda key: self.intake.owns(key),
+        self.gate = TenantGate(tenants, self.outbox, self.dead_letters, shards=shards,
+                               owns=lambda key: self.intake.owns(key),
                                holds=lambda key: self.intake.holds(key), in_cluster=self._partitions_in_cluster
                                ) if tenants else None
         self.intake = Intake(self.reconciler, self.dead_letters, shards=shards, lease=lease,

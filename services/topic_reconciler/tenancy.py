@@ -12,7 +12,8 @@ deployment's), its name's status on the tenant's status topic says why (conditio
 nothing else is touched.
 
 A forward is idempotent: its envelope's id names the tenant's record (``<topic>/<partition>/<offset>``), and records
-at or before the last one forwarded from a partition are not forwarded again. The agent's offsets are committed only
+at or before the last one forwarded from a partition for the names of a shard are not forwarded again (the names of
+one shard are decided in their records' order, by one instance at a time; those of two shards are not). The agent's offsets are committed only
 after its batch is handled, and a forward is awaited before the next record: a kill -9 between the two finds the
 forward on the spec topic as it starts and goes on after it. With several shards, each instance decides for the names
 of its shards (as it reconciles them), so one name's claims are decided in one place, in order; what a handover's
@@ -30,11 +31,12 @@ from typing import Any
 from events import TOPICS, Condition, TopicSpec, TopicSpecDeleted, TopicStatus, encode
 from events.conditions import READY
 from events.topics import BusTopic, TenantTopics, not_ours, reserved_topic, tenant_of, tenant_topics
-from services.common.bus import DeadLetters
+from services.common.bus import DeadLetters, raw_bytes
 from services.common.busio import record_key
 from services.common.logging import get_logger
 from services.common.metrics import TENANT_DECISIONS
 from services.common.outbox import Outbox, send
+from services.common.shards import shard_of
 from services.domain.tenants import Claim, Decision, Tenant, Tenants, TenantsError, decide, load_tenants
 
 log = get_logger(__name__)
@@ -100,19 +102,22 @@ def tenants_of(path: Path | None) -> Tenants | None:
 
 
 class TenantGate:
-    def __init__(self, tenants: Tenants, outbox: Outbox, dead_letters: DeadLetters, *, owns: Callable[[Any], bool],
-                 holds: Callable[[Any], bool], in_cluster: Callable[[str], int | None]) -> None:
+    def __init__(self, tenants: Tenants, outbox: Outbox, dead_letters: DeadLetters, *, shards: int,
+                 owns: Callable[[Any], bool], holds: Callable[[Any], bool],
+                 in_cluster: Callable[[str], int | None]) -> None:
         self.tenants = tenants
         self.outbox = outbox
         self.dead_letters = dead_letters
+        self.shards = shards
         # Whether this instance decides for a record's name now (its shards'), whether it holds the name's shard
         # (a handover may have paused it), and how many partitions a topic has in the cluster (None: it is not there).
         self._owns = owns
         self._holds = holds
         self._in_cluster = in_cluster
-        # The deployment's spec topic: each name's claim, and the last tenant record forwarded per partition.
+        # The deployment's spec topic: each name's claim, and the last tenant record forwarded per partition of a
+        # tenant's spec topic and shard of the names (another instance may be behind on another shard's).
         self.claims: dict[str, Claim] = {}
-        self.forwarded: dict[tuple[str, int], int] = {}
+        self.forwarded: dict[tuple[str, int, int], int] = {}
         # This gate's forwards the spec agent has not read back yet, by name (their envelope ids): the agent lags
         # (its batches wait for a quiet period), and a record of the name it reads before the forward is older, whose
         # claim must not undo the forward's (a withdrawal read back late left the name free to another tenant).
@@ -138,7 +143,8 @@ class TenantGate:
         (``latest``) the name's latest, read from the compacted topic or just forwarded."""
         if (origin := origin_of(event_id)) is not None:
             topic, partition, offset = origin
-            self.forwarded[(topic, partition)] = max(offset, self.forwarded.get((topic, partition), -1))
+            where = (topic, partition, shard_of(name.encode(), self.shards))
+            self.forwarded[where] = max(offset, self.forwarded.get(where, -1))
         if not latest and (unread := self._unread.get(name)) is not None:
             if event_id != unread:
                 return  # older than this gate's forward of the name, which the agent has not reached yet
@@ -148,8 +154,8 @@ class TenantGate:
         else:
             self.claims[name] = claim
 
-    def _done(self, topic: str, partition: int, offset: int) -> bool:
-        return offset <= self.forwarded.get((topic, partition), -1)
+    def _done(self, topic: str, partition: int, offset: int, key: bytes | None) -> bool:
+        return offset <= self.forwarded.get((topic, partition, shard_of(key, self.shards)), -1)
 
     async def on_spec_events(self, events: Sequence[Any]) -> None:
         async with self._lock:
@@ -166,8 +172,10 @@ class TenantGate:
             if gained is None:
                 return
             for door in self.doors():
-                for name, item in (await self.outbox.read_compacted(door.specs, keys=gained)).items():
-                    if self._done(door.specs.name, item.partition, item.offset):
+                latest = await self.outbox.read_compacted(door.specs, keys=gained)
+                # In their records' order, as the agent would have: a forward counts for the records before it.
+                for name, item in sorted(latest.items(), key=lambda named: (named[1].partition, named[1].offset)):
+                    if self._done(door.specs.name, item.partition, item.offset, name.encode()):
                         continue
                     tenant = self.tenants.named(door.tenant)
                     assert tenant is not None
@@ -183,7 +191,7 @@ class TenantGate:
 
     async def _record(self, event: Any) -> None:
         message = event.message
-        if self._done(message.topic, message.partition, message.offset):
+        if self._done(message.topic, message.partition, message.offset, raw_bytes(event.key)):
             return  # forwarded before (read again after a restart)
         if not self._owns(event.key):
             if self._holds(event.key):

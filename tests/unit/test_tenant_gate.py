@@ -281,3 +281,44 @@ async def test_a_spec_asking_fewer_partitions_than_its_topic_keeps_does_not_free
     assert [(s.name, s.partitions) for s in outbox.on(TOPICS.specs)] == [("alpha.a", 6), ("alpha.a", 1)]
     exceeded = outbox.on(tenant_topics("alpha").status)[-1].condition("QuotaExceeded")
     assert exceeded is not None and "9 partitions with the 6 of tenant 'alpha''s other topics" in (exceeded.message or "")
+
+
+async def test_a_shard_gained_is_caught_up_on_every_name_whatever_the_order_of_their_records(service) -> None:
+    """What the gate finds on gaining a shard is the latest record of each name, not in their offsets' order: one
+    forwarded first is no reason to pass by another name's earlier record."""
+    reconciler, outbox, _ = service
+    sharded = await two_shards(reconciler, outbox)
+    names = [n for n in (f"alpha.t{i}" for i in range(16)) if shard_of(n.encode(), 2) == 1][:2]
+    await sharded.intake.pause()
+    await sharded.intake.take(frozenset({0}))  # shard 1 goes to another instance, which is killed before it decides
+    door = tenant_topics("alpha").specs
+    for name in (names[0], names[1], names[0]):
+        spec = TopicSpec(name=name, partitions=1)
+        await from_tenant(sharded, "alpha", spec, outbox.put(door, spec))  # passed by: another instance's shard
+    await sharded.intake.pause()
+    await sharded.intake.take(frozenset({0, 1}))
+    assert sorted(s.name for s in outbox.on(TOPICS.specs)) == sorted(names)
+
+
+async def test_another_shards_later_forward_is_no_reason_to_pass_a_record_by(service) -> None:
+    """Two instances, a shard each: one forwards a tenant's record while the other, killed, had not decided an
+    earlier record of the same partition for a name of its own shard; restarted, it reads that record again and
+    decides it."""
+    reconciler, outbox, _ = service
+    names = [f"alpha.t{i}" for i in range(16)]
+    theirs = next(n for n in names if shard_of(n.encode(), 2) == 0)
+    mine = next(n for n in names if shard_of(n.encode(), 2) == 1)
+    other = await two_shards(reconciler, outbox)
+    await other.intake.pause()
+    await other.intake.take(frozenset({0}))
+    door = tenant_topics("alpha").specs
+    early, late = TopicSpec(name=mine, partitions=1), TopicSpec(name=theirs, partitions=1)
+    early_at, late_at = outbox.put(door, early), outbox.put(door, late)
+    await from_tenant(other, "alpha", late, late_at)
+    assert [s.name for s in outbox.on(TOPICS.specs)] == [theirs]
+    restarted = await two_shards(reconciler, outbox)
+    await restarted.intake.pause()
+    await restarted.intake.take(frozenset({1}))
+    await from_tenant(restarted, "alpha", early, early_at)  # read from the beginning again
+    await from_tenant(restarted, "alpha", late, late_at)
+    assert [s.name for s in outbox.on(TOPICS.specs)] == [theirs, mine]
