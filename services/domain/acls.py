@@ -5,7 +5,7 @@ decide what a spec on a tenant's spec topic may ask for. ``plan`` gives every bi
 
 - each tenant: WRITE, READ and DESCRIBE on its spec topic and no other (READ: `ballast apply` and `diff` compare
   with the specs there, and publish only what changed); READ and DESCRIBE on its status and dead-letter topics;
-  READ on the consumer groups PREFIXED ``ballast-tenant-<name>-`` (its CLI's readers': ``READER_GROUPS``); on the
+  READ on the consumer groups PREFIXED ``ballast-tenant-<name>.`` (its CLI's readers': ``READER_GROUPS``); on the
   managed cluster, DESCRIBE and DESCRIBE_CONFIGS on its names' prefixes (what `ballast diff` compares a spec with: a
   tenant named by a pattern has none, Kafka's ACLs have no patterns);
 - the admins and the tenants with ``rebalances: true``: WRITE and DESCRIBE on the rebalance requests and actions
@@ -110,8 +110,9 @@ def _topic(principal: str, name: str, *operations: str, pattern: Pattern = Patte
 
 
 def tenant_reader_groups(tenant: str, cluster: str | None) -> str:
-    """The prefix of the consumer groups of a CLI acting as ``tenant``."""
-    return f"ballast-{cluster}-tenant-{tenant}-" if cluster else f"ballast-tenant-{tenant}-"
+    """The prefix of the consumer groups of a CLI acting as ``tenant``. It ends with a '.', which no tenant's name
+    has: with a '-', tenant ``pay``'s prefix would begin tenant ``pay-eu``'s groups, and grant them to it too."""
+    return f"ballast-{cluster}-tenant-{tenant}." if cluster else f"ballast-tenant-{tenant}."
 
 
 def bus_prefixes(cluster: str | None) -> tuple[str, str]:

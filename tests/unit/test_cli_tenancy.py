@@ -28,7 +28,7 @@ def test_a_tenant_writes_its_spec_topic_and_reads_its_status_topic(monkeypatch: 
 def test_a_tenants_readers_use_consumer_groups_of_its_own(monkeypatch: pytest.MonkeyPatch) -> None:
     assert Settings().bus.reader_groups == "ballast-reader-"
     monkeypatch.setenv("BALLAST_TENANT", "payments")
-    assert Settings().bus.reader_groups == "ballast-tenant-payments-"
+    assert Settings().bus.reader_groups == "ballast-tenant-payments."
     monkeypatch.setenv("BALLAST_BUS__READER_GROUPS", "team-payments-")
     assert Settings().bus.reader_groups == "team-payments-"
 

@@ -13,6 +13,7 @@ from services.domain.acls import (
     changes,
     ours,
     plan,
+    tenant_reader_groups,
 )
 from services.domain.tenants import Tenants
 
@@ -48,8 +49,8 @@ def test_a_tenant_writes_its_spec_topic_only_and_reads_its_status_and_dead_lette
     }
     # The CLI's readers commit nothing, but librdkafka looks for their group's coordinator: groups of its own.
     groups = {(b.principal, b.name, b.operation) for b in acls.bus if b.resource is Resource.GROUP}
-    assert groups == {("User:payments", "ballast-tenant-payments-", "READ"),
-                      ("User:search", "ballast-tenant-search-", "READ"),
+    assert groups == {("User:payments", "ballast-tenant-payments.", "READ"),
+                      ("User:search", "ballast-tenant-search.", "READ"),
                       ("User:platform", "ballast-reader-", "READ"), ("User:ballast", "ballast-", "ALL")}
 
 
@@ -165,3 +166,9 @@ def test_what_the_platform_grants_beside_the_plan_on_the_managed_cluster_stays()
     # What the plan grants there is still Ballast's to keep to the plan.
     assert mine(topic("User:payments", "payments.", "DESCRIBE", Pattern.PREFIXED))
     assert mine(Binding("User:platform", Resource.CLUSTER, CLUSTER_RESOURCE, Pattern.LITERAL, "DESCRIBE"))
+
+
+def test_no_tenants_reader_groups_are_within_anothers() -> None:
+    # Tenant names may begin with another's and a '-': "pay" and "pay-eu".
+    assert not tenant_reader_groups("pay-eu", None).startswith(tenant_reader_groups("pay", None))
+    assert not tenant_reader_groups("pay-eu", "east").startswith(tenant_reader_groups("pay", "east"))
