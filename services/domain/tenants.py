@@ -186,11 +186,17 @@ def check_quota(tenant: Tenant, spec: TopicSpec, partitions_elsewhere: int) -> l
             found.append(Violation("quota.partitions", f"{spec.partitions} partitions with the "
                                    f"{partitions_elsewhere} of tenant {tenant.name!r}'s other topics is above its "
                                    f"{quota.partitions}"))
+    # A value left out is the cluster's default (retention.bytes: -1, no limit), which no bound would check: a tenant
+    # with a bound gives the value, as one with a partitions quota gives its partitions.
+    if spec.replicas is None and _bounds_set(quota.replicas):
+        found.append(_left_out(tenant, "quota.replicas", "replicas"))
     if spec.replicas is not None:
         found += _bounded("quota.replicas", "replicas", spec.replicas, quota.replicas)
     for key, bounds, rule in (("retention.ms", quota.retention_ms, "quota.retentionMs"),
                               ("retention.bytes", quota.retention_bytes, "quota.retentionBytes"),
                               ("max.message.bytes", quota.max_message_bytes, "quota.maxMessageBytes")):
+        if key not in spec.config and _bounds_set(bounds):
+            found.append(_left_out(tenant, rule, key))
         if key in spec.config and (value := _number(spec.config[key])) is not None:
             # Kafka's -1 is "no limit": above any maximum.
             found += _bounded(rule, key, float("inf") if value < 0 else value, bounds, shown=spec.config[key])
@@ -267,6 +273,15 @@ def may_rebalance(tenants: Tenants, principal: str) -> bool:
 def schema() -> dict[str, Any]:
     """The tenants file's JSON schema (``ballast schema``)."""
     return Tenants.model_json_schema(by_alias=True)
+
+
+def _bounds_set(bounds: Bounds) -> bool:
+    return bounds.min is not None or bounds.max is not None
+
+
+def _left_out(tenant: Tenant, rule: str, what: str) -> Violation:
+    return Violation(rule, f"tenant {tenant.name!r} has bounds on {what}: its specs give it (the cluster's default "
+                           "is not checked against them)")
 
 
 def _bounded(rule: str, what: str, value: float, bounds: Bounds, shown: Any = None) -> list[Violation]:

@@ -41,7 +41,9 @@ def tenants(tmp_path: Path) -> Tenants:
 
 
 def spec(name: str, partitions: int = 6, replicas: int = 3, **config: str) -> TopicSpec:
-    return TopicSpec(name=name, partitions=partitions, replicas=replicas, config=config)
+    """A spec within payments' retention bound unless ``config`` says otherwise (a bounded value is always given)."""
+    return TopicSpec(name=name, partitions=partitions, replicas=replicas,
+                     config={"retention.ms": "86400000", **config})
 
 
 def test_a_tenant_owns_the_names_of_its_prefixes_or_pattern(tenants: Tenants) -> None:
@@ -75,8 +77,12 @@ def test_quotas_refuse_what_is_beyond_them_each_by_its_rule(tenants: Tenants) ->
     low = check_quota(payments, spec("payments.orders", 6, 2), 0)
     assert [str(v) for v in low] == ["policy rule quota.replicas.min: replicas 2 is below the tenant's minimum 3"]
     # A count left to the cluster would go uncounted: a tenant with a partitions quota gives it.
-    [unsaid] = check_quota(payments, TopicSpec(name="payments.x", replicas=3), 0)
-    assert unsaid.rule == "quota.partitions" and "the cluster's default is not counted" in unsaid.message
+    unsaid = {v.rule: v.message for v in check_quota(payments, TopicSpec(name="payments.x"), 0)}
+    assert "the cluster's default is not counted" in unsaid["quota.partitions"]
+    # So would a bounded value left to the cluster's default (retention.bytes' is -1, no limit): it is given too.
+    assert set(unsaid) == {"quota.partitions", "quota.replicas", "quota.retentionMs"}
+    assert unsaid["quota.retentionMs"] == ("tenant 'payments' has bounds on retention.ms: its specs give it (the "
+                                           "cluster's default is not checked against them)")
     assert check_quota(tenants.named("search"), TopicSpec(name="search.x"), 0) == []
 
 
