@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, fields, replace
 from typing import Generic, TypeVar
 
@@ -265,6 +266,11 @@ def tenant_topics(tenant: str, cluster: str | None = None) -> TenantTopics:
 
     return TenantTopics(tenant, door(base.specs, base.specs.description), door(base.status, base.status.description),
                         door(base.dead_letters, base.dead_letters.description))
+
+
+def tenants_topics(tenants: Iterable[str], cluster: str | None = None) -> list[BusTopic[Event]]:
+    """Every one of these tenants' bus topics (by the tenants file's names), in the deployment named ``cluster``."""
+    return [topic for tenant in tenants for topic in tenant_topics(tenant, cluster).all()]
 
 
 def tenant_of(topic: str, cluster: str | None = None) -> str | None:

@@ -23,7 +23,7 @@ from confluent_kafka import KafkaError, KafkaException
 from confluent_kafka.admin import AdminClient, NewPartitions, NewTopic
 
 from events import TOPICS
-from events.topics import BusTopic, tenant_topics
+from events.topics import BusTopic, tenants_topics
 from services.common.busio import ClientRefused, Refusal, client_config
 from services.common.logging import get_logger
 from services.common.retry import backoff
@@ -65,7 +65,7 @@ def deployment_topics(tenants_file: Path | None) -> list[BusTopic]:
     from services.domain.tenants import load_tenants
 
     tenants = load_tenants(tenants_file).tenants if tenants_file is not None else []
-    return [*TOPICS.all(), *(topic for t in tenants for topic in tenant_topics(t.name).all())]
+    return [*TOPICS.all(), *tenants_topics(t.name for t in tenants)]
 
 
 def ensure_topics(settings: BusSettings, topics: Iterable[BusTopic] | None = None, timeout_s: float = 30.0) -> None:

@@ -24,7 +24,7 @@ from typing import Any
 import httpx
 
 import events.topics
-from events.topics import Topics
+from events.topics import Topics, tenants_topics
 from services.common.bus_topics import ensure_topics
 from services.common.settings import Settings
 from services.local.broker import free_port, group_alive, popen, start_tansu
@@ -264,7 +264,7 @@ class LocalStack:
             # the bus topics' logs first took it seconds; the topics, made after, are then never there unguarded.
             self._admit_tenants(say)
         ensure_topics(self.settings().bus, [*self.topics.all(), *(
-            stack_tenants.bus_topics(self.tenants, self.cluster) if self.tenants else ())])
+            tenants_topics((t.name for t in self.tenants.tenants), self.cluster) if self.tenants else ())])
         for service in self.services:
             say(f"starting {service}")
             self.start_process(service)

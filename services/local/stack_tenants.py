@@ -10,7 +10,6 @@ import re
 from collections.abc import Mapping
 from pathlib import Path
 
-from events.topics import BusTopic, tenant_topics
 from services.local.kafka_security import ADMIN, SERVICES, LocalSecurity
 from services.domain.tenants import Tenant, Tenants
 
@@ -33,11 +32,6 @@ def user_of(tenant: Tenant) -> str:
 
 def users(tenants: Tenants) -> tuple[str, ...]:
     return tuple(user_of(t) for t in tenants.tenants)
-
-
-def bus_topics(tenants: Tenants, cluster: str | None) -> list[BusTopic]:
-    """Every tenant's spec, status and dead-letter topics."""
-    return [topic for t in tenants.tenants for topic in tenant_topics(t.name, cluster).all()]
 
 
 def client_settings(client: Mapping[str, str], security: LocalSecurity | None, tenant: Tenant) -> dict[str, str]:

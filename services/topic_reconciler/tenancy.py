@@ -30,7 +30,7 @@ from typing import Any
 
 from events import TOPICS, Condition, TopicSpec, TopicSpecDeleted, TopicStatus, encode
 from events.conditions import READY
-from events.topics import BusTopic, TenantTopics, not_ours, reserved_topic, tenant_of, tenant_topics
+from events.topics import BusTopic, TenantTopics, not_ours, reserved_topic, tenant_of, tenant_topics, tenants_topics
 from services.common.bus import DeadLetters, raw_bytes
 from services.common.busio import record_key
 from services.common.logging import get_logger
@@ -84,8 +84,7 @@ def bus_topics(path: Path | None) -> list[BusTopic[Any]]:
     """Ballast's topics and, with a tenants file, every tenant's: made before the service's consumer starts (one that
     subscribes to a topic not made yet sees none of its partitions until its metadata is next refreshed, minutes)."""
     tenants = tenants_of(path)
-    return [*TOPICS.all(), *(t for tenant in (tenants.tenants if tenants else [])
-                            for t in tenant_topics(tenant.name).all())]
+    return [*TOPICS.all(), *tenants_topics(t.name for t in (tenants.tenants if tenants else []))]
 
 
 def tenants_of(path: Path | None) -> Tenants | None:

@@ -1,6 +1,6 @@
 """Each tenant's front door on the bus (events.topics.tenant_topics): its names, and the tenant read back from them."""
 
-from events.topics import reserved_topic, tenant_of, tenant_topics
+from events.topics import reserved_topic, tenant_of, tenant_topics, tenants_topics
 
 
 def test_a_tenant_has_a_spec_status_and_dead_letter_topic_of_its_own():
@@ -28,3 +28,9 @@ def test_every_tenant_topic_is_reserved():
     for topic in (*tenant_topics("payments", cluster="").all(), *tenant_topics("payments", cluster="east").all()):
         assert reserved_topic(topic.name) is not None
     assert reserved_topic("ballast.tenant.payments.orders") is None
+
+
+def test_every_tenants_topics_are_listed_in_one_place():
+    listed = [t.name for t in tenants_topics(["a", "b"], cluster="east")]
+    assert listed == [t.name for name in ("a", "b") for t in tenant_topics(name, cluster="east").all()]
+    assert tenants_topics([], cluster="") == []
