@@ -216,6 +216,18 @@ def group(name: str, cluster: str | None = None) -> str:
     return f"ballast-{cluster}-{name}" if cluster else f"ballast-{name}"
 
 
+# The consumer groups of the one-off readers (services.common.busio: the CLI's, the services' reads to the end of a
+# topic) begin with this: they join no group and commit nothing, but librdkafka asks for their group's coordinator,
+# which Kafka answers only for a principal that may DESCRIBE the group. A tenant's readers have a prefix of its own.
+READER_GROUPS = "ballast-reader-"
+
+
+def tenant_reader_groups(tenant: str, cluster: str | None) -> str:
+    """The prefix of the consumer groups of a CLI acting as ``tenant``. It ends with a '.', which no tenant's name
+    has: with a '-', tenant ``pay``'s prefix would begin tenant ``pay-eu``'s groups, and grant them to it too."""
+    return f"ballast-{cluster}-tenant-{tenant}." if cluster else f"ballast-tenant-{tenant}."
+
+
 # This process's deployment: see the module's docstring.
 CLUSTER: str | None = os.environ.get("BALLAST_CLUSTER") or None
 TOPICS = Topics.of(CLUSTER)

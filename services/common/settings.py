@@ -12,8 +12,8 @@ from pydantic import BaseModel, ByteSize, Field, SecretStr, field_validator, mod
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from events import topics
+from events.topics import READER_GROUPS, tenant_reader_groups
 from events.models import ClusterName, DriftMode, PlacerName, TenantName
-from services.domain.acls import READER_GROUPS, tenant_reader_groups
 from services.domain.throttle_limits import Capacities, Limits
 
 
@@ -119,7 +119,7 @@ class BusSettings(KafkaSecurity):
     liveness_check_s: float = Field(default=5.0, gt=0)
     # The consumer groups of the one-off readers (the CLI's, the services' reads to a topic's end) begin with this;
     # Kafka checks that the client may DESCRIBE the group. A CLI acting as a tenant (BALLAST_TENANT) uses the
-    # tenant's own prefix unless this is set (services/domain/acls.py).
+    # tenant's own prefix unless this is set (events.topics, services/domain/acls.py).
     reader_groups: str = READER_GROUPS
 
     def confluent_config(self) -> dict[str, str]:

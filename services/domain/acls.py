@@ -33,13 +33,10 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from events.topics import Topics, tenant_of, tenant_topics
+from events.topics import READER_GROUPS, tenant_reader_groups
 from services.domain.tenants import Tenants
 
 DEFAULT_SERVICE_PRINCIPAL = "User:ballast"
-# The consumer groups of the one-off readers (services.common.busio: the CLI's, the services' reads to the end of a
-# topic) begin with this: they join no group and commit nothing, but librdkafka asks for their group's coordinator,
-# which Kafka answers only for a principal that may DESCRIBE the group. A tenant's readers have a prefix of its own.
-READER_GROUPS = "ballast-reader-"
 # Kafka's one cluster resource has this name.
 CLUSTER_RESOURCE = "kafka-cluster"
 
@@ -107,12 +104,6 @@ _CLUSTER_MANAGER = ("DESCRIBE", "ALTER", "DESCRIBE_CONFIGS", "ALTER_CONFIGS")
 
 def _topic(principal: str, name: str, *operations: str, pattern: Pattern = Pattern.LITERAL) -> set[Binding]:
     return {Binding(principal, Resource.TOPIC, name, pattern, op) for op in operations}
-
-
-def tenant_reader_groups(tenant: str, cluster: str | None) -> str:
-    """The prefix of the consumer groups of a CLI acting as ``tenant``. It ends with a '.', which no tenant's name
-    has: with a '-', tenant ``pay``'s prefix would begin tenant ``pay-eu``'s groups, and grant them to it too."""
-    return f"ballast-{cluster}-tenant-{tenant}." if cluster else f"ballast-tenant-{tenant}."
 
 
 def bus_prefixes(cluster: str | None) -> tuple[str, str]:

@@ -165,12 +165,12 @@ class FailingOutbox(MemoryOutbox):
 
     fail_next_status = False
 
-    async def publish(self, topic: BusTopic[Any], event: Event, *,
-                      correlation_id: str | None = None) -> asyncio.Future[Any]:
+    async def publish(self, topic: BusTopic[Any], event: Event, *, correlation_id: str | None = None,
+                      event_id: str | None = None) -> asyncio.Future[Any]:
         if topic == TOPICS.throttle_status and self.fail_next_status:
             self.fail_next_status = False
             raise BusDown("the status partition's leader is gone")
-        return await super().publish(topic, event, correlation_id=correlation_id)
+        return await super().publish(topic, event, correlation_id=correlation_id, event_id=event_id)
 
 
 async def test_a_status_whose_send_failed_is_sent_at_the_next_look_though_nothing_changed_since() -> None:
