@@ -83,7 +83,8 @@ def test_every_pod_is_non_root_read_only_limited_and_writes_only_to_its_volumes(
             assert context["readOnlyRootFilesystem"] is True and context["allowPrivilegeEscalation"] is False
             assert context["capabilities"]["drop"] == ["ALL"]
             assert container["resources"]["requests"] and container["resources"]["limits"]["memory"]
-            assert container["envFrom"] == [{"configMapRef": {"name": "ballast"}}]
+            assert container["envFrom"] == [{"configMapRef": {"name": "ballast"}},
+                                            {"configMapRef": {"name": "ballast-kafka-security", "optional": True}}]
             mounts = {m["mountPath"]: m for m in container.get("volumeMounts", [])}
             volumes = {v["name"]: v for v in spec.get("volumes", [])}
             for path, mount in mounts.items():
@@ -134,7 +135,7 @@ def test_the_topic_reconciler_holds_specs_to_the_shipped_policy_in_both_deployme
 
     deployment = by_kind("Deployment")["ballast-topic-reconciler"]
     (container,) = pod(deployment)["containers"]
-    policy_file = Path({e["name"]: e["value"] for e in container["env"]}["BALLAST_POLICY_FILE"])
+    policy_file = Path({e["name"]: e.get("value") for e in container["env"]}["BALLAST_POLICY_FILE"])
     (mount,) = [m for m in container["volumeMounts"] if m["mountPath"] == str(policy_file.parent)]
     assert mount["readOnly"] is True and "subPath" not in mount
     volume = {v["name"]: v for v in pod(deployment)["volumes"]}[mount["name"]]
@@ -158,3 +159,103 @@ def test_every_compose_container_has_a_read_only_root_filesystem() -> None:
     assert set(kafka) == {"controller", "kafka-1", "kafka-2", "kafka-3"}
     for name, node in kafka.items():
         assert node["tmpfs"] == ["/tmp"] and node["volumes"] == [f"{name}:/var/lib/kafka"], name
+
+
+def workloads() -> list[dict[str, Any]]:
+    return [*by_kind("Deployment").values(), *by_kind("Job").values()]
+
+
+def mounted_secret(workload: dict[str, Any], container: dict[str, Any], path: Path) -> tuple[str, str] | None:
+    """The Secret and its key that ``path`` is in the container, where a Secret volume mounted there holds it."""
+    volumes = {v["name"]: v for v in pod(workload).get("volumes", [])}
+    for mount in container.get("volumeMounts", []):
+        if path.parent == Path(mount["mountPath"]) and "secret" in volumes[mount["name"]]:
+            return volumes[mount["name"]]["secret"]["secretName"], path.name
+    return None
+
+
+def test_a_secured_kafkas_credentials_and_ca_come_from_a_secret_mounted_in_every_pod_and_are_optional() -> None:
+    """Issue 53: the services take the bus's and the managed cluster's SASL credentials and CA from a Secret,
+    mounted as files, never as literals; without kafka-security.yaml applied (its ConfigMap and Secret are optional
+    in every pod), the settings stay ballast.yaml's, PLAINTEXT."""
+    security = by_kind("ConfigMap")["ballast-kafka-security"]["data"]
+    secrets = by_kind("Secret")
+    files = {key: Path(value) for key, value in security.items() if key.endswith(("_FILE", "_CAFILE"))}
+    assert set(files) == {f"BALLAST_{section}__{key}" for section in ("BUS", "CLUSTER_ADMIN")
+                          for key in ("SASL_PASSWORD_FILE", "SSL_CAFILE")}
+    for workload in workloads():
+        (container,) = pod(workload)["containers"]
+        assert {"configMapRef": {"name": "ballast-kafka-security", "optional": True}} in container["envFrom"]
+        volumes = {v["name"]: v for v in pod(workload)["volumes"]}
+        for key, path in files.items():
+            secret, item = mounted_secret(workload, container, path) or (None, None)
+            assert secret is not None, (workload["metadata"]["name"], key)
+            assert item in secrets[secret]["stringData"], (secret, item)
+            (volume,) = [v for v in volumes.values() if v.get("secret", {}).get("secretName") == secret]
+            assert volume["secret"]["optional"] is True
+
+    base = by_kind("ConfigMap")["ballast"]["data"]
+    assert not any("SECURITY_PROTOCOL" in key or "SASL" in key for key in base)
+    secured = settings_from({**base, **security})
+    assert secured.bus.security_protocol == secured.cluster_admin.security_protocol == "SASL_SSL"
+    assert secured.bus.sasl_password is None
+    assert secured.bus.sasl_password_file == files["BALLAST_BUS__SASL_PASSWORD_FILE"]
+    assert settings_from(base).bus.security_protocol == "PLAINTEXT"
+
+
+def settings_from(environment: dict[str, str]) -> Any:
+    """Ballast's settings as a pod with exactly this environment reads them (but Cruise Control's, whose files
+    are read as the settings are)."""
+    import os
+    from unittest import mock
+
+    from services.common.settings import Settings
+
+    clean = {k: v for k, v in os.environ.items() if not k.startswith("BALLAST_")}
+    ours = {k: v for k, v in environment.items() if not k.startswith("BALLAST_CRUISE_CONTROL__")}
+    with mock.patch.dict(os.environ, {**clean, **ours}, clear=True):
+        return Settings()
+
+
+def test_no_password_is_written_in_a_setting_and_none_outside_the_secrets() -> None:
+    """A password is a Secret's, mounted as a file: no ConfigMap or container sets a *PASSWORD setting itself, and no
+    Secret's value is written anywhere else in the manifests."""
+    passwords = {value.strip() for secret in by_kind("Secret").values()
+                 for key, value in secret["stringData"].items() if "password" in key.lower()}
+    assert passwords
+    settings = [*(item for d in by_kind("ConfigMap").values() for item in d["data"].items()),
+                *((e["name"], e.get("value", "")) for w in workloads() for c in pod(w)["containers"]
+                  for e in c.get("env", []))]
+    for key, value in settings:
+        assert not key.upper().endswith(("PASSWORD", "JAAS_CONFIG")), key
+        assert not any(password in value for password in passwords), key
+    for document in documents():
+        if document["kind"] != "Secret":
+            dumped = yaml.safe_dump(document)
+            assert not any(password in dumped for password in passwords), document["metadata"]["name"]
+
+
+def test_the_tenants_file_comes_from_its_configmap_where_it_is_read_and_is_optional(tmp_path: Path) -> None:
+    """Issue 53: the tenants file (BALLAST_TENANTS_FILE) reaches the topic reconciler (the tenant gate) and the Job
+    that makes every tenant's topics from the ConfigMap ballast-tenants, mounted as a directory; without it applied,
+    the setting is unset and there are no tenants."""
+    from services.domain.tenants import load_tenants
+
+    configmap = by_kind("ConfigMap")["ballast-tenants"]["data"]
+    path = Path(configmap["BALLAST_TENANTS_FILE"])
+    readers = {"ballast-topic-reconciler": by_kind("Deployment")["ballast-topic-reconciler"],
+               "ballast-init-bus": by_kind("Job")["ballast-init-bus"]}
+    for name, workload in readers.items():
+        (container,) = pod(workload)["containers"]
+        (setting,) = [e for e in container["env"] if e["name"] == "BALLAST_TENANTS_FILE"]
+        assert setting["valueFrom"]["configMapKeyRef"] == {
+            "name": "ballast-tenants", "key": "BALLAST_TENANTS_FILE", "optional": True}, name
+        (mount,) = [m for m in container["volumeMounts"] if m["mountPath"] == str(path.parent)]
+        assert mount["readOnly"] is True and "subPath" not in mount
+        volume = {v["name"]: v for v in pod(workload)["volumes"]}[mount["name"]]["configMap"]
+        assert volume["name"] == "ballast-tenants" and volume["optional"] is True
+        assert volume["items"] == [{"key": path.name, "path": path.name}]
+
+    written = tmp_path / path.name
+    written.write_text(configmap[path.name])
+    assert [t.name for t in load_tenants(written).tenants] == ["payments"]
