@@ -47,12 +47,21 @@ PODMAN_DEBS  := podman=4.3.1+ds1-8+deb12u1+b3 runc=1.1.5+ds1-1+deb12u1 netavark=
 BALLAST_COMPOSE_PROJECT ?= ballast
 # How long `make compose-up` waits for the stack to answer (`ballast doctor --wait`).
 BALLAST_COMPOSE_WAIT_S  ?= 600
-COMPOSE      := $(CONTAINERS) $(BIN)/podman-compose -p $(BALLAST_COMPOSE_PROJECT) -f deploy/compose.yaml
+# The stack's CA, certificate and passwords (services/local/compose_secrets.py), made by compose-up, mounted into the
+# containers from here, and removed by compose-down.
+BALLAST_COMPOSE_SECRETS ?= $(CURDIR)/.ballast/compose/$(BALLAST_COMPOSE_PROJECT)
+COMPOSE      := $(CONTAINERS) BALLAST_COMPOSE_SECRETS=$(BALLAST_COMPOSE_SECRETS) $(BIN)/podman-compose \
+                -p $(BALLAST_COMPOSE_PROJECT) -f deploy/compose.yaml
 # The `ballast` CLI's settings for the compose stack, with the ports the stack's variables give (the shell expands
-# them); the policy the stack's topic reconciler holds specs to, so that `ballast diff` and `apply` refuse first.
-COMPOSE_CLI_ENV := BALLAST_BUS__BOOTSTRAP_SERVERS=127.0.0.1:$${BALLAST_COMPOSE_KAFKA_PORT_1:-19092} \
+# them); the policy the stack's topic reconciler holds specs to, so that `ballast diff` and `apply` refuse first; the
+# user ballast's password file and the stack's CA, for the bus and the cluster alike.
+COMPOSE_KAFKA_SECURITY = SECURITY_PROTOCOL=SASL_SSL SASL_MECHANISM=SCRAM-SHA-512 SASL_USERNAME=ballast \
+  SASL_PASSWORD_FILE=$(BALLAST_COMPOSE_SECRETS)/clients/ballast.password SSL_CAFILE=$(BALLAST_COMPOSE_SECRETS)/clients/ca.crt
+COMPOSE_CLI_ENV = BALLAST_BUS__BOOTSTRAP_SERVERS=127.0.0.1:$${BALLAST_COMPOSE_KAFKA_PORT_1:-19092} \
+  $(addprefix BALLAST_BUS__,$(COMPOSE_KAFKA_SECURITY)) \
   BALLAST_CLUSTER_ADMIN__KIND=kafka \
   BALLAST_CLUSTER_ADMIN__BOOTSTRAP_SERVERS=127.0.0.1:$${BALLAST_COMPOSE_KAFKA_PORT_1:-19092} \
+  $(addprefix BALLAST_CLUSTER_ADMIN__,$(COMPOSE_KAFKA_SECURITY)) \
   BALLAST_CRUISE_CONTROL__HOST=127.0.0.1 \
   BALLAST_CRUISE_CONTROL__PORT=$${BALLAST_COMPOSE_CRUISE_CONTROL_PORT:-9090} \
   BALLAST_PORTS__TOPIC_RECONCILER=$${BALLAST_COMPOSE_PORT_TOPIC_RECONCILER:-6066} \
@@ -269,6 +278,7 @@ images:
 # (the bus and Ballast's topics, the brokers, Cruise Control past its warm-up, each service's /health), and says what
 # it still waits for meanwhile.
 compose-up: $(STAMP) images
+	$(BIN)/python -m services.local.compose_secrets $(BALLAST_COMPOSE_SECRETS)
 	$(COMPOSE) up -d
 	@echo "waiting for the stack to answer (ballast doctor, up to $(BALLAST_COMPOSE_WAIT_S) s: BALLAST_COMPOSE_WAIT_S)"
 	@env $(COMPOSE_CLI_ENV) $(BIN)/ballast doctor --wait $(BALLAST_COMPOSE_WAIT_S) || { \
@@ -278,6 +288,7 @@ compose-up: $(STAMP) images
 
 compose-down: $(STAMP)
 	$(COMPOSE) down --volumes
+	rm -rf $(BALLAST_COMPOSE_SECRETS)
 
 # The `ballast` CLI's settings for the compose stack, as shell exports: eval "$$(make -s compose-env)".
 compose-env:

@@ -28,8 +28,10 @@ class LocalSecurity:
     certificates: LocalCertificates
 
     @classmethod
-    def make(cls, directory: Path, users: tuple[str, ...] = (ADMIN, SERVICES)) -> LocalSecurity:
-        security = cls(directory, LocalCertificates.make(directory))
+    def make(cls, directory: Path, users: tuple[str, ...] = (ADMIN, SERVICES), names: tuple[str, ...] = ()
+             ) -> LocalSecurity:
+        """``names``: the brokers' host names beyond localhost (``LocalCertificates.make``)."""
+        security = cls(directory, LocalCertificates.make(directory, names))
         for user in users:
             path = security.password_file(user)
             path.touch(mode=0o600)
@@ -59,10 +61,19 @@ class LocalSecurity:
         return [arg for user in self.users()
                 for arg in ("--add-scram", f"{MECHANISM}=[name={user},password={self.password(user)}]")]
 
-    def node_properties(self, *, broker: bool) -> dict[str, str]:
+    def controller_login(self) -> str:
+        """The controller listener's JAAS line: the controller's one PLAIN user, and the brokers' login as it."""
         admin = self.password(ADMIN)
-        controller_login = (f'org.apache.kafka.common.security.plain.PlainLoginModule required username="{ADMIN}" '
-                            f'password="{admin}" user_{ADMIN}="{admin}";')
+        return (f'org.apache.kafka.common.security.plain.PlainLoginModule required username="{ADMIN}" '
+                f'password="{admin}" user_{ADMIN}="{admin}";')
+
+    def broker_login(self) -> str:
+        """A SCRAM listener's JAAS line on a broker: the brokers' login to each other, as the admin user."""
+        return (f'org.apache.kafka.common.security.scram.ScramLoginModule required username="{ADMIN}" '
+                f'password="{self.password(ADMIN)}";')
+
+    def node_properties(self, *, broker: bool) -> dict[str, str]:
+        controller_login = self.controller_login()
         common = {
             "listener.security.protocol.map": f"CONTROLLER:SASL_PLAINTEXT,{LISTENER}:SASL_SSL",
             "sasl.mechanism.controller.protocol": "PLAIN",
@@ -78,9 +89,7 @@ class LocalSecurity:
             "inter.broker.listener.name": LISTENER,
             "sasl.mechanism.inter.broker.protocol": MECHANISM,
             f"listener.name.{LISTENER.lower()}.sasl.enabled.mechanisms": MECHANISM,
-            f"listener.name.{LISTENER.lower()}.{MECHANISM.lower()}.sasl.jaas.config":
-                f'org.apache.kafka.common.security.scram.ScramLoginModule required username="{ADMIN}" '
-                f'password="{admin}";',
+            f"listener.name.{LISTENER.lower()}.{MECHANISM.lower()}.sasl.jaas.config": self.broker_login(),
             "ssl.keystore.type": "PEM",
             "ssl.keystore.location": str(self.certificates.keystore),
             "ssl.truststore.type": "PEM",

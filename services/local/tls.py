@@ -26,7 +26,9 @@ class LocalCertificates:
     keystore: Path
 
     @classmethod
-    def make(cls, directory: Path) -> LocalCertificates:
+    def make(cls, directory: Path, names: tuple[str, ...] = ()) -> LocalCertificates:
+        """``names``: the brokers' host names beyond localhost and 127.0.0.1 (the compose stack's, by which its
+        containers reach them)."""
         directory.mkdir(parents=True, exist_ok=True, mode=0o700)
         now = datetime.datetime.now(datetime.timezone.utc)
         ca_key = ec.generate_private_key(ec.SECP256R1())
@@ -46,7 +48,7 @@ class LocalCertificates:
                   .issuer_name(ca_name).public_key(key.public_key()).serial_number(x509.random_serial_number())
                   .not_valid_before(now - datetime.timedelta(minutes=5)).not_valid_after(now + VALID_FOR)
                   # Clients check the address they connect to (127.0.0.1) against these.
-                  .add_extension(x509.SubjectAlternativeName([x509.DNSName("localhost"),
+                  .add_extension(x509.SubjectAlternativeName([*map(x509.DNSName, ("localhost", *names)),
                                                               x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]),
                                  critical=False)
                   .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)

@@ -1,7 +1,9 @@
 """The compose stack (deploy/compose.yaml) as a user runs it: the images `make images` builds (no registry), Kafka
 4.3.1 and every Ballast service in containers under podman-compose, started with `make compose-up`, a topic spec and
 a replication-factor change applied with the `ballast` CLI from this machine and checked with a Kafka client against
-the containerised Kafka.
+the containerised Kafka. The stack is the secured one (SASL_SSL, SCRAM-SHA-512, the StandardAuthorizer): every
+service, the Spark job, the dashboard and the CLI authenticate, with the secrets `make compose-up` makes as mounted
+files (the plaintext bus is tested by the local stacks).
 
 Every podman call has a timeout (podman-compose can hang when a container it waits on exits), and the stack, its
 volumes and its network go at the end, also when a test fails."""
@@ -11,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 import shlex
+import shutil
 import signal
 import subprocess
 import sys
@@ -25,8 +28,10 @@ import httpx
 import pytest
 import yaml
 from confluent_kafka.admin import AdminClient, ConfigResource
+from confluent_kafka.cimpl import KafkaException
 
 from events import TOPICS
+from services.common.settings import KafkaSecurity
 from services.local.broker import free_port
 from tests.patience import WAIT_S
 
@@ -39,6 +44,8 @@ PORT_VARIABLES = ("BALLAST_COMPOSE_KAFKA_PORT_1", "BALLAST_COMPOSE_KAFKA_PORT_2"
                   "BALLAST_COMPOSE_PORT_TOPIC_RECONCILER", "BALLAST_COMPOSE_PORT_REPLICAS_CHANGE",
                   "BALLAST_COMPOSE_PORT_REBALANCER", "BALLAST_COMPOSE_PORT_LOAD_COLLECTOR", "BALLAST_COMPOSE_PORT_THROTTLE")
 PROJECT_PREFIX = "ballast-test-"
+# Where `make compose-up` makes each project's secrets (the Makefile's BALLAST_COMPOSE_SECRETS).
+SECRETS = ROOT / ".ballast" / "compose"
 # A cold build (the Debian base, then PyPI's wheels) takes minutes; with the machine's layer cache, seconds.
 BUILD_TIMEOUT_S = 1800
 # How long `make compose-up` waits for the stack to answer (its BALLAST_COMPOSE_WAIT_S), and for the whole of it:
@@ -59,10 +66,22 @@ class Stack:
     def bootstrap(self) -> str:
         return self.env["BALLAST_BUS__BOOTSTRAP_SERVERS"]
 
+    @property
+    def security(self) -> KafkaSecurity:
+        """The CLI's credentials (`make compose-env`): the user ballast's password file and the stack's CA."""
+        prefix = "BALLAST_BUS__"
+        return KafkaSecurity.model_validate({key.removeprefix(prefix).lower(): value for key, value in self.env.items()
+                                             if key.startswith(prefix) and key != f"{prefix}BOOTSTRAP_SERVERS"})
+
     @cached_property
     def admin(self) -> AdminClient:
         """One client of the containerised Kafka for every check (each new one starts its own threads)."""
-        return AdminClient({"bootstrap.servers": self.bootstrap, "log_level": 0})
+        return AdminClient({"bootstrap.servers": self.bootstrap, "log_level": 0, **self.security.librdkafka()})
+
+    @property
+    def secrets(self) -> Path:
+        """Where `make compose-up` made the stack's CA and passwords."""
+        return Path(self.env["BALLAST_BUS__SASL_PASSWORD_FILE"]).parents[1]
 
     def url(self, variable: str, path: str = "/") -> str:
         return f"http://127.0.0.1:{self.ports[variable]}{path}"
@@ -71,14 +90,17 @@ class Stack:
         listed = podman("ps", "--all", "--format", "json", "--filter", f"label=io.podman.compose.project={self.project}")
         return json.loads(listed.stdout or "[]")
 
-    def ballast(self, *args: str, input: str | None = None, policy: bool = True) -> subprocess.CompletedProcess[str]:
-        """``policy=False``: without the policy file `make compose-env` names, as a CLI or client that has none."""
+    def ballast(self, *args: str, input: str | None = None, policy: bool = True, env: dict[str, str] | None = None
+                ) -> subprocess.CompletedProcess[str]:
+        """``policy=False``: without the policy file `make compose-env` names, as a CLI or client that has none;
+        ``env``: settings beside `make compose-env`'s."""
         # The CLI waits a minute for a broker's answer, not its default 10 s: in CI, with the rest of the suite
         # beside it, a containerised broker left `ballast apply`'s first watermark query unanswered for 10 s.
-        env = {**os.environ, **self.env, "BALLAST_BUS__ANSWER_TIMEOUT_S": "60"}
+        settings = {**os.environ, **self.env, "BALLAST_BUS__ANSWER_TIMEOUT_S": "60", **(env or {})}
         if not policy:
-            env.pop("BALLAST_POLICY_FILE", None)
-        return run([str(Path(sys.executable).with_name("ballast")), *args], input=input, timeout=WAIT_S + 60, env=env)
+            settings.pop("BALLAST_POLICY_FILE", None)
+        return run([str(Path(sys.executable).with_name("ballast")), *args], input=input, timeout=WAIT_S + 60,
+                   env=settings)
 
     def container(self, service: str) -> str:
         return f"{self.project}_{service}_1"
@@ -146,6 +168,7 @@ def remove_everything_of(project: str, ports: dict[str, str]) -> None:
     if volumes:
         podman("volume", "rm", "--force", *volumes, check=False)
     podman("network", "rm", "--force", f"{project}_default", check=False)
+    shutil.rmtree(SECRETS / project, ignore_errors=True)  # as `make compose-down` does
 
 
 def remove_leftovers() -> None:
@@ -154,7 +177,8 @@ def remove_leftovers() -> None:
     label = "{{ index .Labels \"io.podman.compose.project\" }}"
     listed = [*podman("ps", "--all", "--format", label, check=False).stdout.split(),
               *podman("volume", "ls", "--format", label, check=False).stdout.split(),
-              *podman("network", "ls", "--format", "{{.Name}}", check=False).stdout.split()]
+              *podman("network", "ls", "--format", "{{.Name}}", check=False).stdout.split(),
+              *(path.name for path in SECRETS.glob(f"{PROJECT_PREFIX}*"))]
     for project in sorted({name.removesuffix("_default") for name in listed}):
         pid = project.removeprefix(PROJECT_PREFIX).split("-", 1)[0]
         if project.startswith(PROJECT_PREFIX) and pid.isdigit() and not Path(f"/proc/{pid}").exists():
@@ -183,7 +207,8 @@ def stack() -> Iterator[Stack]:
     remove_leftovers()
     project = f"{PROJECT_PREFIX}{os.getpid()}-{uuid.uuid4().hex[:6]}"
     ports = {name: str(free_port()) for name in PORT_VARIABLES}
-    exports = run(["make", "-s", "compose-env"], cwd=ROOT, timeout=60, env={**os.environ, **ports}).stdout
+    exports = run(["make", "-s", "compose-env", f"BALLAST_COMPOSE_PROJECT={project}"], cwd=ROOT, timeout=60,
+                  env={**os.environ, **ports}).stdout
     env = dict(shlex.split(line.removeprefix("export "))[0].split("=", 1) for line in exports.splitlines())
     stack = Stack(project, ports, env)
     try:
@@ -346,6 +371,32 @@ def test_every_published_port_listens_on_loopback_only(stack: Stack) -> None:
     listening = run(["ss", "--listening", "--tcp", "--numeric", "--no-header"], timeout=30).stdout.splitlines()
     addresses = {line.split()[3] for line in listening if line.split()[3].rsplit(":", 1)[1] in ports}
     assert addresses == {f"127.0.0.1:{port}" for port in ports}
+
+
+def test_the_bus_refuses_a_client_without_the_password_and_no_container_holds_one_in_its_environment(
+        stack: Stack, tmp_path: Path) -> None:
+    """Issue 53: the compose stack is secured. A client with a wrong password is refused by the brokers (SCRAM), and
+    one that talks PLAINTEXT gets no answer; the passwords reach the containers only as read-only mounted files:
+    no container's environment or command line holds one, nor does deploy/compose.yaml."""
+    wrong = tmp_path / "wrong.password"
+    wrong.write_text("not-the-password")
+    refused = stack.ballast("status", env={"BALLAST_BUS__SASL_PASSWORD_FILE": str(wrong)})
+    assert refused.returncode != 0 and "Authentication failed" in refused.stdout + refused.stderr, refused.stderr
+    plain = AdminClient({"bootstrap.servers": stack.bootstrap, "log_level": 0})
+    with pytest.raises(KafkaException):
+        plain.list_topics(timeout=5)
+
+    passwords = {path.read_text().strip() for path in stack.secrets.rglob("*.password")}
+    assert len(passwords) == 2 and all(passwords)
+    assert not any(password in COMPOSE_FILE.read_text() for password in passwords)
+    for container in stack.containers():
+        config = json.loads(podman("inspect", "--format", "{{json .Config}}", container["Names"][0]).stdout)
+        seen = json.dumps([config.get("Env"), config.get("Cmd"), config.get("Entrypoint")])
+        assert not any(password in seen for password in passwords), container["Names"][0]
+        mounts = json.loads(podman("inspect", "--format", "{{json .Mounts}}", container["Names"][0]).stdout)
+        secrets = [m for m in mounts if m["Source"].startswith(str(stack.secrets))]
+        if not container["Names"][0].endswith("_prometheus_1"):  # it talks to no Kafka
+            assert [(m["Destination"], m["RW"]) for m in secrets] == [("/etc/ballast/kafka", False)], mounts
 
 
 def test_the_spark_job_in_its_image_writes_load_aggregates_and_doctor_sees_every_part(stack: Stack) -> None:

@@ -158,7 +158,35 @@ def test_every_compose_container_has_a_read_only_root_filesystem() -> None:
     kafka = {name: s for name, s in services.items() if s["image"].startswith("localhost/ballast-kafka:")}
     assert set(kafka) == {"controller", "kafka-1", "kafka-2", "kafka-3"}
     for name, node in kafka.items():
-        assert node["tmpfs"] == ["/tmp"] and node["volumes"] == [f"{name}:/var/lib/kafka"], name
+        assert node["tmpfs"] == ["/tmp"] and node["volumes"] == [
+            f"{name}:/var/lib/kafka", "${BALLAST_COMPOSE_SECRETS:-../.ballast/compose/ballast}/kafka:/etc/ballast/kafka:ro"
+        ], name
+
+
+def test_the_compose_stack_is_secured_with_its_secrets_as_mounted_files_only() -> None:
+    """Issue 53: the compose stack runs SASL_SSL with SCRAM-SHA-512 and the StandardAuthorizer. Every container that
+    talks to Kafka mounts its secrets read-only (the nodes the kafka directory, Ballast's the clients one), and every
+    secret setting names a file there: no password, JAAS line or key is written in the file or its environment."""
+    services = yaml.safe_load(COMPOSE.read_text())["services"]
+    secrets = "${BALLAST_COMPOSE_SECRETS:-../.ballast/compose/ballast}"
+    for name, service in services.items():
+        env = service.get("environment", {})
+        assert not any(key.endswith(("PASSWORD", "JAAS_CONFIG")) or "password=" in str(value).lower()
+                       for key, value in env.items()), name
+        if name == "prometheus":
+            continue
+        kind = "kafka" if service["image"].startswith("localhost/ballast-kafka:") else "clients"
+        assert f"{secrets}/{kind}:/etc/ballast/kafka:ro" in service["volumes"], name
+        if kind == "kafka":
+            assert env["KAFKA_PROPERTIES_FILE"] == "/etc/ballast/kafka/node.properties"
+            assert env["KAFKA_CFG_AUTHORIZER_CLASS_NAME"].endswith("StandardAuthorizer")
+            assert "PLAINTEXT" not in env["KAFKA_CFG_LISTENER_SECURITY_PROTOCOL_MAP"].replace("SASL_PLAINTEXT", "")
+        else:
+            for section in ("BUS", "CLUSTER_ADMIN"):
+                assert env[f"BALLAST_{section}__SECURITY_PROTOCOL"] == "SASL_SSL"
+                assert env[f"BALLAST_{section}__SASL_MECHANISM"] == "SCRAM-SHA-512"
+                assert env[f"BALLAST_{section}__SASL_PASSWORD_FILE"] == "/etc/ballast/kafka/ballast.password"
+                assert env[f"BALLAST_{section}__SSL_CAFILE"] == "/etc/ballast/kafka/ca.crt"
 
 
 def workloads() -> list[dict[str, Any]]:
