@@ -18,6 +18,8 @@ from services.cli.main import app
 KUBERNETES = Path(__file__).resolve().parents[2] / "deploy" / "kubernetes"
 COMPOSE = KUBERNETES.parent / "compose.yaml"
 POLICY = KUBERNETES.parent / "policy" / "policy.yaml"
+# Where the compose stack's secrets are mounted from (`make compose-up` sets it; the default for a bare podman-compose).
+COMPOSE_SECRETS = "${BALLAST_COMPOSE_SECRETS:-../.ballast/compose/ballast}"
 KUBERNETES_VERSION = "1.37.0"
 
 
@@ -159,8 +161,7 @@ def test_every_compose_container_has_a_read_only_root_filesystem() -> None:
     assert set(kafka) == {"controller", "kafka-1", "kafka-2", "kafka-3"}
     for name, node in kafka.items():
         assert node["tmpfs"] == ["/tmp"] and node["volumes"] == [
-            f"{name}:/var/lib/kafka", "${BALLAST_COMPOSE_SECRETS:-../.ballast/compose/ballast}/kafka:/etc/ballast/kafka:ro"
-        ], name
+            f"{name}:/var/lib/kafka", f"{COMPOSE_SECRETS}/kafka:/etc/ballast/kafka:ro"], name
 
 
 def test_the_compose_stack_is_secured_with_its_secrets_as_mounted_files_only() -> None:
@@ -168,7 +169,6 @@ def test_the_compose_stack_is_secured_with_its_secrets_as_mounted_files_only() -
     talks to Kafka mounts its secrets read-only (the nodes the kafka directory, Ballast's the clients one), and every
     secret setting names a file there: no password, JAAS line or key is written in the file or its environment."""
     services = yaml.safe_load(COMPOSE.read_text())["services"]
-    secrets = "${BALLAST_COMPOSE_SECRETS:-../.ballast/compose/ballast}"
     for name, service in services.items():
         env = service.get("environment", {})
         assert not any(key.endswith(("PASSWORD", "JAAS_CONFIG")) or "password=" in str(value).lower()
@@ -176,7 +176,7 @@ def test_the_compose_stack_is_secured_with_its_secrets_as_mounted_files_only() -
         if name == "prometheus":
             continue
         kind = "kafka" if service["image"].startswith("localhost/ballast-kafka:") else "clients"
-        assert f"{secrets}/{kind}:/etc/ballast/kafka:ro" in service["volumes"], name
+        assert f"{COMPOSE_SECRETS}/{kind}:/etc/ballast/kafka:ro" in service["volumes"], name
         if kind == "kafka":
             assert env["KAFKA_PROPERTIES_FILE"] == "/etc/ballast/kafka/node.properties"
             assert env["KAFKA_CFG_AUTHORIZER_CLASS_NAME"].endswith("StandardAuthorizer")
