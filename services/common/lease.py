@@ -58,6 +58,9 @@ EXIT_LEASE_LOST = 3
 # The rebalance timeout: members must rejoin within it (librdkafka wants it at least the session timeout).
 MAX_POLL_INTERVAL_MS = 6000
 POLL_S = 0.5
+# A gap this long between two of the lease thread's polls is logged (with how long it was): the thread needs the GIL,
+# and a process that holds it (a long garbage collection, a long C call) delays the polls towards max.poll.interval.
+LATE_POLL_S = 2.0
 
 
 def restart_as_standby() -> None:
@@ -185,9 +188,15 @@ class Lease:
         self._thread.start()
 
     def _keep(self) -> None:
+        last = time.monotonic()
         while not self._stopping.is_set():
             self.poll()
             time.sleep(0.01)
+            now = time.monotonic()
+            if now - last >= LATE_POLL_S:
+                log.warning("lease poll late", service=self.service, seconds_since_last_poll=round(now - last, 2),
+                            max_poll_interval_s=max(MAX_POLL_INTERVAL_MS, self._bus.lease_session_timeout_ms) / 1000)
+            last = now
 
     def release(self, code: int) -> None:
         """When the service stops: stop polling and exit with ``code`` without leaving the group, so the lease

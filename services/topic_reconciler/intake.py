@@ -19,6 +19,7 @@ from events import TOPICS, ReplicasChangeBatch
 from events.topics import not_ours, reserved_topic
 from services.common.bus import DeadLetters, raw_bytes
 from services.common.busio import record_key
+from services.common.garbage_collection import FrozenGrowth
 from services.common.lease import Lease
 from services.common.logging import get_logger
 from services.common.shards import Handover, shard_of
@@ -57,6 +58,9 @@ class Intake:
         self._deferred: set[str] = set()
         # Set while this instance acts on its shards; cleared from a handover's pause until the next are loaded.
         self.ready = asyncio.Event()
+        # The topics' memory, once grown by a load or a burst, leaves the collector's generations: full collections
+        # of a heap of 100,000 topics stalled the lease's thread (services.common.garbage_collection).
+        self.frozen = FrozenGrowth()
 
     # -- records, as the agents hand them over (each handler may be called again on any part of its batch) --------
 
@@ -81,6 +85,7 @@ class Intake:
             names.append(decoded.event.key)
         if names:
             await self.reconciler.reconcile(sorted(set(names)))
+            self.frozen.held(len(self.memory.topics))
 
     async def on_change_events(self, events: Sequence[Any]) -> None:
         records = []
@@ -206,6 +211,8 @@ class Intake:
                 # agent passed their records by (the tenant gate's claims and forwards would be stale otherwise).
                 for name, item in loaded[0].items():
                     self.on_spec(name, item.decoded.event, item.decoded.envelope.id, latest=True)
+            del loaded  # the records as read: only what ``remember`` kept of them is frozen
+        self.frozen.held(len(self.memory.topics))
         self.built = self.owned = shards
         log.info("acting on shards", shards=sorted(shards), of=self.shards, gained=sorted(gained),
                  released=sorted(released), **self.memory.counts())
