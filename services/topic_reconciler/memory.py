@@ -5,7 +5,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
+
+from pydantic import BaseModel
 
 from events import conditions
 from events import Condition, PlaceholderRecord, ReplicasChangeRecord, TopicSpec, TopicSpecDeleted, TopicStatus
@@ -17,7 +19,28 @@ from services.topic_reconciler.refusals import Refusal
 from services.topic_reconciler.tenancy import tenant_generation
 
 
-@dataclass
+Model = TypeVar("Model", bound=BaseModel)
+# Each distinct set of fields given of the records kept, shared by all of them: pydantic keeps one set per instance
+# (216-728 bytes: more than the record's own values for a spec or a status's condition), and a frozen record never
+# changes it (a copy, model_copy's too, gets its own).
+_FIELDS_SETS: dict[frozenset[str], set[str]] = {}
+
+
+def kept(record: Model) -> Model:
+    """``record`` (a frozen event) as the memory keeps it, its nested records too: with its set of fields shared."""
+    fields = record.__pydantic_fields_set__
+    object.__setattr__(record, "__pydantic_fields_set__", _FIELDS_SETS.setdefault(frozenset(fields), fields))
+    for value in record.__dict__.values():
+        if isinstance(value, BaseModel):
+            kept(value)
+        elif isinstance(value, list):
+            for item in value:
+                if isinstance(item, BaseModel):
+                    kept(item)
+    return record
+
+
+@dataclass(slots=True)
 class TopicMemory:
     # Desired state: the spec (None once deleted) and its generation (the spec record's offset + 1).
     spec: TopicSpec | None = None
@@ -92,7 +115,7 @@ class Memory:
                    event_id: str = "") -> None:
         topic = self[name]
         topic.tenant_generation = tenant_generation(event_id)
-        topic.spec = spec if isinstance(spec, TopicSpec) else None
+        topic.spec = kept(spec) if isinstance(spec, TopicSpec) else None
         if spec.owner is not None or isinstance(spec, TopicSpec):
             topic.owner = spec.owner
         topic.specified = True
@@ -104,14 +127,14 @@ class Memory:
         """What the compacted topics say of topics just taken over (nothing is known of them yet)."""
         for name, item in placeholders.items():
             if item.decoded.event.placeholders:
-                self[name].placeholders = item.decoded.event
+                self[name].placeholders = kept(item.decoded.event)
         for name, item in specs.items():
             # A reserved name, or a spec for another cluster, was dead-lettered when it arrived.
             if not reserved_topic(name) and not not_ours(item.decoded.event):
                 self.apply_spec(name, item.decoded.event, item.offset, item.decoded.envelope.correlation_id,
                                 item.decoded.envelope.id)
         for name, item in statuses.items():
-            status = self[name].status = item.decoded.event
+            status = self[name].status = kept(item.decoded.event)
             self[name].origin = status.origin
             if self[name].spec is None and self[name].owner is None:
                 self[name].owner = status.owner  # withdrawn by an admin: its tenant still hears of it
@@ -119,7 +142,7 @@ class Memory:
                 self[name].drift = (status.generation, drift)
         for name, item in changes.items():
             if isinstance(item.decoded.event, ReplicasChangeRecord):
-                self[name].change = item.decoded.event
+                self[name].change = kept(item.decoded.event)
                 self[name].change_offset = item.offset
 
     def forget(self, whose: Callable[[str], bool]) -> None:

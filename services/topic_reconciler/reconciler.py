@@ -23,7 +23,7 @@ from services.domain.policy import Policy
 from services.placement.model import PlacementError
 from services.topic_reconciler import logic, refusals
 from services.topic_reconciler.creating import BatchCreator, Creation
-from services.topic_reconciler.memory import Memory, TopicMemory
+from services.topic_reconciler.memory import Memory, TopicMemory, kept
 from services.topic_reconciler.placing import Placing
 from services.topic_reconciler.status import StatusPublisher
 
@@ -477,7 +477,7 @@ class Reconciler:
         managed = {r.topic for r in records if self.memory.spec(r.topic) is not None}
         if not managed:
             for record in records:
-                self.memory[record.topic].change = record
+                self.memory[record.topic].change = kept(record)
             return
         async with self.lock:
             managed = self._fence(managed)  # a handover may have paused this instance meanwhile
@@ -494,7 +494,7 @@ class Reconciler:
                 except AdminError as exc:
                     log.warning("cannot read the cluster; statuses wait for the next resync", error=str(exc))
             for record in records:
-                self.memory[record.topic].change = record
+                self.memory[record.topic].change = kept(record)
             sends: Sends = []
             for name in dict.fromkeys(r.topic for r in records):
                 topic = self.memory[name]

@@ -13,7 +13,7 @@ from services.common.logging import get_logger
 from services.common.metrics import observe_since
 from services.common.outbox import Outbox
 from services.topic_reconciler import logic
-from services.topic_reconciler.memory import TopicMemory
+from services.topic_reconciler.memory import TopicMemory, kept
 
 log = get_logger(__name__)
 
@@ -41,7 +41,7 @@ class StatusPublisher:
             return []
         if _newly_completed(topic.status, status) and topic.change is not None:
             observe_since("completion_to_status", topic.change.updated_at.timestamp())
-        topic.status = status
+        topic.status = kept(status)
         log.debug("status", ready=status.ready, replicas=status.replicas,
                   change=status.replicas_change.state if status.replicas_change else None)
         sends = [await self._outbox.publish(TOPICS.status, status, correlation_id=topic.correlation)]

@@ -34,6 +34,7 @@ from services.common.admin.port import (
     PartitionInfo,
     Reassignment,
     ReplicaInfo,
+    replica_on,
     TopicAlreadyExists,
     TopicDefaults,
     TopicDescription,
@@ -270,7 +271,8 @@ class KafkaClusterAdmin:
             partitions = []
             for p in sorted(topic["partitions"], key=lambda p: p["partition_index"]):
                 replicas = tuple(p["replica_nodes"])
-                info = tuple(ReplicaInfo(broker=b, rack=racks.get(b), **disks.get((name, p["partition_index"], b), {}))
+                info = tuple(ReplicaInfo(broker=b, rack=racks.get(b), **disk)
+                             if (disk := disks.get((name, p["partition_index"], b))) else replica_on(b, racks.get(b))
                              for b in replicas)
                 leader = p["leader_id"] if p["leader_id"] >= 0 else None
                 partitions.append(PartitionInfo(id=p["partition_index"], replicas=replicas, leader=leader,

@@ -21,6 +21,8 @@ read the services could not make is made again at their next look, whatever the 
 
 from __future__ import annotations
 
+import functools
+
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
@@ -75,14 +77,14 @@ class UnreadableAnswer(OperationRefused):
     temporary = False
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class BrokerInfo:
     id: int
     rack: str | None = None
     alive: bool = True
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ReplicaInfo:
     """Where one replica of a partition lives, as far as the adapter can tell."""
 
@@ -93,7 +95,14 @@ class ReplicaInfo:
     future_log_dir: str | None = None  # the directory it is being moved to (AlterReplicaLogDirs in progress)
 
 
-@dataclass(frozen=True)
+@functools.cache
+def replica_on(broker: int, rack: str | None) -> ReplicaInfo:
+    """A replica whose directory and size are unknown (not asked for): one shared instance per broker and rack. The
+    topic reconciler keeps a description of every topic it manages, one of these per replica."""
+    return ReplicaInfo(broker=broker, rack=rack)
+
+
+@dataclass(frozen=True, slots=True)
 class PartitionInfo:
     id: int
     replicas: tuple[int, ...]
@@ -148,7 +157,7 @@ class LogDirInfo:
         return sum(r.size_bytes for r in self.replicas if not r.is_future)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class TopicDescription:
     name: str
     partitions: tuple[PartitionInfo, ...]

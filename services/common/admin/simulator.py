@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -20,6 +22,7 @@ from services.common.admin.port import (
     PartitionInfo,
     Reassignment,
     ReplicaInfo,
+    replica_on,
     TopicAlreadyExists,
     TopicDefaults,
     TopicDescription,
@@ -34,12 +37,15 @@ from services.common.admin.port import (
 MB = 1_000_000
 
 
-def _topic(document: dict[str, Any], racks: Mapping[int, str | None] | None = None) -> TopicDescription:
+def _topic(document: dict[str, Any], racks: Mapping[int, str | None] | None = None, *,
+           replica_dirs: bool = True) -> TopicDescription:
     def info(p: dict[str, Any]) -> tuple[ReplicaInfo, ...]:
+        if not replica_dirs:
+            return tuple(replica_on(b, (racks or {}).get(b)) for b in p["replicas"])
         dirs = p.get("logDirs", {})
         size = int(p["sizeMB"] * MB) if "sizeMB" in p else None
-        return tuple(ReplicaInfo(broker=b, rack=(racks or {}).get(b), log_dir=dirs.get(str(b)), size_bytes=size)
-                     for b in p["replicas"])
+        return tuple(ReplicaInfo(broker=b, rack=(racks or {}).get(b), log_dir=_interned(dirs.get(str(b))),
+                                 size_bytes=size) for b in p["replicas"])
 
     return TopicDescription(
         name=document["name"],
@@ -53,7 +59,13 @@ def _topic(document: dict[str, Any], racks: Mapping[int, str | None] | None = No
 
 
 def _racks(document: dict[str, Any]) -> dict[int, str | None]:
-    return {int(b): rack for b, rack in document.get("racks", {}).items()}
+    return {int(b): _interned(rack) for b, rack in document.get("racks", {}).items()}
+
+
+def _interned(text: str | None) -> str | None:
+    """One string object for every description's copy of a rack or a log directory: a reconciler keeps one
+    description per topic, three replicas each, and JSON gives each answer its own strings."""
+    return sys.intern(text) if text is not None else None
 
 
 # 4xx answers that refuse the moment, not the request (a proxy's request timeout, its rate limit).
@@ -129,12 +141,13 @@ class SimulatorClusterAdmin:
 
     async def describe_topics(self, names: list[str], *, replica_dirs: bool = True
                               ) -> dict[str, TopicDescription | None]:
-        # The simulator's answer has the replicas' directories whether asked or not: ``replica_dirs`` costs nothing.
+        # The simulator's answer has the replicas' directories whether asked or not; left out unless asked for, as a
+        # real Kafka's adapter does (the topic reconciler keeps the descriptions of all its topics).
         if not names:
             return {}
         data = await self._call("POST", "topics/describe", json={"names": names})
         racks = _racks(data)
-        found = {t["name"]: _topic(t, racks) for t in data["topics"]}
+        found = {t["name"]: _topic(t, racks, replica_dirs=replica_dirs) for t in data["topics"]}
         return {name: found.get(name) for name in names}
 
     async def create_topic(
