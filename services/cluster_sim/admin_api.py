@@ -157,6 +157,7 @@ async def create_batch(request: web.Request) -> web.Response:
         except ClusterError:
             pass  # as a broker whose directory is not there: it chooses one itself
         outcome[name] = None
+    sim.frozen.held(len(cluster.topics))
     return web.json_response({"topics": outcome})
 
 
