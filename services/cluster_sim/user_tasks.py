@@ -11,7 +11,6 @@
   answer again, errors included, for as long as the session lives (``session_expiry_s`` since its last use);
 - a request naming a task in its ``User-Task-ID`` header gets that task's answer when the task's path and parameters
   are the request's, and is refused otherwise ("Unexpected header");
-- a completed task is kept (with its answer) until ``MAX_CACHED_COMPLETED`` newer ones have completed;
 - a restart forgets every task and session.
 """
 
@@ -32,11 +31,6 @@ from services.cluster_sim.request import RequestError
 # The endpoints whose request is handled synchronously: a task, but no session to find it by.
 SYNC_ENDPOINTS = frozenset({"user_tasks", "stop_proposal_execution"})
 ACTIVE, IN_EXECUTION, COMPLETED, COMPLETED_WITH_ERROR = "Active", "InExecution", "Completed", "CompletedWithError"
-
-# Completed tasks kept, the oldest forgotten first: Cruise Control's max.cached.completed.user.tasks (25; it also keeps
-# them at most completed.user.task.retention.time.ms, 24 h). Each keeps its answer, which grows with the cluster (a
-# partition_load of 100,000 partitions): kept without a bound, they held more than a gigabyte at 100,000 topics.
-MAX_CACHED_COMPLETED = 25
 
 # The request as Cruise Control compares two of them: method and path, and each parameter's set of values.
 RequestKey = tuple[str, frozenset[tuple[str, frozenset[str]]]]
@@ -174,7 +168,7 @@ class UserTaskManager:
         task.completed_ms = int(time.time() * 1000)
         if self.in_execution is task:
             self.in_execution = None
-        self._completed(task)
+        self.completed[task.id] = task
 
     def scan(self) -> None:
         """What the task scanner has done by now: every active task whose answer came before its last run is
@@ -185,12 +179,7 @@ class UserTaskManager:
             del self.active[task.id]
             task.status = COMPLETED_WITH_ERROR if task.failed else COMPLETED
             task.completed_ms = int(time.time() * 1000)
-            self._completed(task)
-
-    def _completed(self, task: SimTask) -> None:
-        self.completed[task.id] = task
-        while len(self.completed) > MAX_CACHED_COMPLETED:
-            del self.completed[next(iter(self.completed))]
+            self.completed[task.id] = task
 
     def all(self) -> list[SimTask]:
         """Active ones first, then the executing one, then completed ones (``getAllUserTasks``)."""
