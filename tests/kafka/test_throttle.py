@@ -347,7 +347,13 @@ async def test_a_produce_latency_past_its_limit_drops_the_rates_to_the_floor(
     try:
         await ours.start()
         await probe.start(admin)
-        assert len((await admin.partition_states())[f"{name}-probe"]) == 4, "one partition of the probe per broker"
+
+        async def probe_partitions() -> int | None:
+            # The broker answering may not know the probe's topic yet, moments after its creation (seen loaded).
+            return len((await admin.partition_states()).get(f"{name}-probe", ())) or None
+
+        assert await eventually(probe_partitions, "the probe's topic in the brokers' metadata") == 4, \
+            "one partition of the probe per broker"
         await move_to_a_broker_that_is_down(admin, kafka, name, 1, 2, 8)
 
         async def looked(check: Callable[[], Awaitable[bool]]) -> bool:
