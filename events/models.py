@@ -32,25 +32,27 @@ def check_topic_name(name: str) -> str:
 
 TopicName = Annotated[str, AfterValidator(check_topic_name)]
 
-# A Kafka cluster's name as Strimzi's KafkaTopics give it (label strimzi.io/cluster: a Kubernetes name), which a
-# named deployment also puts in its bus topics' and consumer groups' names (events.topics).
-_CLUSTER_NAME = re.compile(r"^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$")
+# A Kafka cluster's name as Strimzi's KafkaTopics give it (label strimzi.io/cluster: a Kubernetes name), and a
+# tenant's: each also goes into bus topics' and consumer groups' names (events.topics).
+_BUS_NAME = re.compile(r"^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$")
+
+
+def _bus_name(name: str, what: str, why: str) -> str:
+    if not _BUS_NAME.match(name):
+        raise ValueError(f"invalid {what} name {name!r}: use 1-63 lower-case letters, digits and '-', beginning and "
+                         f"ending with a letter or digit ({why})")
+    return name
 
 
 def check_cluster_name(name: str) -> str:
-    if not _CLUSTER_NAME.match(name):
-        raise ValueError(f"invalid cluster name {name!r}: use 1-63 lower-case letters, digits and '-', beginning and "
-                         "ending with a letter or digit (a Kubernetes name, as strimzi.io/cluster takes)")
-    return name
+    return _bus_name(name, "cluster", "a Kubernetes name, as strimzi.io/cluster takes")
 
 
 ClusterName = Annotated[str, AfterValidator(check_cluster_name)]
 
+
 def check_tenant_name(name: str) -> str:
-    if not _CLUSTER_NAME.match(name):
-        raise ValueError(f"invalid tenant name {name!r}: 1-63 lower-case letters, digits and '-', beginning and ending "
-                         "with a letter or digit (it names the tenant's topics on the bus)")
-    return name
+    return _bus_name(name, "tenant", "it names the tenant's topics on the bus")
 
 
 # A tenant of the tenants file (services/domain/tenants.py) by its name, which also names its topics on the bus.
