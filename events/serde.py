@@ -12,13 +12,14 @@ from events.envelope import Envelope, new_id, utcnow
 from events.models import EVENT_TYPES, Event
 from events.load import LOAD_EVENT_TYPES
 from events.rebalance import REBALANCE_EVENT_TYPES
+from events.tenancy import TENANCY_EVENT_TYPES
 from events.throttle import THROTTLE_EVENT_TYPES
 from events.topics import BusTopic
 
 E = TypeVar("E", bound=Event, covariant=True)
 
 REGISTRY: dict[str, type[Event]] = {cls.SCHEMA: cls for cls in (*EVENT_TYPES, *REBALANCE_EVENT_TYPES, *LOAD_EVENT_TYPES,
-                                                   *THROTTLE_EVENT_TYPES)}
+                                                   *THROTTLE_EVENT_TYPES, *TENANCY_EVENT_TYPES)}
 
 
 class InvalidEvent(ValueError):

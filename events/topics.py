@@ -43,6 +43,7 @@ from events.rebalance import (
     RebalanceRequest,
     RebalanceStatus,
 )
+from events.tenancy import TenantGateProgress
 from events.throttle import ThrottleLedger, ThrottleRateChanged, ThrottleStatus
 
 E = TypeVar("E", bound=Event, covariant=True)
@@ -170,6 +171,12 @@ class Topics:
         (ThrottleLedger,),
     )
 
+    # The tenant gate's memory (services.topic_reconciler.tenancy): how far it decided each tenant's spec topic.
+    gate_progress: BusTopic[TenantGateProgress] = BusTopic(
+        "ballast.tenant-gate.progress", True, "the tenant gate's progress through the tenants' spec topics",
+        (TenantGateProgress,),
+    )
+
     # Which instance of each service runs (the member of consumer group ``ballast-<service>-owner`` holding partition
     # 0), or which shards each topic-reconciler instance holds (services.common.lease). Nothing is written to it.
     leases: BusTopic[Event] = BusTopic(
@@ -195,7 +202,7 @@ class Topics:
                 self.observed_brokers, self.placeholders, self.placement_requests, self.placement_responses,
                 self.placements, self.rebalance_requests, self.rebalance_actions, self.rebalance_status, self.scaling,
                 self.broker_status, self.load_samples, self.load_aggregates, self.throttle_status,
-                self.throttle_changes, self.throttle_ledger]
+                self.throttle_changes, self.throttle_ledger, self.gate_progress]
 
 
     def named(self, name: str) -> BusTopic[Event] | None:

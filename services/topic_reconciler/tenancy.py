@@ -11,11 +11,14 @@ one is broken). A refused one is dead-lettered with the reason (to the tenant's 
 deployment's), its name's status on the tenant's status topic says why (condition NotOwner or QuotaExceeded), and
 nothing else is touched.
 
-A forward is idempotent: its envelope's id names the tenant's record (``<topic>/<partition>/<offset>``), and records
-at or before the last one forwarded from a partition for the names of a shard are not forwarded again (the names of
-one shard are decided in their records' order, by one instance at a time; those of two shards are not). The agent's offsets are committed only
-after its batch is handled, and a forward is awaited before the next record: a kill -9 between the two finds the
-forward on the spec topic as it starts and goes on after it. With several shards, each instance decides for the names
+A record is decided once: records at or before the last one decided from a partition for the names of a shard are
+not decided again (the names of one shard are decided in their records' order, by one instance at a time; those of two
+shards are not). How far it got, the gate keeps on a topic of its own (``TOPICS.gate_progress``), written after each
+batch and before the agent's offsets are committed; a forward's envelope id also names the tenant's record
+(``<topic>/<partition>/<offset>``), and a forward is awaited before the next record, so a kill -9 between a forward and
+its progress finds the forward on the spec topic as it starts and goes on after it. The progress topic, not the spec
+topic alone, is what keeps an admin's later record for a tenant's name from hiding the gate's progress (the name's
+latest record there is then the admin's): the tenant's older record is not forwarded again over it. With several shards, each instance decides for the names
 of its shards (as it reconciles them), so one name's claims are decided in one place, in order; what a handover's
 pause holds back is decided when the shards are taken again, and a shard gained from another instance is caught up on
 from the tenants' spec topics.
@@ -29,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from events import TOPICS, Condition, TopicSpec, TopicSpecDeleted, TopicStatus, encode
+from events.tenancy import TenantGateProgress
 from events.conditions import READY
 from events.topics import BusTopic, TenantTopics, not_ours, reserved_topic, tenant_of, tenant_topics, tenants_topics
 from services.common.bus import DeadLetters, raw_bytes
@@ -41,6 +45,8 @@ from services.domain.tenants import Claim, Decision, Tenant, Tenants, TenantsErr
 
 log = get_logger(__name__)
 INVALID = "Invalid"
+# A partition of a tenant's spec topic, and a shard of the names.
+Where = tuple[str, int, int]
 
 
 def origin_id(topic: str, partition: int, offset: int) -> str:
@@ -113,10 +119,12 @@ class TenantGate:
         self._owns = owns
         self._holds = holds
         self._in_cluster = in_cluster
-        # The deployment's spec topic: each name's claim, and the last tenant record forwarded per partition of a
-        # tenant's spec topic and shard of the names (another instance may be behind on another shard's).
+        # The deployment's spec topic: each name's claim.
         self.claims: dict[str, Claim] = {}
-        self.forwarded: dict[tuple[str, int, int], int] = {}
+        # The last tenant record decided per partition of a tenant's spec topic and shard of the names (another
+        # instance may be behind on another shard's), and what of it the progress topic does not have yet.
+        self.decided: dict[Where, int] = {}
+        self._unwritten: dict[Where, int] = {}
         # This gate's forwards the spec agent has not read back yet, by name (their envelope ids): the agent lags
         # (its batches wait for a quiet period), and a record of the name it reads before the forward is older, whose
         # claim must not undo the forward's (a withdrawal read back late left the name free to another tenant).
@@ -131,7 +139,8 @@ class TenantGate:
         return [tenant_topics(t.name) for t in self.tenants.tenants]
 
     async def start(self) -> None:
-        """Read who claimed what from the deployment's spec topic."""
+        """Read how far the gate got, and who claimed what from the deployment's spec topic."""
+        await self._read_progress()
         for name, item in (await self.outbox.read_compacted(TOPICS.specs)).items():
             self.take(name, item.decoded.event, item.decoded.envelope.id, latest=True)
         log.info("tenant gate open", tenants=[t.name for t in self.tenants.tenants], claims=len(self.claims))
@@ -142,8 +151,7 @@ class TenantGate:
         (``latest``) the name's latest, read from the compacted topic or just forwarded."""
         if (origin := origin_of(event_id)) is not None:
             topic, partition, offset = origin
-            where = (topic, partition, shard_of(name.encode(), self.shards))
-            self.forwarded[where] = max(offset, self.forwarded.get(where, -1))
+            self._passed((topic, partition, shard_of(name.encode(), self.shards)), offset)
         if not latest and (unread := self._unread.get(name)) is not None:
             if event_id != unread:
                 return  # older than this gate's forward of the name, which the agent has not reached yet
@@ -153,13 +161,38 @@ class TenantGate:
         else:
             self.claims[name] = claim
 
+    def _where(self, topic: str, partition: int, key: bytes | None) -> Where:
+        return topic, partition, shard_of(key, self.shards)
+
     def _done(self, topic: str, partition: int, offset: int, key: bytes | None) -> bool:
-        return offset <= self.forwarded.get((topic, partition, shard_of(key, self.shards)), -1)
+        return offset <= self.decided.get(self._where(topic, partition, key), -1)
+
+    def _passed(self, where: Where, offset: int) -> None:
+        self.decided[where] = max(offset, self.decided.get(where, -1))
+
+    def _decided(self, topic: str, partition: int, offset: int, key: bytes | None) -> None:
+        where = self._where(topic, partition, key)
+        self._passed(where, offset)
+        self._unwritten[where] = self.decided[where]
+
+    async def _read_progress(self) -> None:
+        for item in (await self.outbox.read_compacted(TOPICS.gate_progress)).values():
+            progress = item.decoded.event
+            self._passed((progress.source, progress.partition, progress.shard), progress.offset)
+
+    async def _write_progress(self) -> None:
+        """How far the gate got, written before the agent commits its offsets (or a handover's catch-up ends)."""
+        acks = [await self.outbox.publish(TOPICS.gate_progress, TenantGateProgress(
+            source=topic, partition=partition, shard=shard, offset=offset))
+            for (topic, partition, shard), offset in self._unwritten.items()]
+        await asyncio.gather(*acks)
+        self._unwritten.clear()  # kept if the bus failed: the batch is handled again, and finds it decided
 
     async def on_spec_events(self, events: Sequence[Any]) -> None:
         async with self._lock:
             for event in events:
                 await self._record(event)
+            await self._write_progress()
 
     async def on_shards_taken(self, gained: Callable[[bytes | None], bool] | None) -> None:
         """Shards taken (``intake.take``): decide what a pause held back, and, for shards gained from another
@@ -168,25 +201,29 @@ class TenantGate:
             deferred, self._deferred = self._deferred, []
             for event in deferred:
                 await self._record(event)  # one whose shard went to another instance: that one catches up on it
-            if gained is None:
-                return
-            for door in self.doors():
-                latest = await self.outbox.read_compacted(door.specs, keys=gained)
-                # In their records' order, as the agent would have: a forward counts for the records before it.
-                for name, item in sorted(latest.items(), key=lambda named: (named[1].partition, named[1].offset)):
-                    if self._done(door.specs.name, item.partition, item.offset, name.encode()):
-                        continue
-                    tenant = self.tenants.named(door.tenant)
-                    assert tenant is not None
-                    raw = encode(item.decoded.event, correlation_id=item.decoded.envelope.correlation_id)
+            if gained is not None:
+                await self._catch_up(gained)
+            await self._write_progress()
 
-                    async def reject(reason: str, item: Any = item, raw: bytes = raw, name: str = name) -> None:
-                        await self.dead_letters.send(source=door.specs.name, key=name.encode(), value=raw,
-                                                     reason=reason, partition=item.partition, offset=item.offset,
-                                                     copy_to=door.dead_letters)
+    async def _catch_up(self, gained: Callable[[bytes | None], bool]) -> None:
+        await self._read_progress()  # the previous holder's, of the shards gained
+        for door in self.doors():
+            latest = await self.outbox.read_compacted(door.specs, keys=gained)
+            # In their records' order, as the agent would have: a forward counts for the records before it.
+            for name, item in sorted(latest.items(), key=lambda named: (named[1].partition, named[1].offset)):
+                if self._done(door.specs.name, item.partition, item.offset, name.encode()):
+                    continue
+                tenant = self.tenants.named(door.tenant)
+                assert tenant is not None
+                raw = encode(item.decoded.event, correlation_id=item.decoded.envelope.correlation_id)
 
-                    await self._decide(tenant, item.decoded.event, item.decoded.envelope.correlation_id,
-                                       (door.specs.name, item.partition, item.offset), reject)
+                async def reject(reason: str, item: Any = item, raw: bytes = raw, name: str = name) -> None:
+                    await self.dead_letters.send(source=door.specs.name, key=name.encode(), value=raw,
+                                                 reason=reason, partition=item.partition, offset=item.offset,
+                                                 copy_to=door.dead_letters)
+
+                await self._decide(tenant, item.decoded.event, item.decoded.envelope.correlation_id,
+                                   (door.specs.name, item.partition, item.offset), reject)
 
     async def _record(self, event: Any) -> None:
         message = event.message
@@ -204,6 +241,7 @@ class TenantGate:
         door = tenant_topics(tenant.name)
         decoded = await self.dead_letters.decode_or_reject(event, door.specs, copy_to=door.dead_letters)
         if decoded is None:
+            self._decided(message.topic, message.partition, message.offset, raw_bytes(event.key))
             self._audit(tenant, record_key(event.key) or "", INVALID, "event", "not a valid spec")
             return
 
@@ -215,6 +253,11 @@ class TenantGate:
 
     async def _decide(self, tenant: Tenant, spec: TopicSpec | TopicSpecDeleted, correlation_id: str,
                       origin: tuple[str, int, int], reject: Callable[[str], Awaitable[None]]) -> None:
+        await self._accept_or_refuse(tenant, spec, correlation_id, origin, reject)
+        self._decided(*origin, spec.name.encode())
+
+    async def _accept_or_refuse(self, tenant: Tenant, spec: TopicSpec | TopicSpecDeleted, correlation_id: str,
+                                origin: tuple[str, int, int], reject: Callable[[str], Awaitable[None]]) -> None:
         if reason := reserved_topic(spec.name) or not_ours(spec):
             await reject(reason)
             self._audit(tenant, spec.name, INVALID, "reserved", reason)

@@ -187,6 +187,50 @@ async def test_a_forward_read_again_by_a_restarted_gate_is_not_forwarded_twice(s
     assert len(outbox.on(TOPICS.specs)) == 2
 
 
+async def restarted(service: TopicReconciler, outbox: MemoryOutbox) -> TopicReconciler:
+    again = TopicReconciler(service.settings, admin=service.reconciler.admin, outbox=outbox)
+    assert again.gate is not None
+    await again.gate.start()
+    await again.intake.start()
+    await again.intake.handover._taking  # type: ignore[union-attr,misc]  # the first load
+    return again
+
+
+async def test_an_admins_later_record_for_a_tenants_name_is_not_undone_by_a_restart(service) -> None:
+    """The admin's record is the name's latest on the deployment's spec topic, and names no tenant record: the
+    restarted gate knows from its own progress topic that the tenant's record was decided, and leaves it."""
+    reconciler, outbox, _ = service
+    await from_tenant(reconciler, "alpha", TopicSpec(name="alpha.orders", partitions=3, replicas=2), 5)
+    outbox.put(TOPICS.specs, TopicSpecDeleted(name="alpha.orders"))  # an admin withdraws it
+    again = await restarted(reconciler, outbox)
+    await from_tenant(again, "alpha", TopicSpec(name="alpha.orders", partitions=3, replicas=2), 5)  # read again
+    assert [type(e).__name__ for e in outbox.on(TOPICS.specs)] == ["TopicSpec", "TopicSpecDeleted"]
+    [progress] = outbox.on(TOPICS.gate_progress)
+    assert (progress.source, progress.partition, progress.offset) == (tenant_topics("alpha").specs.name, 0, 5)
+
+
+async def test_a_refused_record_read_again_after_a_restart_is_not_refused_twice(service) -> None:
+    reconciler, outbox, _ = service
+    await from_tenant(reconciler, "alpha", TopicSpec(name="beta.orders", partitions=1), 2)
+    assert len(outbox.on(tenant_topics("alpha").dead_letters)) == 1
+    again = await restarted(reconciler, outbox)
+    await from_tenant(again, "alpha", TopicSpec(name="beta.orders", partitions=1), 2)
+    assert len(outbox.on(tenant_topics("alpha").dead_letters)) == 1
+    await from_tenant(again, "alpha", TopicSpec(name="beta.orders", partitions=1), 3)  # sent again: refused again
+    assert len(outbox.on(tenant_topics("alpha").dead_letters)) == 2
+
+
+async def test_a_batch_writes_its_progress_once_per_partition_and_shard(service) -> None:
+    reconciler, outbox, _ = service
+    door = tenant_topics("alpha").specs
+    batch = [record(door, TopicSpec(name=f"alpha.t{i}", partitions=1), offset) for i, offset in enumerate((4, 7, 9))]
+    assert reconciler.gate is not None
+    await reconciler.supervisor.handle(batch, reconciler.gate.on_spec_events)
+    assert len(outbox.on(TOPICS.specs)) == 3
+    [progress] = outbox.on(TOPICS.gate_progress)
+    assert progress.offset == 9
+
+
 async def test_what_a_handover_holds_back_or_passes_by_is_decided_once_the_shards_are_taken(service) -> None:
     """With several shards, a record arriving while a handover pauses the instance waits for the shards to be taken
     again; one of a shard the instance did not hold then is caught up on when it gains the shard."""

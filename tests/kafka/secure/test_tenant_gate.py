@@ -73,6 +73,8 @@ def test_a_tenants_spec_for_its_own_name_is_created_and_its_status_reaches_its_s
     assert busio.latest(admin, TOPICS.specs)["a.orders"].owner == "team-a"
     assert busio.latest(admin, TOPICS.status)["a.orders"].owner == "team-a"
     assert "a.orders" not in busio.latest(admin, B.status)
+    # How far the gate got, on its own topic (what a restart reads back instead of deciding the record again).
+    assert any(p.source == A.specs.name for p in busio.latest(admin, TOPICS.gate_progress).values())
 
 
 def test_a_spec_naming_another_tenants_topic_is_refused_and_that_topic_is_untouched(
