@@ -1,27 +1,28 @@
 """The bus contract: every event schema and topic name Ballast uses, in one place."""
 
+from events.conditions import Condition
+from events.dead_letters import DeadLetter
 from events.envelope import Envelope
-from events.models import (
+from events.names import PlacerName
+from events.placement import (
     BrokerForgotten,
-    Condition,
-    DeadLetter,
     ObservedBroker,
     PlaceholderRecord,
     PlacedReplica,
     PlacementReason,
     PlacementRequest,
     PlacementResponse,
-    PlacerName,
+    ReplicasPlaced,
+)
+from events.replicas_change import (
     ReplicasChangeBatch,
     ReplicasChangeCommand,
     ReplicasChangeRecord,
     ReplicasChangeState,
-    ReplicasPlaced,
     ReplicasChangeStatus,
-    TopicSpec,
-    TopicSpecDeleted,
-    TopicStatus,
 )
+from events.topic_specs import TopicSpec, TopicSpecDeleted
+from events.topic_status import TopicStatus
 from events.load import BrokerLoadSample, LoadAggregate, LogDirLoadSample, PartitionLoadSample
 from events.rebalance import (
     BrokerLoadChange,

@@ -1,7 +1,26 @@
-"""The names of the conditions status events carry: part of the contract subscribers read, so written once, here,
-and used by the services that set them and by the CLI, the dashboard and the demo that read them."""
+"""The conditions status events carry: the block each is written as (``Condition``), and the names of their types,
+part of the contract subscribers read, so written once, here, and used by the services that set them and by the CLI,
+the dashboard and the demo that read them."""
 
 from __future__ import annotations
+
+from datetime import datetime
+
+from pydantic import BaseModel, Field
+
+from events.envelope import FROZEN_WIRE, utcnow
+from events.limits import BoundedText
+
+
+class Condition(BaseModel):
+    model_config = FROZEN_WIRE
+
+    type: str
+    status: str  # "True" | "False" | "Unknown", as in Kubernetes conditions
+    reason: str | None = None
+    message: BoundedText | None = None
+    last_transition_time: datetime = Field(default_factory=utcnow)
+
 
 # -- topics (TopicStatus) -----------------------------------------------------------------------------------------
 READY = "Ready"

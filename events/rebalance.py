@@ -16,7 +16,11 @@ from pydantic import AfterValidator, BaseModel, Field, field_validator, model_va
 from events.envelope import FROZEN_WIRE, utcnow
 from events.limits import BoundedText
 from events.throttle import BrokerThrottle
-from events.models import ClusterName, Condition, Event, StrictBool, StrictInt
+from events.conditions import Condition
+from events.models import Event
+from events.names import ClusterName
+from events.strict import StrictBool, StrictInt
+
 
 def _broker_ids(brokers: list[int]) -> list[int]:
     if any(b < 0 for b in brokers):

@@ -8,18 +8,26 @@ from typing import Generic, TypeVar
 
 from pydantic import ValidationError
 
+from events.dead_letters import DEAD_LETTER_EVENT_TYPES
 from events.envelope import Envelope, new_id, utcnow
-from events.models import EVENT_TYPES, Event
 from events.load import LOAD_EVENT_TYPES
+from events.models import Event
+from events.placement import PLACEMENT_EVENT_TYPES
 from events.rebalance import REBALANCE_EVENT_TYPES
+from events.replicas_change import REPLICAS_CHANGE_EVENT_TYPES
 from events.tenancy import TENANCY_EVENT_TYPES
 from events.throttle import THROTTLE_EVENT_TYPES
+from events.topic_specs import TOPIC_SPEC_EVENT_TYPES
+from events.topic_status import TOPIC_STATUS_EVENT_TYPES
 from events.topics import BusTopic
 
 E = TypeVar("E", bound=Event, covariant=True)
 
-REGISTRY: dict[str, type[Event]] = {cls.SCHEMA: cls for cls in (*EVENT_TYPES, *REBALANCE_EVENT_TYPES, *LOAD_EVENT_TYPES,
-                                                   *THROTTLE_EVENT_TYPES, *TENANCY_EVENT_TYPES)}
+# Every event a record may carry, by its schema name: each module of events lists its own.
+EVENT_TYPES: tuple[type[Event], ...] = (
+    *TOPIC_SPEC_EVENT_TYPES, *REPLICAS_CHANGE_EVENT_TYPES, *TOPIC_STATUS_EVENT_TYPES, *DEAD_LETTER_EVENT_TYPES,
+    *PLACEMENT_EVENT_TYPES, *REBALANCE_EVENT_TYPES, *LOAD_EVENT_TYPES, *THROTTLE_EVENT_TYPES, *TENANCY_EVENT_TYPES)
+REGISTRY: dict[str, type[Event]] = {cls.SCHEMA: cls for cls in EVENT_TYPES}
 
 
 class InvalidEvent(ValueError):

@@ -19,22 +19,19 @@ from dataclasses import dataclass, fields, replace
 from typing import Generic, TypeVar
 
 from events.load import BrokerLoadSample, LoadAggregate, LogDirLoadSample, PartitionLoadSample
-from events.models import (
+from events.dead_letters import DeadLetter
+from events.models import Event
+from events.placement import (
     BrokerForgotten,
-    DeadLetter,
-    Event,
     ObservedBroker,
     PlaceholderRecord,
     PlacementRequest,
     PlacementResponse,
-    ReplicasChangeBatch,
-    ReplicasChangeCommand,
-    ReplicasChangeRecord,
     ReplicasPlaced,
-    TopicSpec,
-    TopicSpecDeleted,
-    TopicStatus,
 )
+from events.replicas_change import ReplicasChangeBatch, ReplicasChangeCommand, ReplicasChangeRecord
+from events.topic_specs import TopicSpec, TopicSpecDeleted
+from events.topic_status import TopicStatus
 from events.rebalance import (
     BrokerRemovalRequested,
     BrokerStatus,

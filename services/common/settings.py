@@ -13,7 +13,8 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from events import topics
 from events.topics import READER_GROUPS, tenant_reader_groups
-from events.models import ClusterName, DriftMode, PlacerName, TenantName
+from events.names import ClusterName, PlacerName, TenantName
+from events.topic_specs import DriftMode
 from services.domain.throttle_limits import Capacities, Limits
 
 

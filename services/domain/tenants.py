@@ -36,7 +36,7 @@ from pydantic.alias_generators import to_camel
 
 from events import TopicSpec, TopicSpecDeleted
 from events.conditions import NOT_OWNER, QUOTA_EXCEEDED
-from events.models import check_tenant_name
+from events.names import check_tenant_name
 from services.domain.policy import Bounds, Violation
 
 _PRINCIPAL = re.compile(r"^[A-Za-z]+:.+$")

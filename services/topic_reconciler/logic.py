@@ -35,7 +35,8 @@ from events.conditions import (
     UNDER_REPLICATED,
     UNMANAGED,
 )
-from events.models import DriftMode, TopicOrigin
+from events.topic_specs import DriftMode
+from events.topic_status import TopicOrigin
 from events.topic_configs import THROTTLE_LISTS
 from services.domain.policy import Policy, Violation, check_spec, check_withdrawal, refusals
 from services.common.admin import AdminError, TopicDefaults, TopicDescription

@@ -11,7 +11,7 @@ from pydantic import BaseModel
 
 from events import conditions
 from events import Condition, PlaceholderRecord, ReplicasChangeRecord, TopicSpec, TopicSpecDeleted, TopicStatus
-from events.models import TopicOrigin
+from events.topic_status import TopicOrigin
 from events.topics import not_ours, reserved_topic
 from services.common.admin import TopicDescription
 from services.common.busio import Stored

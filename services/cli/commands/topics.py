@@ -160,7 +160,7 @@ def delete(
     """Withdraw topic specs. A topic Ballast created (or a spec adopted) is deleted; any other is left as it is.
 
     Names without a live spec are refused, and so are Kafka's internal topics and Ballast's own."""
-    from events.models import check_topic_name
+    from events.names import check_topic_name
     from events.topics import reserved_topic
     from services.cli.applying import policy_of
     from services.cli.changes import Withdrawal, withdrawal
