@@ -25,7 +25,7 @@ from services.common.busio import QUIET, BusUnavailable
 from services.common.cruise_control import CruiseControlClient, CruiseControlError
 from services.common.cruise_control.warm_up import SUBSTATES, warming_up
 from services.common.settings import Settings, SparkSettings
-from services.local.stack import SERVICES  # the services every deployment runs, each with a health page
+from services.local.stack_settings import SERVICES  # the services every deployment runs, each with a health page
 
 # How long the doctor waits for any one part, unless told otherwise (`ballast doctor --timeout`).
 DEFAULT_TIMEOUT_S = 10.0

@@ -36,11 +36,8 @@ from services.local.kafka_security import ADMIN as ADMIN_USER
 from services.local.kafka_security import SERVICES as SERVICES_USER
 from services.local.kafka_security import LocalSecurity
 from services.local.stack_options import cruise_control_url, recorded_cruise_control
+from services.local.stack_settings import OPTIONAL_SERVICES, SERVICES, client_settings, port_setting
 from spark.session import SMALL_JOB_JVM
-
-SERVICES = ("topic-reconciler", "replicas-change", "rebalancer", "load-collector")
-# Services a stack may also run: the throttle controller, where replicas move on a real Kafka (`ballast up --kafka`).
-OPTIONAL_SERVICES = ("throttle",)
 
 
 @dataclass
@@ -81,10 +78,6 @@ class StackInfo:
         data = json.loads(path.read_text())
         return cls(run_dir=data["run_dir"], ports=Ports(**data["ports"]), pids=data["pids"], env=data["env"],
                    cruise_control_url=data.get("cruise_control_url"), kafka=data.get("kafka"))
-
-
-def port_setting(service: str) -> str:
-    return f"BALLAST_PORTS__{service.upper().replace('-', '_')}"
 
 
 class LocalStack:
@@ -196,7 +189,7 @@ class LocalStack:
         if tenants is not None:
             self.env["BALLAST_TENANTS_FILE"] = str(tenants.resolve())
         # The deployment's name (its bus topics and consumer groups): the caller's, for the stack's services and for
-        # the clients of a stack `ballast up` started (stack_state.CLIENT_KEYS).
+        # the clients of a stack `ballast up` started (stack_settings.CLIENT_KEYS).
         if cluster := os.environ.get("BALLAST_CLUSTER"):
             self.env["BALLAST_CLUSTER"] = cluster
         self.env.update(env or {})
@@ -275,15 +268,13 @@ class LocalStack:
 
     def _admit_tenants(self, say: Callable[[str], None]) -> None:
         """The ACL plan on the secured cluster, and each tenant's client settings."""
-        from services.local.stack_state import CLIENT_KEYS
-
         assert self.tenants is not None
         if self.security is not None:
             found, _ = acls.pending(self.settings(), self.tenants)
             acls.make(found)
             say(f"ACLs of {len(self.tenants.tenants)} tenant(s) applied "
                 f"({sum(len(each.changes.add) for each in found)} added)")
-        client = {key: self.env[key] for key in CLIENT_KEYS if key in self.env}
+        client = client_settings(self.env)
         written = stack_tenants.write_client_settings(self.tenants_env_dir, {
             t.name: stack_tenants.client_settings(client, self.security, t) for t in self.tenants.tenants})
         if written:

@@ -6,20 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from services.local.broker import group_alive
-from services.local.stack import OPTIONAL_SERVICES, SERVICES, StackInfo, port_setting
-
-# What a client of the stack needs (the CLI, or any Kafka client for the bootstrap servers; `ballast doctor` for the
-# services' health pages); the rest of a stack's environment is for its own services.
-# A secured stack's: who the client is and the file its password is in, never the password.
-_SECURITY_KEYS = ("SECURITY_PROTOCOL", "SASL_MECHANISM", "SASL_USERNAME", "SASL_PASSWORD_FILE", "SSL_CAFILE")
-CLIENT_KEYS = ("BALLAST_BUS__BOOTSTRAP_SERVERS", "BALLAST_BUS__TOPIC_REPLICATION_FACTOR",
-               *(f"BALLAST_{section}__{key}" for section in ("BUS", "CLUSTER_ADMIN") for key in _SECURITY_KEYS),
-               *(f"BALLAST_CRUISE_CONTROL__{key}" for key in (
-                   "HOST", "PORT", "URL_PREFIX", "SSL_ENABLED", "CA_FILE", "AUTH_ENABLED", "USERNAME",
-                   "USERNAME_FILE", "PASSWORD_FILE")),
-               "BALLAST_CLUSTER_ADMIN__KIND", "BALLAST_CLUSTER", "BALLAST_TENANTS_FILE",
-               "BALLAST_CLUSTER_ADMIN__BOOTSTRAP_SERVERS", "BALLAST_CLUSTER_ADMIN__SIMULATOR_URL",
-               *(port_setting(service) for service in (*SERVICES, *OPTIONAL_SERVICES)))
+from services.local.stack import StackInfo
+from services.local.stack_settings import OPTIONAL_SERVICES, SERVICES, client_settings
 
 
 def state_file(state_dir: Path) -> Path:
@@ -40,7 +28,7 @@ def running_stack(state_dir: Path) -> StackInfo | None:
 
 
 def client_env(info: StackInfo) -> dict[str, str]:
-    return {key: info.env[key] for key in CLIENT_KEYS if key in info.env}
+    return client_settings(info.env)
 
 
 def endpoints(info: StackInfo, dashboard_port: int) -> list[tuple[str, str]]:

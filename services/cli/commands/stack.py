@@ -157,8 +157,9 @@ def up(
         raise fail("--cruise-control, --broker-config, --broker-classpath and --secure need --kafka: the embedded "
                    "stack's cluster is the simulator's model", 2)
     from services.local import stack_options
-    from services.local.stack import OPTIONAL_SERVICES, LocalStack
-    from services.local.stack import SERVICES as STACK_SERVICES
+    from services.local.stack import LocalStack
+    from services.local.stack_settings import OPTIONAL_SERVICES
+    from services.local.stack_settings import SERVICES as STACK_SERVICES
     from services.local.stack_state import client_env, endpoints, running_stack, state_file
 
     try:
