@@ -1,6 +1,7 @@
 """The load-aggregates job on a real Kafka bus through Spark's JVM ``kafka`` source (spark-sql-kafka at PySpark's
 version, from Maven Central) and through Ballast's own Python source: the same aggregates from the same recorded
-log.
+log. The bus is on SASL_SSL (SCRAM, a CA of its own), as a secured deployment's is (issue 53): both sources log in
+with the settings' password file and trust the CA, each in its own client's words (librdkafka's, Java's).
 
 The bus is a one-broker cluster of the module's own, not the shared one: there the live stack's load collector adds
 samples for as long as the other tests run, which both queries then read, and this module would lengthen the
@@ -21,6 +22,7 @@ from services.common import busio
 from services.common.bus_topics import ensure_topics
 from services.common.settings import BusSettings, Settings, SparkSettings
 from services.local.kafka_cluster import LocalKafka
+from services.local.kafka_security import MECHANISM, SERVICES, LocalSecurity
 from spark.aggregates import WindowBrokers, batch_aggregates, start
 from spark.restarts import RestartingQuery
 from tests.streaming import wait_for_rows
@@ -34,9 +36,14 @@ pytestmark = pytest.mark.timeout(1200)  # the first test of the group also start
 
 @pytest.fixture(scope="module")
 def bus(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BusSettings]:
-    with LocalKafka(tmp_path_factory.mktemp("spark-bus"), racks=["/dc1/r1"]) as kafka:
+    run_dir = tmp_path_factory.mktemp("spark-bus")
+    security = LocalSecurity.make(run_dir / "security")
+    with LocalKafka(run_dir, racks=["/dc1/r1"], security=security) as kafka:
         kafka.start()
-        settings = BusSettings(bootstrap_servers=kafka.bootstrap_servers)
+        settings = BusSettings(bootstrap_servers=kafka.bootstrap_servers, security_protocol="SASL_SSL",
+                               sasl_mechanism=MECHANISM, sasl_username=SERVICES,
+                               sasl_password_file=security.password_file(SERVICES),
+                               ssl_cafile=security.certificates.ca_file)
         ensure_topics(settings, [TOPICS.load_samples, TOPICS.placements])
         yield settings
 

@@ -3,15 +3,16 @@ stack or a Spark session are one group each, so what they share starts once per 
 
 from __future__ import annotations
 
-from tests.scheduling import CROWDS, KAFKA, SECURE, SHARED_STACK, SPARK, group_of, next_group, rank_of, unit_worker
+from tests.scheduling import CROWDS, KAFKA, SECURE, SHARED_STACKS, SPARK, group_of, next_group, rank_of, unit_worker
 
 
 def test_tests_that_share_something_are_one_group_and_the_others_a_group_per_module() -> None:
     assert group_of("tests/kafka/test_admin.py::test_x") == group_of("tests/kafka/test_disks.py::test_y") == KAFKA
     assert group_of("tests/kafka/test_up.py::test_x") == "tests/kafka/test_up.py"
     assert group_of("tests/kafka/test_throttle.py::test_x") == "tests/kafka/test_throttle.py"
-    assert group_of("tests/integration/shared_stack/test_bus.py::test_x") == SHARED_STACK
-    assert group_of("tests/integration/shared_stack/test_resilience.py::test_y[a]") == SHARED_STACK
+    assert group_of("tests/integration/shared_stack/test_bus.py::test_x") == SHARED_STACKS[1]
+    assert group_of("tests/integration/shared_stack/test_hostile_input.py::test_z") == SHARED_STACKS[1]
+    assert group_of("tests/integration/shared_stack/test_resilience.py::test_y[a]") == SHARED_STACKS[0]
     assert group_of("tests/integration/test_spark_source.py::test_x") == SPARK
     assert group_of("tests/kafka/test_spark_sources.py::test_x") == SPARK
     assert group_of("tests/integration/test_instances.py::test_x") == "tests/integration/test_instances.py"
