@@ -9,7 +9,7 @@ from typing import Any
 from aiohttp import web
 
 from services.cluster_sim.admin_context import SIMULATOR, error_response
-from services.cluster_sim.model import Cluster, ClusterError, NoSuchTopic, Partition, Topic, TopicExists
+from services.cluster_sim.model import Broker, Cluster, ClusterError, NoSuchTopic, Partition, Topic, TopicExists
 from services.common.metrics import exposition
 
 routes = web.RouteTableDef()
@@ -80,7 +80,7 @@ async def brokers(request: web.Request) -> web.Response:
     cluster = request.app[SIMULATOR].cluster
     return web.json_response({"brokers": [
         {"id": b.id, "rack": b.rack, "alive": b.alive, "logDirs": list(b.log_dirs),
-         "offlineLogDirs": list(b.offline_log_dirs)}
+         "offlineLogDirs": list(b.offline_log_dirs), "cordonedLogDirs": list(b.cordoned_log_dirs)}
         for b in sorted(cluster.brokers.values(), key=lambda b: b.id)
     ]})
 
@@ -89,6 +89,27 @@ async def brokers(request: web.Request) -> web.Response:
 async def cluster_configs(request: web.Request) -> web.Response:
     """The brokers' settings a client reads off a real cluster (DescribeConfigs): the topic defaults."""
     return web.json_response({"configs": dict(request.app[SIMULATOR].cluster.topic_defaults)})
+
+
+def _broker(request: web.Request) -> Broker:
+    broker_id = int(request.match_info["id"])
+    if (broker := request.app[SIMULATOR].cluster.brokers.get(broker_id)) is None:
+        raise ClusterError(f"Broker {broker_id} is not registered")
+    return broker
+
+
+@routes.get("/admin/brokers/{id}/configs")
+async def broker_configs(request: web.Request) -> web.Response:
+    """A broker's dynamic configs (DescribeConfigs of the broker: those set on it)."""
+    return web.json_response({"configs": dict(_broker(request).configs)})
+
+
+@routes.post("/admin/brokers/{id}/configs")
+async def alter_broker_configs(request: web.Request) -> web.Response:
+    """Set or (null) delete a broker's dynamic configs (IncrementalAlterConfigs); of them the simulator acts on
+    ``cordoned.log.dirs`` (KIP-1066)."""
+    _broker(request).set_configs((await request.json())["configs"])
+    return web.Response(status=204)
 
 
 @routes.post("/admin/brokers")

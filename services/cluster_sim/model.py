@@ -10,6 +10,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from events.topic_configs import KAFKA_TOPIC_DEFAULTS, KEYS, topic_config_problem
+from services.common.admin.port import CORDONED_LOG_DIRS
 
 
 # A broker's disk capacity when nothing better is known (Cruise Control's capacity file), shared by its directories.
@@ -45,9 +46,38 @@ class Broker:
     log_dirs: tuple[str, ...] = ("/var/kafka/data-0", "/var/kafka/data-1")
     offline_log_dirs: tuple[str, ...] = ()  # failed disks (KIP-112), as a real cluster reports them
     dir_capacity_mb: dict[str, float] = field(default_factory=dict)  # where the cluster reports it (total bytes)
+    configs: dict[str, str] = field(default_factory=dict)  # its dynamic configs (IncrementalAlterConfigs)
 
     def capacity_mb(self, log_dir: str) -> float:
         return self.dir_capacity_mb.get(log_dir) or BROKER_DISK_CAPACITY_MB / max(1, len(self.log_dirs))
+
+    @property
+    def cordoned_log_dirs(self) -> tuple[str, ...]:
+        """Its directories the operator cordoned (KIP-1066: ``cordoned.log.dirs``, ``*`` for all)."""
+        named = [d.strip() for d in self.configs.get(CORDONED_LOG_DIRS, "").split(",") if d.strip()]
+        return self.log_dirs if "*" in named else tuple(d for d in self.log_dirs if d in named)
+
+    @property
+    def usable(self) -> bool:
+        """Whether Kafka's controller places new replicas on it: alive, and a directory not cordoned."""
+        return self.alive and set(self.log_dirs) > set(self.cordoned_log_dirs)
+
+    def set_configs(self, changes: dict[str, str | None]) -> None:
+        """Set (or, for None, delete) dynamic configs; a cordon must name its directories, as Kafka checks. The
+        simulator models no other broker config (a throttle would throttle nothing): it refuses them."""
+        if unmodelled := sorted(set(changes) - {CORDONED_LOG_DIRS}):
+            raise ClusterError(f"the simulator models no broker config but {CORDONED_LOG_DIRS} "
+                               f"(asked: {', '.join(unmodelled)})")
+        if (cordons := changes.get(CORDONED_LOG_DIRS)) is not None:
+            unknown = [d.strip() for d in cordons.split(",") if d.strip() not in (*self.log_dirs, "*", "")]
+            if unknown:
+                raise InvalidConfig(f"Invalid value {cordons} for configuration {CORDONED_LOG_DIRS}: "
+                                    f"{', '.join(unknown)} is not one of the broker's log directories")
+        for key, value in changes.items():
+            if value is None:
+                self.configs.pop(key, None)
+            else:
+                self.configs[key] = value
 
 
 @dataclass
@@ -145,6 +175,11 @@ class Cluster:
     def alive_ids(self) -> set[int]:
         return {b.id for b in self.brokers.values() if b.alive}
 
+    @property
+    def usable_ids(self) -> set[int]:
+        """The brokers Kafka's own placer puts new replicas on (not those whose every directory is cordoned)."""
+        return {b.id for b in self.brokers.values() if b.usable}
+
     def add_broker(self, broker_id: int, rack: str | None) -> Broker:
         """A broker joins the cluster (empty, alive), as when a Kafka cluster is scaled up."""
         if broker_id in self.brokers:
@@ -191,7 +226,7 @@ class Cluster:
     def _pick(self, exclude: list[int], load: Counter[int]) -> int | None:
         """Least-loaded alive broker, preferring racks not yet used by the partition."""
         used_racks = {self.brokers[b].rack for b in exclude if b in self.brokers}
-        candidates = [b for b in sorted(self.alive_ids) if b not in exclude]
+        candidates = [b for b in sorted(self.usable_ids) if b not in exclude]
         if not candidates:
             return None
         return min(candidates, key=lambda b: (self.brokers[b].rack in used_racks, load[b], b))
@@ -213,7 +248,7 @@ class Cluster:
             raise ClusterError("Number of partitions must be larger than 0.")
         if replication_factor < 1:
             raise ClusterError("Replication factor must be larger than 0.")
-        alive = len(self.alive_ids)
+        alive = len(self.usable_ids)
         if replication_factor > alive:
             raise ClusterError(
                 f"Unable to replicate the partition {replication_factor} time(s): The target replication factor of "
@@ -230,7 +265,7 @@ class Cluster:
         for index in range(len(topic.partitions), total):
             replicas: list[int] = []
             # Leader first: spread leadership, then followers by replica load.
-            first = min(sorted(self.alive_ids), key=lambda b: (leaders[b], load[b], b))
+            first = min(sorted(self.usable_ids), key=lambda b: (leaders[b], load[b], b))
             replicas.append(first)
             while len(replicas) < replication_factor:
                 nxt = self._pick(replicas, load)

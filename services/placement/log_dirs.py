@@ -10,7 +10,7 @@ kept empty until released) are never chosen.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 
 from events import placeholders as placeholder
@@ -27,17 +27,19 @@ class LogDirUsage:
     draining: bool = False
 
 
-def choose_log_dirs(new_replicas: Mapping[int, Sequence[int]], usage: Mapping[int, Mapping[str, LogDirUsage]]
-                    ) -> dict[tuple[int, int], str]:
+def choose_log_dirs(new_replicas: Mapping[int, Sequence[int]], usage: Mapping[int, Mapping[str, LogDirUsage]], *,
+                    explicit: Collection[int] = ()) -> dict[tuple[int, int], str]:
     """``new_replicas``: partition -> brokers that get a new replica of it. Returns (partition, broker) -> log
-    directory for each on a broker with two or more known directories; the others (one directory, no figures,
-    placeholders, every directory draining) are left to the broker."""
+    directory for each on a broker with two or more known directories, or one on the brokers ``explicit`` names
+    (those whose other directories were left out of ``usage``: cordoned ones, which the broker's own choice must not
+    be trusted to avoid); the others (one directory, no figures, placeholders, every directory draining) are left to
+    the broker."""
     placed: dict[tuple[int, str], int] = {}
     chosen: dict[tuple[int, int], str] = {}
     for partition in sorted(new_replicas):
         for broker in new_replicas[partition]:
             dirs = usage.get(broker, {})
-            if placeholder.is_placeholder(broker) or len(dirs) < 2:
+            if placeholder.is_placeholder(broker) or len(dirs) < (1 if broker in explicit else 2):
                 continue
             mean_mb = _mean_replica_mb(dirs)
             planned = {name: (u.placed_since + placed.get((broker, name), 0)) * (mean_mb + 1e-9)

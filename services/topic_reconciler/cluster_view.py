@@ -3,16 +3,22 @@
 Reading every topic's assignment for each creation would make a burst of N creations cost N full listings; so the
 assignments are read once, kept for ``max_age_s``, and every placement Ballast makes is added to them as it happens.
 Brokers are cheap to read and matter more (a broker that stopped a moment ago must not get new replicas), so they
-are read for every placement, or once for a batch of them (a look's new topics, placed one after the other)."""
+are read for every placement, or once for a batch of them (a look's new topics, placed one after the other), and so
+are their log directories' cordons (KIP-1066): as Kafka's own placer does, the placers never see a broker whose every
+directory is cordoned, and a cordoned directory takes no new replica (``cordoned``)."""
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
 
-from services.common.admin import BrokerInfo, ClusterAdmin
+from services.common.admin import AdminError, BrokerInfo, ClusterAdmin, Unsupported
+from services.common.admin.port import answering_log_dirs
+from services.common.logging import get_logger
 from services.placement.model import Broker, ClusterView
 from services.topic_reconciler.observed import ObservedBrokers
+
+log = get_logger(__name__)
 
 
 class ClusterViewCache:
@@ -23,6 +29,9 @@ class ClusterViewCache:
         self._load = load or dict
         self._max_age_s = max_age_s
         self._brokers: tuple[Broker, ...] = ()
+        # Each broker's cordoned log directories, and the brokers all of whose directories are (read with the brokers).
+        self._cordoned: dict[int, frozenset[str]] = {}
+        self._unusable: frozenset[int] = frozenset()
         # Shared with the views handed out (the placers only read it): recording a placement is O(1).
         self._assignments: dict[str, list[list[int]]] = {}
         self._read_at: float | None = None
@@ -33,11 +42,40 @@ class ClusterViewCache:
         them)."""
         now = time.monotonic()
         if not brokers_read or not self._brokers:
-            self.set_brokers(await self._admin.brokers())
+            described = await self._admin.brokers()
+            self.set_brokers(described)
+            await self._read_cordons([b.id for b in described if b.alive])
         if self._read_at is None or now - self._read_at > self._max_age_s:
             self._assignments = await self._admin.assignments()
             self._read_at = now
-        return ClusterView(self._brokers, self._assignments, self._load() if load_aware else {})
+        brokers = tuple(b for b in self._brokers if b.id not in self._unusable)
+        return ClusterView(brokers, self._assignments, self._load() if load_aware else {})
+
+    async def _read_cordons(self, alive: list[int]) -> None:
+        try:
+            dirs = await answering_log_dirs(self._admin, alive, replicas=False)
+        except Unsupported:  # a cluster that cannot describe its directories cordons none
+            dirs = []
+        except AdminError as exc:
+            log.info("cordons unknown; the last read kept", reason=str(exc))
+            return
+        every: dict[int, set[str]] = {}
+        cordoned: dict[int, set[str]] = {}
+        for d in dirs:
+            every.setdefault(d.broker, set()).add(d.path)
+            if d.cordoned:
+                cordoned.setdefault(d.broker, set()).add(d.path)
+        self._cordoned = {broker: frozenset(paths) for broker, paths in cordoned.items()}
+        self._unusable = frozenset(broker for broker, paths in cordoned.items() if paths >= every[broker])
+
+    def cordoned(self, broker: int) -> frozenset[str]:
+        """The broker's cordoned log directories, as of the last look."""
+        return self._cordoned.get(broker, frozenset())
+
+    @property
+    def fully_cordoned(self) -> frozenset[int]:
+        """The brokers that take no new replica: every directory of theirs is cordoned."""
+        return self._unusable
 
     def set_brokers(self, described: list[BrokerInfo]) -> None:
         """The brokers as the cluster describes them now, with every observed broker it does not describe."""

@@ -5,8 +5,8 @@ job counts per broker, log directory and domain.
 The figures come from the Spark job's log-directory aggregates where they name the broker's real directories, and
 from the cluster's own description of its log directories (DescribeLogDirs: bytes and replicas per directory)
 where they do not, say a real cluster whose load comes from a Cruise Control that knows other directories. Offline
-directories (a failed disk) and those a remove-disks rebalance keeps empty (the brokers' status events) are never
-chosen."""
+directories (a failed disk), cordoned ones (KIP-1066) and those a remove-disks rebalance keeps empty (the brokers'
+status events) are never chosen."""
 
 from __future__ import annotations
 
@@ -26,11 +26,12 @@ log = get_logger(__name__)
 
 class PlacementLedger:
     def __init__(self, admin: ClusterAdmin, recent_load: RecentLoad, rack_of: Callable[[int], str | None], *,
-                 choose_dirs: bool = True, now: Callable[[], datetime] = lambda: datetime.now(UTC),
+                 cordoned: Callable[[int], frozenset[str]] = lambda broker: frozenset(), choose_dirs: bool = True, now: Callable[[], datetime] = lambda: datetime.now(UTC),
                  dirs_max_age: timedelta = timedelta(seconds=30)) -> None:
         self._admin = admin
         self._recent_load = recent_load
         self._rack_of = rack_of
+        self._cordoned = cordoned  # a broker's cordoned directories (KIP-1066): never chosen for a new replica
         self._choose_dirs = choose_dirs  # off: each broker puts a new replica in the directory it likes
         self._now = now
         # The cluster's own view of its directories, read at most every ``dirs_max_age`` (they change rarely).
@@ -67,8 +68,9 @@ class PlacementLedger:
         if not load_aware or not self._choose_dirs:
             return {}
         replicas = {p: placeholder.real(brokers) for p, brokers in new_replicas.items()}
-        usage = await self._usage(sorted({b for brokers in replicas.values() for b in brokers}), self._now())
-        return choose_log_dirs(replicas, usage)
+        brokers = sorted({b for brokers in replicas.values() for b in brokers})
+        usage = await self._usage(brokers, self._now())
+        return choose_log_dirs(replicas, usage, explicit={b for b in brokers if self._cordoned(b)})
 
     def record(self, topic: str, reason: PlacementReason, new_replicas: Mapping[int, Sequence[int]],
                dirs: Mapping[tuple[int, int], str]) -> ReplicasPlaced:
@@ -103,7 +105,8 @@ class PlacementLedger:
             else:
                 usage[broker] = {d: u for d, u in real.items() if u is not None}
             failed, drained = self._failed.get(broker, set()), self._drained.get(broker, set())
-            usage[broker] = {d: replace(u, draining=d in drained) for d, u in usage[broker].items() if d not in failed}
+            closed = failed | self._cordoned(broker)
+            usage[broker] = {d: replace(u, draining=d in drained) for d, u in usage[broker].items() if d not in closed}
         return usage
 
     async def _cluster_log_dirs(self, now: datetime) -> dict[int, dict[str, LogDirUsage | None]]:

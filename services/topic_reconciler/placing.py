@@ -45,7 +45,8 @@ class Placing:
         self.view = ClusterViewCache(
             admin, max_age_s=settings.view_max_age_s, observed=self.observed,
             load=lambda: self.recent_load.per_broker(clock()) if settings.load_aware else {})
-        self.ledger = PlacementLedger(admin, self.recent_load, self.view.rack_of, choose_dirs=settings.load_aware,
+        self.ledger = PlacementLedger(admin, self.recent_load, self.view.rack_of, cordoned=self.view.cordoned,
+                                      choose_dirs=settings.load_aware,
                                       now=clock, dirs_max_age=timedelta(seconds=settings.view_max_age_s))
 
     async def place_topic(self, topic: str, partitions: int, replication_factor: int, config: dict[str, str],

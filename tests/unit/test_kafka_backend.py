@@ -128,7 +128,7 @@ class _StartingCluster:
     async def list_topics(self, include_internal: bool = False) -> dict[str, TopicDescription]:
         return {}
 
-    async def describe_log_dirs(self, brokers: list[int] | None = None) -> list[LogDirInfo]:
+    async def describe_log_dirs(self, brokers: list[int] | None = None, *, replicas: bool = True) -> list[LogDirInfo]:
         return [LogDirInfo(1, "/d1/data-0")]
 
     async def aclose(self) -> None:

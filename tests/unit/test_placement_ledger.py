@@ -26,7 +26,7 @@ class Admin:
         self.described = 0
         self.unavailable = 0  # the next describe_log_dirs calls that time out
 
-    async def describe_log_dirs(self, brokers: list[int] | None = None) -> list[LogDirInfo]:
+    async def describe_log_dirs(self, brokers: list[int] | None = None, *, replicas: bool = True) -> list[LogDirInfo]:
         self.described += 1
         if self.unavailable:
             self.unavailable -= 1

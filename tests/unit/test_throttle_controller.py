@@ -94,7 +94,8 @@ class SlowCluster:
     async def list_reassignments(self, names: Sequence[str] | None = None) -> list[Reassignment]:
         return [Reassignment("moving", 0, (1, 3), adding=(3,))]
 
-    async def describe_log_dirs(self, brokers: Sequence[int] | None = None) -> list[LogDirInfo]:
+    async def describe_log_dirs(self, brokers: Sequence[int] | None = None, *, replicas: bool = True
+                                ) -> list[LogDirInfo]:
         return [LogDirInfo(b, "/data") for b in sorted(self.alive)]
 
     async def partition_states(self) -> dict[str, tuple[PartitionInfo, ...]]:

@@ -66,6 +66,8 @@ def log_dirs_table(dirs: list[LogDirInfo], topics: set[str] | None = None) -> Ta
     for d in dirs:
         replicas = [r for r in d.replicas if topics is None or r.topic in topics]
         state = "online" if d.online else f"[red]offline ({escape(d.error or '')})[/red]"
+        if d.cordoned:  # KIP-1066: takes no new replica
+            state += ", [yellow]cordoned[/yellow]"
         table.add_row(str(d.broker), escape(d.path), state, _size(sum(r.size_bytes for r in replicas if not r.is_future)),
                       f"{_size(d.usable_bytes)} / {_size(d.total_bytes)}",
                       str(sum(1 for r in replicas if not r.is_future)), str(sum(1 for r in replicas if r.is_future)))

@@ -1,6 +1,7 @@
 """Cluster-admin port: topics, partitions, configs and brokers of the managed cluster."""
 
 from services.common.admin.port import (
+    CORDONED_LOG_DIRS,
     INTRA_BROKER_THROTTLE,
     AdminError,
     Assignment,
@@ -25,6 +26,7 @@ from services.common.admin.port import (
 from services.common.admin.factory import make_cluster_admin
 
 __all__ = [
+    "CORDONED_LOG_DIRS",
     "INTRA_BROKER_THROTTLE",
     "AdminError",
     "Assignment",

@@ -132,6 +132,7 @@ def _log_dirs(answer: list[dict[str, Any]]) -> list[LogDirInfo]:
                 broker=entry["broker"], path=d["log_dir"], error=error,
                 total_bytes=d.get("total_bytes") if (d.get("total_bytes") or -1) >= 0 else None,
                 usable_bytes=d.get("usable_bytes") if (d.get("usable_bytes") or -1) >= 0 else None,
+                cordoned=bool(d.get("is_cordoned", False)),
                 replicas=tuple(LogDirReplica(topic=t["name"], partition=p["partition_index"],
                                              size_bytes=p["partition_size"], offset_lag=p["offset_lag"],
                                              is_future=p["is_future_key"])
@@ -486,13 +487,16 @@ class KafkaClusterAdmin:
             moves = pending
             await asyncio.sleep(0.2)
 
-    async def describe_log_dirs(self, brokers: Sequence[int] | None = None) -> list[LogDirInfo]:
+    async def describe_log_dirs(self, brokers: Sequence[int] | None = None, *, replicas: bool = True
+                                ) -> list[LogDirInfo]:
         if brokers is None:
             # Every broker that can answer: a fenced (stopped) one cannot.
             brokers = [b.id for b in await self.brokers() if b.alive]
         if not brokers:
             return []
-        answer = await self._run(lambda a: a.describe_log_dirs(brokers=list(brokers)))
+        # No topic asked for is an empty list of topics (kafka-python's None lists every partition of the cluster).
+        topics: dict[str, list[int]] | None = None if replicas else {}
+        answer = await self._run(lambda a: a.describe_log_dirs(topic_partitions=topics, brokers=list(brokers)))
         return sorted(_log_dirs(answer), key=lambda d: (d.broker, d.path))
 
     # -- brokers' dynamic configs and leadership ---------------------------------------------------------------

@@ -34,6 +34,8 @@ Assignment = Sequence[Sequence[int]]
 
 # The intra-broker throttle: bytes per second a broker copies between its log directories (KIP-113).
 INTRA_BROKER_THROTTLE = "replica.alter.log.dirs.io.max.bytes.per.second"
+# A broker's cordoned log directories (KIP-1066, Kafka 4.3): a comma-separated list of its log.dirs, or ``*`` for all.
+CORDONED_LOG_DIRS = "cordoned.log.dirs"
 
 
 class AdminError(Exception):
@@ -147,6 +149,8 @@ class LogDirInfo:
     total_bytes: int | None = None  # where Kafka gives them (4.3+)
     usable_bytes: int | None = None
     replicas: tuple[LogDirReplica, ...] = ()
+    # Cordoned (KIP-1066, Kafka 4.3: the broker config ``cordoned.log.dirs``): it takes no new replica.
+    cordoned: bool = False
 
     @property
     def online(self) -> bool:
@@ -318,8 +322,10 @@ class ClusterAdmin(Protocol):
         """Cancel these partitions' reassignments in progress: they keep the replicas they had before it."""
         ...
 
-    async def describe_log_dirs(self, brokers: Sequence[int] | None = None) -> list[LogDirInfo]:
-        """Every log directory of these brokers (of all when ``None``), with the replicas in it."""
+    async def describe_log_dirs(self, brokers: Sequence[int] | None = None, *, replicas: bool = True
+                                ) -> list[LogDirInfo]:
+        """Every log directory of these brokers (of all when ``None``), with the replicas in it (``replicas``; without
+        them, a small answer: whether each is online and cordoned)."""
         ...
 
     async def broker_configs(self, broker: int) -> dict[str, str]:
@@ -338,16 +344,17 @@ class ClusterAdmin(Protocol):
     async def aclose(self) -> None: ...
 
 
-async def answering_log_dirs(admin: ClusterAdmin, brokers: Sequence[int]) -> list[LogDirInfo]:
+async def answering_log_dirs(admin: ClusterAdmin, brokers: Sequence[int], *, replicas: bool = True
+                             ) -> list[LogDirInfo]:
     """The directories of those of ``brokers`` that answer: one that does not (it died since it was listed alive: it
     stays listed until its session lapses) is left out rather than failing the whole answer."""
     try:
-        return await admin.describe_log_dirs(brokers)
+        return await admin.describe_log_dirs(brokers, replicas=replicas)
     except AdminError:
         found: list[LogDirInfo] = []
         for broker in brokers:
             try:
-                found.extend(await admin.describe_log_dirs([broker]))
+                found.extend(await admin.describe_log_dirs([broker], replicas=replicas))
             except AdminError:
                 continue
         return found

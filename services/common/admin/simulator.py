@@ -11,6 +11,7 @@ import httpx
 
 from events.limits import bounded
 from services.common.admin.port import (
+    CORDONED_LOG_DIRS,
     AdminError,
     Assignment,
     BrokerInfo,
@@ -199,9 +200,10 @@ class SimulatorClusterAdmin:
     async def cancel_reassignments(self, name: str, partitions: Sequence[int]) -> None:
         return None  # nothing is ever in progress (above)
 
-    async def describe_log_dirs(self, brokers: Sequence[int] | None = None) -> list[LogDirInfo]:
+    async def describe_log_dirs(self, brokers: Sequence[int] | None = None, *, replicas: bool = True
+                                ) -> list[LogDirInfo]:
         data = await self._call("GET", "brokers")
-        topics = (await self._call("GET", "topics"))["topics"]
+        topics = (await self._call("GET", "topics"))["topics"] if replicas else []
         wanted = set(brokers) if brokers is not None else None
         replicas: dict[tuple[int, str], list[LogDirReplica]] = {}
         for topic in topics:
@@ -215,14 +217,19 @@ class SimulatorClusterAdmin:
             return "KafkaStorageException" if path in broker.get("offlineLogDirs", ()) else None
 
         return [LogDirInfo(broker=b["id"], path=path, error=error(b, path),
-                           replicas=() if error(b, path) else tuple(replicas.get((b["id"], path), ())))
+                           replicas=() if error(b, path) else tuple(replicas.get((b["id"], path), ())),
+                           cordoned=path in b.get("cordonedLogDirs", ()))
                 for b in data["brokers"] if wanted is None or b["id"] in wanted for path in b.get("logDirs", ())]
 
     async def broker_configs(self, broker: int) -> dict[str, str]:
-        raise Unsupported("the simulator keeps no dynamic broker configs")
+        return dict((await self._call("GET", f"brokers/{broker}/configs"))["configs"])
 
     async def alter_broker_configs(self, broker: int, config: Mapping[str, str | None]) -> None:
-        raise Unsupported("the simulator keeps no dynamic broker configs")
+        if unmodelled := sorted(set(config) - {CORDONED_LOG_DIRS}):
+            # A throttle set here would throttle nothing: said, rather than pretended.
+            raise Unsupported(f"the simulator models no broker config but {CORDONED_LOG_DIRS} "
+                              f"(asked: {', '.join(unmodelled)})")
+        await self._call("POST", f"brokers/{broker}/configs", json={"configs": dict(config)})
 
     async def alter_list_config(self, name: str, key: str, *, add: Sequence[str] = (),
                                 remove: Sequence[str] = ()) -> None:

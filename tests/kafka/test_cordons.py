@@ -1,0 +1,58 @@
+"""Cordoned log directories (issue 55, KIP-1066) on the real Kafka 4.3.1 cluster: cordoned through Kafka's own broker
+config ``cordoned.log.dirs``, every directory of one broker and one directory of another; the topics Ballast creates
+then have no replica on the first (as Kafka's own placer gives none) and none in the second's cordoned directory, with
+either placer; uncordoned, the broker takes new replicas again."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+import pytest
+
+from services.common.admin import CORDONED_LOG_DIRS
+from services.common.admin.kafka import KafkaClusterAdmin
+from tests.integration.harness import Ballast, spec
+
+FULL, PARTLY = 4, 1  # the broker cordoned whole, and the one with one directory cordoned
+
+
+@pytest.fixture
+async def cordons(admin: KafkaClusterAdmin) -> AsyncIterator[str]:
+    """Broker 4 cordoned whole and one directory of broker 1 (the other kept), removed again whatever happens: the
+    cluster is shared with the package's other tests and with the bus."""
+    dirs = sorted(d.path for d in await admin.describe_log_dirs([PARTLY], replicas=False))
+    kept, cordoned = dirs[0], dirs[1]
+    try:
+        await admin.alter_broker_configs(FULL, {CORDONED_LOG_DIRS: "*"})
+        await admin.alter_broker_configs(PARTLY, {CORDONED_LOG_DIRS: cordoned})
+        shown = {(d.broker, d.path): d.cordoned for d in await admin.describe_log_dirs([FULL, PARTLY], replicas=False)}
+        assert shown[(PARTLY, cordoned)] and not shown[(PARTLY, kept)]
+        assert all(c for (broker, _), c in shown.items() if broker == FULL)
+        yield kept
+    finally:
+        for broker in (FULL, PARTLY):
+            await admin.alter_broker_configs(broker, {CORDONED_LOG_DIRS: None})
+
+
+@pytest.mark.timeout(600)
+async def test_no_new_replica_lands_on_a_cordoned_broker_or_directory_and_uncordoned_it_is_used_again(
+        ballast: Ballast, admin: KafkaClusterAdmin, cordons: str, name: str) -> None:
+    kept = cordons
+    striped = spec(f"{name}-s", 3, partitions=8)
+    multi = spec(f"{name}-m", 3, partitions=8).model_copy(update={"placer": "multi-level"})
+    ballast.apply(striped, multi)
+    for topic in (striped.name, multi.name):
+        ballast.watcher.wait_status(topic, lambda s: s.ready, "ready")
+    described = await admin.describe_topics([striped.name, multi.name])
+    for topic, description in described.items():
+        assert description is not None
+        assert all(FULL not in p.replicas for p in description.partitions), topic
+        dirs = {r.log_dir for p in description.partitions for r in p.replica_info if r.broker == PARTLY}
+        assert dirs == {kept}, topic
+    for broker in (FULL, PARTLY):
+        await admin.alter_broker_configs(broker, {CORDONED_LOG_DIRS: None})
+    later = spec(f"{name}-u", 3, partitions=8)
+    ballast.apply(later)
+    ballast.watcher.wait_status(later.name, lambda s: s.ready, "ready")
+    [after] = (await admin.describe_topics([later.name])).values()
+    assert after is not None and any(FULL in p.replicas for p in after.partitions)
