@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Iterable
+from dataclasses import replace
 from datetime import UTC, datetime
 
 from rich.console import Console
@@ -25,7 +26,7 @@ from services.cli.changes import (
     rebalance_diff,
 )
 from services.cli.output import fail
-from services.cli.tenancy import spec_topics
+from services.cli.tenancy import answered, spec_topics
 from services.common.wording import transition_line
 from services.common import busio
 from services.common.admin import AdminError, ClusterAdmin
@@ -68,7 +69,23 @@ def compare(settings: Settings, specs: list[TopicSpec], *, need_cluster: bool
         diffs[spec.name] = diff_topic(spec, existing if isinstance(existing, TopicSpec) else None,
                                       actual.get(spec.name), alive, check_spec(policy, effective),
                                       config_ownership=settings.reconciler.config_ownership, defaults=defaults)
+    if settings.tenant is not None:
+        _republish_unanswered(settings, settings.tenant, diffs)
     return diffs, None
+
+
+def _republish_unanswered(settings: Settings, tenant: str, diffs: dict[str, TopicDiff]) -> None:
+    """A tenant's spec identical to its last record is sent again where Ballast does not act on that record (refused,
+    or an admin's spec took its place): "unchanged" would otherwise keep it refused, or the admin's, for good."""
+    same = [name for name, d in diffs.items() if d.verdict is not Verdict.REFUSED and not d.publish]
+    if not same:
+        return
+    records = busio.read_compacted(settings.bus, spec_topics(settings).specs, timeout_s=10)
+    statuses = busio.latest(settings.bus, spec_topics(settings).status, timeout_s=10)
+    for name in same:
+        record = records.get(name)
+        if not answered(tenant, record.offset if record else None, statuses.get(name)):
+            diffs[name] = replace(diffs[name], publish=True)
 
 
 def policy_of(settings: Settings) -> Policy:

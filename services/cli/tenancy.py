@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from events import TOPICS, TopicSpec, TopicSpecDeleted, TopicStatus
+from events.conditions import NOT_OWNER, QUOTA_EXCEEDED
 from events.models import Event
 from events.topics import BusTopic, tenant_of, tenant_topics
 from services.common.settings import Settings
@@ -24,6 +25,17 @@ def spec_topics(settings: Settings) -> SpecTopics:
         return SpecTopics(TOPICS.specs, TOPICS.status)
     doors = tenant_topics(settings.tenant, settings.cluster)
     return SpecTopics(doors.specs, doors.status)
+
+
+def answered(tenant: str, offset: int | None, status: TopicStatus | None) -> bool:
+    """Whether Ballast acts on a tenant's last record for a name (at ``offset`` on its spec topic): the name's status
+    on the tenant's status topic answers that record (its generation, offset + 1), is the tenant's own and is no
+    refusal. Otherwise the same spec is sent again, to be decided again: after a refusal (quota freed since), or
+    after an admin's spec for the name, which the tenant takes over (docs/teams.md)."""
+    if offset is None or status is None or status.owner != tenant or status.generation != offset + 1:
+        return False
+    ready = status.condition("Ready")
+    return ready is None or ready.reason not in (NOT_OWNER, QUOTA_EXCEEDED)
 
 
 def bus_topic_named(name: str) -> BusTopic[Event] | None:

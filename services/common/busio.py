@@ -160,7 +160,13 @@ def produce(bus: BusSettings, items: list[tuple[str, bytes | None, bytes | None,
                 offsets_by_key[msg.key()] = msg.offset()
 
     for topic, key, value, headers in items:
-        send(p, topic, key, value, headers=headers, on_delivery=report)
+        try:
+            send(p, topic, key, value, headers=headers, on_delivery=report)
+        except KafkaException as exc:
+            # Once librdkafka's metadata knows the topic refused, produce() itself raises the refusal: the same one
+            # line as when it comes back with a delivery report.
+            _refused_topic(bus, "write", topic, exc.args[0] if exc.args and isinstance(exc.args[0], KafkaError) else None)
+            raise
     remaining = p.flush(60)
     if refused:
         raise refused[0]

@@ -131,6 +131,15 @@ class Tenants(_Model):
     def of_principal(self, principal: str) -> Tenant | None:
         return next((t for t in self.tenants if t.principal == principal), None)
 
+    def steward_of(self, topic: str, owner: str | None) -> str | None:
+        """The tenant that hears of a topic on its status topic: its owner, if a tenant of the file; for a topic no
+        tenant owns (an admin's spec), the one tenant whose names take it, which may take it over or withdraw it
+        (none where no tenant's names, or several tenants' patterns, take it)."""
+        if owner is not None:
+            return owner if self.named(owner) is not None else None
+        takers = [t.name for t in self.tenants if t.topics.match(topic)]
+        return takers[0] if len(takers) == 1 else None
+
 
 class TenantsError(ValueError):
     """The tenants file cannot be read or is not a tenants file."""

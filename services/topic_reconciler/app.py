@@ -62,7 +62,7 @@ class TopicReconciler:
         self.reconciler = Reconciler(admin, self.outbox, placing, utcnow, fence=lambda names: self.intake.fence(names),
                                      settings=settings.reconciler, policy=PolicyFile(
                                          settings.policy_file, lambda error: log.error("policy file", error=error)
-                                     ).current, tenants=[t.name for t in tenants.tenants] if tenants else ())
+                                     ).current, steward=tenants.steward_of if tenants else lambda name, owner: None)
         self.gate = TenantGate(tenants, self.outbox, self.dead_letters, shards=shards,
                                owns=lambda key: self.intake.owns(key),
                                holds=lambda key: self.intake.holds(key), in_cluster=self._partitions_in_cluster

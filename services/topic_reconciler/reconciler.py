@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable, Collection, Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -76,7 +76,8 @@ class Look:
 class Reconciler:
     def __init__(self, admin: ClusterAdmin, outbox: Outbox, placing: Placing, clock: Callable[[], datetime], *,
                  fence: Callable[[Iterable[str]], set[str]], settings: ReconcilerSettings | None = None,
-                 policy: Callable[[], Policy] | None = None, tenants: Collection[str] = ()) -> None:
+                 policy: Callable[[], Policy] | None = None,
+                 steward: Callable[[str, str | None], str | None] = lambda name, owner: None) -> None:
         self.admin = admin
         self.settings = settings or ReconcilerSettings()
         # The policy in force now (it follows edits of the policy file).
@@ -85,7 +86,7 @@ class Reconciler:
         self.placing = placing
         self.creator = BatchCreator(admin, placing, outbox)
         self.memory = Memory()
-        self.statuses = StatusPublisher(outbox, clock, tenants)
+        self.statuses = StatusPublisher(outbox, clock, steward)
         self._now = clock
         # Which of these topics this instance may act on now (its shards; see ``intake``).
         self._fence = fence

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Collection
+from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
@@ -19,12 +19,13 @@ log = get_logger(__name__)
 
 
 class StatusPublisher:
-    def __init__(self, outbox: Outbox, clock: Callable[[], datetime], tenants: Collection[str] = ()) -> None:
+    def __init__(self, outbox: Outbox, clock: Callable[[], datetime],
+                 steward: Callable[[str, str | None], str | None] = lambda name, owner: None) -> None:
         self._outbox = outbox
         self._clock = clock
-        # The tenants of the tenants file: a topic's status also goes to its owner's status topic, if it is one of
-        # them (an owner the file no longer names has no topic to hear it on).
-        self._tenants = frozenset(tenants)
+        # Which tenant's status topic also hears of a topic (``Tenants.steward_of``): its owner's, or, for an admin's
+        # spec of a name a tenant's names take, that tenant's (it may take it over or withdraw it).
+        self._steward = steward
 
     async def publish(self, name: str, topic: TopicMemory, *, error: str | None,
                       warnings: list[Any]) -> list[asyncio.Future[Any]]:
@@ -45,11 +46,12 @@ class StatusPublisher:
         log.debug("status", ready=status.ready, replicas=status.replicas,
                   change=status.replicas_change.state if status.replicas_change else None)
         sends = [await self._outbox.publish(TOPICS.status, status, correlation_id=topic.correlation)]
-        if status.owner in self._tenants:
-            # The tenant's own status topic (issue 53): the one it may read, with the generation the tenant knows.
-            if (generation := topic.tenant_generation) is not None:
-                status = status.model_copy(update={"generation": generation, "observed_generation": generation})
-            sends.append(await self._outbox.publish(tenant_topics(status.owner).status, status,
+        if (steward := self._steward(name, status.owner)) is not None:
+            # The tenant's own status topic (issue 53): the one it may read, with the generation the tenant knows;
+            # 0 for a spec it did not send (an admin's), which no record of the tenant's is answered by.
+            generation = topic.tenant_generation if status.owner == steward else None
+            status = status.model_copy(update={"generation": generation or 0, "observed_generation": generation or 0})
+            sends.append(await self._outbox.publish(tenant_topics(steward).status, status,
                                                     correlation_id=topic.correlation))
         return sends
 

@@ -134,3 +134,23 @@ def test_a_leader_that_never_settles_is_given_up_on_at_the_deadline() -> None:
     with pytest.raises(KafkaException, match="NOT_LEADER"):
         busio.watermarks(leader, TopicPartition("t", 0), timeout_s=0.3)
     assert 1 < leader.asked < 100
+
+
+def test_a_topic_refused_by_the_acls_is_said_in_one_line_also_when_produce_itself_raises_it(monkeypatch) -> None:
+    """librdkafka raises the refusal from produce() once its metadata knows the topic refused (a walkthrough saw the
+    generic "cannot use the bus" instead, one time in two)."""
+    from confluent_kafka import KafkaError, KafkaException
+
+    class Refusing:
+        def produce(self, topic, **kwargs):  # noqa: ANN001, ANN003, ANN201
+            raise KafkaException(KafkaError(KafkaError.TOPIC_AUTHORIZATION_FAILED))
+
+        def poll(self, timeout):  # noqa: ANN001, ANN201
+            return 0
+
+    bus = BusSettings(bootstrap_servers="127.0.0.1:1", security_protocol="SASL_SSL", sasl_mechanism="SCRAM-SHA-512",
+                      sasl_username="payments", sasl_password="secret")
+    monkeypatch.setattr(busio, "producer", lambda bus: (Refusing(), None))
+    monkeypatch.setattr(busio, "_check_reachable", lambda client, timeout_s, refusal: None)
+    with pytest.raises(busio.NotAuthorized, match="refused to let 'payments' write ballast.topic.specs: .*Kafka's ACLs"):
+        busio.publish(bus, TOPICS.specs, [TopicSpec(name="orders", partitions=3, replicas=2)])

@@ -123,3 +123,12 @@ def test_a_file_in_another_encoding_is_read_as_yaml_allows_or_refused_in_one_lin
         assert result.exception is None or isinstance(result.exception, SystemExit)
     piped = CliRunner().invoke(app, ["diff", "-f", "-"], input=text.encode("latin-1"))
     assert piped.exit_code == 2 and "error: <stdin>: not UTF-8 text: byte 0xe9 at offset 5" in piped.output
+
+
+def test_acls_as_a_tenant_is_refused_with_who_and_why(monkeypatch) -> None:
+    """Kafka lets no tenant describe the ACLs, and the empty answer read as every binding missing (a walkthrough)."""
+    monkeypatch.setenv("BALLAST_BUS__BOOTSTRAP_SERVERS", "127.0.0.1:1")
+    monkeypatch.setenv("BALLAST_TENANT", "payments")
+    result = CliRunner().invoke(app, ["acls"])
+    assert result.exit_code == 2, result.output
+    assert "`ballast acls` is an admin's command" in result.output and "tenant 'payments'" in result.output

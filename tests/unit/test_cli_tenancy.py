@@ -48,3 +48,20 @@ def test_produce_knows_the_tenants_topics_as_it_knows_the_deployments() -> None:
     assert bus_topic_named("ballast.tenant.payments.dead-letters") == tenant_topics("payments").dead_letters
     assert bus_topic_named(TOPICS.specs.name) == TOPICS.specs
     assert bus_topic_named("payments.orders") is None
+
+
+def test_a_tenants_spec_is_unchanged_only_while_ballast_acts_on_its_last_record() -> None:
+    """Otherwise the same spec is sent again: refused before (quota freed since), or an admin's spec took its place."""
+    from events import Condition, TopicStatus
+    from events.conditions import NOT_OWNER, QUOTA_EXCEEDED, READY
+    from services.cli.tenancy import answered
+
+    ready = TopicStatus(topic="payments.orders", ready=True, owner="payments", generation=8, observed_generation=8)
+    assert answered("payments", 7, ready)
+    assert not answered("payments", 9, ready)  # a later record, not decided yet
+    assert not answered("payments", None, ready) and not answered("payments", 7, None)
+    assert not answered("payments", 7, ready.model_copy(update={"owner": None, "generation": 0}))  # an admin's
+    for refusal in (NOT_OWNER, QUOTA_EXCEEDED):
+        refused = ready.model_copy(update={"ready": False, "conditions": [
+            Condition(type=READY, status="False", reason=refusal, message="refused")]})
+        assert not answered("payments", 7, refused)

@@ -108,6 +108,24 @@ async def test_a_tenants_spec_goes_on_with_its_owner_and_its_status_comes_back_t
     assert gone.deleted and gone.owner == "alpha"
 
 
+async def test_an_admins_spec_for_a_tenants_name_is_told_to_that_tenant_which_then_takes_it_over(service) -> None:
+    """An admin's spec (no owner) for a name the tenant's names take: the tenant hears of it on its status topic
+    (owner none, generation 0: no record of the tenant's), and its own spec for the name is accepted again."""
+    reconciler, outbox, _ = service
+    await from_tenant(reconciler, "alpha", TopicSpec(name="alpha.orders", partitions=3, replicas=2), 4)
+    await read_back(reconciler, outbox)
+    outbox.put(TOPICS.specs, TopicSpec(name="alpha.orders", partitions=3, replicas=3))  # the admin's override
+    await read_back(reconciler, outbox, start=1)
+    told = [s for s in outbox.on(tenant_topics("alpha").status) if s.topic == "alpha.orders"][-1]
+    assert told.owner is None and (told.generation, told.observed_generation) == (0, 0)
+    # A name of beta's pattern and gamma's alike ('shared.'): neither hears of an admin's spec for it.
+    outbox.put(TOPICS.specs, TopicSpec(name="shared.x", partitions=1, replicas=1))
+    await read_back(reconciler, outbox, start=2)
+    assert not [s for t in ("beta", "gamma") for s in outbox.on(tenant_topics(t).status) if s.topic == "shared.x"]
+    await from_tenant(reconciler, "alpha", TopicSpec(name="alpha.orders", partitions=3, replicas=2), 5)
+    assert outbox.on(TOPICS.specs)[-1].owner == "alpha"
+
+
 async def test_another_tenants_name_is_refused_with_the_reason_and_nothing_is_touched(service) -> None:
     reconciler, outbox, simulator = service
     refusals = decisions("alpha", "NotOwner")

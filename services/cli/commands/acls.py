@@ -28,6 +28,10 @@ def acls(
     from services.domain.tenants import TenantsError, load_tenants
 
     settings = get_settings()
+    if settings.tenant is not None:
+        # Kafka lets no tenant describe the cluster's ACLs: its empty answer would read as every binding missing.
+        raise fail(f"`ballast acls` is an admin's command, and these settings act as tenant {settings.tenant!r} "
+                   "(BALLAST_TENANT): run it with the admin's settings (docs/teams.md)", 2)
     if settings.tenants_file is None:
         raise fail("no tenants file: set BALLAST_TENANTS_FILE (docs/teams.md)", 2)
     try:

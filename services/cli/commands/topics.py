@@ -186,6 +186,10 @@ def delete(
         if status is None or status.deleted:
             raise fail(f"no spec for topic {name!r}: Ballast does not manage it, so there is nothing to withdraw")
         assert isinstance(status, TopicStatus)
+        if settings.tenant is not None and status.owner not in (None, settings.tenant):
+            # A refusal's status names the owner: the gate would refuse this withdrawal too.
+            raise fail(f"{name}: tenant {status.owner!r} owns it, not {settings.tenant!r}: only its owner withdraws "
+                       "it", 2)
         effects[withdrawal(status)].append(name)
     deleting, retaining, absent = (effects[e] for e in (Withdrawal.DELETES, Withdrawal.RETAINS, Withdrawal.NO_TOPIC))
     if deleting:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import stat
+import time
 from pathlib import Path
 
 import pytest
@@ -75,6 +76,17 @@ def test_a_tenant_applies_a_spec_of_its_own_end_to_end_with_its_env_file(stack: 
     assert compared.returncode == 0 and "payments.orders: unchanged" in compared.stdout, compared.stdout + compared.stderr
     described = cli(env, "describe", "payments.orders")
     assert described.returncode == 0, described.stdout + described.stderr
+    # An admin's spec for the name takes the tenant's place: the tenant hears of it (no owner), and the same file
+    # applied again takes the topic back, rather than being "unchanged" (a walkthrough found it kept the admin's).
+    busio.publish(bus, stack.topics.specs, [TopicSpec(name="payments.orders", partitions=3, replicas=3)])
+    deadline = time.monotonic() + WAIT_S
+    while busio.latest(bus, tenant_topics("payments").status)["payments.orders"].owner is not None:
+        assert time.monotonic() < deadline, "the admin's spec never reached the tenant's status topic"
+        time.sleep(0.5)
+    taken = cli(env, "apply", "-f", str(spec), "--wait", "--timeout", str(WAIT_S))
+    assert taken.returncode == 0 and "payments.orders: partitions=3 replicas=2 applied" in taken.stdout, taken.stdout
+    taken_back = busio.latest(bus, stack.topics.specs)["payments.orders"]
+    assert (taken_back.owner, taken_back.replicas) == ("payments", 2)
     # Kafka refused none of it: not its topics, nor its readers' consumer groups (librdkafka looks for their
     # coordinator though they commit nothing), nor the topics under its prefix it described.
     assert refusals(stack, "User:payments") == []
