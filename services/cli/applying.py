@@ -57,7 +57,7 @@ def compare(settings: Settings, specs: list[TopicSpec], *, need_cluster: bool
     try:
         actual, alive, defaults = ask_cluster(settings.cluster_admin, look)
     except AdminError as exc:
-        unreachable = f"the cluster did not answer ({exc})"
+        unreachable = f"the cluster did not answer ({exc})" if exc.temporary else f"the cluster refused ({exc})"
         if need_cluster:
             raise fail(unreachable, 2) from None
         return {s.name: policy_refusal(s.name, check_spec(policy, s))

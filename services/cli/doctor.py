@@ -18,6 +18,7 @@ from functools import partial
 import httpx
 
 from events import TOPICS, LoadAggregate
+from events.topics import tenant_topics
 from services.common import busio
 from services.common.admin import AdminError
 from services.common.admin.factory import ask_cluster
@@ -89,6 +90,14 @@ def bus(settings: Settings, timeout_s: float) -> Check:
         present = set(AdminClient({**settings.bus.confluent_config(), **QUIET}).list_topics(timeout=timeout_s).topics)
     except Exception as exc:  # noqa: BLE001 -- librdkafka reports unreachable brokers in several ways
         return Check("bus", Health.DOWN, f"no broker answered: {exc}", address)
+    if settings.tenant is not None:
+        # A tenant sees only its own topics (Kafka's ACLs): the deployment's would all look missing.
+        mine = tenant_topics(settings.tenant, settings.cluster).all()
+        if missing := sorted(t.name for t in mine if t.name not in present):
+            return Check("bus", Health.DEGRADED, f"topics of tenant {settings.tenant!r} missing: {', '.join(missing)} "
+                                                 "(an admin's `ballast init-bus` makes them, with the tenants file)",
+                         address)
+        return Check("bus", Health.OK, f"all {len(mine)} topics of tenant {settings.tenant!r} present", address)
     missing = sorted(t.name for t in TOPICS.all() if t.name not in present)
     if missing:
         return Check("bus", Health.DEGRADED, f"Ballast's topics missing: {', '.join(missing)} (`ballast init-bus` "
@@ -179,7 +188,9 @@ def aggregates_health(aggregates: Iterable[LoadAggregate], spark: SparkSettings,
                             "spark-aggregates`), or has not closed its first window yet")
     age = (now - newest).total_seconds()
     fresh = spark.window_s + spark.watermark_s + 3 * spark.slide_s
-    said = f"newest window ended {newest:%H:%M:%S} UTC ({age:,.0f} s ago)"
+    # A sliding window is emitted once the watermark passes it, which may be before its end.
+    said = (f"newest window ends {newest:%H:%M:%S} UTC (in {-age:,.0f} s)" if age < 0
+            else f"newest window ended {newest:%H:%M:%S} UTC ({age:,.0f} s ago)")
     if age > fresh:
         return Health.DEGRADED, f"{said}, more than {fresh} s: is the job running, and the load collector sampling?"
     return Health.OK, said
@@ -196,7 +207,9 @@ def examine(settings: Settings, timeout_s: float = DEFAULT_TIMEOUT_S) -> list[Ch
         *((name, _web_address(settings, name), partial(service, settings, name, timeout_s)) for name in SERVICES),
         *((name, _web_address(settings, name), partial(service, settings, name, timeout_s, optional=True))
           for name in OPTIONAL_SERVICES),
-        ("spark-aggregates", TOPICS.load_aggregates.name, partial(spark_job, settings, timeout_s)),
+        # The load aggregates are the deployment's: not a tenant's to read.
+        *((("spark-aggregates", TOPICS.load_aggregates.name, partial(spark_job, settings, timeout_s)),)
+          if settings.tenant is None else ()),
     ]
     results: dict[str, Check] = {}
 

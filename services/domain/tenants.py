@@ -166,7 +166,7 @@ def check_owner(tenant: Tenant, topic: str, owner: str | None) -> Violation | No
     if not tenant.topics.match(topic):
         return Violation("owner", f"{topic!r} is not among the names of tenant {tenant.name!r} ({_names(tenant)})")
     if owner is not None and owner != tenant.name:
-        return Violation("owner", f"{topic!r} is tenant {owner!r}'s: it claimed the name first")
+        return Violation("owner", f"{topic!r} is owned by tenant {owner!r}, which claimed the name first")
     return None
 
 
@@ -174,7 +174,7 @@ def check_adoption(tenant: Tenant, spec: TopicSpec, existing: bool) -> Violation
     """An existing topic is adopted by its owner by name only: a tenant may not take over a topic outside its names
     (``check_owner`` refuses those first); an admin adopts through the admins' spec topic."""
     if spec.adopt and existing and not tenant.topics.match(spec.name):
-        return Violation("owner", f"{spec.name!r} exists and is not tenant {tenant.name!r}'s to adopt")
+        return Violation("owner", f"{spec.name!r} exists and is not for tenant {tenant.name!r} to adopt")
     return None
 
 
@@ -193,8 +193,8 @@ def check_quota(tenant: Tenant, spec: TopicSpec, partitions_elsewhere: int) -> l
                                    f"{quota.partitions_per_topic} a topic of tenant {tenant.name!r} may have"))
         if quota.partitions is not None and partitions_elsewhere + spec.partitions > quota.partitions:
             found.append(Violation("quota.partitions", f"{spec.partitions} partitions with the "
-                                   f"{partitions_elsewhere} of tenant {tenant.name!r}'s other topics is above its "
-                                   f"{quota.partitions}"))
+                                   f"{partitions_elsewhere} of the other topics of tenant {tenant.name!r} is above "
+                                   f"its {quota.partitions}"))
     # A value left out is the cluster's default (retention.bytes: -1, no limit), which no bound would check: a tenant
     # with a bound gives the value, as one with a partitions quota gives its partitions.
     if spec.replicas is None and _bounds_set(quota.replicas):

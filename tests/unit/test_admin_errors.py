@@ -200,3 +200,14 @@ async def test_simulator_answers_take_the_kind_their_status_gives_them(answer: A
     await admin.aclose()
     assert type(raised.value) is kind
     assert raised.value.temporary is kind.temporary
+
+
+async def test_a_topic_the_acls_hide_is_a_refusal_not_an_absent_topic() -> None:
+    """Kafka answers TOPIC_AUTHORIZATION_FAILED whether the topic exists or not: read as absent, a tenant's diff
+    said "create" for another tenant's topic (a walkthrough)."""
+    hidden = [{"name": "search.index", "error_code": kafka_errors.TopicAuthorizationFailedError.errno,
+               "partitions": []}]
+    with pytest.raises(OperationRefused, match="not authorized to describe the topic.s. search.index"):
+        await kafka_admin(Client(answer=hidden)).describe_topics(["search.index"])
+    absent = [{"name": "nowhere", "error_code": kafka_errors.UnknownTopicOrPartitionError.errno, "partitions": []}]
+    assert await kafka_admin(Client(answer=absent)).describe_topics(["nowhere"]) == {"nowhere": None}

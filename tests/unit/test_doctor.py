@@ -60,6 +60,28 @@ def test_the_spark_job_is_judged_by_its_newest_window() -> None:
     assert aggregates_health([window(500)], spark, now) == (
         Health.DEGRADED, "newest window ended 11:51:40 UTC (500 s ago), more than 120 s: is the job running, and the "
                          "load collector sampling?")
+    # Emitted before its end (the watermark passed it): said as ahead, not "-46 s ago" (a walkthrough).
+    assert aggregates_health([window(-46)], spark, now) == (Health.OK, "newest window ends 12:00:46 UTC (in 46 s)")
+
+
+def test_a_tenants_doctor_looks_for_the_tenants_own_topics_and_not_the_deployments_aggregates(monkeypatch) -> None:
+    from services.cli import doctor
+    from services.common.settings import Settings
+
+    class Listing:
+        def __init__(self, config: dict) -> None:
+            pass
+
+        def list_topics(self, timeout: float) -> object:
+            names = ["ballast.tenant.payments.topic.specs", "ballast.tenant.payments.topic.status"]
+            return type("Metadata", (), {"topics": dict.fromkeys(names)})()
+
+    monkeypatch.setattr("confluent_kafka.admin.AdminClient", Listing)
+    monkeypatch.setenv("BALLAST_TENANT", "payments")
+    check = doctor.bus(Settings(), 1.0)
+    assert check.health is Health.DEGRADED
+    assert check.detail == ("topics of tenant 'payments' missing: ballast.tenant.payments.dead-letters (an admin's "
+                            "`ballast init-bus` makes them, with the tenants file)")
 
 
 def test_a_part_that_never_answers_is_down_when_the_time_is_up(monkeypatch) -> None:

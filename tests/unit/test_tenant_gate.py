@@ -153,8 +153,8 @@ async def test_a_spec_beyond_the_quota_is_refused_by_its_rule(service) -> None:
     [status] = outbox.on(tenant_topics("alpha").status)
     exceeded = status.condition("QuotaExceeded")
     assert exceeded is not None and exceeded.reason == "quota.partitions"
-    assert exceeded.message == ("policy rule quota.partitions: 6 partitions with the 6 of tenant 'alpha''s other "
-                                "topics is above its 10")
+    assert exceeded.message == ("policy rule quota.partitions: 6 partitions with the 6 of the other topics of "
+                                "tenant 'alpha' is above its 10")
 
 
 async def test_of_two_tenants_claiming_one_name_the_first_keeps_it(service) -> None:
@@ -164,7 +164,7 @@ async def test_of_two_tenants_claiming_one_name_the_first_keeps_it(service) -> N
     await from_tenant(reconciler, "beta", TopicSpecDeleted(name="shared.events"), 1)
     assert [(s.name, s.owner) for s in outbox.on(TOPICS.specs)] == [("shared.events", "gamma")]
     told = [s.condition("NotOwner") for s in outbox.on(tenant_topics("beta").status)]
-    assert all(c is not None and "tenant 'gamma''s: it claimed the name first" in (c.message or "") for c in told)
+    assert all(c is not None and "owned by tenant 'gamma', which claimed the name first" in (c.message or "") for c in told)
     assert len(told) == 2
     # Its owner withdraws it: the name is free again, and the next claim is taken.
     await from_tenant(reconciler, "gamma", TopicSpecDeleted(name="shared.events"), 1)
@@ -342,7 +342,7 @@ async def test_a_spec_asking_fewer_partitions_than_its_topic_keeps_does_not_free
     await from_tenant(reconciler, "alpha", TopicSpec(name="alpha.b", partitions=9), 2)
     assert [(s.name, s.partitions) for s in outbox.on(TOPICS.specs)] == [("alpha.a", 6), ("alpha.a", 1)]
     exceeded = outbox.on(tenant_topics("alpha").status)[-1].condition("QuotaExceeded")
-    assert exceeded is not None and "9 partitions with the 6 of tenant 'alpha''s other topics" in (exceeded.message or "")
+    assert exceeded is not None and "9 partitions with the 6 of the other topics of tenant 'alpha'" in (exceeded.message or "")
 
 
 async def test_a_shard_gained_is_caught_up_on_every_name_whatever_the_order_of_their_records(service) -> None:

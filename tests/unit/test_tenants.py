@@ -63,7 +63,7 @@ def test_a_name_claimed_first_stays_its_claimants(tenants: Tenants) -> None:
     wide = tenants.model_copy(deep=True)
     wide.tenants[0].topics.pattern = "^search-pay\\."
     refused = check_owner(wide.tenants[0], "search-pay.x", owner="search")
-    assert refused is not None and "is tenant 'search''s: it claimed the name first" in refused.message
+    assert refused is not None and "is owned by tenant 'search', which claimed the name first" in refused.message
 
 
 def test_quotas_refuse_what_is_beyond_them_each_by_its_rule(tenants: Tenants) -> None:
@@ -145,7 +145,7 @@ def test_a_name_outside_the_tenants_or_claimed_first_by_another_is_not_its(tenan
     wide.tenants[1].topics.pattern = "^(search|payments)\\."
     claimed = decide(wide.named("search"), spec("payments.orders"), {"payments.orders": Claim("payments", 6)},
                      existing=True)
-    assert claimed.condition == "NotOwner" and "tenant 'payments''s: it claimed the name first" in claimed.reason
+    assert claimed.condition == "NotOwner" and "owned by tenant 'payments', which claimed the name first" in claimed.reason
     # An admin's spec (no owner) for a name of the tenant's is the tenant's to take over.
     assert decide(payments, spec("payments.orders"), {"payments.orders": Claim(None, 6)}, existing=True).accepted
 
@@ -169,8 +169,8 @@ def test_the_quota_counts_the_partitions_of_the_tenants_other_claims(tenants: Te
     assert decide(payments, spec("payments.c", 12), claims, existing=True).accepted
     over = decide(payments, spec("payments.d", 13), claims, existing=False)
     assert (over.condition, over.rule) == ("QuotaExceeded", "quota.partitions")
-    assert over.reason == ("policy rule quota.partitions: 13 partitions with the 60 of tenant 'payments''s other "
-                           "topics is above its 60")
+    assert over.reason == ("policy rule quota.partitions: 13 partitions with the 60 of the other topics of "
+                           "tenant 'payments' is above its 60")
     several = decide(payments, spec("payments.d", 6, 5), {}, existing=False)
     assert several.condition == "QuotaExceeded" and several.rule == "quota.replicas.max"
 

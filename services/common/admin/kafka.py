@@ -257,6 +257,10 @@ class KafkaClusterAdmin:
     async def _describe(self, names: list[str], metadata: list[dict[str, Any]], *, replica_dirs: bool = True
                         ) -> dict[str, TopicDescription | None]:
         found = {t["name"]: t for t in metadata if t.get("error_code", 0) == 0}
+        if hidden := sorted(t["name"] for t in metadata
+                            if t.get("error_code", 0) == kafka_errors.TopicAuthorizationFailedError.errno):
+            # Kafka answers so whether the topic exists or not: read as absent, it was "create" to a tenant's diff.
+            raise OperationRefused(f"not authorized to describe the topic(s) {', '.join(hidden)} (Kafka's ACLs)")
         present = [name for name in names if name in found]
         configs = await self._topic_configs(present)
         brokers = await self.brokers() if present else []

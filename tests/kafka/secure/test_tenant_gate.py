@@ -116,7 +116,7 @@ def test_of_two_tenants_claiming_one_name_the_first_keeps_it(stack: LocalStack, 
     busio.publish(admin, A.specs, [TopicSpec(name="shared.events", partitions=4, replicas=2)])
     refused = until("NotOwner on team-a's status topic",
                     status_on(admin, A.status, "shared.events", lambda s: s.condition("NotOwner") is not None))
-    assert "'shared.events' is tenant 'team-b''s: it claimed the name first" in (
+    assert "'shared.events' is owned by tenant 'team-b', which claimed the name first" in (
         refused.condition("NotOwner").message or "")  # type: ignore[union-attr]
     spec = busio.latest(admin, TOPICS.specs)["shared.events"]
     assert (spec.owner, spec.partitions) == ("team-b", 2) and partitions(stack, "shared.events") == 2
