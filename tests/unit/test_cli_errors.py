@@ -132,3 +132,22 @@ def test_acls_as_a_tenant_is_refused_with_who_and_why(monkeypatch) -> None:
     result = CliRunner().invoke(app, ["acls"])
     assert result.exit_code == 2, result.output
     assert "`ballast acls` is an admin's command" in result.output and "tenant 'payments'" in result.output
+
+
+def test_env_as_a_tenant_prints_the_tenants_own_settings_never_the_stacks(tmp_path, monkeypatch) -> None:
+    """`ballast env` under a tenant's settings printed the stack's super user's exports (a walkthrough)."""
+    import services.local.stack_state as stack_state
+
+    monkeypatch.setattr(stack_state, "running_stack", lambda state_dir: object())
+    monkeypatch.setattr(stack_state, "client_env", lambda stack: {"BALLAST_BUS__SASL_USERNAME": "ballast"})
+    monkeypatch.setattr(stack_state, "endpoints", lambda stack, port: [])
+    monkeypatch.setenv("BALLAST_STATE_DIR", str(tmp_path))
+    assert "SASL_USERNAME=ballast" in CliRunner().invoke(app, ["env"]).output
+    monkeypatch.setenv("BALLAST_TENANT", "payments")
+    refused = CliRunner().invoke(app, ["env"])
+    assert refused.exit_code == 1 and "no settings of tenant 'payments'" in refused.output
+    (tmp_path / "tenants").mkdir()
+    (tmp_path / "tenants" / "payments.env").write_text("BALLAST_TENANT=payments\nBALLAST_BUS__SASL_USERNAME=payments\n")
+    shown = CliRunner().invoke(app, ["env"])
+    assert shown.exit_code == 0 and "export BALLAST_BUS__SASL_USERNAME=payments" in shown.output
+    assert "ballast" not in shown.output.replace("BALLAST", "")

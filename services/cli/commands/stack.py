@@ -253,10 +253,19 @@ def env() -> None:
 
     from services.local.stack_state import client_env, endpoints, running_stack
 
-    stack = running_stack(get_settings().state_dir)
+    settings = get_settings()
+    stack = running_stack(settings.state_dir)
     if stack is None:
         raise fail("no stack is up: start one with `ballast up`")
-    for key, value in client_env(stack).items():
+    exports = client_env(stack)
+    if settings.tenant is not None:
+        # Acting as a tenant: its own settings (`ballast up --tenants` wrote them), never the stack's super user's.
+        path = settings.state_dir / "tenants" / f"{settings.tenant}.env"
+        if not path.is_file():
+            raise fail(f"no settings of tenant {settings.tenant!r} at {path}: the stack was not started with it "
+                       "(`ballast up --kafka --secure --tenants FILE`)")
+        exports = dict(line.split("=", 1) for line in path.read_text().splitlines() if "=" in line)
+    for key, value in exports.items():
         print(f"export {key}={shlex.quote(value)}")
     # Comments, which eval skips: where a person looks.
     for name, where in endpoints(stack, DASHBOARD_PORT):
