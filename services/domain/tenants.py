@@ -245,7 +245,8 @@ class Decision:
 
     @property
     def reason(self) -> str:
-        return "; ".join(map(str, self.violations))
+        # The tenants file's rules, told apart from the policy file's ("policy rule ...").
+        return "; ".join(f"tenant rule {v.rule}: {v.message}" for v in self.violations)
 
 
 def decide(tenant: Tenant, event: TopicSpec | TopicSpecDeleted, claims: Mapping[str, Claim], *,

@@ -153,7 +153,7 @@ async def test_a_spec_beyond_the_quota_is_refused_by_its_rule(service) -> None:
     [status] = outbox.on(tenant_topics("alpha").status)
     exceeded = status.condition("QuotaExceeded")
     assert exceeded is not None and exceeded.reason == "quota.partitions"
-    assert exceeded.message == ("policy rule quota.partitions: 6 partitions with the 6 of the other topics of "
+    assert exceeded.message == ("tenant rule quota.partitions: 6 partitions with the 6 of the other topics of "
                                 "tenant 'alpha' is above its 10")
 
 

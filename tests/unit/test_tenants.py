@@ -169,7 +169,7 @@ def test_the_quota_counts_the_partitions_of_the_tenants_other_claims(tenants: Te
     assert decide(payments, spec("payments.c", 12), claims, existing=True).accepted
     over = decide(payments, spec("payments.d", 13), claims, existing=False)
     assert (over.condition, over.rule) == ("QuotaExceeded", "quota.partitions")
-    assert over.reason == ("policy rule quota.partitions: 13 partitions with the 60 of the other topics of "
+    assert over.reason == ("tenant rule quota.partitions: 13 partitions with the 60 of the other topics of "
                            "tenant 'payments' is above its 60")
     several = decide(payments, spec("payments.d", 6, 5), {}, existing=False)
     assert several.condition == "QuotaExceeded" and several.rule == "quota.replicas.max"

@@ -103,7 +103,7 @@ def test_a_spec_beyond_the_quota_is_refused_with_its_reason(stack: LocalStack, a
                     status_on(admin, A.status, "a.wide", lambda s: s.condition("QuotaExceeded") is not None))
     exceeded = refused.condition("QuotaExceeded")
     assert exceeded is not None and exceeded.reason == "quota.partitionsPerTopic"
-    assert exceeded.message == ("policy rule quota.partitionsPerTopic: 8 partitions is above the 4 a topic of tenant "
+    assert exceeded.message == ("tenant rule quota.partitionsPerTopic: 8 partitions is above the 4 a topic of tenant "
                                 "'team-a' may have")
     assert [d.reason for d in letters(admin, A.dead_letters, "a.wide")] == [exceeded.message]
     assert partitions(stack, "a.wide") is None and "a.wide" not in busio.latest(admin, TOPICS.specs)
