@@ -1,7 +1,8 @@
-"""Cordoned log directories (issue 55, KIP-1066) on the real Kafka 4.3.1 cluster: cordoned through Kafka's own broker
-config ``cordoned.log.dirs``, every directory of one broker and one directory of another; the topics Ballast creates
-then have no replica on the first (as Kafka's own placer gives none) and none in the second's cordoned directory, with
-either placer; uncordoned, the broker takes new replicas again."""
+"""Cordoned log directories (issue 55, KIP-1066) on the real Kafka 4.3.1 cluster: every directory of one broker
+cordoned with `ballast brokers cordon`, and one directory of another through Kafka's own broker config
+``cordoned.log.dirs`` (IncrementalAlterConfigs, as kafka-configs.sh sets it); the topics Ballast creates then have no
+replica on the first (as Kafka's own placer gives none) and none in the second's cordoned directory, with either
+placer; uncordoned, the broker takes new replicas again."""
 
 from __future__ import annotations
 
@@ -11,19 +12,22 @@ import pytest
 
 from services.common.admin import CORDONED_LOG_DIRS
 from services.common.admin.kafka import KafkaClusterAdmin
+from services.local.stack import LocalStack
 from tests.integration.harness import Ballast, spec
+from tests.kafka.test_log_dirs_cli import ballast as cli
 
 FULL, PARTLY = 4, 1  # the broker cordoned whole, and the one with one directory cordoned
 
 
 @pytest.fixture
-async def cordons(admin: KafkaClusterAdmin) -> AsyncIterator[str]:
+async def cordons(kafka_stack: LocalStack, admin: KafkaClusterAdmin) -> AsyncIterator[str]:
     """Broker 4 cordoned whole and one directory of broker 1 (the other kept), removed again whatever happens: the
     cluster is shared with the package's other tests and with the bus."""
     dirs = sorted(d.path for d in await admin.describe_log_dirs([PARTLY], replicas=False))
     kept, cordoned = dirs[0], dirs[1]
     try:
-        await admin.alter_broker_configs(FULL, {CORDONED_LOG_DIRS: "*"})
+        said = cli(kafka_stack, "brokers", "cordon", str(FULL), "--yes").stdout
+        assert f"broker {FULL}: cordoned.log.dirs: none -> *" in said, said
         await admin.alter_broker_configs(PARTLY, {CORDONED_LOG_DIRS: cordoned})
         shown = {(d.broker, d.path): d.cordoned for d in await admin.describe_log_dirs([FULL, PARTLY], replicas=False)}
         assert shown[(PARTLY, cordoned)] and not shown[(PARTLY, kept)]

@@ -125,3 +125,21 @@ def test_release_by_broker_and_directory_releases_the_rebalance_that_drained_it(
     other = CliRunner().invoke(app, ["log-dirs", "release", "--broker", "2", "--log-dir", "/k/data-1"])
     assert other.exit_code != 0 and "no remove-disks rebalance keeps /k/data-1 of broker 2 empty" in other.output
     assert sent == [("drain", "release")]
+
+
+async def test_brokers_cordon_and_uncordon_show_the_change_then_set_it(sim: Simulator) -> None:
+    """`ballast brokers cordon|uncordon` on the simulator (which models cordoned.log.dirs as Kafka 4.3 does)."""
+    first, second = sim.cluster.brokers[2].log_dirs
+    code, out, err = await _cli(sim, "brokers", "cordon", "2", "--dir", second, "--yes")
+    assert code == 0 and f"broker 2: cordoned.log.dirs: none -> {second}" in out and "cordoned" in out, err
+    assert sim.cluster.brokers[2].cordoned_log_dirs == (second,)
+    code, out, _ = await _cli(sim, "brokers", "cordon", "2", "--dir", second, "--yes")
+    assert code == 0 and "unchanged" in out
+    code, out, _ = await _cli(sim, "brokers", "cordon", "2", "--yes")
+    assert code == 0 and f"{second} -> *" in out and 2 not in sim.cluster.usable_ids
+    code, out, _ = await _cli(sim, "brokers", "uncordon", "2", "--yes")
+    assert code == 0 and "* -> none" in out and sim.cluster.brokers[2].cordoned_log_dirs == ()
+    code, _, err = await _cli(sim, "brokers", "cordon", "2", "--dir", "/nowhere", "--yes")
+    assert code == 2 and "not a log directory of the broker: /nowhere" in err
+    code, _, err = await _cli(sim, "brokers", "cordon", "2")  # no terminal to ask: refused, nothing set
+    assert code == 1 and "pass --yes" in err and sim.cluster.brokers[2].cordoned_log_dirs == ()

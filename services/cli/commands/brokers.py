@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Optional
 
 import typer
 
@@ -63,3 +63,62 @@ def remove(broker_ids: Annotated[list[int], typer.Argument(help="ids of the brok
     busio.publish(get_settings().bus, TOPICS.scaling, [event])
     console.print(f"brokers {', '.join(map(str, event.brokers))}: removal announced; follow it with "
                   f"`ballast rebalance status auto-remove-brokers-{'-'.join(map(str, event.brokers))}`")
+
+
+DirsOption = Annotated[Optional[list[str]], typer.Option("--dir", "-d", help="only this log directory (repeatable); "  # noqa: UP007
+                                                         "none: every directory of the broker")]
+
+
+@app.command()
+def cordon(broker: Annotated[int, typer.Argument(help="the broker's id")], dirs: DirsOption = None,
+           yes: Annotated[bool, typer.Option("--yes", "-y", help="do not ask for confirmation")] = False) -> None:
+    """Cordon a broker's log directories: they take no new replica.
+
+    Kafka 4.3's cordons (KIP-1066): neither Kafka's placer nor Ballast's puts a new replica in a cordoned directory,
+    and a broker whose every directory is cordoned gets none. Sets the broker config cordoned.log.dirs (all: *),
+    showing the change and asking first."""
+    _set_cordons(broker, dirs or [], cordon=True, yes=yes)
+
+
+@app.command()
+def uncordon(broker: Annotated[int, typer.Argument(help="the broker's id")], dirs: DirsOption = None,
+             yes: Annotated[bool, typer.Option("--yes", "-y", help="do not ask for confirmation")] = False) -> None:
+    """Let a broker's cordoned log directories take new replicas again (all of them, or those named)."""
+    _set_cordons(broker, dirs or [], cordon=False, yes=yes)
+
+
+def _set_cordons(broker: int, dirs: list[str], *, cordon: bool, yes: bool) -> None:
+    from services.cli.output import confirm, fail
+    from services.common.admin import CORDONED_LOG_DIRS, AdminError, ClusterAdmin
+    from services.common.admin.factory import ask_cluster
+    from services.domain.cordons import cordon_value
+
+    settings = get_settings()
+
+    async def read(admin: ClusterAdmin) -> tuple[str | None, list[str]]:
+        described = await admin.describe_log_dirs([broker], replicas=False)
+        return (await admin.broker_configs(broker)).get(CORDONED_LOG_DIRS), [d.path for d in described]
+
+    try:
+        current, broker_dirs = ask_cluster(settings.cluster_admin, read)
+        if not broker_dirs:
+            raise fail(f"broker {broker} described no log directory: is it alive?")
+        after = cordon_value(current, broker_dirs, dirs, cordon=cordon)
+    except ValueError as exc:
+        raise fail(f"broker {broker}: {exc}", 2) from None
+    except AdminError as exc:
+        raise fail(f"broker {broker}: {exc}") from None
+    if after == current:
+        console.print(f"broker {broker}: {CORDONED_LOG_DIRS} unchanged ({current or 'none'})")
+        return
+    console.print(f"broker {broker}: {CORDONED_LOG_DIRS}: {current or 'none'} -> {after or 'none'}")
+    confirm(yes, "nothing changed")
+
+    async def change(admin: ClusterAdmin) -> None:
+        await admin.alter_broker_configs(broker, {CORDONED_LOG_DIRS: after})
+
+    try:
+        ask_cluster(settings.cluster_admin, change)
+    except AdminError as exc:
+        raise fail(f"broker {broker}: {exc}") from None
+    console.print(f"broker {broker}: {'cordoned' if cordon else 'uncordoned'}")
