@@ -44,6 +44,11 @@ POLICY_VIOLATION = "PolicyViolation"  # the spec (or its withdrawal) breaks a ru
 NOT_OWNER = "NotOwner"
 QUOTA_EXCEEDED = "QuotaExceeded"
 
+# -- brokers (BrokerStatus) ----------------------------------------------------------------------------------------
+# Some of the broker's log directories are cordoned (KIP-1066: cordoned.log.dirs): they take no new replica; all of
+# them, and the broker takes none (reason AllCordoned, else SomeCordoned; False: NoneCordoned).
+LOG_DIRS_CORDONED = "LogDirsCordoned"
+
 # -- rebalances (RebalanceStatus) ---------------------------------------------------------------------------------
 INVALID_ACTION = "InvalidAction"
 REQUEST_CHANGED = "RequestChanged"

@@ -334,6 +334,7 @@ class LogDirState(_Block):
     online: bool = True
     error: str | None = None  # why it is offline, as the broker says (KAFKA_STORAGE_ERROR, ...)
     drained_by: str | None = None  # the remove-disks rebalance that keeps it empty
+    cordoned: bool = False  # KIP-1066: it takes no new replica (the broker config cordoned.log.dirs)
 
 
 class BrokerStatus(Event):

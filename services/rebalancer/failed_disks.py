@@ -4,7 +4,7 @@ fix-offline-replicas request that moves a failed disk's replicas to healthy brok
 from __future__ import annotations
 
 import zlib
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from datetime import datetime
 
 from events import (
@@ -14,14 +14,15 @@ from events import (
     RebalanceMode,
     RebalanceRequest,
 )
-from events.conditions import LOG_DIRS_OFFLINE
+from events.conditions import LOG_DIRS_CORDONED, LOG_DIRS_OFFLINE
 
 
 def broker_status(broker: int, dirs: Iterable[tuple[str, str | None]], drained_by: Mapping[str, str],
-                  previous: BrokerStatus | None, now: datetime) -> BrokerStatus | None:
-    """A broker's status from its log directories (path, error or None when online) and the directories drained
-    by remove-disks rebalances (path -> rebalance); None when nothing changed since ``previous``."""
-    states = [LogDirState(path=path, online=error is None, error=error, drained_by=drained_by.get(path))
+                  previous: BrokerStatus | None, now: datetime, cordoned: Collection[str] = ()) -> BrokerStatus | None:
+    """A broker's status from its log directories (path, error or None when online), the directories drained
+    by remove-disks rebalances (path -> rebalance) and those cordoned; None when nothing changed since ``previous``."""
+    states = [LogDirState(path=path, online=error is None, error=error, drained_by=drained_by.get(path),
+                          cordoned=path in cordoned)
               for path, error in sorted(dirs)]
     offline = [d for d in states if not d.online]
     if offline:
@@ -37,7 +38,19 @@ def broker_status(broker: int, dirs: Iterable[tuple[str, str | None]], drained_b
         old = previous.condition(LOG_DIRS_OFFLINE)
         if old is not None and (old.status, old.message) == (condition.status, condition.message):
             return None
-    return BrokerStatus(broker=broker, log_dirs=states, conditions=[condition], updated_at=now)
+    return BrokerStatus(broker=broker, log_dirs=states, conditions=[condition, _cordons(states, now)], updated_at=now)
+
+
+def _cordons(states: list[LogDirState], now: datetime) -> Condition:
+    cordoned = [d.path for d in states if d.cordoned]
+    if not cordoned:
+        return Condition(type=LOG_DIRS_CORDONED, status="False", reason="NoneCordoned", last_transition_time=now,
+                         message="no log directory cordoned")
+    every = len(cordoned) == len(states)
+    return Condition(type=LOG_DIRS_CORDONED, status="True", reason="AllCordoned" if every else "SomeCordoned",
+                     last_transition_time=now,
+                     message=f"{len(cordoned)} of {len(states)} log directories cordoned: {', '.join(cordoned)}; "
+                             + ("the broker takes no new replica" if every else "they take no new replica"))
 
 
 def fix_offline_request(statuses: Iterable[BrokerStatus], template: Mapping[str, object]) -> RebalanceRequest | None:

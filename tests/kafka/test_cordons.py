@@ -10,10 +10,14 @@ from collections.abc import AsyncIterator
 
 import pytest
 
+from events import TOPICS, BrokerStatus
+from events.conditions import LOG_DIRS_CORDONED
+from services.common import busio
 from services.common.admin import CORDONED_LOG_DIRS
 from services.common.admin.kafka import KafkaClusterAdmin
 from services.local.stack import LocalStack
 from tests.integration.harness import Ballast, spec
+from tests.kafka.conftest import eventually
 from tests.kafka.test_log_dirs_cli import ballast as cli
 
 FULL, PARTLY = 4, 1  # the broker cordoned whole, and the one with one directory cordoned
@@ -40,18 +44,35 @@ async def cordons(kafka_stack: LocalStack, admin: KafkaClusterAdmin) -> AsyncIte
 
 @pytest.mark.timeout(600)
 async def test_no_new_replica_lands_on_a_cordoned_broker_or_directory_and_uncordoned_it_is_used_again(
-        ballast: Ballast, admin: KafkaClusterAdmin, cordons: str, name: str) -> None:
+        kafka_stack: LocalStack, ballast: Ballast, admin: KafkaClusterAdmin, cordons: str, name: str) -> None:
     kept = cordons
+    # Said within a look of the rebalancer's (BALLAST_REBALANCER__OBSERVE_INTERVAL_S), set by whoever set it.
+    bus = kafka_stack.settings().bus
+
+    async def said() -> BrokerStatus | None:
+        status = busio.latest(bus, TOPICS.broker_status, timeout_s=30).get(str(FULL))
+        told = status.condition(LOG_DIRS_CORDONED) if status is not None else None
+        return status if told is not None and told.reason == "AllCordoned" else None
+
+    status = await eventually(said, f"broker {FULL}'s status saying it is cordoned")
+    assert all(d.cordoned for d in status.log_dirs)
     striped = spec(f"{name}-s", 3, partitions=8)
     multi = spec(f"{name}-m", 3, partitions=8).model_copy(update={"placer": "multi-level"})
     ballast.apply(striped, multi)
     for topic in (striped.name, multi.name):
         ballast.watcher.wait_status(topic, lambda s: s.ready, "ready")
-    described = await admin.describe_topics([striped.name, multi.name])
-    for topic, description in described.items():
-        assert description is not None
-        assert all(FULL not in p.replicas for p in description.partitions), topic
-        dirs = {r.log_dir for p in description.partitions for r in p.replica_info if r.broker == PARTLY}
+
+    async def placed() -> dict | None:
+        """Each topic's replicas, once the brokers list every replica on broker 1 in a directory (a replica just
+        made may not be in DescribeLogDirs' answer yet)."""
+        described = await admin.describe_topics([striped.name, multi.name])
+        found = {topic: ([p.replicas for p in d.partitions],
+                         {r.log_dir for p in d.partitions for r in p.replica_info if r.broker == PARTLY})
+                 for topic, d in described.items() if d is not None}
+        return found if len(found) == 2 and all(None not in dirs for _, dirs in found.values()) else None
+
+    for topic, (replicas, dirs) in (await eventually(placed, "every replica's directory described")).items():
+        assert all(FULL not in r for r in replicas), topic
         assert dirs == {kept}, topic
     for broker in (FULL, PARTLY):
         await admin.alter_broker_configs(broker, {CORDONED_LOG_DIRS: None})

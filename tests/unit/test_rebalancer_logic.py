@@ -494,6 +494,21 @@ def test_a_brokers_status_changes_only_when_its_directories_do() -> None:
     assert failed.log_dirs[0].drained_by == "drain"
 
 
+def test_a_cordon_changes_the_brokers_status_and_is_said_in_its_condition() -> None:
+    """Issue 55: a cordon set by anyone (kafka-configs) is in the next BrokerStatus."""
+    dirs = [("/d0", None), ("/d1", None)]
+    plain = failed_disks.broker_status(1, dirs, {}, None, NOW)
+    assert plain is not None and plain.condition(conditions.LOG_DIRS_CORDONED).status == "False"
+    some = failed_disks.broker_status(1, dirs, {}, plain, NOW, cordoned={"/d1"})
+    assert some is not None and [d.cordoned for d in some.log_dirs] == [False, True]
+    said = some.condition(conditions.LOG_DIRS_CORDONED)
+    assert (said.status, said.reason) == ("True", "SomeCordoned") and "/d1; they take no new replica" in said.message
+    assert failed_disks.broker_status(1, dirs, {}, some, NOW, cordoned={"/d1"}) is None
+    every = failed_disks.broker_status(1, dirs, {}, some, NOW, cordoned={"/d0", "/d1"})
+    assert every is not None and every.condition(conditions.LOG_DIRS_CORDONED).reason == "AllCordoned"
+    assert "the broker takes no new replica" in every.condition(conditions.LOG_DIRS_CORDONED).message
+
+
 def test_the_remediation_is_one_auto_approved_fix_per_set_of_failed_disks() -> None:
     healthy = failed_disks.broker_status(1, [("/d0", None), ("/d1", None)], {}, None, NOW)
     assert failed_disks.fix_offline_request([healthy], {}) is None

@@ -27,12 +27,15 @@ async def observe(shared: Shared, look: ClusterLook) -> None:
         if not dirs:
             continue
         own = {path: name for (b, path), name in drained_by.items() if b == broker}
-        status = failed_disks.broker_status(broker, dirs, own, shared.broker_statuses.get(broker), utcnow())
+        cordoned = {d.path for d in look.log_dirs if d.broker == broker and d.cordoned}
+        status = failed_disks.broker_status(broker, dirs, own, shared.broker_statuses.get(broker), utcnow(),
+                                            cordoned=cordoned)
         if status is None:
             continue
         shared.broker_statuses[broker] = status
         await send(shared.outbox, TOPICS.broker_status, status)
-        log.info("broker status", broker=broker, offline=[d.path for d in status.log_dirs if not d.online])
+        log.info("broker status", broker=broker, offline=[d.path for d in status.log_dirs if not d.online],
+                 cordoned=[d.path for d in status.log_dirs if d.cordoned])
     if shared.tuning.remediate_failed_disks:
         request = failed_disks.fix_offline_request(
             [shared.broker_statuses[b] for b in alive if b in shared.broker_statuses],
