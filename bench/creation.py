@@ -35,8 +35,8 @@ from confluent_kafka import Consumer, TopicPartition
 from bench.markdown import replace_section
 from events import TOPICS, TopicSpec
 from services.common import busio
-from services.common.admin.port import RECORDS_PER_REQUEST
-from services.common.admin.simulator import SimulatorClusterAdmin
+from services.adapters.admin.port import RECORDS_PER_REQUEST
+from services.adapters.admin.simulator import SimulatorClusterAdmin
 from services.local.kafka_probe import admin_client
 from services.local.stack import LocalStack
 

@@ -33,7 +33,7 @@ from bench.markdown import replace_section
 from bench.replicas_change import percentile
 from events import TOPICS, RebalanceAction, RebalanceRequest
 from services.common import busio
-from services.common.cruise_control import CruiseControlClient, OptimizationOptions
+from services.adapters.cruise_control import CruiseControlClient, OptimizationOptions
 from services.local.stack import LocalStack
 from services.placement.metrics import moved_replicas
 from services.placement.model import Broker, ClusterView, PlacementSpec
@@ -241,7 +241,7 @@ def _placed(partitions: int) -> ClusterView:
 
 def run_pair_side(kafka: bool, partitions: int, partition_mb: float, throttle: int, say) -> dict[str, float]:
     """One add-brokers rebalance under ``throttle`` on one stack; returns its figures."""
-    from services.common.admin.kafka import KafkaClusterAdmin
+    from services.adapters.admin.kafka import KafkaClusterAdmin
 
     env = {"BALLAST_LOG_LEVEL": "warning", "BALLAST_SIMULATOR__PARTITION_SIZE_MB": str(partition_mb),
            # Real time: the simulated copy runs at the throttle, as the real one does.

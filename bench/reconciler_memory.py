@@ -23,7 +23,7 @@ from typing import Any
 
 from events import TOPICS, TopicSpec, encode
 from services.cluster_sim.app import Simulator
-from services.common.admin.simulator import SimulatorClusterAdmin
+from services.adapters.admin.simulator import SimulatorClusterAdmin
 from services.common.outbox import MemoryOutbox
 from services.common.settings import Settings, SimulatorSettings
 from services.local.broker import free_port

@@ -21,7 +21,7 @@ from pathlib import Path
 
 from bench.markdown import replace_section
 from services.cluster_sim.app import Simulator
-from services.common.cruise_control import CruiseControlClient
+from services.adapters.cruise_control import CruiseControlClient
 from services.common.settings import CruiseControlSettings, SimulatorSettings
 from services.local.broker import free_port
 from services.replicas_change.logic import optimization_params

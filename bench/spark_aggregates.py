@@ -157,7 +157,7 @@ SOURCES = {"ballast_bus": "Ballast's Python source (confluent-kafka)", "kafka": 
 
 def sources_side_by_side(events: int, rate: int, seconds: int, say) -> dict[str, dict[str, dict[str, float]]]:
     """Each source on the real local Kafka cluster: freshness on fresh topics, then throughput on a backlog."""
-    from services.common.admin.kafka import KafkaClusterAdmin
+    from services.adapters.admin.kafka import KafkaClusterAdmin
     from services.local.kafka_cluster import LocalKafka
     from spark.session import kafka_source_jars, local_session
 

@@ -46,8 +46,8 @@ from bench.replicas_change import percentile
 from events import TOPICS, ThrottleLedger
 from events.throttle import OwnedBrokerConfig, OwnedListItems
 from services.common import busio
-from services.common.admin import INTRA_BROKER_THROTTLE
-from services.common.admin.kafka import KafkaClusterAdmin
+from services.adapters.admin import INTRA_BROKER_THROTTLE
+from services.adapters.admin.kafka import KafkaClusterAdmin
 from services.local.stack import LocalStack
 from services.throttle.ownership import FOLLOWER_ITEMS, FOLLOWER_RATE, LEADER_ITEMS, LEADER_RATE, RATE_CONFIGS
 

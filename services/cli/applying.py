@@ -29,9 +29,9 @@ from services.cli.output import fail
 from services.cli.tenancy import answered, spec_topics
 from services.common.wording import transition_line
 from services.common import busio
-from services.common.admin import AdminError, ClusterAdmin
-from services.common.admin.factory import ask_cluster
-from services.common.admin.port import TopicDefaults, TopicDescription
+from services.adapters.admin import AdminError, ClusterAdmin
+from services.adapters.admin.factory import ask_cluster
+from services.adapters.admin.port import TopicDefaults, TopicDescription
 from services.common.settings import Settings
 from services.domain.policy import Policy, PolicyError, check_spec, load_policy
 from services.topic_reconciler.logic import effective_spec, needs_defaults

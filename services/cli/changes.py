@@ -15,7 +15,7 @@ from enum import StrEnum
 from events import conditions
 from events import RebalanceRequest, RebalanceState, RebalanceStatus, ReplicasChangeState, TopicSpec, TopicStatus
 from events.topic_configs import topic_config_problem
-from services.common.admin.port import TopicDefaults, TopicDescription
+from services.adapters.admin.port import TopicDefaults, TopicDescription
 from services.topic_reconciler.logic import (
     Action,
     AlterConfig,

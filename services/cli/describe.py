@@ -15,9 +15,9 @@ from events import TOPICS, PlaceholderRecord, TopicSpec, TopicStatus
 from events import placeholders as placeholder
 from services.common.wording import change_text, status_notes
 from services.common import busio
-from services.common.admin import AdminError, ClusterAdmin
-from services.common.admin.factory import ask_cluster
-from services.common.admin.port import TopicDescription
+from services.adapters.admin import AdminError, ClusterAdmin
+from services.adapters.admin.factory import ask_cluster
+from services.adapters.admin.port import TopicDescription
 from services.common.settings import Settings
 from services.cli.tenancy import spec_topics
 

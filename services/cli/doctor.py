@@ -20,11 +20,11 @@ import httpx
 from events import TOPICS, LoadAggregate
 from events.topics import tenant_topics
 from services.common import busio
-from services.common.admin import AdminError
-from services.common.admin.factory import ask_cluster
+from services.adapters.admin import AdminError
+from services.adapters.admin.factory import ask_cluster
 from services.common.busio import QUIET, BusUnavailable
-from services.common.cruise_control import CruiseControlClient, CruiseControlError
-from services.common.cruise_control.warm_up import SUBSTATES, warming_up
+from services.adapters.cruise_control import CruiseControlClient, CruiseControlError
+from services.adapters.cruise_control.warm_up import SUBSTATES, warming_up
 from services.common.settings import Settings, SparkSettings
 from services.local.stack_settings import SERVICES  # the services every deployment runs, each with a health page
 

@@ -17,7 +17,7 @@ from events import TopicSpec
 from events import topics
 from events.topics import reserved_topic
 from services.cli.manifests import ADOPT_ANNOTATION, CLUSTER_LABEL
-from services.common.admin.port import TopicDescription
+from services.adapters.admin.port import TopicDescription
 
 # A Kubernetes object name (RFC 1123 subdomain): a topic name that is not one goes to spec.topicName.
 _K8S_NAME = re.compile(r"^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$")

@@ -135,7 +135,7 @@ def make_backend(settings: SimulatorSettings, admin: ClusterAdminSettings | None
         raise ValueError("BALLAST_SIMULATOR__BACKEND=kafka needs BALLAST_CLUSTER_ADMIN__KIND=kafka and its "
                          "BALLAST_CLUSTER_ADMIN__BOOTSTRAP_SERVERS: the cluster Cruise Control executes on")
     from services.cluster_sim.kafka_backend import KafkaBackend
-    from services.common.admin.factory import make_cluster_admin
+    from services.adapters.admin.factory import make_cluster_admin
 
     return KafkaBackend(make_cluster_admin(admin), sync_interval_s=settings.sync_interval_s)
 

@@ -28,7 +28,7 @@ from services.cluster_sim.request import Request, RequestError, UserRequestError
 from services.cluster_sim.tuning import SimTuning
 from services.cluster_sim.user_tasks import SYNC_ENDPOINTS, ServletFull, SimTask, UnexpectedHeader, UserTaskManager, request_key
 from services.cluster_sim.warm_up import WarmUp
-from services.common.admin.port import AdminError
+from services.adapters.admin.port import AdminError
 from services.common.logging import get_logger
 
 log = get_logger(__name__)

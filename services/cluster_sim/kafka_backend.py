@@ -17,7 +17,7 @@ from services.cluster_sim.execution import Execution
 from services.cluster_sim.kafka_execution import KafkaExecution
 from services.cluster_sim.load import MeasuredLoad
 from services.cluster_sim.model import Broker, Cluster, IntraBrokerMove, Partition, ReplicaMove, Topic
-from services.common.admin.port import AdminError, BrokerInfo, ClusterAdmin, LogDirInfo, TopicDescription
+from services.adapters.admin.port import AdminError, BrokerInfo, ClusterAdmin, LogDirInfo, TopicDescription
 from services.common.logging import get_logger
 from services.common.retry import backoff
 

@@ -32,7 +32,7 @@ from typing import Protocol
 
 from services.cluster_sim.execution import INTRA_BROKER, LEADERSHIP, STOPPING, Execution
 from services.cluster_sim.model import Cluster, IntraBrokerMove, ReplicaMove
-from services.common.admin.port import AdminError, ClusterAdmin, UnknownTopic
+from services.adapters.admin.port import AdminError, ClusterAdmin, UnknownTopic
 from services.common.logging import get_logger
 
 log = get_logger(__name__)

@@ -10,7 +10,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from events.topic_configs import KAFKA_TOPIC_DEFAULTS, KEYS, topic_config_problem
-from services.common.admin.port import CORDONED_LOG_DIRS
+from services.adapters.admin.port import CORDONED_LOG_DIRS
 
 
 # A broker's disk capacity when nothing better is known (Cruise Control's capacity file), shared by its directories.

@@ -12,7 +12,7 @@ from typing import Any
 
 from aiohttp import web
 
-from services.common.admin import AdminError, make_cluster_admin
+from services.adapters.admin import AdminError, make_cluster_admin
 from services.common.logging import get_logger
 from services.common.settings import Settings
 from services.dashboard.feed import follow

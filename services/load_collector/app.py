@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 
 from events import TOPICS
 from services.common.bus import make_app
-from services.common.cruise_control import CruiseControlClient, CruiseControlError
+from services.adapters.cruise_control import CruiseControlClient, CruiseControlError
 from services.common.health import add_health_page
 from services.common.logging import get_logger
 from services.common.outbox import FaustOutbox, Outbox

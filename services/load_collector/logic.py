@@ -6,7 +6,7 @@ from datetime import datetime
 
 from events import BrokerLoadSample, LogDirLoadSample, PartitionLoadSample
 from events.models import Event
-from services.common.cruise_control.models import BrokerLoads, PartitionLoads
+from services.adapters.cruise_control.models import BrokerLoads, PartitionLoads
 
 
 def samples(brokers: BrokerLoads, partitions: PartitionLoads | None, sampled_at: datetime) -> list[Event]:

@@ -29,7 +29,7 @@ from services.common.bus_topics import ensure_topics
 from services.common.settings import Settings
 from services.local.broker import free_port, group_alive, popen, start_tansu
 from services.local.kafka_cluster import LocalKafka
-from services.common.admin import acls
+from services.adapters.admin import acls
 from services.domain.tenants import load_tenants
 from services.local import stack_tenants
 from services.local.kafka_security import ADMIN as ADMIN_USER

@@ -8,7 +8,7 @@ from datetime import datetime
 
 from events import Condition, RebalanceProgress, RebalanceStatus
 from events.conditions import EXECUTION_INTERRUPTED
-from services.common.cruise_control.models import ExecutorState, OptimizationResult, TaskStatus, UserTask
+from services.adapters.cruise_control.models import ExecutorState, OptimizationResult, TaskStatus, UserTask
 from services.domain import drift
 from services.rebalancer.logic import CRUISE_CONTROL_RESTARTED, IDLE_EXECUTOR, NEW_PROPOSAL_EXECUTED, nothing_left
 from services.rebalancer import replication_throttle

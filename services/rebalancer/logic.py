@@ -31,7 +31,7 @@ from enum import StrEnum
 
 from events import Condition, RebalanceAction, RebalanceMode, RebalanceRequest, RebalanceState, RebalanceStatus
 from events.conditions import DISKS_EMPTY, INVALID_ACTION, PROPOSAL_CHANGED, REQUEST_CHANGED
-from services.common.cruise_control.errors import (
+from services.adapters.cruise_control.errors import (
     ClusterModelNotReady,
     ConnectionFailed,
     CruiseControlError,

@@ -8,7 +8,7 @@ from datetime import datetime
 
 from events import BrokerLoadChange, Condition, ProposalSummary, RebalanceStatus
 from events.conditions import EXECUTION_INTERRUPTED, PROPOSAL_CHANGED
-from services.common.cruise_control.models import BrokerLoads, OptimizationResult
+from services.adapters.cruise_control.models import BrokerLoads, OptimizationResult
 from services.domain import drift
 from services.rebalancer.logic import CRUISE_CONTROL_RESTARTED, NEW_PROPOSAL_EXECUTED, approve, nothing_left
 from services.rebalancer.statuses import S, update, without

@@ -29,11 +29,11 @@ from events import InvalidEvent, decode
 from events.envelope import utcnow
 from events.throttle import BrokerThrottle
 from events.topics import not_ours
-from services.common.admin import INTRA_BROKER_THROTTLE, AdminError, ClusterAdmin, Unsupported
+from services.adapters.admin import INTRA_BROKER_THROTTLE, AdminError, ClusterAdmin, Unsupported
 from services.common.bus import DeadLetters, raw_bytes
-from services.common.cruise_control import CruiseControlClient, CruiseControlError
-from services.common.cruise_control.client import Submission
-from services.common.cruise_control.options import OptimizationOptions
+from services.adapters.cruise_control import CruiseControlClient, CruiseControlError
+from services.adapters.cruise_control.client import Submission
+from services.adapters.cruise_control.options import OptimizationOptions
 from services.common.logging import correlation, get_logger
 from services.common.outbox import Outbox, send
 from services.common.recent_load import RecentLoad

@@ -27,7 +27,7 @@ from typing import Any
 
 from events import Condition, CruiseControlThrottle, RebalanceStatus, ThrottledReplicas
 from events.conditions import REPLICATION_THROTTLE_LEFT
-from services.common.cruise_control.models import OptimizationResult
+from services.adapters.cruise_control.models import OptimizationResult
 from services.rebalancer.logic import IDLE_EXECUTOR
 from services.rebalancer.statuses import S, stopped_message, update, without
 

@@ -8,10 +8,10 @@ from collections import Counter
 import faust
 
 from events import TOPICS
-from services.common.admin import ClusterAdmin, make_cluster_admin
+from services.adapters.admin import ClusterAdmin, make_cluster_admin
 from services.common.agents import Supervisor
 from services.common.bus import BATCH_WAIT_S, DeadLetters, make_app, raw_topic
-from services.common.cruise_control import CruiseControlClient
+from services.adapters.cruise_control import CruiseControlClient
 from services.common.health import add_health_page
 from services.common.metrics import gauge
 from services.common.outbox import FaustOutbox, Outbox

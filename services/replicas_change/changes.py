@@ -15,9 +15,9 @@ from typing import Any
 from events import TOPICS, ReplicasChangeBatch, ReplicasChangeCommand, ReplicasChangeRecord
 from events.envelope import utcnow
 from events.topics import BusTopic
-from services.common.admin import AdminError, ClusterAdmin
+from services.adapters.admin import AdminError, ClusterAdmin
 from services.common.bus import DeadLetters
-from services.common.cruise_control import ClusterModelNotReady, CruiseControlClient, CruiseControlError, MalformedAnswer
+from services.adapters.cruise_control import ClusterModelNotReady, CruiseControlClient, CruiseControlError, MalformedAnswer
 from services.common.logging import correlation, get_logger
 from services.common.metrics import observe_since
 from services.common.outbox import Outbox, send

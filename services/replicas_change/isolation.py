@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from events import ReplicasChangeRecord
-from services.common.cruise_control.topic_names import topic_regex
+from services.adapters.cruise_control.topic_names import topic_regex
 from services.common.retry import backoff
 from services.replicas_change.logic import PENDING
 

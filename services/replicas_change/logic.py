@@ -17,8 +17,8 @@ from enum import StrEnum
 from urllib.parse import quote
 
 from events import ReplicasChangeBatch, ReplicasChangeRecord, ReplicasChangeState
-from services.common.cruise_control.topic_names import all_topics_but
-from services.common.cruise_control.models import TaskStatus, UserTask
+from services.adapters.cruise_control.topic_names import all_topics_but
+from services.adapters.cruise_control.models import TaskStatus, UserTask
 from services.common.retry import backoff
 
 PENDING, ONGOING, COMPLETED = ReplicasChangeState.PENDING, ReplicasChangeState.ONGOING, ReplicasChangeState.COMPLETED

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from events import TOPICS, BrokerLoadSample, InvalidEvent, RebalanceStatus, decode
-from services.common.admin import ClusterAdmin, make_cluster_admin
+from services.adapters.admin import ClusterAdmin, make_cluster_admin
 from services.common.agents import Supervisor
 from services.common.bus import DeadLetters, make_app, raw_bytes, raw_topic
 from services.common.health import add_health_page

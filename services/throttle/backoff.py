@@ -9,7 +9,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Literal
 
-from services.common.admin import PartitionInfo
+from services.adapters.admin import PartitionInfo
 
 Reason = Literal["isr-back-off", "latency-back-off"]
 

@@ -12,7 +12,7 @@ from typing import Any, Protocol
 from events import TOPICS, BrokerLoadSample, RebalanceState, RebalanceStatus, ThrottleLedger, ThrottleRateChanged
 from events.envelope import utcnow
 from events.throttle import ThrottleKind, ThrottleStatus
-from services.common.admin import AdminError, ClusterAdmin, PartitionInfo, UnknownTopic, answering_log_dirs
+from services.adapters.admin import AdminError, ClusterAdmin, PartitionInfo, UnknownTopic, answering_log_dirs
 from services.common.logging import get_logger
 from services.common.outbox import Outbox, send
 from services.common.settings import ThrottleSettings

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from services.common.admin import LogDirInfo, Reassignment
+from services.adapters.admin import LogDirInfo, Reassignment
 
 
 def item(partition: int, broker: int) -> str:

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 from events import ThrottleLedger
 from events.throttle import OwnedBrokerConfig, OwnedListItems
-from services.common.admin import INTRA_BROKER_THROTTLE
+from services.adapters.admin import INTRA_BROKER_THROTTLE
 
 LEADER_RATE = "leader.replication.throttled.rate"
 FOLLOWER_RATE = "follower.replication.throttled.rate"

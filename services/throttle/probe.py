@@ -12,7 +12,7 @@ from typing import Any
 
 from kafka import KafkaProducer
 
-from services.common.admin import AdminError, ClusterAdmin, TopicAlreadyExists
+from services.adapters.admin import AdminError, ClusterAdmin, TopicAlreadyExists
 from services.common.logging import get_logger
 
 log = get_logger(__name__)

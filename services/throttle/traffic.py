@@ -13,7 +13,7 @@ from typing import Literal
 
 from events import BrokerLoadSample
 from events.throttle import TrafficSource
-from services.common.admin import LogDirInfo
+from services.adapters.admin import LogDirInfo
 
 CRUISE_CONTROL_KB = 1024  # Cruise Control's KB/s are of 1024 bytes
 Choice = Literal["auto", "cruise-control", "log-growth"]

@@ -16,7 +16,7 @@ import faust
 from events import TOPICS
 from events.envelope import utcnow
 from events.topics import group as topic_group
-from services.common.admin import ClusterAdmin, make_cluster_admin
+from services.adapters.admin import ClusterAdmin, make_cluster_admin
 from services.common.agents import Handler, Supervisor
 from services.common.bus import BATCH_WAIT_S, DeadLetters, consumer_group, make_app, raw_topic
 from services.common.health import add_health_page

@@ -12,8 +12,8 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 
-from services.common.admin import AdminError, BrokerInfo, ClusterAdmin, Unsupported
-from services.common.admin.port import answering_log_dirs
+from services.adapters.admin import AdminError, BrokerInfo, ClusterAdmin, Unsupported
+from services.adapters.admin.port import answering_log_dirs
 from services.common.logging import get_logger
 from services.placement.model import Broker, ClusterView
 from services.topic_reconciler.observed import ObservedBrokers

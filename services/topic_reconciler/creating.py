@@ -11,7 +11,7 @@ from typing import Any
 
 from events import TOPICS, PlaceholderRecord, encode
 from events.limits import MAX_RECORD_BYTES
-from services.common.admin import AdminError, ClusterAdmin, NewTopic
+from services.adapters.admin import AdminError, ClusterAdmin, NewTopic
 from services.common.logging import correlation, get_logger
 from services.common.outbox import Outbox
 from services.placement.model import PlacementError

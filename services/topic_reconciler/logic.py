@@ -39,7 +39,7 @@ from events.topic_specs import DriftMode
 from events.topic_status import TopicOrigin
 from events.topic_configs import THROTTLE_LISTS
 from services.domain.policy import Policy, Violation, check_spec, check_withdrawal, refusals
-from services.common.admin import AdminError, TopicDefaults, TopicDescription
+from services.adapters.admin import AdminError, TopicDefaults, TopicDescription
 from services.placement.model import PlacementError
 # The replicas-change service's rule for accepting a command, which the status predicts (written once, used by both).
 from services.domain.replicas_change import in_flight, in_flight_elsewhere, on_command

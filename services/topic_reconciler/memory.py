@@ -13,7 +13,7 @@ from events import conditions
 from events import Condition, PlaceholderRecord, ReplicasChangeRecord, TopicSpec, TopicSpecDeleted, TopicStatus
 from events.topic_status import TopicOrigin
 from events.topics import not_ours, reserved_topic
-from services.common.admin import TopicDescription
+from services.adapters.admin import TopicDescription
 from services.common.busio import Stored
 from services.topic_reconciler.refusals import Refusal
 from services.topic_reconciler.tenancy import tenant_generation

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from events import BrokerForgotten, ObservedBroker
-from services.common.admin import BrokerInfo
+from services.adapters.admin import BrokerInfo
 from services.placement.model import Broker, BrokerState
 
 

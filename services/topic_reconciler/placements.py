@@ -15,7 +15,7 @@ from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
 from events import BrokerStatus, PlacedReplica, PlacementReason, ReplicasPlaced
-from services.common.admin import AdminError, ClusterAdmin
+from services.adapters.admin import AdminError, ClusterAdmin
 from services.common.logging import get_logger
 from services.placement.log_dirs import LogDirUsage, choose_log_dirs
 from services.common.recent_load import RecentLoad

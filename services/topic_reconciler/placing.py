@@ -12,7 +12,7 @@ from typing import Any
 
 from events import TOPICS, PlaceholderRecord, PlacementReason, PlacementRequest, PlacementResponse
 from events import placeholders as placeholder
-from services.common.admin import AdminError, ClusterAdmin
+from services.adapters.admin import AdminError, ClusterAdmin
 from services.common.logging import get_logger
 from services.common.outbox import Outbox
 from services.common.settings import PlacementSettings

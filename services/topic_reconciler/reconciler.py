@@ -14,7 +14,7 @@ from typing import Any
 
 from events import conditions
 from events import TOPICS, Condition, ReplicasChangeCommand, ReplicasChangeRecord, ReplicasChangeState, TopicSpec
-from services.common.admin import AdminError, ClusterAdmin, TopicDefaults, TopicDescription
+from services.adapters.admin import AdminError, ClusterAdmin, TopicDefaults, TopicDescription
 from services.common.logging import correlation, get_logger
 from services.common.metrics import DRIFT
 from services.common.outbox import Outbox

@@ -1,6 +1,6 @@
 """When the topic reconciler acts again on a topic whose action the cluster refused (pure rules).
 
-The cluster-admin port sorts its failures into temporary and permanent ones (``services/common/admin/port.py``). A
+The cluster-admin port sorts its failures into temporary and permanent ones (``services/adapters/admin/port.py``). A
 temporary failure is tried again at the next resync, as any topic not there yet is. A permanent refusal would only be
 refused again at every resync: the topic waits the one backoff (``services.common.retry.backoff``), longer after each
 refusal, in case the cluster changed meanwhile (ACLs granted, a policy relaxed), and its status keeps the refusal's

@@ -23,7 +23,7 @@ from events import (
 )
 from services.common import busio
 from services.local.stack import LocalStack
-from services.common.cruise_control.client import without_session
+from services.adapters.cruise_control.client import without_session
 from tests.integration.conftest import TEST_ENV
 from tests.integration.harness import Follower
 from tests.patience import WAIT_S

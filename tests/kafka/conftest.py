@@ -16,7 +16,7 @@ from typing import TypeVar
 import pytest
 from confluent_kafka import Producer
 
-from services.common.admin.kafka import KafkaClusterAdmin
+from services.adapters.admin.kafka import KafkaClusterAdmin
 from services.local.kafka_cluster import LocalKafka
 from services.local.stack import LocalStack
 from tests.integration.conftest import TEST_ENV

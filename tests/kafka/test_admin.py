@@ -10,9 +10,9 @@ from kafka import errors as kafka_errors
 
 from events import TOPICS, BrokerForgotten
 from services.common import busio
-from services.common.admin import (AdminError, NewTopic, OperationRefused, TopicAlreadyExists, TopicDefaults,
+from services.adapters.admin import (AdminError, NewTopic, OperationRefused, TopicAlreadyExists, TopicDefaults,
                                    UnknownTopic)
-from services.common.admin.kafka import KafkaClusterAdmin
+from services.adapters.admin.kafka import KafkaClusterAdmin
 from services.local.kafka_cluster import DEFAULT_RACKS, LocalKafka, class_archive
 from tests.integration.harness import Ballast
 from tests.kafka.conftest import eventually

@@ -13,8 +13,8 @@ import pytest
 from events import TOPICS, BrokerStatus
 from events.conditions import LOG_DIRS_CORDONED
 from services.common import busio
-from services.common.admin import CORDONED_LOG_DIRS
-from services.common.admin.kafka import KafkaClusterAdmin
+from services.adapters.admin import CORDONED_LOG_DIRS
+from services.adapters.admin.kafka import KafkaClusterAdmin
 from services.local.stack import LocalStack
 from tests.integration.harness import Ballast, spec
 from tests.kafka.conftest import eventually

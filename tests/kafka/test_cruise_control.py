@@ -14,11 +14,11 @@ from collections.abc import AsyncIterator
 import httpx
 
 from events import RebalanceState as S
-from services.common.admin import AdminError
-from services.common.admin.kafka import KafkaClusterAdmin
+from services.adapters.admin import AdminError
+from services.adapters.admin.kafka import KafkaClusterAdmin
 from services.local.kafka_cluster import LocalKafka
 from services.local.stack import LocalStack
-from services.common.cruise_control.client import without_session
+from services.adapters.cruise_control.client import without_session
 from tests.integration.harness import Ballast, is_ongoing, spec
 from tests.integration.rebalancing import Rebalancing
 from tests.kafka.conftest import eventually, fill, only

@@ -20,7 +20,7 @@ from confluent_kafka.admin import (
 
 from events import ReplicasChangeState, conditions
 from events.topics import FAUST_LEADER_SUFFIX
-from services.common.admin.kafka import KafkaClusterAdmin
+from services.adapters.admin.kafka import KafkaClusterAdmin
 from services.local.kafka_cluster import LocalKafka
 from services.local.stack import LocalStack
 from tests.integration.harness import Ballast, spec

@@ -10,9 +10,9 @@ import time
 
 from events import TOPICS, BrokerStatus, Decoded, RebalanceStatus
 from events import RebalanceState as S
-from services.common.admin import INTRA_BROKER_THROTTLE
-from services.common.admin.kafka import KafkaClusterAdmin
-from services.common.cruise_control import CruiseControlClient
+from services.adapters.admin import INTRA_BROKER_THROTTLE
+from services.adapters.admin.kafka import KafkaClusterAdmin
+from services.adapters.cruise_control import CruiseControlClient
 from services.common.outbox import MemoryOutbox
 from services.local.kafka_cluster import LocalKafka
 from services.local.stack import LocalStack

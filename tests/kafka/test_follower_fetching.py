@@ -14,7 +14,7 @@ from contextlib import contextmanager
 from confluent_kafka import Consumer, Producer
 from confluent_kafka.admin import AdminClient, ConfigResource
 
-from services.common.admin.kafka import KafkaClusterAdmin
+from services.adapters.admin.kafka import KafkaClusterAdmin
 from services.local.kafka_cluster import SELECTOR_CLASS, LocalKafka
 from tests.kafka.conftest import eventually
 

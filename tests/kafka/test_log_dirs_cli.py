@@ -14,8 +14,8 @@ import time
 from pathlib import Path
 
 
-from services.common.admin import INTRA_BROKER_THROTTLE
-from services.common.admin.kafka import KafkaClusterAdmin
+from services.adapters.admin import INTRA_BROKER_THROTTLE
+from services.adapters.admin.kafka import KafkaClusterAdmin
 from services.local.kafka_cluster import LocalKafka
 from services.local.stack import LocalStack
 from tests.integration.harness import scrape, serving_dashboard, value

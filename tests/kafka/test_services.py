@@ -11,7 +11,7 @@ from confluent_kafka import Producer
 
 from events import TOPICS, TopicSpec, decode
 from services.common import busio
-from services.common.admin.kafka import KafkaClusterAdmin
+from services.adapters.admin.kafka import KafkaClusterAdmin
 from services.local.kafka_cluster import LocalKafka
 from services.local.stack import LocalStack
 from tests.integration.harness import Ballast

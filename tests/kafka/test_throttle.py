@@ -19,8 +19,8 @@ from events import RebalanceState as S
 from events import TOPICS, Decoded, ThrottleLedger, ThrottleRateChanged, ThrottleStatus
 from events.envelope import utcnow
 from events.throttle import OwnedBrokerConfig
-from services.common.admin import INTRA_BROKER_THROTTLE
-from services.common.admin.kafka import KafkaClusterAdmin
+from services.adapters.admin import INTRA_BROKER_THROTTLE
+from services.adapters.admin.kafka import KafkaClusterAdmin
 from services.common.busio import publish
 from services.common.lease import lease_group
 from services.common.outbox import MemoryOutbox

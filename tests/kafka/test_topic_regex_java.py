@@ -9,7 +9,7 @@ import re
 import subprocess
 from pathlib import Path
 
-from services.common.cruise_control.topic_names import all_topics_but, compact_topic_regex, topic_regex
+from services.adapters.cruise_control.topic_names import all_topics_but, compact_topic_regex, topic_regex
 from tests.unit.test_topic_names import near
 
 JAVA_SOURCE = Path(__file__).parent / "java" / "RegexMatches.java"

@@ -11,8 +11,8 @@ import pytest
 from kafka import TopicPartition
 from kafka import errors as kafka_errors
 
-import services.common.admin.port as port
-from services.common.admin import (
+import services.adapters.admin.port as port
+from services.adapters.admin import (
     AdminError,
     ClusterUnavailable,
     OperationRefused,
@@ -20,9 +20,9 @@ from services.common.admin import (
     UnknownTopic,
     UnreadableAnswer,
 )
-import services.common.admin.kafka as kafka_adapter
-from services.common.admin.kafka import KafkaClusterAdmin
-from services.common.admin.simulator import SimulatorClusterAdmin
+import services.adapters.admin.kafka as kafka_adapter
+from services.adapters.admin.kafka import KafkaClusterAdmin
+from services.adapters.admin.simulator import SimulatorClusterAdmin
 
 
 def test_every_error_says_once_whether_it_is_temporary() -> None:

@@ -5,7 +5,7 @@ still removes its own. Pure: called directly, and fed to the controller's owners
 from bench.throttle import DESTINATION, FLOOR, PARTITIONS, SOURCE, seeded_ledger
 from events import ThrottleLedger
 from events.throttle import OwnedBrokerConfig, OwnedListItems
-from services.common.admin import INTRA_BROKER_THROTTLE
+from services.adapters.admin import INTRA_BROKER_THROTTLE
 from services.throttle.ownership import FOLLOWER_ITEMS, FOLLOWER_RATE, LEADER_ITEMS, LEADER_RATE, Seen, plan
 
 TOPIC = "bench-move-rebalance-c"

@@ -17,7 +17,7 @@ from events import (
     TopicStatus,
 )
 from services.cli.changes import Outcome, Verdict, diff_topic, outcome, rebalance_diff
-from services.common.admin.port import PartitionInfo, TopicDescription
+from services.adapters.admin.port import PartitionInfo, TopicDescription
 
 
 def cluster_topic(partitions: int, rf: int, **config: str) -> TopicDescription:

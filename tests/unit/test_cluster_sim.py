@@ -19,9 +19,9 @@ from openapi_core import Config, OpenAPI
 from openapi_core.testing import MockRequest, MockResponse
 
 from services.cluster_sim.app import Simulator
-from services.common.admin import AdminError
-from services.common.admin.simulator import SimulatorClusterAdmin
-from services.common.cruise_control import (
+from services.adapters.admin import AdminError
+from services.adapters.admin.simulator import SimulatorClusterAdmin
+from services.adapters.cruise_control import (
     OptimizationOptions,
     AuthorizationError,
     ClusterModelNotReady,
@@ -31,7 +31,7 @@ from services.common.cruise_control import (
     RequestRejected,
     ServletFull,
 )
-from services.common.cruise_control.client import without_session
+from services.adapters.cruise_control.client import without_session
 from services.common.settings import CruiseControlSettings, SimulatorSettings
 from services.local.broker import free_port
 from tests.patience import WAIT_S
@@ -283,7 +283,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from services.cluster_sim.proposals import literal_alternatives as _literal_alternatives
-from services.common.cruise_control import topic_regex
+from services.adapters.cruise_control import topic_regex
 
 TOPIC_NAMES = st.text(alphabet="abc.-_1", min_size=1, max_size=6)
 
@@ -358,7 +358,7 @@ async def test_replicas_go_to_the_log_directories_named_and_the_load_follows(sim
 async def test_topics_created_in_one_request_with_their_directories_and_each_ones_error(sim: Simulator) -> None:
     """The simulator's CreateTopics for many topics (issue 52): each topic's replicas in the directories named from
     the start, and each topic's own refusal beside the others' success, as Kafka answers per topic."""
-    from services.common.admin import NewTopic, OperationRefused, TopicAlreadyExists
+    from services.adapters.admin import NewTopic, OperationRefused, TopicAlreadyExists
 
     admin = SimulatorClusterAdmin(f"http://127.0.0.1:{sim.settings.admin_port}")
     data0, data1 = sim.cluster.brokers[1].log_dirs
@@ -578,7 +578,7 @@ async def test_rebalance_disk_and_remove_disks_move_replicas_between_a_brokers_d
 async def test_a_batch_creation_cut_short_makes_its_first_topics_and_holds_its_answer(sim: Simulator) -> None:
     """The fault a kill -9 in the middle of a batch of creations stands on: the cluster makes some of a request's
     topics, then neither makes the rest nor answers until the fault is cleared."""
-    from services.common.admin import NewTopic
+    from services.adapters.admin import NewTopic
 
     admin = SimulatorClusterAdmin(f"http://127.0.0.1:{sim.settings.admin_port}")
     faults = httpx.AsyncClient(base_url=f"http://127.0.0.1:{sim.settings.admin_port}")

@@ -9,8 +9,8 @@ from collections.abc import AsyncIterator
 import pytest
 
 from services.cluster_sim.app import Simulator
-from services.common.admin.simulator import SimulatorClusterAdmin
-from services.common.cruise_control import CruiseControlClient, RequestRejected
+from services.adapters.admin.simulator import SimulatorClusterAdmin
+from services.adapters.cruise_control import CruiseControlClient, RequestRejected
 from services.common.settings import CruiseControlSettings, SimulatorSettings
 from services.local.broker import free_port
 
@@ -224,7 +224,7 @@ async def test_an_execution_in_progress_shows_its_original_response(sim: Simulat
 
 
 def test_ballast_reads_the_core_of_every_kind_of_refusal() -> None:
-    from services.common.cruise_control.errors import classify
+    from services.adapters.cruise_control.errors import classify
 
     assert classify(400, "Target broker ID is not provided for ADD_BROKER request").message == \
         "Request failed (400), Target broker ID is not provided for ADD_BROKER request"

@@ -11,8 +11,8 @@ import pytest
 
 from events import TOPICS, TopicSpec
 from services.cluster_sim.app import Simulator
-from services.common.admin import CORDONED_LOG_DIRS, OperationRefused, Unsupported
-from services.common.admin.simulator import SimulatorClusterAdmin
+from services.adapters.admin import CORDONED_LOG_DIRS, OperationRefused, Unsupported
+from services.adapters.admin.simulator import SimulatorClusterAdmin
 from services.common.outbox import MemoryOutbox
 from services.common.settings import PlacementSettings, Settings, SimulatorSettings
 from services.local.broker import free_port

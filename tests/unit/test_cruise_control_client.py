@@ -7,7 +7,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from services.common.cruise_control import (
+from services.adapters.cruise_control import (
     AuthorizationError,
     ClusterModelNotReady,
     ConnectionFailed,
@@ -22,7 +22,7 @@ from services.common.cruise_control import (
     UserTasks,
     topic_regex,
 )
-from services.common.cruise_control.errors import classify
+from services.adapters.cruise_control.errors import classify
 from services.common.settings import CruiseControlSettings
 
 RECORDED = Path(__file__).resolve().parents[3] / "shared" / "reference" / "cruise-control-recorded"
@@ -181,7 +181,7 @@ async def test_connection_refused_is_connection_failed() -> None:
 
 
 def test_every_error_says_once_whether_it_is_temporary() -> None:
-    import services.common.cruise_control.errors as errors
+    import services.adapters.cruise_control.errors as errors
 
     def concrete(cls: type) -> list[type]:
         return [c for sub in cls.__subclasses__() for c in [sub, *concrete(sub)]]
@@ -200,7 +200,7 @@ def test_every_error_says_once_whether_it_is_temporary() -> None:
 ])
 async def test_an_answer_that_cannot_be_read_is_a_permanent_malformed_answer(answer: httpx.Response,
                                                                               says: str) -> None:
-    from services.common.cruise_control import MalformedAnswer
+    from services.adapters.cruise_control import MalformedAnswer
 
     async with CruiseControlClient(CruiseControlSettings(), transport=httpx.MockTransport(lambda r: answer)) as client:
         with pytest.raises(MalformedAnswer, match=says) as raised:

@@ -25,7 +25,7 @@ import yaml
 
 from services.cluster_sim.app import Simulator
 from services.cluster_sim.model import Cluster
-from services.common.cruise_control.client import without_session
+from services.adapters.cruise_control.client import without_session
 from services.common.settings import SimulatorSettings
 from services.local.broker import free_port
 from tests.unit import sim_restart

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from services.common.cruise_control.models import UserTask
+from services.adapters.cruise_control.models import UserTask
 from services.common.retry import backoff
 
 
@@ -26,7 +26,7 @@ def test_backoff_doubles_from_the_initial_delay_up_to_the_cap() -> None:
 
 
 def test_only_a_refusal_of_the_request_itself_is_permanent() -> None:
-    from services.common.cruise_control.errors import classify
+    from services.adapters.cruise_control.errors import classify
 
     assert not classify(400, "Bad POST request '/rebalance' due to 'x'.").temporary
     assert not classify(500, "Error processing POST request '/add_broker' due to: 'Broker [9] does not exist.'.").temporary

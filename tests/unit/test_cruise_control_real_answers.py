@@ -15,8 +15,8 @@ import httpx
 import pytest
 
 from services.cluster_sim.app import Simulator
-from services.common.admin.simulator import SimulatorClusterAdmin
-from services.common.cruise_control import (
+from services.adapters.admin.simulator import SimulatorClusterAdmin
+from services.adapters.cruise_control import (
     ClusterModelNotReady,
     CruiseControlClient,
     CruiseControlState,
@@ -25,10 +25,10 @@ from services.common.cruise_control import (
     RequestRejected,
     UserTasks,
 )
-from services.common.cruise_control.budget import TaskBudget
-from services.common.cruise_control.errors import ShareHeldByComputingTasks, TaskForgotten, classify
-from services.common.cruise_control.models import BrokerLoads, PartitionLoads
-from services.common.cruise_control.warm_up import warming_up
+from services.adapters.cruise_control.budget import TaskBudget
+from services.adapters.cruise_control.errors import ShareHeldByComputingTasks, TaskForgotten, classify
+from services.adapters.cruise_control.models import BrokerLoads, PartitionLoads
+from services.adapters.cruise_control.warm_up import warming_up
 from services.common.settings import CruiseControlSettings, SimulatorSettings
 from services.local.broker import free_port
 from tests.unit.sim_restart import at, restarted

@@ -10,7 +10,7 @@ import yaml
 from services.cli.changes import Verdict, diff_topic
 from services.cli.exporting import Form, document, export
 from services.cli.manifests import load_specs
-from services.common.admin import PartitionInfo, TopicDescription
+from services.adapters.admin import PartitionInfo, TopicDescription
 
 
 def topic(name: str, partitions: int = 3, rf: int = 2, config: dict | None = None,

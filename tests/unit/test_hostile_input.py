@@ -13,8 +13,8 @@ import pytest
 from events import DeadLetter, InvalidEvent, PlacedReplica, PlacementResponse, ReplicasPlaced, TopicSpec, decode, encode
 from events.limits import MAX_RECORD_BYTES
 from events.topics import TOPICS, reserved_topic
-from services.common.admin import AdminError
-from services.common.admin.simulator import SimulatorClusterAdmin
+from services.adapters.admin import AdminError
+from services.adapters.admin.simulator import SimulatorClusterAdmin
 from services.common.busio import check_key
 
 

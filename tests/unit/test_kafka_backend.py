@@ -9,7 +9,7 @@ from services.cluster_sim.kafka_backend import MB, KafkaBackend, snapshot
 from services.cluster_sim.kafka_execution import KafkaExecution
 from services.cluster_sim.load import MeasuredLoad
 from services.cluster_sim.model import Cluster, ReplicaMove
-from services.common.admin.port import (AdminError, BrokerInfo, ClusterUnavailable, LogDirInfo, OperationRefused,
+from services.adapters.admin.port import (AdminError, BrokerInfo, ClusterUnavailable, LogDirInfo, OperationRefused,
                                         PartitionInfo, Reassignment, ReplicaInfo, TopicDescription)
 
 

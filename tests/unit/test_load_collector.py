@@ -1,7 +1,7 @@
 from datetime import UTC, datetime
 
 from events import BrokerLoadSample, LogDirLoadSample, PartitionLoadSample
-from services.common.cruise_control.models import BrokerLoads, PartitionLoads
+from services.adapters.cruise_control.models import BrokerLoads, PartitionLoads
 from services.load_collector.logic import samples
 
 AT = datetime(2026, 11, 23, 12, 0, tzinfo=UTC)

@@ -14,7 +14,7 @@ import pytest
 
 from services.cli.commands.log_dirs import parse_reassignment
 from services.cluster_sim.app import Simulator
-from services.common.admin.simulator import SimulatorClusterAdmin
+from services.adapters.admin.simulator import SimulatorClusterAdmin
 from services.common.settings import SimulatorSettings
 from services.local.broker import free_port
 

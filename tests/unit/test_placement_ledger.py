@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from datetime import UTC, datetime, timedelta
 
 from events import LoadAggregate
-from services.common.admin import AdminError, ClusterUnavailable, LogDirInfo, LogDirReplica, Unsupported
+from services.adapters.admin import AdminError, ClusterUnavailable, LogDirInfo, LogDirReplica, Unsupported
 from services.topic_reconciler.placements import PlacementLedger
 from services.common.recent_load import RecentLoad
 

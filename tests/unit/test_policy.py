@@ -10,7 +10,7 @@ import pytest
 
 from events import TopicSpec, conditions
 from services.cli.changes import Outcome, Verdict, diff_topic, outcome, prune
-from services.common.admin import PartitionInfo, TopicDescription
+from services.adapters.admin import PartitionInfo, TopicDescription
 from services.domain.policy import Policy, PolicyError, check_spec, check_withdrawal, load_policy, refusals
 from services.topic_reconciler import logic
 

@@ -5,7 +5,7 @@ from pydantic import ValidationError
 
 from events import conditions
 from events import RebalanceAction, RebalanceRequest, RebalanceState, RebalanceStatus
-from services.common.cruise_control.errors import (
+from services.adapters.cruise_control.errors import (
     ClusterModelNotReady,
     ConnectionFailed,
     MalformedAnswer,
@@ -13,7 +13,7 @@ from services.common.cruise_control.errors import (
     RequestRejected,
     ServletFull,
 )
-from services.common.cruise_control.models import ExecutorState, OptimizationResult, UserTask
+from services.adapters.cruise_control.models import ExecutorState, OptimizationResult, UserTask
 from events.rebalance import ProposalSummary
 from services.domain import drift
 from services.rebalancer import disks, execution, failed_disks, logic, proposals, scale_down, scaling

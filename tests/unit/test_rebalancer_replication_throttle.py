@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 
 from events import CruiseControlThrottle, RebalanceAction, RebalanceRequest, RebalanceState, RebalanceStatus
 from events import ThrottledReplicas, conditions
-from services.common.cruise_control.models import ExecutorState, OptimizationResult, UserTask
+from services.adapters.cruise_control.models import ExecutorState, OptimizationResult, UserTask
 from services.rebalancer import execution, logic, replication_throttle as rt
 from services.rebalancer.replication_throttle import FOLLOWER_ITEMS, FOLLOWER_RATE, LEADER_ITEMS, LEADER_RATE
 

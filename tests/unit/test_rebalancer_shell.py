@@ -12,8 +12,8 @@ import pytest
 
 from events import TOPICS, RebalanceAction, RebalanceRequest, RebalanceState, RebalanceStatus
 from services.cluster_sim.app import Simulator
-from services.common.admin.simulator import SimulatorClusterAdmin
-from services.common.cruise_control import CruiseControlClient
+from services.adapters.admin.simulator import SimulatorClusterAdmin
+from services.adapters.cruise_control import CruiseControlClient
 from services.common.outbox import MemoryOutbox
 from services.common.settings import CruiseControlSettings, Settings, SimulatorSettings
 from services.local.broker import free_port
@@ -225,7 +225,7 @@ async def test_an_observer_that_fails_is_logged_by_its_concern_and_the_others_st
     import httpx
     from structlog.testing import capture_logs
 
-    from services.common.admin import OperationRefused
+    from services.adapters.admin import OperationRefused
 
     rebalancer, outbox, simulator = stack
     looked: list[list[int]] = []

@@ -4,8 +4,8 @@ descriptions not asked for replicas' directories share their replicas."""
 from __future__ import annotations
 
 from events import Condition, TopicSpec, TopicStatus
-from services.common.admin.port import ReplicaInfo, replica_on
-from services.common.admin.simulator import _topic
+from services.adapters.admin.port import ReplicaInfo, replica_on
+from services.adapters.admin.simulator import _topic
 from services.topic_reconciler.memory import Memory, kept
 
 

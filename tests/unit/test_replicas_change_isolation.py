@@ -3,7 +3,7 @@
 from datetime import UTC, datetime, timedelta
 
 from events import ReplicasChangeRecord
-from services.common.cruise_control.topic_names import topic_regex
+from services.adapters.cruise_control.topic_names import topic_regex
 from services.replicas_change import isolation
 from services.replicas_change.logic import PENDING
 

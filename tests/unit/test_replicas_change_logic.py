@@ -5,7 +5,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from events import ReplicasChangeBatch, ReplicasChangeCommand, ReplicasChangeRecord
-from services.common.cruise_control.models import UserTask
+from services.adapters.cruise_control.models import UserTask
 from services.domain import replicas_change as contract
 from services.replicas_change import logic
 from services.replicas_change.logic import COMPLETED, ONGOING, PENDING, TaskOutcome

@@ -12,8 +12,8 @@ import pytest
 
 from events import TOPICS, ReplicasChangeCommand, ReplicasChangeRecord
 from services.cluster_sim.app import Simulator
-from services.common.admin.simulator import SimulatorClusterAdmin
-from services.common.cruise_control import CruiseControlClient
+from services.adapters.admin.simulator import SimulatorClusterAdmin
+from services.adapters.cruise_control import CruiseControlClient
 from services.common.outbox import MemoryOutbox
 from services.common.settings import CruiseControlSettings, ReplicasChangeSettings, Settings, SimulatorSettings
 from services.local.broker import free_port

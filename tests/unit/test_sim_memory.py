@@ -6,8 +6,8 @@ from __future__ import annotations
 async def test_the_simulators_topics_leave_the_collectors_generations_once_grown() -> None:
     import gc
 
-    from services.common.admin.port import NewTopic
-    from services.common.admin.simulator import SimulatorClusterAdmin
+    from services.adapters.admin.port import NewTopic
+    from services.adapters.admin.simulator import SimulatorClusterAdmin
     from services.cluster_sim.app import Simulator
     from services.common.settings import SimulatorSettings
     from services.local.broker import free_port

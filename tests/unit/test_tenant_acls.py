@@ -142,8 +142,8 @@ def test_changes_are_made_once_the_cluster_has_every_addition_and_no_removal() -
 def test_a_cluster_without_an_authorizer_or_that_refuses_is_a_permanent_refusal_with_its_reason() -> None:
     from confluent_kafka import KafkaError, KafkaException
 
-    from services.common.admin import ClusterUnavailable, OperationRefused
-    from services.common.admin.acls import _error
+    from services.adapters.admin import ClusterUnavailable, OperationRefused
+    from services.adapters.admin.acls import _error
 
     none = _error(KafkaException(KafkaError(KafkaError.SECURITY_DISABLED, "No Authorizer is configured")), "the bus")
     assert isinstance(none, OperationRefused) and "the cluster has no authorizer" in str(none)

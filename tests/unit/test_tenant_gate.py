@@ -11,7 +11,7 @@ import pytest
 from events import TOPICS, TopicSpec, TopicSpecDeleted, encode
 from events.topics import tenant_topics
 from services.cluster_sim.app import Simulator
-from services.common.admin.simulator import SimulatorClusterAdmin
+from services.adapters.admin.simulator import SimulatorClusterAdmin
 from services.common.metrics import TENANT_DECISIONS
 from services.common.outbox import MemoryOutbox
 from services.common.settings import BusSettings, Settings, SimulatorSettings

@@ -15,7 +15,7 @@ from pydantic import ByteSize
 from events import TOPICS, BrokerLoadSample, RebalanceRequest, RebalanceState, RebalanceStatus
 from events.models import Event
 from events.topics import BusTopic
-from services.common.admin import BrokerInfo, LogDirInfo, PartitionInfo, Reassignment
+from services.adapters.admin import BrokerInfo, LogDirInfo, PartitionInfo, Reassignment
 from services.common.outbox import MemoryOutbox
 from services.common.settings import ByteRates, ThrottleSettings
 from services.throttle.controller import ThrottleController

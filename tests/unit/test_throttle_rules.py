@@ -5,7 +5,7 @@ from datetime import UTC, datetime, timedelta
 
 from events import BrokerLoadSample, ThrottleLedger
 from events.throttle import OwnedBrokerConfig, OwnedListItems
-from services.common.admin import INTRA_BROKER_THROTTLE, LogDirInfo, LogDirReplica, PartitionInfo, Reassignment
+from services.adapters.admin import INTRA_BROKER_THROTTLE, LogDirInfo, LogDirReplica, PartitionInfo, Reassignment
 from services.domain.throttle_limits import Capacities, Limits
 from services.throttle.backoff import BackOff, back_off, held, lagging_partitions
 from services.throttle.decisions import Situation, decide

@@ -8,7 +8,7 @@ import re
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from services.common.cruise_control.topic_names import all_topics_but, compact_topic_regex, topic_regex
+from services.adapters.cruise_control.topic_names import all_topics_but, compact_topic_regex, topic_regex
 
 # A small alphabet makes shared prefixes, suffixes and neighbouring characters (ranges) likely.
 NAMES = st.sets(st.text(alphabet="ab019._-", min_size=1, max_size=6), min_size=1, max_size=40)

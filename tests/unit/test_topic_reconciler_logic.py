@@ -1,7 +1,7 @@
 from datetime import UTC, datetime, timedelta
 
 from events import BrokerForgotten, PlaceholderRecord, ReplicasChangeRecord, TopicSpec
-from services.common.admin import BrokerInfo, PartitionInfo, TopicDescription
+from services.adapters.admin import BrokerInfo, PartitionInfo, TopicDescription
 from services.placement.model import BrokerState
 from services.topic_reconciler import logic
 from services.topic_reconciler.observed import ObservedBrokers
@@ -146,7 +146,7 @@ def test_gone_message_of_a_completed_change_is_not_shown_once_the_topic_exists_a
     from datetime import UTC, datetime
 
     from events import ReplicasChangeRecord, TopicSpec
-    from services.common.admin import PartitionInfo, TopicDescription
+    from services.adapters.admin import PartitionInfo, TopicDescription
     from services.topic_reconciler import logic as rules
 
     gone = ReplicasChangeRecord(topic="t", state="completed", target_replicas=3,
@@ -163,7 +163,7 @@ def test_gone_message_of_a_completed_change_is_not_shown_once_the_topic_exists_a
 
 
 def test_withdrawing_the_spec_deletes_only_what_ballast_created_or_adopted() -> None:
-    from services.common.admin import PartitionInfo, TopicDescription
+    from services.adapters.admin import PartitionInfo, TopicDescription
     from services.topic_reconciler import logic as rules
 
     actual = TopicDescription(name="t", partitions=(PartitionInfo(id=0, replicas=(1, 2)),))
@@ -174,7 +174,7 @@ def test_withdrawing_the_spec_deletes_only_what_ballast_created_or_adopted() -> 
 
 def test_a_spec_adopts_an_existing_topic_only_when_it_says_so() -> None:
     from events import TopicSpec
-    from services.common.admin import PartitionInfo, TopicDescription
+    from services.adapters.admin import PartitionInfo, TopicDescription
     from services.topic_reconciler import logic as rules
 
     actual = TopicDescription(name="t", partitions=(PartitionInfo(id=0, replicas=(1, 2)),))
@@ -185,7 +185,7 @@ def test_a_spec_adopts_an_existing_topic_only_when_it_says_so() -> None:
 
 def test_an_rf_above_the_alive_brokers_is_held_with_a_condition() -> None:
     from events import TopicSpec
-    from services.common.admin import PartitionInfo, TopicDescription
+    from services.adapters.admin import PartitionInfo, TopicDescription
     from services.topic_reconciler import logic as rules
 
     actual = TopicDescription(name="t", partitions=(PartitionInfo(id=0, replicas=(1, 2)),))
@@ -354,7 +354,7 @@ def test_what_differs_from_an_applied_spec_is_drift_corrected_or_reported() -> N
 def test_a_spec_without_partitions_or_replicas_takes_the_clusters_defaults_then_keeps_what_the_topic_has() -> None:
     """Strimzi's KafkaTopic may leave both out: the topic is created with the brokers' num.partitions and
     default.replication.factor, and neither is changed afterwards (issue 56, Strimzi's users at home)."""
-    from services.common.admin import TopicDefaults
+    from services.adapters.admin import TopicDefaults
 
     bare = TopicSpec(name="t", config={"retention.ms": "1"})
     defaults = TopicDefaults(partitions=6, replication_factor=3)
@@ -404,7 +404,7 @@ def test_the_throttles_lists_in_a_spec_are_left_out_and_said_so() -> None:
 
 def test_a_topic_is_ballasts_once_the_cluster_made_it_or_may_have() -> None:
     """Its status says it is Ballast's before the creation request goes; the answer settles it."""
-    from services.common.admin import ClusterUnavailable, OperationRefused, TopicAlreadyExists
+    from services.adapters.admin import ClusterUnavailable, OperationRefused, TopicAlreadyExists
     from services.placement.model import PlacementError
 
     assert logic.origin_after_creation(None) == "created"

@@ -14,8 +14,8 @@ import pytest
 
 from events import TOPICS, Condition, TopicSpec, TopicSpecDeleted, TopicStatus
 from services.cluster_sim.app import Simulator
-from services.common.admin import ClusterUnavailable, OperationRefused
-from services.common.admin.simulator import SimulatorClusterAdmin
+from services.adapters.admin import ClusterUnavailable, OperationRefused
+from services.adapters.admin.simulator import SimulatorClusterAdmin
 from services.common.outbox import MemoryOutbox
 from services.common.settings import PlacementSettings, ReconcilerSettings, Settings, SimulatorSettings
 from services.local.broker import free_port
@@ -389,8 +389,8 @@ async def test_a_creation_request_the_cluster_refuses_whole_is_sent_again_topic_
 
 
 def test_creations_go_in_requests_kafkas_controller_takes() -> None:
-    from services.common.admin import NewTopic
-    from services.common.admin.port import in_requests
+    from services.adapters.admin import NewTopic
+    from services.adapters.admin.port import in_requests
 
     def topic(name: str, partitions: int) -> NewTopic:
         return NewTopic(name, ((1,),) * partitions)

@@ -23,8 +23,8 @@ def acls(
     what they need. Only Ballast's bindings are removed: those of the file's principals on resources Ballast grants,
     and those on a removed tenant's topics; every other ACL stays (docs/teams.md). Exit 0: nothing to change (or
     changed), 1: changes shown and not made, 2: no tenants file, or it is not one."""
-    from services.common.admin import AdminError
-    from services.common.admin.acls import make, pending
+    from services.adapters.admin import AdminError
+    from services.adapters.admin.acls import make, pending
     from services.domain.tenants import TenantsError, load_tenants
 
     settings = get_settings()

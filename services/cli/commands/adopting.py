@@ -15,9 +15,9 @@ from services.cli.exporting import Form, document, export as exported
 from services.cli.output import console, err, fail
 from services.cli.tenancy import spec_topics
 from services.common import busio
-from services.common.admin import AdminError, ClusterAdmin
-from services.common.admin.factory import ask_cluster
-from services.common.admin.port import TopicDescription
+from services.adapters.admin import AdminError, ClusterAdmin
+from services.adapters.admin.factory import ask_cluster
+from services.adapters.admin.port import TopicDescription
 from services.common.busio import BusUnavailable
 from services.common.settings import Settings, get_settings
 

@@ -89,8 +89,8 @@ def uncordon(broker: Annotated[int, typer.Argument(help="the broker's id")], dir
 
 def _set_cordons(broker: int, dirs: list[str], *, cordon: bool, yes: bool) -> None:
     from services.cli.output import confirm, fail
-    from services.common.admin import CORDONED_LOG_DIRS, AdminError, ClusterAdmin
-    from services.common.admin.factory import ask_cluster
+    from services.adapters.admin import CORDONED_LOG_DIRS, AdminError, ClusterAdmin
+    from services.adapters.admin.factory import ask_cluster
     from services.domain.cordons import cordon_value
 
     settings = get_settings()

@@ -18,9 +18,9 @@ from rich.markup import escape
 from rich.table import Table
 
 from services.cli.output import Output, OutputOption, chosen, console, emit, err, fail
-from services.common.admin import INTRA_BROKER_THROTTLE, AdminError
-from services.common.admin.factory import ask_cluster, make_cluster_admin
-from services.common.admin.port import ClusterAdmin, LogDirInfo, UnknownTopic, Unsupported
+from services.adapters.admin import INTRA_BROKER_THROTTLE, AdminError
+from services.adapters.admin.factory import ask_cluster, make_cluster_admin
+from services.adapters.admin.port import ClusterAdmin, LogDirInfo, UnknownTopic, Unsupported
 from services.common.settings import get_settings
 
 log_dirs_app = typer.Typer(help="Log directories (JBOD): describe them, move replicas between them.",

@@ -76,8 +76,8 @@ def _chosen_log_dirs(cluster: Path, assignment: list[list[int]]) -> dict[tuple[i
     """Directories for the new replicas, by the placement package's rule (least used by bytes, counting what this
     placement already sent there); usage from the cluster file, or DescribeLogDirs of the live cluster's online
     directories."""
-    from services.common.admin import AdminError
-    from services.common.admin.factory import ask_cluster
+    from services.adapters.admin import AdminError
+    from services.adapters.admin.factory import ask_cluster
     from services.placement.cluster_file import read_log_dir_usage
     from services.placement.log_dirs import LogDirUsage, choose_log_dirs
 

@@ -15,7 +15,7 @@ from services.cli.demo.patience import Patience
 from services.cli.demo.scaling import RebalanceFollower, holds
 from services.cli.output import section
 from services.common import busio
-from services.common.admin import ClusterAdmin, LogDirInfo, make_cluster_admin
+from services.adapters.admin import ClusterAdmin, LogDirInfo, make_cluster_admin
 from services.common.settings import BusSettings
 from services.local.stack import LocalStack
 

@@ -33,8 +33,8 @@ from services.cli.demo.scaling import RebalanceFollower, emptied_for_removal, fo
 from services.cli.output import section
 from services.cli.views import latest_windows, load_table, status_table
 from services.common import busio
-from services.common.admin.kafka import KafkaClusterAdmin
-from services.common.admin.port import TopicDescription
+from services.adapters.admin.kafka import KafkaClusterAdmin
+from services.adapters.admin.port import TopicDescription
 from services.common.settings import BusSettings
 from services.local.stack import LocalStack
 

@@ -5,7 +5,7 @@ directory."""
 from __future__ import annotations
 
 from events.envelope import utcnow
-from services.common.admin import AdminError, LogDirInfo
+from services.adapters.admin import AdminError, LogDirInfo
 from services.common.logging import get_logger
 from services.placement.disk_balance import Directory, NoDirectory, choose_dir
 from services.rebalancer import disks

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from services.common.admin import AdminError, BrokerInfo, ClusterAdmin, LogDirInfo, TopicDescription
+from services.adapters.admin import AdminError, BrokerInfo, ClusterAdmin, LogDirInfo, TopicDescription
 from services.common.logging import get_logger
 
 log = get_logger(__name__)

@@ -6,7 +6,7 @@ from collections.abc import Iterable, Mapping
 
 from events import RebalanceMode, RebalanceStatus
 from events.envelope import utcnow
-from services.common.admin import TopicDescription
+from services.adapters.admin import TopicDescription
 from services.rebalancer import scale_down
 from services.rebalancer.observers.look import ClusterLook
 from services.rebalancer.observers.shared import Shared

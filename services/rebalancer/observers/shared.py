@@ -7,7 +7,7 @@ from collections.abc import Callable
 from typing import Protocol
 
 from events import BrokerStatus, RebalanceStatus
-from services.common.admin import ClusterAdmin
+from services.adapters.admin import ClusterAdmin
 from services.common.bus import DeadLetters
 from services.common.outbox import Outbox
 from services.common.recent_load import RecentLoad

@@ -6,7 +6,7 @@ import asyncio
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 
-from services.common.admin import AdminError
+from services.adapters.admin import AdminError
 from services.common.logging import get_logger
 from services.rebalancer.observers.look import ClusterLook
 from services.rebalancer.observers.shared import Shared

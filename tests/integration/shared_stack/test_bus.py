@@ -15,8 +15,8 @@ from confluent_kafka.admin import AdminClient, NewTopic
 
 from events import TOPICS, InvalidEvent, ReplicasChangeState, TopicSpec, TopicStatus, decode, encode
 from services.common import busio
-from services.common.admin import TopicAlreadyExists
-from services.common.admin.kafka import KafkaClusterAdmin
+from services.adapters.admin import TopicAlreadyExists
+from services.adapters.admin.kafka import KafkaClusterAdmin
 from services.local.stack import LocalStack
 from tests.integration.harness import Ballast, Watcher
 

@@ -13,7 +13,7 @@ import httpx
 
 from events import TOPICS, ReplicasChangeBatch
 from services.common import busio
-from services.common.cruise_control import CruiseControlClient
+from services.adapters.cruise_control import CruiseControlClient
 from services.common.settings import CruiseControlSettings
 from tests.integration.harness import WAIT_S, Ballast, change_sessions, is_ongoing, pending_with, spec
 

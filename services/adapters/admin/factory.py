@@ -6,7 +6,7 @@ import asyncio
 from collections.abc import Awaitable, Callable
 from typing import TypeVar
 
-from services.common.admin.port import ClusterAdmin
+from services.adapters.admin.port import ClusterAdmin
 from services.common.settings import ClusterAdminSettings
 
 T = TypeVar("T")
@@ -14,10 +14,10 @@ T = TypeVar("T")
 
 def make_cluster_admin(settings: ClusterAdminSettings) -> ClusterAdmin:
     if settings.kind == "kafka":
-        from services.common.admin.kafka import KafkaClusterAdmin
+        from services.adapters.admin.kafka import KafkaClusterAdmin
 
         return KafkaClusterAdmin(settings.client_config(), settings.timeout_s)
-    from services.common.admin.simulator import SimulatorClusterAdmin
+    from services.adapters.admin.simulator import SimulatorClusterAdmin
 
     return SimulatorClusterAdmin(settings.simulator_url, timeout_s=settings.timeout_s)
 

@@ -22,7 +22,7 @@ from kafka.structs import TopicPartitionReplica
 
 from events.topic_configs import KAFKA_TOPIC_DEFAULTS
 from services.common.logging import get_logger
-from services.common.admin.port import (
+from services.adapters.admin.port import (
     AdminError,
     Assignment,
     BrokerInfo,

@@ -1,9 +1,9 @@
 """Cruise Control REST port: one async httpx client with typed responses."""
 
-from services.common.cruise_control.client import CruiseControlClient, Submission
-from services.common.cruise_control.options import OptimizationOptions
-from services.common.cruise_control.topic_names import all_topics_but, compact_topic_regex, topic_regex
-from services.common.cruise_control.errors import (
+from services.adapters.cruise_control.client import CruiseControlClient, Submission
+from services.adapters.cruise_control.options import OptimizationOptions
+from services.adapters.cruise_control.topic_names import all_topics_but, compact_topic_regex, topic_regex
+from services.adapters.cruise_control.errors import (
     AuthorizationError,
     ClusterModelNotReady,
     ConnectionFailed,
@@ -14,7 +14,7 @@ from services.common.cruise_control.errors import (
     ServletFull,
     StillComputing,
 )
-from services.common.cruise_control.models import (
+from services.adapters.cruise_control.models import (
     CruiseControlState,
     ErrorResponse,
     KafkaClusterState,

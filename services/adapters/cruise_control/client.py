@@ -25,8 +25,8 @@ import httpx
 from pydantic import ValidationError
 from tenacity import AsyncRetrying, retry_if_exception_type, stop_after_attempt, wait_exponential
 
-from services.common.cruise_control.budget import TaskBudget
-from services.common.cruise_control.errors import (
+from services.adapters.cruise_control.budget import TaskBudget
+from services.adapters.cruise_control.errors import (
     ClusterModelNotReady,
     ConnectionFailed,
     CruiseControlError,
@@ -37,8 +37,8 @@ from services.common.cruise_control.errors import (
     may_be_warm_up,
     warming_up,
 )
-from services.common.cruise_control.options import OptimizationOptions
-from services.common.cruise_control.models import (
+from services.adapters.cruise_control.options import OptimizationOptions
+from services.adapters.cruise_control.models import (
     BrokerLoads,
     CruiseControlState,
     ErrorResponse,
@@ -48,12 +48,12 @@ from services.common.cruise_control.models import (
     ProgressResponse,
     UserTasks,
 )
-from services.common.cruise_control.warm_up import SUBSTATES as WARM_UP_SUBSTATES
-from services.common.cruise_control.warm_up import warming_up as warm_up_reason
+from services.adapters.cruise_control.warm_up import SUBSTATES as WARM_UP_SUBSTATES
+from services.adapters.cruise_control.warm_up import warming_up as warm_up_reason
 from services.common.logging import get_logger
 from services.common.metrics import cruise_control_request
 from services.common.settings import CruiseControlSettings
-from services.common.cruise_control.topic_names import topic_regex
+from services.adapters.cruise_control.topic_names import topic_regex
 
 log = get_logger(__name__)
 

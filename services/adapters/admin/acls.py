@@ -21,7 +21,7 @@ from confluent_kafka.admin import (
     ResourceType,
 )
 
-from services.common.admin.port import AdminError, ClusterUnavailable, OperationRefused
+from services.adapters.admin.port import AdminError, ClusterUnavailable, OperationRefused
 from services.common.settings import Settings
 from services.domain.acls import AclChanges, AclPlan, Binding, Pattern, Resource, changes, ours, plan
 from services.domain.tenants import Tenants

@@ -10,7 +10,7 @@ from typing import Any
 import httpx
 
 from events.limits import bounded
-from services.common.admin.port import (
+from services.adapters.admin.port import (
     CORDONED_LOG_DIRS,
     AdminError,
     Assignment,

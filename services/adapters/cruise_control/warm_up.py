@@ -10,7 +10,7 @@ run: the monitor running, with partitions counted and covered, and the analyzer 
 
 from __future__ import annotations
 
-from services.common.cruise_control.models import CruiseControlState
+from services.adapters.cruise_control.models import CruiseControlState
 
 # LoadMonitorState's states in which the monitor has a load model to answer from; the others (NOT_STARTED, LOADING,
 # BOOTSTRAPPING, TRAINING) come before it has one.

@@ -1,6 +1,6 @@
 """Cluster-admin port: topics, partitions, configs and brokers of the managed cluster."""
 
-from services.common.admin.port import (
+from services.adapters.admin.port import (
     CORDONED_LOG_DIRS,
     INTRA_BROKER_THROTTLE,
     AdminError,
@@ -23,7 +23,7 @@ from services.common.admin.port import (
     Unsupported,
     answering_log_dirs,
 )
-from services.common.admin.factory import make_cluster_admin
+from services.adapters.admin.factory import make_cluster_admin
 
 __all__ = [
     "CORDONED_LOG_DIRS",

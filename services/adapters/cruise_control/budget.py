@@ -17,7 +17,7 @@ from contextlib import asynccontextmanager
 
 from prometheus_client import Histogram
 
-from services.common.cruise_control.errors import ShareHeldByComputingTasks
+from services.adapters.cruise_control.errors import ShareHeldByComputingTasks
 from services.common.logging import get_logger
 
 log = get_logger(__name__)
