@@ -60,8 +60,12 @@ def compare(settings: Settings, specs: list[TopicSpec], *, need_cluster: bool
         unreachable = f"the cluster did not answer ({exc})" if exc.temporary else f"the cluster refused ({exc})"
         if need_cluster:
             raise fail(unreachable, 2) from None
-        return {s.name: policy_refusal(s.name, check_spec(policy, s))
-                or TopicDiff(s.name, Verdict.CHANGE, publish=current.get(s.name) != s) for s in specs}, unreachable
+        diffs = {s.name: policy_refusal(s.name, check_spec(policy, s))
+                 or TopicDiff(s.name, Verdict.CHANGE, publish=current.get(s.name) != s) for s in specs}
+        if settings.tenant is not None:
+            # A tenant named by a pattern may describe none of its topics (Kafka's ACLs have no patterns).
+            _republish_unanswered(settings, settings.tenant, diffs)
+        return diffs, unreachable
     diffs = {}
     for spec in specs:
         existing = current.get(spec.name)

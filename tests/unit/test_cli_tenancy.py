@@ -65,3 +65,37 @@ def test_a_tenants_spec_is_unchanged_only_while_ballast_acts_on_its_last_record(
         refused = ready.model_copy(update={"ready": False, "conditions": [
             Condition(type=READY, status="False", reason=refusal, message="refused")]})
         assert not answered("payments", 7, refused)
+
+
+def test_a_tenant_that_may_describe_none_of_its_topics_still_sends_a_refused_spec_again(monkeypatch) -> None:
+    """A tenant named by a pattern gets no DESCRIBE on the cluster (Kafka's ACLs have no patterns): the comparison
+    with the cluster is refused, and a refused spec identical to its last record was "unchanged" for good (a
+    walkthrough)."""
+    from events import Condition, TopicSpec, TopicStatus, decode, encode
+    from events.conditions import QUOTA_EXCEEDED, READY
+    from services.adapters.admin import OperationRefused
+    from services.cli import applying
+    from services.common import busio
+
+    monkeypatch.setenv("BALLAST_TENANT", "search")
+    settings = Settings()
+    doors = tenant_topics("search")
+    spec = TopicSpec(name="search.q3", partitions=24, replicas=3)
+    stored = busio.Stored(decode(encode(spec), topic=doors.specs), 0, 6)
+    refused = TopicStatus(topic="search.q3", ready=False, owner="search", generation=7, observed_generation=7,
+                          conditions=[Condition(type=READY, status="False", reason=QUOTA_EXCEEDED, message="full")])
+
+    def refuse(settings, question):  # noqa: ANN001, ANN202
+        raise OperationRefused("not authorized to describe the topic(s) search.q3 (Kafka's ACLs)")
+
+    monkeypatch.setattr(applying, "ask_cluster", refuse)
+    monkeypatch.setattr(busio, "read_compacted", lambda bus, topic, **kw: {"search.q3": stored})
+    monkeypatch.setattr(busio, "latest", lambda bus, topic, **kw: {"search.q3": refused if topic == doors.status
+                                                                   else spec})
+    diffs, note = applying.compare(settings, [spec], need_cluster=False)
+    assert note is not None and "the cluster refused" in note
+    assert diffs["search.q3"].publish  # sent again, to be decided again
+    answered = refused.model_copy(update={"ready": True, "conditions": []})
+    monkeypatch.setattr(busio, "latest", lambda bus, topic, **kw: {"search.q3": answered if topic == doors.status
+                                                                   else spec})
+    assert not applying.compare(settings, [spec], need_cluster=False)[0]["search.q3"].publish
