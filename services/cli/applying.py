@@ -165,6 +165,8 @@ def wait_until_settled(settings: Settings, specs: list[TopicSpec], generations: 
             continue
         previous = latest.get(status.topic)
         latest[status.topic] = status
+        if status.generation < generations.get(status.topic, 0):
+            continue  # the topic's history, read from the start of the status topic: not this change's transitions
         state, why = outcome(wanted[status.topic], generations.get(status.topic, 0), status)
         if previous is not None or state is not Outcome.WAITING:
             console.print(f"[dim]{time.strftime('%H:%M:%S')}[/dim]  {escape(transition_line(status, previous))}",
