@@ -97,3 +97,21 @@ async def test_a_replication_factor_only_cordoned_brokers_could_give_is_refused_
     [status] = [s for s in service.outbox.on(TOPICS.status) if s.topic == "wide"]  # type: ignore[attr-defined]
     assert not status.ready and "cordoned" in (status.condition("Ready").message or "")  # type: ignore[union-attr]
 
+
+
+async def test_added_partitions_and_placement_answers_leave_a_fully_cordoned_broker_out(
+        cluster, tmp_path: Path) -> None:
+    from events import PlacementRequest
+
+    simulator, admin = cluster
+    service = await reconciler(admin, tmp_path, "striped")
+    await service.intake.on_spec_events([record(TOPICS.specs, TopicSpec(name="grows", partitions=2, replicas=3), 0)])
+    before = [list(p.replicas) for p in simulator.cluster.topics["grows"].partitions]
+    await admin.alter_broker_configs(4, {CORDONED_LOG_DIRS: "*"})
+    await service.intake.on_spec_events([record(TOPICS.specs, TopicSpec(name="grows", partitions=10, replicas=3), 1)])
+    after = [list(p.replicas) for p in simulator.cluster.topics["grows"].partitions]
+    assert after[:2] == before and len(after) == 10
+    assert all(4 not in replicas for replicas in after[2:])
+    answer = await service.reconciler.placing.answer(PlacementRequest(request_id="r", topic="x", partitions=12,
+                                                                      replication_factor=3))
+    assert answer.error is None and answer.assignment and all(4 not in r for r in answer.assignment)
