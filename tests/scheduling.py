@@ -2,10 +2,10 @@
 
 A group of tests runs in one worker, so a stack, cluster or Spark session its tests share starts once: the tests in
 tests/kafka that use its shared cluster are one group; the modules of tests/integration/shared_stack, which share a
-local stack, are two (a stack each: ``SHARED_STACKS``); the modules that drive Spark in process are a third (they share the worker's session,
-tests/conftest.py); the compose stack's module and the Spark cluster's are a fourth (``CROWDS``); every other module is
-a group of its own (its module-scoped stack, or a cluster of its own, as test_up's). The longest groups go first, so no
-worker is left with a long one when the others are done.
+local stack, are two (a stack each: ``SHARED_STACKS``); the modules that drive Spark in process are one more (they
+share the worker's session, tests/conftest.py); the compose stack's module and the Spark cluster's are one more
+(``CROWDS``); every other module is a group of its own (its module-scoped stack, or a cluster of its own, as
+test_up's). The longest groups go first, so no worker is left with a long one when the others are done.
 
 The last worker starts with the unit tests, and the others take them only once no other group is left: the unit
 tests are pure CPU and short, so that worker is soon free to start stacks beside the other three when they have

@@ -5,14 +5,14 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import replace
 from datetime import UTC, datetime
 
 from rich.console import Console
 from rich.markup import escape
 
-from events import TOPICS, RebalanceRequest, TopicSpec, TopicStatus
+from events import TOPICS, RebalanceRequest, TopicSpec, TopicSpecDeleted, TopicStatus
 from services.cli.changes import (
     Diff,
     Outcome,
@@ -43,7 +43,9 @@ def compare(settings: Settings, specs: list[TopicSpec], *, need_cluster: bool
     if ``need_cluster``, else every spec counts as a change (the second value says why)."""
     if not specs:
         return {}, None
-    current = busio.latest(settings.bus, spec_topics(settings).specs, timeout_s=10)
+    # With their offsets: a tenant's spec is compared with its status by them (_republish_unanswered).
+    records = busio.read_compacted(settings.bus, spec_topics(settings).specs, timeout_s=10)
+    current = {name: stored.decoded.event for name, stored in records.items()}
     policy = policy_of(settings)
     unreachable = None
 
@@ -64,7 +66,7 @@ def compare(settings: Settings, specs: list[TopicSpec], *, need_cluster: bool
                  or TopicDiff(s.name, Verdict.CHANGE, publish=current.get(s.name) != s) for s in specs}
         if settings.tenant is not None:
             # A tenant named by a pattern may describe none of its topics (Kafka's ACLs have no patterns).
-            _republish_unanswered(settings, settings.tenant, diffs)
+            _republish_unanswered(settings, settings.tenant, diffs, records)
         return diffs, unreachable
     diffs = {}
     for spec in specs:
@@ -74,17 +76,17 @@ def compare(settings: Settings, specs: list[TopicSpec], *, need_cluster: bool
                                       actual.get(spec.name), alive, check_spec(policy, effective),
                                       config_ownership=settings.reconciler.config_ownership, defaults=defaults)
     if settings.tenant is not None:
-        _republish_unanswered(settings, settings.tenant, diffs)
+        _republish_unanswered(settings, settings.tenant, diffs, records)
     return diffs, None
 
 
-def _republish_unanswered(settings: Settings, tenant: str, diffs: dict[str, TopicDiff]) -> None:
+def _republish_unanswered(settings: Settings, tenant: str, diffs: dict[str, TopicDiff],
+                          records: Mapping[str, busio.Stored[TopicSpec | TopicSpecDeleted]]) -> None:
     """A tenant's spec identical to its last record is sent again where Ballast does not act on that record (refused,
     or an admin's spec took its place): "unchanged" would otherwise keep it refused, or the admin's, for good."""
     same = [name for name, d in diffs.items() if d.verdict is not Verdict.REFUSED and not d.publish]
     if not same:
         return
-    records = busio.read_compacted(settings.bus, spec_topics(settings).specs, timeout_s=10)
     statuses = busio.latest(settings.bus, spec_topics(settings).status, timeout_s=10)
     for name in same:
         record = records.get(name)

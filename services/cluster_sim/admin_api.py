@@ -9,7 +9,8 @@ from typing import Any
 from aiohttp import web
 
 from services.cluster_sim.admin_context import SIMULATOR, error_response
-from services.cluster_sim.model import Broker, Cluster, ClusterError, NoSuchTopic, Partition, Topic, TopicExists
+from services.cluster_sim.model import (Broker, Cluster, ClusterError, NoSuchTopic, NotModelled, Partition, Topic,
+                                        TopicExists)
 from services.common.metrics import exposition
 
 routes = web.RouteTableDef()
@@ -57,6 +58,8 @@ async def errors(request: web.Request, handler: Any) -> web.StreamResponse:
         return error_response(404, str(exc))
     except TopicExists as exc:
         return error_response(409, str(exc))
+    except NotModelled as exc:
+        return error_response(501, str(exc))
     except ClusterError as exc:
         return error_response(400, str(exc))
     except (KeyError, ValueError, TypeError) as exc:

@@ -21,6 +21,11 @@ class ClusterError(Exception):
     """An operation Kafka would refuse, with Kafka's wording where it has one."""
 
 
+class NotModelled(ClusterError):
+    """Something a real cluster does that the simulator does not model (a broker config but the cordons): refused,
+    rather than accepted and ignored."""
+
+
 class InvalidConfig(ClusterError):
     """Kafka's INVALID_CONFIG: a topic config it refuses."""
 
@@ -66,8 +71,8 @@ class Broker:
         """Set (or, for None, delete) dynamic configs; a cordon must name its directories, as Kafka checks. The
         simulator models no other broker config (a throttle would throttle nothing): it refuses them."""
         if unmodelled := sorted(set(changes) - {CORDONED_LOG_DIRS}):
-            raise ClusterError(f"the simulator models no broker config but {CORDONED_LOG_DIRS} "
-                               f"(asked: {', '.join(unmodelled)})")
+            raise NotModelled(f"the simulator models no broker config but {CORDONED_LOG_DIRS} "
+                              f"(asked: {', '.join(unmodelled)})")
         if (cordons := changes.get(CORDONED_LOG_DIRS)) is not None:
             unknown = [d.strip() for d in cordons.split(",") if d.strip() not in (*self.log_dirs, "*", "")]
             if unknown:

@@ -165,7 +165,8 @@ def produce(bus: BusSettings, items: list[tuple[str, bytes | None, bytes | None,
         except KafkaException as exc:
             # Once librdkafka's metadata knows the topic refused, produce() itself raises the refusal: the same one
             # line as when it comes back with a delivery report.
-            _refused_topic(bus, "write", topic, exc.args[0] if exc.args and isinstance(exc.args[0], KafkaError) else None)
+            error = exc.args[0] if exc.args and isinstance(exc.args[0], KafkaError) else None
+            _refused_topic(bus, "write", topic, error)
             raise
     remaining = p.flush(60)
     if refused:

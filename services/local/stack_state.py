@@ -14,6 +14,11 @@ def state_file(state_dir: Path) -> Path:
     return state_dir / "stack.json"
 
 
+def tenants_env_dir(state_dir: Path) -> Path:
+    """Where `ballast up --tenants` writes each tenant's client settings (``<name>.env``)."""
+    return state_dir / "tenants"
+
+
 def running_stack(state_dir: Path) -> StackInfo | None:
     """The stack recorded in ``state_dir`` if any of its processes still runs (a record that outlived its stack, after
     a reboot say, points nowhere)."""

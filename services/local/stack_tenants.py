@@ -44,6 +44,15 @@ def client_settings(client: Mapping[str, str], security: LocalSecurity | None, t
     return {**settings, "BALLAST_TENANT": tenant.name}
 
 
+def client_settings_file(directory: Path, tenant: str) -> Path:
+    return directory / f"{tenant}.env"
+
+
+def read_client_settings(path: Path) -> dict[str, str]:
+    """A tenant's settings as ``write_client_settings`` wrote them (and ``env $(cat FILE)`` reads them)."""
+    return dict(line.split("=", 1) for line in path.read_text().splitlines() if "=" in line)
+
+
 def write_client_settings(directory: Path, settings: Mapping[str, Mapping[str, str]]) -> list[Path]:
     """One ``<tenant>.env`` per tenant (KEY=VALUE lines, for ``env $(cat FILE)``); the files of tenants no longer
     named are removed."""
@@ -53,7 +62,7 @@ def write_client_settings(directory: Path, settings: Mapping[str, Mapping[str, s
             stale.unlink()
     written = []
     for name, env in settings.items():
-        path = directory / f"{name}.env"
+        path = client_settings_file(directory, name)
         path.write_text("".join(f"{key}={value}\n" for key, value in sorted(env.items())))
         written.append(path)
     return written

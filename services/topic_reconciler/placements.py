@@ -26,7 +26,8 @@ log = get_logger(__name__)
 
 class PlacementLedger:
     def __init__(self, admin: ClusterAdmin, recent_load: RecentLoad, rack_of: Callable[[int], str | None], *,
-                 cordoned: Callable[[int], frozenset[str]] = lambda broker: frozenset(), choose_dirs: bool = True, now: Callable[[], datetime] = lambda: datetime.now(UTC),
+                 cordoned: Callable[[int], frozenset[str]] = lambda broker: frozenset(), choose_dirs: bool = True,
+                 now: Callable[[], datetime] = lambda: datetime.now(UTC),
                  dirs_max_age: timedelta = timedelta(seconds=30)) -> None:
         self._admin = admin
         self._recent_load = recent_load

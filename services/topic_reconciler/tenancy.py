@@ -18,10 +18,11 @@ batch and before the agent's offsets are committed; a forward's envelope id also
 (``<topic>/<partition>/<offset>``), and a forward is awaited before the next record, so a kill -9 between a forward and
 its progress finds the forward on the spec topic as it starts and goes on after it. The progress topic, not the spec
 topic alone, is what keeps an admin's later record for a tenant's name from hiding the gate's progress (the name's
-latest record there is then the admin's): the tenant's older record is not forwarded again over it. With several shards, each instance decides for the names
-of its shards (as it reconciles them), so one name's claims are decided in one place, in order; what a handover's
-pause holds back is decided when the shards are taken again, and a shard gained from another instance is caught up on
-from the tenants' spec topics.
+latest record there is then the admin's): the tenant's older record is not forwarded again over it.
+
+With several shards, each instance decides for the names of its shards (as it reconciles them), so one name's claims
+are decided in one place, in order; what a handover's pause holds back is decided when the shards are taken again,
+and a shard gained from another instance is caught up on from the tenants' spec topics.
 """
 
 from __future__ import annotations

@@ -90,12 +90,10 @@ def test_a_tenant_that_may_describe_none_of_its_topics_still_sends_a_refused_spe
 
     monkeypatch.setattr(applying, "ask_cluster", refuse)
     monkeypatch.setattr(busio, "read_compacted", lambda bus, topic, **kw: {"search.q3": stored})
-    monkeypatch.setattr(busio, "latest", lambda bus, topic, **kw: {"search.q3": refused if topic == doors.status
-                                                                   else spec})
+    monkeypatch.setattr(busio, "latest", lambda bus, topic, **kw: {"search.q3": refused})  # the status topic
     diffs, note = applying.compare(settings, [spec], need_cluster=False)
     assert note is not None and "the cluster refused" in note
     assert diffs["search.q3"].publish  # sent again, to be decided again
     answered = refused.model_copy(update={"ready": True, "conditions": []})
-    monkeypatch.setattr(busio, "latest", lambda bus, topic, **kw: {"search.q3": answered if topic == doors.status
-                                                                   else spec})
+    monkeypatch.setattr(busio, "latest", lambda bus, topic, **kw: {"search.q3": answered})
     assert not applying.compare(settings, [spec], need_cluster=False)[0]["search.q3"].publish

@@ -11,7 +11,6 @@ import httpx
 
 from events.limits import bounded
 from services.adapters.admin.port import (
-    CORDONED_LOG_DIRS,
     AdminError,
     Assignment,
     BrokerInfo,
@@ -76,6 +75,8 @@ _NOT_NOW = (408, 429)
 def _refusal(response: httpx.Response) -> AdminError:
     """An error answer's kind (the port's policy): the server's own trouble (5xx: it, or a proxy before it, cannot
     answer now) is temporary; a refusal of the request (4xx) is permanent."""
+    if response.status_code == 501:  # what the simulator does not model: asking again gets the same answer
+        return Unsupported(_error_text(response))
     if response.status_code >= 500 or response.status_code in _NOT_NOW:
         return ClusterUnavailable(_error_text(response))
     kind = {404: UnknownTopic, 409: TopicAlreadyExists}.get(response.status_code, OperationRefused)
@@ -225,10 +226,6 @@ class SimulatorClusterAdmin:
         return dict((await self._call("GET", f"brokers/{broker}/configs"))["configs"])
 
     async def alter_broker_configs(self, broker: int, config: Mapping[str, str | None]) -> None:
-        if unmodelled := sorted(set(config) - {CORDONED_LOG_DIRS}):
-            # A throttle set here would throttle nothing: said, rather than pretended.
-            raise Unsupported(f"the simulator models no broker config but {CORDONED_LOG_DIRS} "
-                              f"(asked: {', '.join(unmodelled)})")
         await self._call("POST", f"brokers/{broker}/configs", json={"configs": dict(config)})
 
     async def alter_list_config(self, name: str, key: str, *, add: Sequence[str] = (),

@@ -160,7 +160,7 @@ def up(
     from services.local.stack import LocalStack
     from services.local.stack_settings import OPTIONAL_SERVICES
     from services.local.stack_settings import SERVICES as STACK_SERVICES
-    from services.local.stack_state import client_env, endpoints, running_stack, state_file
+    from services.local.stack_state import client_env, endpoints, running_stack, state_file, tenants_env_dir
 
     try:
         cruise_control_env = stack_options.cruise_control_env(cruise_control) if cruise_control else None
@@ -180,7 +180,7 @@ def up(
     try:
         stack = LocalStack(run_dir.resolve(), detached=True, kafka=kafka, services=services, broker_config=config,
                            broker_classpath=classpath, cruise_control=cruise_control_env, secure=secure,
-                           tenants=tenants, tenants_env_dir=state_dir / "tenants")
+                           tenants=tenants, tenants_env_dir=tenants_env_dir(state_dir))
     except ValueError as exc:  # the tenants file is not one, or names a principal the stack cannot make
         raise fail(str(exc), 2) from None
     try:
@@ -251,7 +251,7 @@ def env() -> None:
     """Print the running local stack's settings as shell exports: eval "$(ballast env)"."""
     import shlex
 
-    from services.local.stack_state import client_env, endpoints, running_stack
+    from services.local.stack_state import client_env, endpoints, running_stack, tenants_env_dir
 
     settings = get_settings()
     stack = running_stack(settings.state_dir)
@@ -260,11 +260,13 @@ def env() -> None:
     exports = client_env(stack)
     if settings.tenant is not None:
         # Acting as a tenant: its own settings (`ballast up --tenants` wrote them), never the stack's super user's.
-        path = settings.state_dir / "tenants" / f"{settings.tenant}.env"
+        from services.local.stack_tenants import client_settings_file, read_client_settings
+
+        path = client_settings_file(tenants_env_dir(settings.state_dir), settings.tenant)
         if not path.is_file():
             raise fail(f"no settings of tenant {settings.tenant!r} at {path}: the stack was not started with it "
                        "(`ballast up --kafka --secure --tenants FILE`)")
-        exports = dict(line.split("=", 1) for line in path.read_text().splitlines() if "=" in line)
+        exports = read_client_settings(path)
     for key, value in exports.items():
         print(f"export {key}={shlex.quote(value)}")
     # Comments, which eval skips: where a person looks.

@@ -185,8 +185,9 @@ def delete(
         status = statuses.get(name)
         if status is None or status.deleted:
             if settings.tenant is not None:  # the tenant sees the statuses of its own names only
-                raise fail(f"no spec for topic {name!r} among those of tenant {settings.tenant!r}: it is not one of its "
-                           "topics (another tenant's, or one Ballast does not manage), so it has nothing to withdraw")
+                raise fail(f"no spec for topic {name!r} among those of tenant {settings.tenant!r}: it is not one of "
+                           "its topics (another tenant's, or one Ballast does not manage), so it has nothing to "
+                           "withdraw")
             raise fail(f"no spec for topic {name!r}: Ballast does not manage it, so there is nothing to withdraw")
         assert isinstance(status, TopicStatus)
         if settings.tenant is not None and status.owner not in (None, settings.tenant):
