@@ -55,6 +55,9 @@ REQUEST_CHANGED = "RequestChanged"
 BROKERS_REMOVABLE = "BrokersRemovable"
 PROPOSAL_CHANGED = "ProposalChanged"
 DISKS_EMPTY = "DisksEmpty"
+# The proposal moves replicas onto cordoned places (KIP-1066): a fully cordoned broker, or a cordoned directory by an
+# intra-broker move. Cruise Control knows no cordons; it is not executed unless approved with accept_cordoned.
+CORDONS_CROSSED = "CordonsCrossed"
 # Cruise Control forgot the execution (a restart): its new proposal for what was left is checked (reason
 # CruiseControlRestarted), then executed (reason NewProposalExecuted, said until the rebalance ends).
 EXECUTION_INTERRUPTED = "ExecutionInterrupted"

@@ -184,6 +184,9 @@ class RebalanceAction(Event):
     name: str
     # release: a Ready remove-disks rebalance's directories may take replicas again (Ballast keeps them empty until).
     action: Literal["approve", "refresh", "stop", "release"]
+    # approve only: execute a proposal that moves replicas onto cordoned brokers or directories (condition
+    # CordonsCrossed), knowingly; an approval without it leaves such a proposal waiting.
+    accept_cordoned: bool = False
 
     @property
     def key(self) -> str:
@@ -292,6 +295,8 @@ class RebalanceStatus(Event):
     # While it executes: the rates in force on the brokers moving replicas, as the throttle controller last saw them
     # (ballast.throttle.status), its own and others'; empty otherwise.
     throttles: list[BrokerThrottle] = Field(default_factory=list)
+    # Approved with accept_cordoned: the proposal may move replicas onto cordoned places (until a refresh).
+    cordons_accepted: bool = False
     deleted: bool = False
     updated_at: datetime = Field(default_factory=utcnow)
 

@@ -180,6 +180,8 @@ def optimization(cc: CruiseControl, request: Request) -> Operation:
     requested = sorted(set(query.integers("brokerid"))) if endpoint in ("add_broker", "remove_broker") else []
     if endpoint in ("add_broker", "remove_broker") and not requested:
         raise UserRequestError(f"Target broker ID is not provided for {endpoint.upper()} request")
+    destinations = set(query.integers("destination_broker_ids")) if endpoint in ("rebalance", "remove_broker") \
+        else set()
     disk = endpoint == "rebalance" and query.boolean("rebalance_disk", False)
     if disk and query.strings("goals"):  # ParameterUtils.getGoals
         raise UserRequestError("Rebalance disk mode does not support explicitly specifying goals in request.")
@@ -193,6 +195,9 @@ def optimization(cc: CruiseControl, request: Request) -> Operation:
         await _wait_turn(cc)
         await cc.refresh_model(0.5)  # a broker that has just joined must be known
         brokers = _check_brokers(cc, endpoint, requested)
+        _check_present(cc, endpoint, destinations)
+        # destination_broker_ids: no replica moves onto the other brokers (GoalUtils keeps only these as candidates).
+        not_destinations = set(cc.cluster.alive_ids) - destinations if destinations else set()
         # With rebalance_disk, Cruise Control optimizes with the intra-broker goals only.
         goals = optimizer.INTRA_BROKER_GOALS if disk else proposals.parse_goals(endpoint, query)
         excluded = proposals.excluded(cc.cluster, excluded_regex)
@@ -203,8 +208,8 @@ def optimization(cc: CruiseControl, request: Request) -> Operation:
             if endpoint == "fix_offline_replicas":
                 return Proposal(proposals.fix_offline(cc.cluster))
             try:
-                return Proposal(optimizer.propose(cc.cluster, endpoint, brokers, excluded_regex,
-                                                  avoid=cc.executor.recently_removed(exclude=brokers)))
+                avoid = set(cc.executor.recently_removed(exclude=brokers)) | not_destinations
+                return Proposal(optimizer.propose(cc.cluster, endpoint, brokers, excluded_regex, avoid=avoid))
             except (PlacementError, re.error) as exc:
                 raise failure(endpoint, str(exc), "java.lang.IllegalStateException") from None
         await _propose_and_execute(cc, task, endpoint, propose, run_dryrun, goals, verbose=verbose,
@@ -274,6 +279,12 @@ def _check_brokers(cc: CruiseControl, endpoint: str, brokers: list[int]) -> list
         named = java_collection(unknown) if endpoint == "add_broker" else ", ".join(map(str, unknown))
         raise failure(endpoint, f"Broker {named} does not exist.", "java.lang.IllegalArgumentException")
     return brokers
+
+
+def _check_present(cc: CruiseControl, endpoint: str, brokers: set[int]) -> None:
+    """``sanityCheckBrokerPresence`` of the destination brokers: each must be in the metadata (an alive broker)."""
+    if unknown := sorted(brokers - set(cc.cluster.alive_ids)):
+        raise failure(endpoint, f"Broker {java_collection(unknown)} does not exist.", "java.lang.IllegalArgumentException")
 
 
 async def _wait_turn(cc: CruiseControl) -> None:

@@ -202,7 +202,8 @@ def optimization_result(cluster: Cluster, moves: list[ReplicaMove], *, goals: li
         "provisionStatus": "RIGHT_SIZED",
         "provisionRecommendation": "",
     }
-    if intra and load is not None:
+    if intra and load is not None:  # each directory's figures before and after (DiskState, as on a JBOD cluster)
+        _disks_after(cluster, load, [], {}, before["brokers"])
         _disks_after(cluster, load, intra, removed_dirs or {}, after["brokers"])
     stats = _cluster_model_stats(cluster)
     result: dict[str, Any] = {

@@ -1,9 +1,12 @@
 """Cordons (KIP-1066, Kafka 4.3): what a broker's ``cordoned.log.dirs`` becomes when directories are cordoned or
-uncordoned, the one rule `ballast brokers cordon|uncordon` applies."""
+uncordoned (the rule `ballast brokers cordon|uncordon` applies), which brokers take no new replica, and where a
+rebalance may move replicas."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Protocol
 
 ALL = "*"
 
@@ -27,3 +30,52 @@ def cordon_value(current: str | None, broker_dirs: Sequence[str], dirs: Sequence
     if not after:
         return None
     return ALL if after >= set(broker_dirs) else ",".join(sorted(after))
+
+
+class CordonedDir(Protocol):
+    """One log directory as the admin port describes it (``LogDirInfo``): only what cordons need."""
+
+    broker: int
+    path: str
+    cordoned: bool
+
+
+@dataclass(frozen=True)
+class Cordons:
+    """Each broker's cordoned log directories, and all of its directories, as one look read them."""
+
+    cordoned: Mapping[int, frozenset[str]] = field(default_factory=dict)
+    dirs: Mapping[int, frozenset[str]] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, log_dirs: Iterable[CordonedDir]) -> Cordons:
+        every: dict[int, set[str]] = {}
+        cordoned: dict[int, set[str]] = {}
+        for d in log_dirs:
+            every.setdefault(d.broker, set()).add(d.path)
+            if d.cordoned:
+                cordoned.setdefault(d.broker, set()).add(d.path)
+        return cls({b: frozenset(p) for b, p in cordoned.items()}, {b: frozenset(p) for b, p in every.items()})
+
+    @property
+    def fully_cordoned(self) -> frozenset[int]:
+        """The brokers that take no new replica (Kafka's ``usableBrokers`` leaves them out): every directory is."""
+        return frozenset(b for b, paths in self.cordoned.items() if paths and paths >= self.dirs.get(b, paths))
+
+    @property
+    def partly_cordoned(self) -> dict[int, frozenset[str]]:
+        """Brokers that still take replicas but not in some of their directories: broker -> those directories."""
+        return {b: paths for b, paths in self.cordoned.items() if paths and b not in self.fully_cordoned}
+
+    def __bool__(self) -> bool:
+        return any(self.cordoned.values())
+
+
+def rebalance_destinations(cordons: Cordons, alive: Iterable[int], leaving: Iterable[int] = ()) -> list[int] | None:
+    """The brokers a rebalance may move replicas onto (Cruise Control's ``destination_broker_ids``): the alive ones
+    that are neither fully cordoned nor leaving. None when no alive broker is fully cordoned: Cruise Control's
+    default (every broker) is then the same, and the request stays as it always was."""
+    alive = set(alive)
+    if not alive & cordons.fully_cordoned:
+        return None
+    return sorted(alive - cordons.fully_cordoned - set(leaving))

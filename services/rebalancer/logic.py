@@ -30,7 +30,7 @@ from datetime import datetime
 from enum import StrEnum
 
 from events import Condition, RebalanceAction, RebalanceMode, RebalanceRequest, RebalanceState, RebalanceStatus
-from events.conditions import DISKS_EMPTY, INVALID_ACTION, PROPOSAL_CHANGED, REQUEST_CHANGED
+from events.conditions import CORDONS_CROSSED, DISKS_EMPTY, INVALID_ACTION, PROPOSAL_CHANGED, REQUEST_CHANGED
 from services.adapters.cruise_control.errors import (
     ClusterModelNotReady,
     ConnectionFailed,
@@ -38,6 +38,7 @@ from services.adapters.cruise_control.errors import (
     MalformedAnswer,
 )
 from services.common.retry import backoff
+from services.rebalancer import cordon_check
 from services.rebalancer.statuses import TERMINAL, S, fresh, new_reason, update, without
 
 
@@ -131,8 +132,15 @@ def on_action(status: RebalanceStatus, action: RebalanceAction, now: datetime, *
         return release(update(status, now, conditions=conditions), now)
     if action.action == "refresh" and status.state != S.REBALANCING:
         return fresh(status.pending_request or status.request, now, status)
+    if action.action == "approve" and cordon_check.held(status) and not action.accept_cordoned:
+        crossed = status.condition(CORDONS_CROSSED)
+        warning = Condition(type=INVALID_ACTION, status="True", reason="CordonsNotAccepted", last_transition_time=now,
+                            message=f"Not approved: {crossed.message if crossed else 'the proposal crosses cordons'}")
+        return update(status, now, conditions=[*conditions, warning])
     if action.action == "approve":
-        return approve(update(status, now, conditions=conditions), now, check=max_drift_percent is not None)
+        accepted = status.cordons_accepted or action.accept_cordoned
+        return approve(update(status, now, conditions=conditions, cordons_accepted=accepted), now,
+                       check=max_drift_percent is not None)
     if status.state == S.PENDING_PROPOSAL:  # stop: a proposal being computed is simply abandoned
         return update(status, now, state=S.STOPPED, session_id=None, conditions=conditions, message=None,
                        next_attempt_at=None, attempts=0)
@@ -221,6 +229,8 @@ def hold(status: RebalanceStatus, blocker: str, now: datetime) -> RebalanceStatu
 def auto_approved(status: RebalanceStatus, others: Iterable[RebalanceStatus], now: datetime) -> RebalanceStatus | None:
     """A ready proposal of an auto-approved request goes straight to execution (scale-down ones first)."""
     if status.state != S.PROPOSAL_READY or not status.request.auto_approve:
+        return None
+    if cordon_check.held(status):  # auto-approval is never knowing: the operator approves it, or not
         return None
     if blocker := blocked_by(status, others):
         return hold(status, blocker, now)

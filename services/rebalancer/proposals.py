@@ -7,9 +7,10 @@ from __future__ import annotations
 from datetime import datetime
 
 from events import BrokerLoadChange, Condition, ProposalSummary, RebalanceStatus
-from events.conditions import EXECUTION_INTERRUPTED, PROPOSAL_CHANGED
+from events.conditions import CORDONS_CROSSED, EXECUTION_INTERRUPTED, PROPOSAL_CHANGED
 from services.adapters.cruise_control.models import BrokerLoads, OptimizationResult
 from services.domain import drift
+from services.rebalancer import cordon_check
 from services.rebalancer.logic import CRUISE_CONTROL_RESTARTED, NEW_PROPOSAL_EXECUTED, approve, nothing_left
 from services.rebalancer.statuses import S, update, without
 
@@ -51,8 +52,9 @@ def broker_load_of(result: OptimizationResult) -> list[BrokerLoadChange]:
 
 
 def on_proposal(status: RebalanceStatus, task_id: str, result: OptimizationResult | None,
-                now: datetime) -> RebalanceStatus:
-    """Cruise Control's answer to the dry run: still computing (``result`` None, the 202), or the proposal."""
+                now: datetime, crossed: list[str] | None = None) -> RebalanceStatus:
+    """Cruise Control's answer to the dry run: still computing (``result`` None, the 202), or the proposal, with
+    where it crosses cordons said (``crossed``: ``cordon_check.crossings``)."""
     if result is None:
         return update(status, now, state=S.PENDING_PROPOSAL, session_id=task_id,
                        message="Cruise Control is computing the proposal")
@@ -61,12 +63,12 @@ def on_proposal(status: RebalanceStatus, task_id: str, result: OptimizationResul
                                      attempts=0, next_attempt_at=None, progress=None)
     if _nothing_to_move(summary):
         return update(status, now, state=S.READY, message="Nothing to move: the cluster already meets the goals",
-                       **fields)
-    return update(status, now, state=S.PROPOSAL_READY, message=None, **fields)
+                       conditions=without(status.conditions, CORDONS_CROSSED), **fields)
+    return cordon_check.judged(update(status, now, state=S.PROPOSAL_READY, message=None, **fields), crossed or [], now)
 
 
 def on_check(status: RebalanceStatus, task_id: str, result: OptimizationResult | None, now: datetime, *,
-             max_drift_percent: float) -> RebalanceStatus:
+             max_drift_percent: float, crossed: list[str] | None = None) -> RebalanceStatus:
     """The proposal asked again after an approval: still computing; nothing left to move (Ready); within the
     limit of the approved one (to execution); or drifted past it (back to ProposalReady with the new proposal and a
     ``ProposalChanged`` condition: the operator approves again, or not). After Cruise Control forgot an execution
@@ -75,11 +77,17 @@ def on_check(status: RebalanceStatus, task_id: str, result: OptimizationResult |
         return update(status, now, session_id=task_id,
                        message="Cruise Control is computing the proposal again before executing it")
     fresh = summary_of(result)
+    if crossed and not status.cordons_accepted and not _nothing_to_move(fresh):
+        # Asked again just before executing, it crosses cordons the approved one did not (or was not approved for).
+        shown = cordon_check.judged(status, crossed, now)
+        return update(shown, now, state=S.PROPOSAL_READY, checking_approval=False, session_id=None, summary=fresh,
+                       broker_load=broker_load_of(result), progress=None, executed_summary=None,
+                       message=f"Approval refused: {shown.conditions[-1].message}")
     interrupted = status.condition(EXECUTION_INTERRUPTED)
     if interrupted is not None and interrupted.reason == CRUISE_CONTROL_RESTARTED:
         return _after_interruption(status, result, fresh, now, max_drift_percent)
     if status.summary is None or _nothing_to_move(fresh):
-        return on_proposal(update(status, now, checking_approval=False), task_id, result, now)
+        return on_proposal(update(status, now, checking_approval=False), task_id, result, now, crossed)
     compared = drift.comparison(status.summary, fresh)
     if drift.drift_percent(status.summary, fresh) <= max_drift_percent:
         return approve(status, now, message=f"Approved; the proposal asked again just before executing is within "

@@ -30,15 +30,18 @@ from events.envelope import utcnow
 from events.throttle import BrokerThrottle
 from events.topics import not_ours
 from services.adapters.admin import INTRA_BROKER_THROTTLE, AdminError, ClusterAdmin, Unsupported
+from services.adapters.admin.port import answering_log_dirs
 from services.common.bus import DeadLetters, raw_bytes
 from services.adapters.cruise_control import CruiseControlClient, CruiseControlError
 from services.adapters.cruise_control.client import Submission
+from services.adapters.cruise_control.models import OptimizationResult
 from services.adapters.cruise_control.options import OptimizationOptions
 from services.common.logging import correlation, get_logger
 from services.common.outbox import Outbox, send
 from services.common.recent_load import RecentLoad
 from services.common.settings import RebalancerSettings
-from services.rebalancer import disks, execution, logic, proposals, replication_throttle, scale_down, scaling
+from services.domain.cordons import Cordons
+from services.rebalancer import cordon_check, disks, execution, logic, proposals, replication_throttle, scale_down, scaling
 from services.rebalancer.statuses import EXECUTING, TERMINAL, S, with_throttles
 from services.rebalancer.logic import Step
 from services.rebalancer.observers import removal_check
@@ -47,8 +50,9 @@ log = get_logger(__name__)
 
 
 
-def options_of(request: RebalanceRequest, *, dryrun: bool, reason: str | None = None) -> OptimizationOptions:
-    return OptimizationOptions(
+def options_of(request: RebalanceRequest, *, dryrun: bool, reason: str | None = None,
+               destinations: tuple[int, ...] = ()) -> OptimizationOptions:
+    return OptimizationOptions(destination_broker_ids=destinations,
         goals=tuple(request.goals), skip_hard_goal_check=request.skip_hard_goal_check,
         excluded_topics=request.excluded_topics,
         concurrent_partition_movements_per_broker=request.concurrent_partition_movements_per_broker,
@@ -230,10 +234,30 @@ class Rebalances:
         return logic.on_failure(status, error, utcnow(), initial_s=self.tuning.retry_initial_s,
                                 max_s=self.tuning.retry_max_s)
 
+    async def _cordons(self) -> tuple[Cordons, list[int]]:
+        """The cluster's cordons and its alive brokers, read now (a cluster that cannot tell cordons none)."""
+        alive = [b.id for b in await self.admin.brokers() if b.alive]
+        try:
+            return Cordons.of(await answering_log_dirs(self.admin, alive, replicas=False)), alive
+        except Unsupported:
+            return Cordons(), alive
+
+    async def _crossings(self, result: OptimizationResult | None, cordons: Cordons) -> list[str]:
+        """Where the proposal crosses cordons (``cordon_check``), with the cordoned directories' replicas read from
+        the cluster when it moves replicas between a broker's directories."""
+        if result is None:
+            return []
+        counts: dict[tuple[int, str], int] = {}
+        if cordon_check.needs_dir_figures(result, cordons):
+            described = await answering_log_dirs(self.admin, sorted(cordons.partly_cordoned))
+            counts = {(d.broker, d.path): sum(1 for r in d.replicas if not r.is_future) for d in described}
+        return cordon_check.crossings(result, cordons, counts)
+
     async def _submit(self, status: RebalanceStatus, *, dryrun: bool, brokers: list[int] | None = None,
-                      reason: str | None = None) -> Submission:
+                      reason: str | None = None, cordons: tuple[Cordons, list[int]] | None = None) -> Submission:
         request = status.request
-        options = options_of(request, dryrun=dryrun, reason=reason)
+        destinations = cordon_check.destinations(request, *cordons) if cordons is not None else ()
+        options = options_of(request, dryrun=dryrun, reason=reason, destinations=destinations)
         task_id = status.session_id if dryrun else None
         if request.mode == RebalanceMode.FULL:
             return await self.cc.rebalance(options, dryrun=dryrun, task_id=task_id)
@@ -256,12 +280,17 @@ class Rebalances:
             if resolved is None:
                 return
             status = resolved
+        cordons = await self._cordons()
+        if (refused := cordon_check.refusal(status.request, cordons[0])) is not None:
+            await self.publish(logic.refused(status, refused, utcnow()))
+            return
         try:
-            submission = await self._submit(status, dryrun=True)
+            submission = await self._submit(status, dryrun=True, cordons=cordons)
         except CruiseControlError as exc:
             await self.publish(self._retry(status, exc))
             return
-        await self.publish(proposals.on_proposal(status, submission.task_id, submission.result, utcnow()))
+        crossed = await self._crossings(submission.result, cordons[0])
+        await self.publish(proposals.on_proposal(status, submission.task_id, submission.result, utcnow(), crossed))
 
     async def _check(self, status: RebalanceStatus) -> None:
         """An approved proposal asked again (or, after Cruise Control forgot an execution, a new one for what is
@@ -269,14 +298,16 @@ class Rebalances:
         brokers = await self._brokers_still_there(status)
         if brokers == []:
             return
+        cordons = await self._cordons()
         try:
-            submission = await self._submit(status, dryrun=True, brokers=brokers)
+            submission = await self._submit(status, dryrun=True, brokers=brokers, cordons=cordons)
         except CruiseControlError as exc:
             await self.publish(self._retry(status, exc))
             return
         limit = logic.drift_limit(status.request, self.tuning.approval_max_drift_percent)
+        crossed = await self._crossings(submission.result, cordons[0])
         checked = proposals.on_check(status, submission.task_id, submission.result, utcnow(),
-                                 max_drift_percent=limit if limit is not None else float("inf"))
+                                     max_drift_percent=limit if limit is not None else float("inf"), crossed=crossed)
         if checked.condition(conditions.PROPOSAL_CHANGED) is not None:
             log.warning("approval refused: the proposal drifted", message=checked.message)
         await self.publish(checked)
@@ -387,7 +418,8 @@ class Rebalances:
         if brokers == []:
             return
         try:
-            submission = await self._submit(status, dryrun=False, brokers=brokers, reason=status.execution_reason)
+            submission = await self._submit(status, dryrun=False, brokers=brokers, reason=status.execution_reason,
+                                            cordons=await self._cordons())
         except CruiseControlError as exc:
             await self.publish(self._retry(status, exc))
             return

@@ -21,6 +21,8 @@ class OptimizationOptions:
     concurrent_intra_broker_partition_movements: int | None = None  # rebalance only
     verbose: bool = False
     reason: str | None = None
+    # rebalance and remove_broker only: the brokers replicas may move onto (Ballast leaves fully cordoned ones out).
+    destination_broker_ids: tuple[int, ...] = ()
 
     def __post_init__(self) -> None:
         if self.rebalance_disk and self.goals:
@@ -44,6 +46,8 @@ class OptimizationOptions:
             params["rebalance_disk"] = "true"
         if self.concurrent_intra_broker_partition_movements and endpoint == "rebalance":
             params["concurrent_intra_broker_partition_movements"] = self.concurrent_intra_broker_partition_movements
+        if self.destination_broker_ids and endpoint in ("rebalance", "remove_broker"):
+            params["destination_broker_ids"] = ",".join(map(str, self.destination_broker_ids))
         if self.verbose:
             params["verbose"] = "true"
         if self.reason:

@@ -7,6 +7,7 @@ from typing import Annotated, Optional
 import typer
 
 from events import TOPICS, RebalanceAction, RebalanceStatus
+from events.conditions import CORDONS_CROSSED
 from services.common import busio
 from services.common.busio import BusUnavailable
 from services.cli.output import JsonFlag, Output, OutputOption, chosen, console, emit, emit_one, fail
@@ -18,8 +19,9 @@ rebalance_app = typer.Typer(help="Rebalances: approve, refresh, stop or release 
                                  "`ballast apply -f` (KafkaRebalance YAML or kind: Rebalance).", no_args_is_help=True)
 
 
-def _act(name: str, action: str) -> None:
+def _act(name: str, action: str, *, accept_cordoned: bool = False) -> None:
     """Send an action the rebalance accepts now; refuse, before sending, one it would ignore (Strimzi's table)."""
+    from services.rebalancer.cordon_check import held
     from services.rebalancer.logic import valid_actions, why_not_release
 
     try:
@@ -41,15 +43,22 @@ def _act(name: str, action: str) -> None:
             why = f"it is {status.state.value}"
         raise fail(f"rebalance {name}: cannot {action} now, {why} (possible now: "
                     f"{', '.join(sorted(valid)) or 'nothing'})")
-    event = RebalanceAction(name=name, action=action)  # type: ignore[arg-type]
+    if action == "approve" and held(status) and not accept_cordoned:
+        crossed = status.condition(CORDONS_CROSSED)
+        raise fail(f"rebalance {name}: not approved: {crossed.message if crossed else 'it crosses cordons'}")
+    event = RebalanceAction(name=name, action=action, accept_cordoned=accept_cordoned)  # type: ignore[arg-type]
     busio.publish(get_settings().bus, TOPICS.rebalance_actions, [event])
     console.print(f"rebalance {name}: {action} sent")
 
 
 @rebalance_app.command()
-def approve(name: Annotated[str, typer.Argument(help="rebalance name")]) -> None:
+def approve(name: Annotated[str, typer.Argument(help="rebalance name")],
+            accept_cordoned: Annotated[bool, typer.Option(
+                "--accept-cordoned", help="execute it even though it moves replicas onto cordoned brokers or "
+                                          "directories (condition CordonsCrossed): Cruise Control knows no cordons")
+            ] = False) -> None:
     """Execute the ready proposal (valid in ProposalReady)."""
-    _act(name, "approve")
+    _act(name, "approve", accept_cordoned=accept_cordoned)
 
 
 @rebalance_app.command()
