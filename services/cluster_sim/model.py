@@ -7,6 +7,7 @@ yet): the simulator stands in for Kafka and Cruise Control, it is not Ballast's 
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from events.topic_configs import KAFKA_TOPIC_DEFAULTS, KEYS, topic_config_problem
@@ -228,10 +229,11 @@ class Cluster:
             counts.update(p.leader for p in topic.partitions if p.leader is not None)
         return counts
 
-    def _pick(self, exclude: list[int], load: Counter[int]) -> int | None:
-        """Least-loaded alive broker, preferring racks not yet used by the partition."""
+    def _pick(self, exclude: list[int], load: Counter[int], among: Iterable[int] | None = None) -> int | None:
+        """Least-loaded broker that takes new replicas (``among``: of those), preferring racks not yet used by the
+        partition."""
         used_racks = {self.brokers[b].rack for b in exclude if b in self.brokers}
-        candidates = [b for b in sorted(self.usable_ids) if b not in exclude]
+        candidates = [b for b in sorted(self.usable_ids if among is None else among) if b not in exclude]
         if not candidates:
             return None
         return min(candidates, key=lambda b: (self.brokers[b].rack in used_racks, load[b], b))
@@ -372,14 +374,15 @@ class Cluster:
 
     def plan_replication_factor(self, topics: list[str], target: int) -> list[ReplicaMove]:
         """Movements that bring every partition of ``topics`` to ``target`` replicas (nothing for those already
-        there). Growing adds the least-loaded alive brokers; shrinking drops followers from the most-loaded ones."""
+        there). Growing adds the least-loaded alive brokers, cordoned ones included (Cruise Control knows no
+        cordons); shrinking drops followers from the most-loaded ones."""
         load = self.replica_counts()
         moves: list[ReplicaMove] = []
         for name in topics:
             for p in self.topic(name).partitions:
                 replicas = list(p.replicas)
                 while len(replicas) < target:
-                    nxt = self._pick(replicas, load)
+                    nxt = self._pick(replicas, load, among=self.alive_ids)
                     if nxt is None:
                         break
                     replicas.append(nxt)
@@ -420,7 +423,7 @@ class Cluster:
                     continue
                 replicas = list(p.replicas)
                 for broker in offline:
-                    target = self._pick(replicas, load)
+                    target = self._pick(replicas, load, among=alive)  # Cruise Control knows no cordons
                     if target is None:
                         break
                     replicas[replicas.index(broker)] = target

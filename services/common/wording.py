@@ -44,7 +44,7 @@ def transition_line(status: TopicStatus, previous: TopicStatus | None) -> str:
 _STEPS = {conditions.RECONCILIATION_PAUSED: ("paused", "resumed"),
           conditions.UNMANAGED: ("let go of (managed: false)", "managed again"),
           conditions.POLICY_VIOLATION: ("refused by the policy", "the policy is met"),
-          conditions.REPLICAS_CHANGE_BLOCKED: ("RF change held: too few brokers", "RF change no longer held")}
+          conditions.REPLICAS_CHANGE_BLOCKED: ("RF change held: too few brokers take replicas", "RF change no longer held")}
 
 
 def history_steps(previous: TopicStatus | None, status: TopicStatus) -> list[str]:

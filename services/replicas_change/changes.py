@@ -15,7 +15,8 @@ from typing import Any
 from events import TOPICS, ReplicasChangeBatch, ReplicasChangeCommand, ReplicasChangeRecord
 from events.envelope import utcnow
 from events.topics import BusTopic
-from services.adapters.admin import AdminError, ClusterAdmin
+from services.adapters.admin import AdminError, ClusterAdmin, Unsupported
+from services.adapters.admin.port import answering_log_dirs
 from services.common.bus import DeadLetters
 from services.adapters.cruise_control import ClusterModelNotReady, CruiseControlClient, CruiseControlError, MalformedAnswer
 from services.common.logging import correlation, get_logger
@@ -23,7 +24,8 @@ from services.common.metrics import observe_since
 from services.common.outbox import Outbox, send
 from services.common.settings import ReplicasChangeSettings
 from services.domain import replicas_change as contract
-from services.replicas_change import isolation, logic
+from services.domain.cordons import Cordons
+from services.replicas_change import cordon_hold, isolation, logic
 
 log = get_logger(__name__)
 
@@ -31,6 +33,9 @@ log = get_logger(__name__)
 
 # Before it had a topic of its own, the batch record was kept on the state topic: an open one written by an earlier
 # release is still settled after an upgrade.
+# How many times a dry run answered 202 is asked again before the batch waits for the next tick.
+DRY_RUN_FOLLOWS = 20
+
 LEGACY_BATCHES: BusTopic[ReplicasChangeBatch] = BusTopic(TOPICS.replicas_state.name, True, "", (ReplicasChangeBatch,))
 
 
@@ -165,7 +170,15 @@ class ReplicasChanges:
         if not due:
             return
         groups = logic.group_by_target(due)
+        held = await self._held_by_cordons(groups)
+        if held is None:
+            return  # Cruise Control or the cluster could not be asked now: the next tick asks again
+        if held:
+            due = [r for r in due if r.topic not in held]
+            groups = logic.group_by_target(due)
         topics = [t for names in groups.values() for t in names]
+        if not topics:
+            return
         # One record before the request, not one per change: a crash mid-request leaves it open, and the restart
         # looks the task up by the batch id (the request's reason).
         batch = ReplicasChangeBatch(batch_id=f"ballast-{uuid.uuid4()}", topics=topics, created_at=utcnow())
@@ -211,6 +224,54 @@ class ReplicasChanges:
                 observe_since("spec_to_submission", asked)
             self._sent_at[topic] = time.time()
         await self._close(batch)
+
+    async def _held_by_cordons(self, groups: dict[int, list[str]]) -> dict[str, list[int]] | None:
+        """The topics held back because Cruise Control would put a new replica on a fully cordoned broker (their
+        records say so), by a dry run of the batch's increases while some broker is; None: not known now."""
+        try:
+            alive = [b.id for b in await self.admin.brokers() if b.alive]
+            try:
+                cordoned = Cordons.of(await answering_log_dirs(self.admin, alive, replicas=False)).fully_cordoned
+            except Unsupported:
+                cordoned = frozenset()
+            if not cordoned & set(alive):
+                return {}
+            adding = cordon_hold.increases(groups, await self._actual_rf([t for ts in groups.values() for t in ts]))
+            if not adding:
+                return {}
+            names = [t for ts in adding.values() for t in ts]
+            answer = await self.cc.topic_configuration(adding, dryrun=True, verbose=True, **self._scope(names))
+            for _ in range(DRY_RUN_FOLLOWS):
+                if not answer.in_progress:
+                    break
+                await asyncio.sleep(self.tuning.poll_interval_s)
+                answer = await self.cc.follow(answer.task_id)
+        except AdminError as exc:
+            log.warning("cannot read the cluster's cordons; increases wait", error=str(exc))
+            return None
+        except CruiseControlError as exc:
+            if exc.temporary:
+                log.info("dry run for cordons not answered; asking again shortly", error=exc.message)
+                return None
+            # The request itself is refused: the real one says so, and the refusal is pinned on its changes.
+            log.info("dry run for cordons refused; the request goes as it is", error=exc.message)
+            return {}
+        if answer.result is None:
+            return None
+        held = cordon_hold.crossing(answer.result, frozenset(cordoned))
+        by_message: dict[str, list[str]] = {}
+        for topic, brokers in held.items():
+            by_message.setdefault(cordon_hold.held_message(brokers), []).append(topic)
+        for message, topics in by_message.items():
+            log.warning("replicas change held: Cruise Control would use a cordoned broker", topics=len(topics),
+                        message=message)
+            changed = logic.on_submit_failed(self.in_flight, topics, message, utcnow(), **self._retry)
+            news = [r for r in changed if not logic.said_already(self.in_flight, [r])]
+            for record in changed:  # only its retry time moved: no record for the bus
+                if record not in news:
+                    self._remember(record)
+            await self._publish(news)
+        return held
 
     async def _settle_in_doubt(self) -> bool:
         """Changes whose request may or may not have reached Cruise Control: its topic_configuration tasks say, by

@@ -44,14 +44,14 @@ class ClusterViewCache:
         if not brokers_read or not self._brokers:
             described = await self._admin.brokers()
             self.set_brokers(described)
-            await self._read_cordons([b.id for b in described if b.alive])
+            await self.read_cordons([b.id for b in described if b.alive])
         if self._read_at is None or now - self._read_at > self._max_age_s:
             self._assignments = await self._admin.assignments()
             self._read_at = now
         brokers = tuple(b for b in self._brokers if b.id not in self._unusable)
         return ClusterView(brokers, self._assignments, self._load() if load_aware else {})
 
-    async def _read_cordons(self, alive: list[int]) -> None:
+    async def read_cordons(self, alive: list[int]) -> None:
         try:
             dirs = await answering_log_dirs(self._admin, alive, replicas=False)
         except Unsupported:  # a cluster that cannot describe its directories cordons none

@@ -100,7 +100,8 @@ def plan(spec: TopicSpec | None, actual: TopicDescription | None, change: Replic
          placeholders: PlaceholderRecord | None = None, alive_brokers: int | None = None,
          origin: TopicOrigin | None = "created", *, applied: bool = False,
          drift_mode: DriftMode = "correct", policy: Policy | None = None, moving: int = 0,
-         config_ownership: ConfigOwnership = "named", count_seen_before: bool = True) -> Plan:
+         config_ownership: ConfigOwnership = "named", count_seen_before: bool = True,
+         cordoned_brokers: int = 0) -> Plan:
     """``spec`` None means the spec was deleted. ``placeholders``: replicas the topic was created without;
     ``alive_brokers``: how many brokers are alive now (None: not known); ``origin``: whether Ballast created or
     adopted the topic (None: neither, so it is never deleted); ``applied``: this spec was carried out already, so
@@ -109,7 +110,8 @@ def plan(spec: TopicSpec | None, actual: TopicDescription | None, change: Replic
     ``moving``: how many of its partitions are being reassigned now (by anyone), which makes its replica count
     say nothing of its replication factor (``reassigning``); ``count_seen_before``: the replica count differing from
     the spec's was seen at the previous look too, with no move in flight (``differing_count``); ``config_ownership``:
-    which of the topic's own configs are the spec's (``configs_to_set``). ``spec`` is the effective one (``effective_spec``): partitions and replicas
+    which of the topic's own configs are the spec's (``configs_to_set``); ``cordoned_brokers``: how many of the alive
+    brokers have every log directory cordoned (they take no new replica). ``spec`` is the effective one (``effective_spec``): partitions and replicas
     known."""
     result = Plan()
     if spec is None:
@@ -178,6 +180,9 @@ def plan(spec: TopicSpec | None, actual: TopicDescription | None, change: Replic
             message=f"target replication factor {spec.replicas} cannot be reached: only {alive_brokers} "
                     "broker(s) are alive; the change is requested once enough are"))
         return result
+    if (blocked := _cordons_block(spec, actual, alive_brokers, cordoned_brokers)) is not None:
+        result.warnings.append(blocked)
+        return result
     if actual.replication_factor != spec.replicas and not in_flight(change, spec.replicas):
         result.actions.append(RequestReplicasChange(spec.name, spec.replicas))
     elif actual.replication_factor == spec.replicas and in_flight_elsewhere(change, spec.replicas):
@@ -185,6 +190,21 @@ def plan(spec: TopicSpec | None, actual: TopicDescription | None, change: Replic
         # service the target is the current RF again, so it settles (or follows up) instead of retrying the old one.
         result.actions.append(RequestReplicasChange(spec.name, spec.replicas, differs=False))
     return result
+
+
+def _cordons_block(spec: TopicSpec, actual: TopicDescription, alive: int | None, cordoned: int) -> Condition | None:
+    """An increase only the cordoned brokers could give (KIP-1066: they take no new replica) is held, as Kafka
+    refuses such a creation; it is asked for once enough brokers take replicas again."""
+    if alive is None or not cordoned or actual.replication_factor >= spec.replicas:
+        return None
+    usable = alive - cordoned
+    if spec.replicas <= usable:
+        return None
+    return Condition(
+        type=REPLICAS_CHANGE_BLOCKED, status="True", reason="BrokersCordoned",
+        message=f"target replication factor {spec.replicas} cannot be reached without a cordoned broker: {cordoned} "
+                f"of the {alive} alive broker(s) have all their log directories cordoned, {usable} take new replicas; "
+                "the change is requested once enough do")
 
 
 ConfigOwnership = Literal["named", "all"]

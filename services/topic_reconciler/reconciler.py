@@ -213,7 +213,8 @@ class Reconciler:
         plan = logic.plan(spec, topic.actual, topic.change, topic.placeholders, alive, topic.origin,
                           applied=logic.spec_applied(topic.status, topic.generation), drift_mode=self.settings.drift,
                           policy=policy, moving=look.moving, config_ownership=self.settings.config_ownership,
-                          count_seen_before=count_seen_before)
+                          count_seen_before=count_seen_before,
+                          cordoned_brokers=len(self.placing.view.fully_cordoned & (self.alive_brokers or set())))
         now = self._now()
         if name in self.unseen:
             # Created here and not shown yet: creating it again would be refused (it exists); its status says
@@ -524,6 +525,7 @@ class Reconciler:
             await asyncio.gather(*[await self.outbox.publish(TOPICS.observed_brokers, b) for b in news])
         self.placing.view.set_brokers(described)
         alive = {b.id for b in described if b.alive}
+        await self.placing.view.read_cordons(sorted(alive))  # a cordon set by anyone is known within one look
         came = alive - self.alive_brokers if self.alive_brokers is not None else set()
         self.alive_brokers = alive
         if came and (waiting := self.memory.with_placeholders()):

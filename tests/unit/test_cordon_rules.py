@@ -1,4 +1,5 @@
-"""The one rule of `ballast brokers cordon|uncordon` (services/domain/cordons.py): what cordoned.log.dirs becomes."""
+"""The rules of cordons: what `ballast brokers cordon|uncordon` makes cordoned.log.dirs (services/domain/cordons.py),
+and a replication-factor increase only cordoned brokers could give, held by the topic reconciler."""
 
 from __future__ import annotations
 
@@ -27,3 +28,23 @@ def test_directories_are_added_and_taken_away_one_by_one() -> None:
 def test_a_directory_the_broker_does_not_have_is_refused() -> None:
     with pytest.raises(ValueError, match="not a log directory of the broker: /nowhere"):
         cordon_value(None, DIRS, ["/nowhere"], cordon=True)
+
+
+def test_an_rf_increase_only_cordoned_brokers_could_give_is_held_and_a_decrease_is_not() -> None:
+    from events import TopicSpec
+    from services.adapters.admin import PartitionInfo, TopicDescription
+    from services.topic_reconciler import logic
+
+    at_two = TopicDescription(name="t", partitions=(PartitionInfo(id=0, replicas=(1, 2)),))
+    held = logic.plan(TopicSpec(name="t", partitions=1, replicas=3), at_two, None, alive_brokers=4,
+                      cordoned_brokers=2)
+    assert held.actions == [] and [(w.type, w.reason) for w in held.warnings] == [
+        ("ReplicasChangeBlocked", "BrokersCordoned")]
+    assert "2 of the 4 alive broker(s) have all their log directories cordoned" in (held.warnings[0].message or "")
+    sent = logic.plan(TopicSpec(name="t", partitions=1, replicas=3), at_two, None, alive_brokers=4,
+                      cordoned_brokers=1)
+    assert [type(a).__name__ for a in sent.actions] == ["RequestReplicasChange"]
+    at_four = TopicDescription(name="t", partitions=(PartitionInfo(id=0, replicas=(1, 2, 3, 4)),))
+    lowered = logic.plan(TopicSpec(name="t", partitions=1, replicas=3), at_four, None, alive_brokers=4,
+                         cordoned_brokers=3)
+    assert [type(a).__name__ for a in lowered.actions] == ["RequestReplicasChange"]

@@ -1,0 +1,88 @@
+"""Replication-factor increases and cordons (issue 55), the replicas-change service on the simulator: Cruise
+Control's topic_configuration takes no brokers to avoid, so while a broker is fully cordoned the batch's increases
+are asked as a dry run first; a topic whose proposal would add a replica there is held with the reason, the others
+go on, and once the cordon is lifted the held one is sent."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from events import TOPICS, ReplicasChangeCommand, ReplicasChangeRecord
+from services.adapters.admin import CORDONED_LOG_DIRS
+from services.adapters.admin.simulator import SimulatorClusterAdmin
+from services.adapters.cruise_control import CruiseControlClient
+from services.cluster_sim.app import Simulator
+from services.common.outbox import MemoryOutbox
+from services.common.settings import CruiseControlSettings, ReplicasChangeSettings, Settings, SimulatorSettings
+from services.local.broker import free_port
+from services.replicas_change.app import ReplicasChangeService
+from services.replicas_change.changes import ReplicasChanges
+from tests.unit.records import record
+
+
+@pytest.fixture
+async def service(tmp_path: Path) -> AsyncIterator[tuple[ReplicasChanges, MemoryOutbox, Simulator,
+                                                        SimulatorClusterAdmin]]:
+    simulator = Simulator(SimulatorSettings(cruise_control_port=free_port(), admin_port=free_port(),
+                                            min_execution_s=0.1, proposal_s=0.01, task_scanner_period_s=0.05,
+                                            brokers=["1:/dc1/r1", "2:/dc1/r2", "3:/dc2/r1", "4:/dc2/r2"]))
+    await simulator.start()
+    admin = SimulatorClusterAdmin(f"http://127.0.0.1:{simulator.settings.admin_port}")
+    # "full" fills every broker but 4 (the simulated Cruise Control adds the least-loaded broker: 4, when it may);
+    # "low" is at RF 3 already and is lowered, which places nothing.
+    await admin.create_topic("full", 3, 2, assignment=[[1, 2], [2, 3], [3, 1]])
+    await admin.create_topic("low", 3, 3, assignment=[[1, 2, 3]] * 3)
+    cc = CruiseControlClient(CruiseControlSettings(port=simulator.settings.cruise_control_port,
+                                                   task_scanner_period_s=0.05))
+    outbox = MemoryOutbox()
+    settings = Settings(data_dir=tmp_path, replicas_change=ReplicasChangeSettings(
+        batch_quiet_s=0.01, batch_window_s=0.01, retry_initial_s=0.05, retry_max_s=0.05))
+    changes = ReplicasChangeService(settings, admin=admin, cruise_control=cc, outbox=outbox).changes
+    await changes.rebuild()
+    try:
+        yield changes, outbox, simulator, admin
+    finally:
+        await cc.aclose()
+        await admin.aclose()
+        await simulator.stop()
+
+
+def latest(outbox: MemoryOutbox) -> dict[str, ReplicasChangeRecord]:
+    return {r.topic: r for r in outbox.on(TOPICS.replicas_state) if isinstance(r, ReplicasChangeRecord)}
+
+
+async def settle(changes: ReplicasChanges, outbox: MemoryOutbox, topics: set[str]) -> None:
+    for _ in range(100):
+        await changes.submit_due()
+        await changes.poll()
+        if {t for t, r in latest(outbox).items() if r.state == "completed"} >= topics:
+            return
+        await asyncio.sleep(0.05)
+    raise AssertionError(f"not completed: {latest(outbox)}")
+
+
+async def test_an_increase_that_would_use_a_cordoned_broker_is_held_until_the_cordon_is_lifted(service) -> None:
+    changes, outbox, simulator, admin = service
+    await admin.alter_broker_configs(4, {CORDONED_LOG_DIRS: "*"})
+    await changes.on_command_events([
+        record(TOPICS.replicas_commands, ReplicasChangeCommand(topic="full", target_replicas=3, generation=1), 0),
+        record(TOPICS.replicas_commands, ReplicasChangeCommand(topic="low", target_replicas=2, generation=1), 1)])
+    await asyncio.sleep(0.02)
+    await settle(changes, outbox, {"low"})
+    held = latest(outbox)["full"]
+    assert held.state == "pending" and "broker(s) 4, whose log directories are all cordoned" in (held.message or "")
+    assert all(4 not in p.replicas for p in simulator.cluster.topics["full"].partitions)
+    assert all(len(p.replicas) == 2 for p in simulator.cluster.topics["low"].partitions)
+    for _ in range(3):  # asked again: still held, and nothing placed on broker 4
+        await asyncio.sleep(0.06)
+        await changes.submit_due()
+    assert latest(outbox)["full"].state == "pending"
+    assert all(4 not in p.replicas for p in simulator.cluster.topics["full"].partitions)
+    await admin.alter_broker_configs(4, {CORDONED_LOG_DIRS: None})
+    await asyncio.sleep(0.06)
+    await settle(changes, outbox, {"full", "low"})
+    assert all(len(p.replicas) == 3 for p in simulator.cluster.topics["full"].partitions)
