@@ -1,12 +1,15 @@
 """Cordons (KIP-1066, Kafka 4.3): what a broker's ``cordoned.log.dirs`` becomes when directories are cordoned or
-uncordoned (the rule `ballast brokers cordon|uncordon` applies), which brokers take no new replica, and where a
-rebalance may move replicas."""
+uncordoned (the rule `ballast brokers cordon|uncordon` applies), which brokers take no new replica, where a
+rebalance may move replicas, and how far a decommission (`ballast brokers decommission`) has got."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
+
+from events import RebalanceState, RebalanceStatus
+from events.conditions import BROKERS_REMOVABLE
 
 ALL = "*"
 
@@ -79,3 +82,19 @@ def rebalance_destinations(cordons: Cordons, alive: Iterable[int], leaving: Iter
     if not alive & cordons.fully_cordoned:
         return None
     return sorted(alive - cordons.fully_cordoned - set(leaving))
+
+
+def decommission_name(broker: int) -> str:
+    """The remove-brokers rebalance that drains a decommissioned broker."""
+    return f"decommission-{broker}"
+
+
+def decommission_outcome(status: RebalanceStatus) -> tuple[bool, str] | None:
+    """Where a decommission's rebalance has got: None while it goes on; (True, what to say) once its broker hosts no
+    replica (condition BrokersRemovable); (False, why) when it has stopped short of that."""
+    removable = status.condition(BROKERS_REMOVABLE)
+    if status.state == RebalanceState.READY and removable is not None:
+        return removable.status == "True", removable.message or ""
+    if status.state in (RebalanceState.NOT_READY, RebalanceState.STOPPED):
+        return False, status.message or status.state.value
+    return None
