@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Protocol, TypeVar
 
 from events import RebalanceState, RebalanceStatus
 from events.conditions import BROKERS_REMOVABLE
@@ -33,6 +33,14 @@ def cordon_value(current: str | None, broker_dirs: Sequence[str], dirs: Sequence
     if not after:
         return None
     return ALL if after >= set(broker_dirs) else ",".join(sorted(after))
+
+
+class HasId(Protocol):
+    @property
+    def id(self) -> int: ...
+
+
+B = TypeVar("B", bound=HasId)
 
 
 class CordonedDir(Protocol):
@@ -72,6 +80,13 @@ class Cordons:
 
     def __bool__(self) -> bool:
         return any(self.cordoned.values())
+
+
+def usable(brokers: Iterable[B], cordons: Cordons) -> list[B]:
+    """The brokers a placer may see: not those whose every directory is cordoned (Kafka 4.3's
+    ``ClusterControlManager.usableBrokers`` leaves them out the same way)."""
+    unusable = cordons.fully_cordoned
+    return [b for b in brokers if b.id not in unusable]
 
 
 def rebalance_destinations(cordons: Cordons, alive: Iterable[int], leaving: Iterable[int] = ()) -> list[int] | None:

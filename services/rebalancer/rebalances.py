@@ -41,7 +41,16 @@ from services.common.outbox import Outbox, send
 from services.common.recent_load import RecentLoad
 from services.common.settings import RebalancerSettings
 from services.domain.cordons import Cordons
-from services.rebalancer import cordon_check, disks, execution, logic, proposals, replication_throttle, scale_down, scaling
+from services.rebalancer import (
+    cordon_check,
+    disks,
+    execution,
+    logic,
+    proposals,
+    replication_throttle,
+    scale_down,
+    scaling,
+)
 from services.rebalancer.statuses import EXECUTING, TERMINAL, S, with_throttles
 from services.rebalancer.logic import Step
 from services.rebalancer.observers import removal_check

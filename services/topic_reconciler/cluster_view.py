@@ -15,6 +15,7 @@ from collections.abc import Callable, Sequence
 from services.adapters.admin import AdminError, BrokerInfo, ClusterAdmin, Unsupported
 from services.adapters.admin.port import answering_log_dirs
 from services.common.logging import get_logger
+from services.domain.cordons import Cordons, usable
 from services.placement.model import Broker, ClusterView
 from services.topic_reconciler.observed import ObservedBrokers
 
@@ -29,9 +30,8 @@ class ClusterViewCache:
         self._load = load or dict
         self._max_age_s = max_age_s
         self._brokers: tuple[Broker, ...] = ()
-        # Each broker's cordoned log directories, and the brokers all of whose directories are (read with the brokers).
-        self._cordoned: dict[int, frozenset[str]] = {}
-        self._unusable: frozenset[int] = frozenset()
+        # Each broker's cordoned log directories (read with the brokers).
+        self._cordons = Cordons()
         # Shared with the views handed out (the placers only read it): recording a placement is O(1).
         self._assignments: dict[str, list[list[int]]] = {}
         self._read_at: float | None = None
@@ -48,7 +48,7 @@ class ClusterViewCache:
         if self._read_at is None or now - self._read_at > self._max_age_s:
             self._assignments = await self._admin.assignments()
             self._read_at = now
-        brokers = tuple(b for b in self._brokers if b.id not in self._unusable)
+        brokers = tuple(usable(self._brokers, self._cordons))
         return ClusterView(brokers, self._assignments, self._load() if load_aware else {})
 
     async def read_cordons(self, alive: list[int]) -> None:
@@ -59,23 +59,16 @@ class ClusterViewCache:
         except AdminError as exc:
             log.info("cordons unknown; the last read kept", reason=str(exc))
             return
-        every: dict[int, set[str]] = {}
-        cordoned: dict[int, set[str]] = {}
-        for d in dirs:
-            every.setdefault(d.broker, set()).add(d.path)
-            if d.cordoned:
-                cordoned.setdefault(d.broker, set()).add(d.path)
-        self._cordoned = {broker: frozenset(paths) for broker, paths in cordoned.items()}
-        self._unusable = frozenset(broker for broker, paths in cordoned.items() if paths >= every[broker])
+        self._cordons = Cordons.of(dirs)
 
     def cordoned(self, broker: int) -> frozenset[str]:
         """The broker's cordoned log directories, as of the last look."""
-        return self._cordoned.get(broker, frozenset())
+        return self._cordons.cordoned.get(broker, frozenset())
 
     @property
     def fully_cordoned(self) -> frozenset[int]:
         """The brokers that take no new replica: every directory of theirs is cordoned."""
-        return self._unusable
+        return self._cordons.fully_cordoned
 
     def set_brokers(self, described: list[BrokerInfo]) -> None:
         """The brokers as the cluster describes them now, with every observed broker it does not describe."""

@@ -1,6 +1,8 @@
 """Ballast's ``striped`` against Kafka's own ``StripedReplicaPlacer`` (the pinned kafka-metadata 4.3.1), on the same
 inputs: random topologies and the edge cases (uneven racks, fenced brokers, no racks, mixed rack-less brokers, RF
-equal to the brokers, invalid RFs). Kafka's class runs in a JVM through jvm/placer-harness; Ballast draws from its
+equal to the brokers, invalid RFs, brokers whose every log directory is cordoned: left out of the usable brokers, on
+Kafka's side as its ClusterControlManager does, on Ballast's by its own rule). Kafka's class runs in a JVM through
+jvm/placer-harness; Ballast draws from its
 Python ``java.util.Random`` with the same seed, so assignments must be identical, replica for replica, and refusals
 must carry the same message."""
 
@@ -13,6 +15,7 @@ from dataclasses import dataclass
 import pytest
 
 from services.local.kafka_cluster import REPO_ROOT, kafka_lib_dir
+from services.domain.cordons import Cordons, usable
 from services.placement.java_random import JavaRandom
 from services.placement.model import Broker, BrokerState, InvalidReplicationFactor
 from services.placement.striped import place_striped
@@ -26,14 +29,18 @@ class Case:
     replication_factor: int
     partitions: int
     brokers: tuple[tuple[int, str | None, bool], ...]  # id, rack, fenced
+    cordoned: frozenset[int] = frozenset()  # brokers whose every log directory is cordoned
 
     def line(self) -> str:
-        brokers = ",".join(f"{b}|{rack if rack is not None else '-'}|{str(fenced).lower()}"
-                           for b, rack, fenced in self.brokers)
+        brokers = ",".join(f"{b}|{rack if rack is not None else '-'}|{str(fenced).lower()}|"
+                           f"{str(b in self.cordoned).lower()}" for b, rack, fenced in self.brokers)
         return f"{self.seed}\t{self.replication_factor}\t{self.partitions}\t{brokers}"
 
     def ballast(self) -> str:
-        brokers = [Broker(b, rack, BrokerState.FENCED if fenced else BrokerState.ALIVE) for b, rack, fenced in self.brokers]
+        cordons = Cordons({b: frozenset({"/data"}) for b in self.cordoned},
+                          {b: frozenset({"/data"}) for b, _, _ in self.brokers})
+        brokers = usable([Broker(b, rack, BrokerState.FENCED if fenced else BrokerState.ALIVE)
+                          for b, rack, fenced in self.brokers], cordons)
         try:
             placed = place_striped(JavaRandom(self.seed), brokers, self.replication_factor, self.partitions)
         except InvalidReplicationFactor as exc:
@@ -60,8 +67,9 @@ def _random_case(rng: random.Random) -> Case:
         ids.sort()
     brokers = tuple((b, rng.choice(racks), rng.random() < 0.2) for b in ids)
     replication_factor = rng.choice([rng.randint(1, 4), rng.randint(1, 4), count, count + 1, 0, -1])
+    cordoned = frozenset(b for b in ids if rng.random() < 0.15)
     return Case(seed=rng.randint(-2**63, 2**63 - 1), replication_factor=replication_factor,
-                partitions=rng.randint(1, 40), brokers=brokers)
+                partitions=rng.randint(1, 40), brokers=brokers, cordoned=cordoned)
 
 
 EDGE_CASES = [
@@ -75,6 +83,9 @@ EDGE_CASES = [
     Case(7, 0, 3, tuple((b, "r", False) for b in range(1, 4))),  # RF 0
     Case(8, 1, 3, ()),  # no broker
     Case(9, 3, 100, tuple((b, f"/dc{b % 3}/r{b % 2}", False) for b in range(1, 13))),  # beyond one round: reshuffles
+    Case(10, 3, 30, tuple((b, f"r{b % 3}", False) for b in range(1, 10)), frozenset({3, 4})),  # cordoned brokers
+    Case(11, 3, 5, tuple((b, f"r{b % 3}", False) for b in range(1, 4)), frozenset({2})),  # RF only cordoned could give
+    Case(12, 1, 5, tuple((b, "r", False) for b in range(1, 3)), frozenset({1, 2})),  # every broker cordoned
 ]
 
 
@@ -91,7 +102,7 @@ def _kafka_answers(cases: list[Case]) -> list[str]:
 
 def test_ballasts_striped_is_kafkas_striped_replica_placer_replica_for_replica() -> None:
     rng = random.Random(20261124)
-    cases = EDGE_CASES + [_random_case(rng) for _ in range(1500)]
+    cases = EDGE_CASES + [_random_case(rng) for _ in range(1800)]
     kafka = _kafka_answers(cases)
     ours = [case.ballast() for case in cases]
     mismatches = [(c, theirs, mine) for c, theirs, mine in zip(cases, kafka, ours) if mine != theirs]

@@ -25,10 +25,15 @@ import org.apache.kafka.metadata.placement.UsableBroker;
  * Kafka's {@link StripedReplicaPlacer} as a filter: one placement case per input line, one answer per output line.
  *
  * <pre>
- * in:  seed TAB replication factor TAB partitions TAB brokers       brokers: id|rack|fenced,...  (rack "-": none)
+ * in:  seed TAB replication factor TAB partitions TAB brokers       brokers: id|rack|fenced[|cordoned],...
+ *                                                                  (rack "-": none; cordoned: every log directory)
  * out: ok TAB 1,2,3;2,3,1                                           replicas of each partition, in order
  *      error TAB exception class TAB message
  * </pre>
+ *
+ * <p>A broker whose every log directory is cordoned (KIP-1066) is left out of the usable brokers, as Kafka 4.3's
+ * {@code ClusterControlManager.usableBrokers} leaves out a broker without an uncordoned directory before the placer
+ * sees the cluster.
  */
 public final class StripedPlacerHarness {
 
@@ -81,7 +86,10 @@ public final class StripedPlacerHarness {
         for (String broker : field.split(",")) {
             String[] parts = broker.split("\\|", -1);
             Optional<String> rack = "-".equals(parts[1]) ? Optional.empty() : Optional.of(parts[1]);
-            brokers.add(new UsableBroker(Integer.parseInt(parts[0]), rack, Boolean.parseBoolean(parts[2])));
+            boolean cordoned = parts.length > 3 && Boolean.parseBoolean(parts[3]);
+            if (!cordoned) {
+                brokers.add(new UsableBroker(Integer.parseInt(parts[0]), rack, Boolean.parseBoolean(parts[2])));
+            }
         }
         return brokers;
     }

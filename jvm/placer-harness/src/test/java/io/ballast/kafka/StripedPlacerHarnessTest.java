@@ -19,6 +19,14 @@ class StripedPlacerHarnessTest {
     }
 
     @Test
+    void aBrokerWhoseEveryDirectoryIsCordonedIsNotUsable() {
+        var brokers = StripedPlacerHarness.brokers("1|a|false|false,2|b|false|true,3|c|false");
+        assertEquals(java.util.List.of(1, 3), brokers.stream().map(b -> b.id()).toList());
+        assertEquals("error\tInvalidReplicationFactorException\tAll brokers are currently fenced, or have all their "
+                + "log directories cordoned.", StripedPlacerHarness.answer("7\t1\t1\t1|a|false|true"));
+    }
+
+    @Test
     void anAnswerNamesEveryPartitionsReplicasOrKafkasError() {
         String placed = StripedPlacerHarness.answer("7\t2\t3\t1|a|false,2|b|false,3|c|false");
         assertTrue(placed.startsWith("ok\t"), placed);
