@@ -359,6 +359,8 @@ class Cluster:
             if log_dir not in self.brokers[broker].log_dirs:
                 raise ClusterError(f"The user-specified log directory {log_dir} is not found in broker {broker}'s "
                                    "config.")
+            if log_dir in self.brokers[broker].cordoned_log_dirs:  # Kafka 4.3: InvalidReplicaAssignmentException
+                raise ClusterError(f"Log directory {log_dir} is cordoned")
         for (index, broker), log_dir in dirs.items():
             topic.partitions[index].log_dirs[broker] = log_dir
 

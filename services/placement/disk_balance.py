@@ -34,10 +34,17 @@ class Directory:
     growth_mb_per_day: float = 0.0
     online: bool = True
     draining: bool = False  # being emptied, or emptied and kept so until released
+    # KIP-1066: takes no new replica (Kafka refuses a move into it); what it holds may stay, so a balance plan is not
+    # told of it: only the choice of a directory for one replica (choose_dir) is.
+    cordoned: bool = False
 
     @property
     def accepts(self) -> bool:
         return self.online and not self.draining
+
+    @property
+    def takes_new(self) -> bool:
+        return self.accepts and not self.cordoned
 
     def utilization(self) -> float:
         return self.used_mb / self.capacity_mb if self.capacity_mb > 0 else float("inf")
@@ -61,7 +68,7 @@ class DirMove:
 
 
 class NoDirectory(Exception):
-    """The broker has no directory that may take a replica (all offline or draining)."""
+    """The broker has no directory that may take a replica (all offline, draining or cordoned)."""
 
 
 def choose_dir(dirs: Sequence[Directory], *, horizon_days: float = HORIZON_DAYS,
@@ -69,9 +76,9 @@ def choose_dir(dirs: Sequence[Directory], *, horizon_days: float = HORIZON_DAYS,
     """The directory for one new replica. ``planned_mb``: bytes already sent to each directory and not yet in
     ``used_mb`` (earlier choices of the same decision, moves in flight)."""
     planned = planned_mb or {}
-    candidates = [d for d in dirs if d.accepts and d.capacity_mb > 0]
+    candidates = [d for d in dirs if d.takes_new and d.capacity_mb > 0]
     if not candidates:
-        raise NoDirectory("no online directory outside the drained ones can take a replica")
+        raise NoDirectory("no online directory that is neither drained nor cordoned can take a replica")
 
     def projected(d: Directory) -> tuple[float, str]:
         return (d.used_mb + planned.get(d.path, 0.0) + d.growth_mb_per_day * horizon_days) / d.capacity_mb, d.path

@@ -115,3 +115,37 @@ async def test_added_partitions_and_placement_answers_leave_a_fully_cordoned_bro
     answer = await service.reconciler.placing.answer(PlacementRequest(request_id="r", topic="x", partitions=12,
                                                                       replication_factor=3))
     assert answer.error is None and answer.assignment and all(4 not in r for r in answer.assignment)
+
+
+async def test_placeholders_are_filled_on_brokers_that_take_new_replicas_only(cluster) -> None:
+    """A topic created while brokers were down keeps placeholders; filled later, none goes to the broker whose every
+    directory is cordoned, though it is the emptiest (the fill prefers the broker holding fewest replicas)."""
+    from events import PlaceholderRecord
+    from events.envelope import utcnow
+    from services.topic_reconciler.placing import Placing
+
+    simulator, admin = cluster
+    await admin.create_topic("waiting", 4, 2, assignment=[[1, 2], [2, 3], [3, 1], [1, 2]])
+    await admin.alter_broker_configs(4, {CORDONED_LOG_DIRS: "*"})
+    record = PlaceholderRecord(topic="waiting", replication_factor=3,
+                               assignment=[[1, 2, -1], [2, 3, -1], [3, 1, -1], [1, 2, -1]])
+    placing = Placing(admin, MemoryOutbox(), PlacementSettings(), clock=utcnow)
+    filled = await placing.fill("waiting", record, load_aware=False, correlation_id=None)
+    assert filled is not None and filled.record.filled
+    assert [len(p.replicas) for p in simulator.cluster.topics["waiting"].partitions] == [3, 3, 3, 3]
+    assert brokers_of(simulator, "waiting") == {1, 2, 3}
+
+
+def test_a_replica_leaving_a_drained_directory_never_goes_to_a_cordoned_one() -> None:
+    from services.adapters.admin import LogDirInfo, LogDirReplica
+    from services.rebalancer.observers.drained_dirs import _plan_moves
+
+    replica = LogDirReplica(topic="t", partition=0, size_bytes=10)
+    dirs = [LogDirInfo(1, "/drained", replicas=(replica,)), LogDirInfo(1, "/emptiest", cordoned=True),
+            LogDirInfo(1, "/other", replicas=(LogDirReplica(topic="u", partition=0, size_bytes=10**9),))]
+    moves: dict = {}
+    _plan_moves(1, {"/drained"}, dirs, {}, moves)
+    assert moves == {"t": {(0, 1): "/other"}}
+    moves = {}
+    _plan_moves(1, {"/drained"}, dirs[:2], {}, moves)  # nowhere else to go: it stays, said in the log
+    assert moves == {}

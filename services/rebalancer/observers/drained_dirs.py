@@ -1,6 +1,6 @@
 """Drained directories kept empty. Kafka puts a new replica in the directory with the fewest partitions, which a
 drained one is: whatever lands in a directory a Ready remove-disks rebalance emptied moves to the broker's best other
-directory."""
+directory (never a cordoned one)."""
 
 from __future__ import annotations
 
@@ -46,7 +46,7 @@ def _plan_moves(broker: int, paths: set[str], dirs: list[LogDirInfo], hosted: di
     moving = {(r.topic, r.partition) for d in dirs for r in d.replicas if r.is_future}
     planned: dict[str, float] = {}
     directories = [Directory(d.path, capacity_mb=(d.total_bytes or 1e12) / 1e6, used_mb=d.size_bytes / 1e6,
-                             online=d.online, draining=d.path in paths) for d in dirs]
+                             online=d.online, draining=d.path in paths, cordoned=d.cordoned) for d in dirs]
     for d in dirs:
         if d.path not in paths:
             continue
