@@ -4,7 +4,8 @@ that say why a topic is not ready, a proposal's figures, an execution's progress
 from __future__ import annotations
 
 from events import conditions
-from events import Condition, ProposalSummary, RebalanceRequest, RebalanceState, RebalanceStatus, TopicStatus
+from events import (BrokerStatus, Condition, ProposalSummary, RebalanceRequest, RebalanceState, RebalanceStatus,
+                    TopicStatus)
 from services.domain import drift
 
 
@@ -161,3 +162,21 @@ def rebalance_line(status: RebalanceStatus) -> str:
         if condition.message != status.message:
             parts.append(f"[{condition.type}={condition.status}] {condition.message or ''}".rstrip())
     return "  ".join(parts)
+
+
+def log_dirs_text(status: BrokerStatus) -> str:
+    """A broker's log directories that are not simply in service, in words (empty when all are): cordoned (KIP-1066:
+    no new replica; all of them: the broker takes none), offline (a failed disk), kept empty by a remove-disks
+    rebalance."""
+    dirs = status.log_dirs
+    cordoned = [d.path for d in dirs if d.cordoned]
+    parts = []
+    if cordoned and len(cordoned) == len(dirs):
+        parts.append("cordoned (every directory): takes no new replica")
+    elif cordoned:
+        parts.append(f"cordoned: {', '.join(cordoned)}")
+    if offline := [d.path for d in dirs if not d.online]:
+        parts.append(f"offline: {', '.join(offline)}")
+    if drained := [d.path for d in dirs if d.drained_by]:
+        parts.append(f"kept empty: {', '.join(drained)}")
+    return "; ".join(parts)

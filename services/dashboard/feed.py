@@ -13,7 +13,7 @@ from services.common.busio import BusUnavailable
 from services.common.settings import BusSettings
 
 FOLLOWED = (TOPICS.status, TOPICS.rebalance_status, TOPICS.observed_brokers, TOPICS.load_samples,
-            TOPICS.throttle_status, TOPICS.throttle_changes)
+            TOPICS.broker_status, TOPICS.throttle_status, TOPICS.throttle_changes)
 
 
 def follow(bus: BusSettings, on_event: Callable[[Any], None], on_error: Callable[[str], None],

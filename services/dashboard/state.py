@@ -1,6 +1,7 @@
 """What the dashboard shows, folded from the status topics: topics with their conditions and their history (created,
 partitions, each replication-factor change, drift, paused, refused), rebalances, brokers by rack with their latest
-load, and the throttle controller's latest status with its recent rate changes. Plain data, JSON-ready."""
+load and their log directories' cordons and failures, and the throttle controller's latest status with its recent
+rate changes. Plain data, JSON-ready."""
 
 from __future__ import annotations
 
@@ -13,14 +14,14 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from events import (BrokerForgotten, BrokerLoadSample, ObservedBroker, RebalanceStatus, ThrottleRateChanged,
-                    ThrottleStatus, TopicStatus)
+from events import (BrokerForgotten, BrokerLoadSample, BrokerStatus, ObservedBroker, RebalanceStatus,
+                    ThrottleRateChanged, ThrottleStatus, TopicStatus)
 from events.models import Event
 from events.topics import reserved_topic
 from services.common.throttle_wording import (back_off_text, change_row, change_text as rate_change_text,
                                               lagging_text, moves_text, rate_text, traffic_text)
-from services.common.wording import (change_text, history_steps, progress_text, rebalance_notes, status_notes,
-                                     summary_text)
+from services.common.wording import (change_text, history_steps, log_dirs_text, progress_text, rebalance_notes,
+                                     status_notes, summary_text)
 
 HISTORY = 12  # steps of a topic's history kept for the page (services.common.wording.history_steps)
 THROTTLE_CHANGES = 50  # the latest throttle rate changes kept for the page
@@ -80,6 +81,12 @@ class DashboardState:
         if isinstance(event, ObservedBroker):
             broker = self.brokers.setdefault(event.id, {"id": event.id})
             broker["rack"] = event.rack
+            return {"kind": "broker", "data": broker}
+        if isinstance(event, BrokerStatus):
+            broker = self.brokers.setdefault(event.broker, {"id": event.broker})
+            broker["cordoned"] = [d.path for d in event.log_dirs if d.cordoned]
+            broker["offlineLogDirs"] = [d.path for d in event.log_dirs if not d.online]
+            broker["logDirsText"] = log_dirs_text(event)
             return {"kind": "broker", "data": broker}
         if isinstance(event, BrokerForgotten):
             self.brokers.pop(event.id, None)

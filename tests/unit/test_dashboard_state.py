@@ -204,3 +204,21 @@ def test_a_topic_shows_its_owner() -> None:
     board.apply(TopicStatus(topic="orders", ready=True))
     assert [(t["topic"], t.get("owner")) for t in board.snapshot()["topics"]] == [("a.orders", "team-a"),
                                                                                   ("orders", None)]
+
+
+def test_a_brokers_cordons_and_failed_disks_are_shown_with_it() -> None:
+    from events import BrokerStatus
+    from events.rebalance import LogDirState
+
+    board = DashboardState()
+    board.apply(ObservedBroker(id=4, rack="/dc2/r2"))
+    update = board.apply(BrokerStatus(broker=4, log_dirs=[LogDirState(path="/d0", cordoned=True),
+                                                          LogDirState(path="/d1", cordoned=True)]))
+    assert update is not None and update["data"]["logDirsText"] == "cordoned (every directory): takes no new replica"
+    board.apply(BrokerStatus(broker=1, log_dirs=[LogDirState(path="/d0", cordoned=True),
+                                                 LogDirState(path="/d1", online=False, error="KAFKA_STORAGE_ERROR")]))
+    shown = {b["id"]: b for b in board.snapshot()["brokers"]}
+    assert shown[1]["logDirsText"] == "cordoned: /d0; offline: /d1" and shown[1]["cordoned"] == ["/d0"]
+    assert shown[4]["rack"] == "/dc2/r2" and shown[4]["cordoned"] == ["/d0", "/d1"]
+    board.apply(BrokerStatus(broker=4, log_dirs=[LogDirState(path="/d0"), LogDirState(path="/d1")]))
+    assert board.snapshot()["brokers"][-1]["logDirsText"] == ""
