@@ -1,5 +1,5 @@
 """``ballast describe TOPIC``: one topic as the cluster has it (partitions, replicas with their racks and log
-directories, leader, in-sync replicas, placeholders) beside what its spec asks and what its status says.
+directories, cordoned ones marked, leader, in-sync replicas, placeholders) beside what its spec asks and what its status says.
 
 The cluster side comes through the cluster-admin port, so it reads the same on the simulator and on Kafka."""
 
@@ -15,9 +15,10 @@ from events import TOPICS, PlaceholderRecord, TopicSpec, TopicStatus
 from events import placeholders as placeholder
 from services.common.wording import change_text, status_notes
 from services.common import busio
-from services.adapters.admin import AdminError, ClusterAdmin
+from services.adapters.admin import AdminError, ClusterAdmin, OperationRefused, Unsupported
 from services.adapters.admin.factory import ask_cluster
-from services.adapters.admin.port import TopicDescription
+from services.adapters.admin.port import TopicDescription, answering_log_dirs
+from services.domain.cordons import Cordons
 from services.common.settings import Settings
 from services.cli.tenancy import spec_topics
 
@@ -29,6 +30,14 @@ class TopicView:
     status: TopicStatus | None
     actual: TopicDescription | None
     placeholders: PlaceholderRecord | None
+    # The cordoned log directories of the brokers its replicas are on (KIP-1066): they take no new replica.
+    cordons: Cordons = Cordons()
+
+    def cordoned(self, broker: int, log_dir: str | None) -> bool:
+        """Whether the replica's directory is cordoned (or, where it is not known, its whole broker)."""
+        if log_dir is None:
+            return broker in self.cordons.fully_cordoned
+        return log_dir in self.cordons.cordoned.get(broker, frozenset())
 
     @property
     def exists(self) -> bool:
@@ -38,10 +47,16 @@ class TopicView:
 def gather(settings: Settings, name: str) -> TopicView:
     """Everything known of ``name``: the cluster's description (AdminError when the cluster cannot be asked) and the
     latest spec, status and placeholder record on the bus."""
-    async def describe(admin: ClusterAdmin) -> TopicDescription | None:
-        return (await admin.describe_topics([name])).get(name)
+    async def describe(admin: ClusterAdmin) -> tuple[TopicDescription | None, Cordons]:
+        actual = (await admin.describe_topics([name])).get(name)
+        brokers = sorted({b for p in actual.partitions for b in p.replicas}) if actual is not None else []
+        try:
+            cordons = Cordons.of(await answering_log_dirs(admin, brokers, replicas=False)) if brokers else Cordons()
+        except (Unsupported, OperationRefused):  # a cluster without directories to tell, a tenant not allowed to ask
+            cordons = Cordons()
+        return actual, cordons
 
-    actual = ask_cluster(settings.cluster_admin, describe)
+    actual, cordons = ask_cluster(settings.cluster_admin, describe)
     spec = busio.latest(settings.bus, spec_topics(settings).specs, timeout_s=10).get(name)
     status = busio.latest(settings.bus, spec_topics(settings).status, timeout_s=10).get(name)
     # A tenant may not read Ballast's placement records (they name every tenant's topics): no placeholders shown.
@@ -49,7 +64,8 @@ def gather(settings: Settings, name: str) -> TopicView:
               else None)
     return TopicView(name=name, spec=spec if isinstance(spec, TopicSpec) else None,
                      status=status if status is not None and not status.deleted else None, actual=actual,
-                     placeholders=record if isinstance(record, PlaceholderRecord) and not record.filled else None)
+                     placeholders=record if isinstance(record, PlaceholderRecord) and not record.filled else None,
+                     cordons=cordons)
 
 
 def _waiting(view: TopicView) -> dict[int, tuple[int, list[int]]]:
@@ -72,7 +88,8 @@ def document(view: TopicView) -> dict[str, Any]:
                        {"partition": p.id, "leader": p.leader, "replicas": list(p.replicas), "isr": list(p.isr),
                         "offline": list(p.offline),
                         "replicaDetails": [{"broker": r.broker, "rack": r.rack, "logDir": r.log_dir,
-                                            "futureLogDir": r.future_log_dir} for r in p.replica_info],
+                                            "futureLogDir": r.future_log_dir,
+                                            "cordoned": view.cordoned(r.broker, r.log_dir)} for r in p.replica_info],
                         **({"placeholders": waiting[p.id][0], "intendedBrokers": waiting[p.id][1]}
                            if p.id in waiting else {})}
                        for p in view.actual.partitions]}
@@ -130,7 +147,8 @@ def partitions_table(view: TopicView) -> Table:
             r = info.get(broker)
             where = " ".join(x for x in (r.rack if r else None, r.log_dir if r else None) if x)
             moving = f" -> {r.future_log_dir}" if r and r.future_log_dir else ""
-            replicas.append(f"{broker} {where}{moving}".rstrip())
+            cordoned = " (cordoned)" if view.cordoned(broker, r.log_dir if r else None) else ""
+            replicas.append(f"{broker} {where}{moving}".rstrip() + cordoned)
         missing = [f"offline {','.join(map(str, p.offline))}"] if p.offline else []
         if p.id in waiting:
             count, intended = waiting[p.id]

@@ -6,6 +6,7 @@ placer; uncordoned, the broker takes new replicas again."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import AsyncIterator
 
 import pytest
@@ -95,8 +96,16 @@ async def test_a_broker_is_decommissioned_end_to_end_and_an_rf_raise_meanwhile_k
     ballast.watcher.wait_status(f"{name}-d", lambda s: s.ready, "ready")
     assert any(FULL in r for parts in (await admin.assignments()).values() for r in parts), "nothing to drain"
     try:
+        # Cordoned by hand first (kafka-configs would do the same): `describe` marks the replicas it holds, and the
+        # decommission finds the cordon there already.
+        await admin.alter_broker_configs(FULL, {CORDONED_LOG_DIRS: "*"})
+        shown = json.loads(cli(kafka_stack, "describe", f"{name}-d", "-o", "json").stdout)
+        details = [r for p in shown["cluster"]["partitionDetails"] for r in p["replicaDetails"]]
+        assert {r["broker"] for r in details if r["cordoned"]} == {FULL}
+        assert all(r["cordoned"] for r in details if r["broker"] == FULL)
         done = cli(kafka_stack, "brokers", "decommission", str(FULL), "--yes", "--wait", "--timeout", "240")
-        assert f"broker {FULL}: safe to remove" in done.stdout, done.stdout
+        assert "cordoned.log.dirs already *" in done.stdout and f"broker {FULL}: safe to remove" in done.stdout, \
+            done.stdout
         hosted = [t for t, parts in (await admin.assignments()).items() for r in parts if FULL in r]
         assert hosted == [], f"broker {FULL} still hosts replicas of {sorted(set(hosted))}"
         ballast.apply(raised.model_copy(update={"replicas": 3}))
