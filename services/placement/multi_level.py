@@ -1,24 +1,25 @@
-"""``multi-level``: replicas spread level by level over a rack tree (KIP-879's idea), water-filled against the
-replicas and leaderships the brokers already hold.
+"""``multi-level``: replicas spread level by level over a rack tree (KIP-879's idea), each topic evenly over the
+brokers, the one more of each going to the brokers that hold fewer replicas and leaderships of the others.
 
 Rack ids form a tree (``/dc1/r1``). A partition's ``k`` replicas arriving at a domain give each child at most
 ``best_spread(k)`` of them (ceil(k / children) when the children are large enough), at every level: the spread rule.
-Within it, a new topic's replicas go where the water is lowest: at each domain, top down, the children receive the
-replicas that raise their brokers' counts (all topics) to one common line, each child no more than the spread rule
-lets it take, nested domain by nested domain, and each broker at most one replica per partition. So a skewed domain
-gets its replicas on its emptier brokers, and on an even cluster the result is the even spread (replicas per broker
-within one). Units left below the next line go to the child holding fewest replicas (all topics, then this topic),
-then leading fewest, then carrying less load (``ClusterView.load``, from the Spark aggregates), then the earlier in
-a seeded ring; sibling domains of the same size are then evened to within one where no broker leaves the best by
-more than one. Each domain then deals its share to the partitions: one replica per partition in rounds, several in
-McNaughton's wrap-around, so no child exceeds its share of any partition.
+Within it, a topic's own spread comes first (as Kafka's placer spreads every topic, and Cruise Control keeps a
+per-topic distribution goal): at each domain, top down, the children receive the replicas that raise their brokers'
+counts of this topic to one common line, each child no more than the spread rule lets it take, nested domain by
+nested domain, and each broker at most one replica per partition; so every broker ends within one of the others for
+this topic, as far as the spread rule allows. The skew of the other topics is compensated within that: units left
+below the next line (the "one more") go to the child holding fewest replicas (all topics, then this topic), then
+leading fewest, then carrying less load (``ClusterView.load``, from the Spark aggregates), then the earlier in a
+seeded ring; sibling domains of the same size are then evened to within one where no broker of the topic goes
+beyond the line + 1. Each domain then deals its share to the partitions: one replica per partition in rounds,
+several in McNaughton's wrap-around, so no child exceeds its share of any partition.
 
-Leaders are water-filled the same way over the leaderships brokers already hold (never more than the partitions a
-broker hosts), then matched to partitions (``leaders.choose_leaders``).
+Leaders are water-filled the same way over the topic's own leaderships (never more than the partitions a broker
+hosts), the cluster's deciding who leads one more, then matched to partitions (``leaders.choose_leaders``).
 
 Raising the replication factor or filling a placeholder adds replicas one at a time, each to the least-filled
-domain at every level (fewest replicas of this partition, then fewest replicas per broker of all topics, then of
-this topic), so it continues the same spread instead of starting over.
+domain at every level (fewest replicas of this partition, then fewest replicas per broker of this topic, then of
+all topics), so it continues the same spread instead of starting over.
 """
 
 from __future__ import annotations
@@ -117,6 +118,7 @@ class _Layout:
         other_on = Counter(b for t, parts in cluster.assignments.items() if t != topic
                            for r in parts for b in r if b in self.paths)
         self.replicas_on = {b: topic_on[b] + other_on[b] for b in self.paths}
+        self.topic_on = {b: topic_on[b] for b in self.paths}
         self.topic_replicas = _per_domain(self.paths, topic_on)
         self.all_replicas = _per_domain(self.paths, other_on)
         self.topic_leaders = {b: 0 for b in self.paths}
@@ -198,8 +200,8 @@ class _Layout:
         targets = fill(units, groups, tie_break, line=line)
         if sum(targets) < units:
             raise PlacementError(f"{node.path}: no room for {units} replicas within the spread rule")
-        best_max = line + (sum(group.need(line) for group in groups) < units)
-        _even_siblings(targets, held, ring, groups, line, best_max)
+        # Siblings evened within what keeps the topic's brokers within one of each other: none above the line + 1.
+        _even_siblings(targets, held, ring, groups, line, line)
         return targets
 
     def _group(self, node: Domain, per_k: dict[int, int], rows: int) -> Group:
@@ -208,7 +210,10 @@ class _Layout:
         if node.broker is not None:
             # A broker that is not alive (fenced, or offline and observed) is filled last, as KRaft uses fenced
             # brokers only when the unfenced ones run out: only where the spread rule leaves no alive choice.
-            level = self.replicas_on[node.broker] + (0 if node.broker in self.alive else _FILLED_LAST)
+            # The topic's own replicas are the level, so that its spread comes first: every broker ends within one
+            # of the others for this topic (as far as the spread rule allows); the skew of the other topics only
+            # decides, in ``_targets``' tie-break, which brokers take the one more.
+            level = self.topic_on[node.broker] + (0 if node.broker in self.alive else _FILLED_LAST)
             return Group([(level, rows)], rows)
         cap = sum(k * n for k, n in per_k.items())
         if len(node.children) == 1:
@@ -235,7 +240,8 @@ class _Layout:
                 quota[node.broker] = units
                 return
             ring = self.rings[id(node)]
-            groups = [Group([(self.leaders_on[b], hosted.get(b, 0)) for b in self.brokers_under[id(child)]],
+            # The topic's own leaderships are the level (its leaders spread first); the cluster's decide the ties.
+            groups = [Group([(self.topic_leaders[b], hosted.get(b, 0)) for b in self.brokers_under[id(child)]],
                             units) for child in ring]
             keys = [id(child) for child in ring]
 
@@ -310,12 +316,12 @@ class _Layout:
             options = [c for c in ring if _free(c, in_partition, taken)]
             if not options:
                 raise PlacementError("no broker left to add a replica to")
-            # Fewest of this partition (the spread), then the fewest replicas per broker of all topics (the
-            # skew), then of this topic.
+            # Fewest of this partition (the spread), then the fewest replicas per broker of this topic (its own
+            # spread), then of all topics (the skew).
             node = min(options, key=lambda c: (in_partition.get(id(c), 0),
+                                               self.topic_replicas.get(id(c), 0) / c.capacity,
                                                (self.topic_replicas.get(id(c), 0) + self.all_replicas.get(id(c), 0))
-                                               / c.capacity,
-                                               self.topic_replicas.get(id(c), 0) / c.capacity))
+                                               / c.capacity))
         return node.broker  # type: ignore[return-value]
 
 

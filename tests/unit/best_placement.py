@@ -82,23 +82,19 @@ def _meets(graph: nx.DiGraph, brokers: list[int], existing: Mapping[int, int], u
     return flow == units if at_most is not None else flow == demand and demand <= units
 
 
-def improving_moves(placed: Sequence[Sequence[int]], everything: Sequence[Sequence[int]],
-                    domain_of: Mapping[int, str]) -> list[str]:
-    """Where a topic placed with one replica per domain (``placed``) left the cluster less even than it could: a
-    replica on broker x while broker y of the same domain, which holds no replica of that partition, ends with two
-    fewer replicas; or a leader x while a follower y of the same partition leads two fewer. Counts are over
-    ``everything`` (every partition of every topic, the topic's included; the first replica leads). Empty when the
-    topic's replicas and leaders went to the emptier brokers, as skew compensation promises."""
-    replicas = Counter(b for partition in everything for b in partition)
-    leaders = Counter(partition[0] for partition in everything if partition)
+def uneven_spread(partitions: Sequence[Sequence[int]], domain_of: Mapping[int, str]) -> list[str]:
+    """Where one topic's own spread is uneven (issue 55: a topic's spread comes first): two brokers of one domain
+    holding two or more apart of its replicas, or two brokers (of ``domain_of``) leading two or more apart of its
+    partitions (the first replica leads). Empty when the topic is spread within one everywhere."""
+    replicas = Counter(b for partition in partitions for b in partition)
+    leaders = Counter(partition[0] for partition in partitions if partition)
     found = []
-    for partition in placed:
-        for x in partition:
-            for y in domain_of:
-                if y not in partition and domain_of[y] == domain_of[x] and replicas[x] >= replicas[y] + 2:
-                    found.append(f"replica of {list(partition)} on {x} ({replicas[x]}) where {y} has {replicas[y]}")
-        for y in partition[1:]:
-            if leaders[partition[0]] >= leaders[y] + 2:
-                found.append(f"leader of {list(partition)} is {partition[0]} ({leaders[partition[0]]} led) where "
-                             f"{y} leads {leaders[y]}")
+    for domain in sorted(set(domain_of.values())):
+        inside = sorted(b for b, d in domain_of.items() if d == domain)
+        counts = {b: replicas[b] for b in inside}
+        if max(counts.values()) - min(counts.values()) >= 2:
+            found.append(f"replicas in {domain}: {counts}")
+    led = {b: leaders[b] for b in domain_of}
+    if max(led.values()) - min(led.values()) >= 2:
+        found.append(f"leaders: {led}")
     return found

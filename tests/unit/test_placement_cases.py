@@ -214,6 +214,10 @@ def test_place_report_counts_only_the_new_partitions_as_the_topics(tmp_path) -> 
     held = [b for p in [[1, 2], [3, 4], [2, 1], [1, 4], *(p["replicas"] for p in placed)] for b in p]
     counts = sorted(held.count(b) for b in (1, 2, 3, 4))
     assert f"replicas {counts[0]}-{counts[-1]}" in report
+    # The topic's own spread (issue 55): its replicas per broker, existing and new, max - min.
+    mine = [b for p in [[1, 2], [3, 4], [2, 1], *(p["replicas"] for p in placed)] for b in p]
+    spread = max(mine.count(b) for b in (1, 2, 3, 4)) - min(mine.count(b) for b in (1, 2, 3, 4))
+    assert f"The topic's own spread (max - min per broker it could use): replicas {spread}," in report
 
 
 def test_place_refuses_an_assignment_naming_an_unknown_broker_and_a_top_level_array(tmp_path) -> None:

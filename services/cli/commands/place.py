@@ -66,11 +66,13 @@ def placement_report(view: ClusterView, topic: str, assignment: list[list[int]],
     after = evaluate(view.with_assignment(topic, [*view.assignments.get(topic, []), *assignment]))
     existing = len(view.assignments.get(topic, []))
     added = f"{placed.partitions} new partitions" + (f" (after its {existing} existing)" if existing else "")
+    mine = evaluate(view.with_assignment(topic, [*view.assignments.get(topic, []), *assignment]), topics=[topic])
     return (f"placer {placer}: {added}, {placed.replicas} replicas; spread violations by level "
             f"{placed.spread_violations or 'none'}; new partitions with two replicas in one top-level domain while "
-            f"another has none: {placed.top_level_doubled:.0%}. Every broker afterwards (all topics): replicas "
-            f"{after.replicas_per_broker[0]}-{after.replicas_per_broker[1]}, leaders "
-            f"{after.leaders_per_broker[0]}-{after.leaders_per_broker[1]}")
+            f"another has none: {placed.top_level_doubled:.0%}. The topic's own spread (max - min per broker it "
+            f"could use): replicas {mine.topic_replicas_range}, leaders {mine.topic_leaders_range}. Every broker "
+            f"afterwards (all topics): replicas {after.replicas_per_broker[0]}-{after.replicas_per_broker[1]}, "
+            f"leaders {after.leaders_per_broker[0]}-{after.leaders_per_broker[1]}")
 
 def _chosen_log_dirs(cluster: Path, assignment: list[list[int]]) -> dict[tuple[int, int], str]:
     """Directories for the new replicas, by the placement package's rule (least used by bytes, counting what this
