@@ -38,13 +38,16 @@ def destinations(request: RebalanceRequest, cordons: Cordons, alive: Iterable[in
     return tuple(chosen) if chosen is not None else ()
 
 
-def refusal(request: RebalanceRequest, cordons: Cordons) -> str | None:
+def refusal(request: RebalanceRequest, cordons: Cordons, alive: Iterable[int]) -> str | None:
     """Why the request cannot be met without a cordoned place (None: it can). Adding a broker whose every directory is
-    cordoned would move replicas onto it; removing brokers needs somewhere else to put theirs."""
+    cordoned would move replicas onto it; removing brokers needs a broker that takes replicas to put theirs on."""
     cordoned = cordons.fully_cordoned
     if request.mode == RebalanceMode.ADD_BROKERS and (named := sorted(set(request.brokers) & cordoned)):
         return (f"broker(s) {', '.join(map(str, named))} have all their log directories cordoned (cordoned.log.dirs): "
                 "adding them would move replicas onto them. Uncordon them (ballast brokers uncordon), then refresh")
+    if request.mode == RebalanceMode.REMOVE_BROKERS and rebalance_destinations(cordons, alive, request.brokers) == []:
+        return ("no broker would remain to take the replicas: every other alive broker has all its log directories "
+                "cordoned (cordoned.log.dirs). Uncordon one (ballast brokers uncordon), then refresh")
     return None
 
 

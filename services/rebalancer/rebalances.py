@@ -290,7 +290,7 @@ class Rebalances:
                 return
             status = resolved
         cordons = await self._cordons()
-        if (refused := cordon_check.refusal(status.request, cordons[0])) is not None:
+        if (refused := cordon_check.refusal(status.request, *cordons)) is not None:
             await self.publish(logic.refused(status, refused, utcnow()))
             return
         try:

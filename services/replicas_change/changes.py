@@ -31,11 +31,13 @@ log = get_logger(__name__)
 
 
 
+# A dry run answered 202 (still computing) is asked again every DRY_RUN_FOLLOW_S, up to DRY_RUN_WAIT_S; then the batch
+# waits for the next tick (the computing task is followed meanwhile, as every 202 is).
+DRY_RUN_FOLLOW_S = 0.5
+DRY_RUN_WAIT_S = 30.0
+
 # Before it had a topic of its own, the batch record was kept on the state topic: an open one written by an earlier
 # release is still settled after an upgrade.
-# How many times a dry run answered 202 is asked again before the batch waits for the next tick.
-DRY_RUN_FOLLOWS = 20
-
 LEGACY_BATCHES: BusTopic[ReplicasChangeBatch] = BusTopic(TOPICS.replicas_state.name, True, "", (ReplicasChangeBatch,))
 
 
@@ -241,10 +243,10 @@ class ReplicasChanges:
                 return {}
             names = [t for ts in adding.values() for t in ts]
             answer = await self.cc.topic_configuration(adding, dryrun=True, verbose=True, **self._scope(names))
-            for _ in range(DRY_RUN_FOLLOWS):
+            for _ in range(int(DRY_RUN_WAIT_S / DRY_RUN_FOLLOW_S)):
                 if not answer.in_progress:
                     break
-                await asyncio.sleep(self.tuning.poll_interval_s)
+                await asyncio.sleep(DRY_RUN_FOLLOW_S)
                 answer = await self.cc.follow(answer.task_id)
         except AdminError as exc:
             log.warning("cannot read the cluster's cordons; increases wait", error=str(exc))

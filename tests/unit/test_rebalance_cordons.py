@@ -105,6 +105,16 @@ async def test_adding_a_fully_cordoned_broker_is_refused_with_the_reason(stack: 
     assert stack.brokers_of("a") == {1, 2, 3}
 
 
+async def test_removing_brokers_with_nowhere_uncordoned_left_is_refused(stack: Stack) -> None:
+    for broker in (3, 4):
+        await stack.admin.alter_broker_configs(broker, {CORDONED_LOG_DIRS: "*"})
+    await stack.request(RebalanceRequest(name="drain-1-2", mode=RebalanceMode.REMOVE_BROKERS, brokers=[1, 2],
+                                         auto_approve=True))
+    refused = await stack.until(RebalanceState.NOT_READY)
+    assert "no broker would remain to take the replicas" in (refused.message or "")
+    assert stack.brokers_of("a") == {1, 2, 3}
+
+
 async def test_a_proposal_crossing_a_cordon_waits_for_a_knowing_approval(stack: Stack) -> None:
     """Emptying broker 1's one uncordoned directory can only fill its cordoned one: Cruise Control (which knows no
     cordons) proposes it all the same; Ballast sees it in the proposal's per-directory figures."""
