@@ -439,6 +439,8 @@ class Cluster:
         if topic is None or move.partition >= len(topic.partitions):
             return
         partition = topic.partitions[move.partition]
+        if move.destination in self.brokers[move.broker].cordoned_log_dirs:
+            return  # Kafka refuses it (KIP-1066); Cruise Control counts the task done all the same
         if move.broker in partition.replicas:
             partition.log_dirs[move.broker] = move.destination
 

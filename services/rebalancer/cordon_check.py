@@ -8,8 +8,8 @@ directory, and Cruise Control's proposal does not list them (its ``proposals`` g
 them is the proposal's per-directory figures (``DiskState`` before and after): a proposal that adds replicas to a
 cordoned directory, or to a fully cordoned broker (add_broker and fix_offline_replicas take no destinations), is
 shown with the condition ``CordonsCrossed`` and executed only when the operator approves it knowingly
-(``accept_cordoned``); Kafka refuses such a directory move (InvalidReplicaAssignmentException), so its execution
-ends with those moves failed.
+(``accept_cordoned``). Kafka refuses such a directory move (InvalidReplicaAssignmentException); the real Cruise
+Control marks the task dead and still ends the execution Completed, so nothing moves there either way.
 """
 
 from __future__ import annotations
