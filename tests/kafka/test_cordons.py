@@ -16,6 +16,7 @@ from events.conditions import LOG_DIRS_CORDONED
 from services.common import busio
 from services.adapters.admin import CORDONED_LOG_DIRS
 from services.adapters.admin.kafka import KafkaClusterAdmin
+from services.local.kafka_cluster import LocalKafka
 from services.local.stack import LocalStack
 from tests.integration.harness import Ballast, spec
 from tests.kafka.conftest import eventually
@@ -121,3 +122,31 @@ async def test_a_broker_is_decommissioned_end_to_end_and_an_rf_raise_meanwhile_k
         # (removal.history.retention.time.ms); a restart forgets it, for the package's other tests.
         ballast.fault("cruise-control/restart", {"downSeconds": 0.5})
     ballast.watcher.wait_status(raised.name, lambda s: s.ready and s.replicas == 3, "raised to RF 3 once uncordoned")
+
+
+@pytest.mark.timeout(600)
+async def test_placeholders_for_a_killed_broker_are_filled_when_it_returns_and_never_on_a_cordoned_one(
+        kafka: LocalKafka, ballast: Ballast, admin: KafkaClusterAdmin, name: str) -> None:
+    """Broker 3 killed, broker 4 cordoned: an RF 3 topic has only brokers 1 and 2 to be placed on now, so it is
+    created with a placeholder kept for broker 3 (seed 002, enabled_prefer_observed), filled when 3 returns; broker
+    4, alive but cordoned, gets nothing (without the cordon the three alive brokers would have taken it whole). The
+    package's ``brokers_back`` starts broker 3 again if the test fails first."""
+    await admin.alter_broker_configs(FULL, {CORDONED_LOG_DIRS: "*"})
+    kafka.kill_broker(3)
+    try:
+        topic = spec(name, 3, partitions=4).model_copy(update={"placer": "multi-level"})
+        ballast.apply(topic)
+        status = ballast.watcher.wait_status(name, lambda s: s.ready, "created under-replicated")
+        assert status.condition("UnderReplicated").status == "True"
+        [created] = (await admin.describe_topics([name])).values()
+        assert created is not None and all(sorted(p.replicas) == [1, 2] for p in created.partitions)
+        kafka.start_broker(3)
+
+        async def filled():  # noqa: ANN202
+            [now] = (await admin.describe_topics([name])).values()
+            return now if now is not None and all(len(p.replicas) == 3 for p in now.partitions) else None
+
+        after = await eventually(filled, "the placeholders filled")
+        assert all(sorted(p.replicas) == [1, 2, 3] for p in after.partitions), after.partitions
+    finally:
+        await admin.alter_broker_configs(FULL, {CORDONED_LOG_DIRS: None})
