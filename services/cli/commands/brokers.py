@@ -185,7 +185,8 @@ def decommission(
         safe, said = _follow_decommission(name, timeout_s)
         if not safe:
             raise fail(f"broker {broker}: not safe to remove yet: {said}")
-        console.print(f"broker {broker}: safe to remove ({said})")
+        console.print(f"broker {broker}: safe to remove: it hosts no replica. Stop it, then `ballast brokers "
+                      f"forget {broker}` (placement stops keeping room for it)")
 
 
 def _follow_decommission(name: str, timeout_s: float) -> tuple[bool, str]:
