@@ -214,6 +214,7 @@ bench: $(STAMP) bytecode $(KAFKA_STAMP) $(KAFKA_CLASSES) $(SELECTOR_JAR) $(SPARK
 	$(BIN)/python -m bench.rebalance --kafka --write BENCHMARKS.md
 	$(BIN)/python -m bench.spark_aggregates --sources --write BENCHMARKS.md
 	$(BIN)/python -m bench.cordons --write BENCHMARKS.md
+	$(BIN)/python -m bench.shards --write BENCHMARKS.md
 
 schema: $(STAMP)
 	$(BIN)/ballast schema --out docs/schemas
