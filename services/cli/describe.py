@@ -15,9 +15,10 @@ from events import TOPICS, PlaceholderRecord, TopicSpec, TopicStatus
 from events import placeholders as placeholder
 from services.common.wording import change_text, status_notes
 from services.common import busio
-from services.adapters.admin import AdminError, ClusterAdmin, OperationRefused, Unsupported
+from services.adapters.admin import AdminError, ClusterAdmin, OperationRefused
 from services.adapters.admin.factory import ask_cluster
-from services.adapters.admin.port import TopicDescription, answering_log_dirs
+from services.adapters.admin.port import TopicDescription
+from services.common.cordons import read_cordons
 from services.domain.cordons import Cordons
 from services.common.settings import Settings
 from services.cli.tenancy import spec_topics
@@ -51,8 +52,8 @@ def gather(settings: Settings, name: str) -> TopicView:
         actual = (await admin.describe_topics([name])).get(name)
         brokers = sorted({b for p in actual.partitions for b in p.replicas}) if actual is not None else []
         try:
-            cordons = Cordons.of(await answering_log_dirs(admin, brokers, replicas=False)) if brokers else Cordons()
-        except (Unsupported, OperationRefused):  # a cluster without directories to tell, a tenant not allowed to ask
+            cordons = await read_cordons(admin, brokers) if brokers else Cordons()
+        except OperationRefused:  # a tenant, not allowed to describe the brokers' directories
             cordons = Cordons()
         return actual, cordons
 

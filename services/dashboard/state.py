@@ -64,6 +64,7 @@ class DashboardState:
     throttle_changes: list[dict[str, Any]] = field(default_factory=list)  # the latest, oldest first
     _change_times: list[datetime] = field(default_factory=list)  # of throttle_changes
     _history: dict[str, deque[str]] = field(default_factory=dict)
+    _log_dirs: dict[int, dict[str, Any]] = field(default_factory=dict)  # each broker's latest BrokerStatus, shown
     _last: dict[str, TopicStatus] = field(default_factory=dict)
 
     def apply(self, event: Event) -> dict[str, Any] | None:
@@ -81,15 +82,21 @@ class DashboardState:
         if isinstance(event, ObservedBroker):
             broker = self.brokers.setdefault(event.id, {"id": event.id})
             broker["rack"] = event.rack
+            broker.update(self._log_dirs.get(event.id, {}))
             return {"kind": "broker", "data": broker}
         if isinstance(event, BrokerStatus):
-            broker = self.brokers.setdefault(event.broker, {"id": event.broker})
-            broker["cordoned"] = [d.path for d in event.log_dirs if d.cordoned]
-            broker["offlineLogDirs"] = [d.path for d in event.log_dirs if not d.online]
-            broker["logDirsText"] = log_dirs_text(event)
-            return {"kind": "broker", "data": broker}
+            # Kept apart and shown with a broker the registry knows: the topics are read in no order between them,
+            # and a forgotten broker's last status (compacted, never deleted) must not bring it back.
+            self._log_dirs[event.broker] = {"cordoned": [d.path for d in event.log_dirs if d.cordoned],
+                                            "offlineLogDirs": [d.path for d in event.log_dirs if not d.online],
+                                            "logDirsText": log_dirs_text(event)}
+            if event.broker not in self.brokers:
+                return None
+            self.brokers[event.broker].update(self._log_dirs[event.broker])
+            return {"kind": "broker", "data": self.brokers[event.broker]}
         if isinstance(event, BrokerForgotten):
             self.brokers.pop(event.id, None)
+            self._log_dirs.pop(event.id, None)
             return {"kind": "broker-gone", "id": event.id}
         if isinstance(event, BrokerLoadSample):
             broker = self.brokers.setdefault(event.broker, {"id": event.broker})

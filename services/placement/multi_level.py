@@ -117,7 +117,6 @@ class _Layout:
         topic_on = Counter(b for r in existing for b in r if b in self.paths)
         other_on = Counter(b for t, parts in cluster.assignments.items() if t != topic
                            for r in parts for b in r if b in self.paths)
-        self.replicas_on = {b: topic_on[b] + other_on[b] for b in self.paths}
         self.topic_on = {b: topic_on[b] for b in self.paths}
         self.topic_replicas = _per_domain(self.paths, topic_on)
         self.all_replicas = _per_domain(self.paths, other_on)
@@ -128,7 +127,6 @@ class _Layout:
             for index, replicas in enumerate(parts):
                 if replicas and replicas[0] in counts and (name != topic or index < first_partition):
                     counts[replicas[0]] += 1
-        self.leaders_on = {b: self.topic_leaders[b] + self.all_leaders[b] for b in self.paths}
         self.topic_leaders_in = _per_domain(self.paths, self.topic_leaders)
         self.all_leaders_in = _per_domain(self.paths, self.all_leaders)
         self.load_in = _per_domain(self.paths, {b: v for b, v in cluster.load.items() if b in self.paths})

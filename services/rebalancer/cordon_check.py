@@ -28,26 +28,34 @@ APPROVE_KNOWINGLY = "approve with accept_cordoned (ballast rebalance approve NAM
                     "knowingly, or uncordon and refresh"
 
 
+def _chosen(request: RebalanceRequest, cordons: Cordons, alive: Iterable[int]) -> list[int] | None:
+    """The destinations of a mode that takes them (full and remove-brokers), None for the others or when no broker is
+    fully cordoned (Cruise Control's default: every broker)."""
+    if request.mode not in (RebalanceMode.FULL, RebalanceMode.REMOVE_BROKERS) or request.rebalance_disk:
+        return None
+    leaving = request.brokers if request.mode == RebalanceMode.REMOVE_BROKERS else ()
+    return rebalance_destinations(cordons, alive, leaving)
+
+
 def destinations(request: RebalanceRequest, cordons: Cordons, alive: Iterable[int]) -> tuple[int, ...]:
     """``destination_broker_ids`` for the request: empty (Cruise Control's default) unless a broker is fully cordoned
-    and the mode takes destinations (full and remove-brokers)."""
-    if request.mode not in (RebalanceMode.FULL, RebalanceMode.REMOVE_BROKERS) or request.rebalance_disk:
-        return ()
-    leaving = request.brokers if request.mode == RebalanceMode.REMOVE_BROKERS else ()
-    chosen = rebalance_destinations(cordons, alive, leaving)
+    and the mode takes destinations. Never empty when some broker is: ``refusal`` refuses that request first."""
+    chosen = _chosen(request, cordons, alive)
+    if chosen == []:
+        raise ValueError("no destination broker: the request must be refused (cordon_check.refusal)")
     return tuple(chosen) if chosen is not None else ()
 
 
 def refusal(request: RebalanceRequest, cordons: Cordons, alive: Iterable[int]) -> str | None:
     """Why the request cannot be met without a cordoned place (None: it can). Adding a broker whose every directory is
-    cordoned would move replicas onto it; removing brokers needs a broker that takes replicas to put theirs on."""
+    cordoned would move replicas onto it; a full or remove-brokers rebalance needs a broker that takes replicas."""
     cordoned = cordons.fully_cordoned
     if request.mode == RebalanceMode.ADD_BROKERS and (named := sorted(set(request.brokers) & cordoned)):
         return (f"broker(s) {', '.join(map(str, named))} have all their log directories cordoned (cordoned.log.dirs): "
                 "adding them would move replicas onto them. Uncordon them (ballast brokers uncordon), then refresh")
-    if request.mode == RebalanceMode.REMOVE_BROKERS and rebalance_destinations(cordons, alive, request.brokers) == []:
-        return ("no broker would remain to take the replicas: every other alive broker has all its log directories "
-                "cordoned (cordoned.log.dirs). Uncordon one (ballast brokers uncordon), then refresh")
+    if _chosen(request, cordons, alive) == []:
+        return ("no broker would take the replicas: every alive broker that is not leaving has all its log "
+                "directories cordoned (cordoned.log.dirs). Uncordon one (ballast brokers uncordon), then refresh")
     return None
 
 

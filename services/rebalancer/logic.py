@@ -138,7 +138,8 @@ def on_action(status: RebalanceStatus, action: RebalanceAction, now: datetime, *
                             message=f"Not approved: {crossed.message if crossed else 'the proposal crosses cordons'}")
         return update(status, now, conditions=[*conditions, warning])
     if action.action == "approve":
-        accepted = status.cordons_accepted or action.accept_cordoned
+        # Accepted only for a proposal shown crossing cordons (an acceptance of nothing carries to no later one).
+        accepted = status.cordons_accepted or (action.accept_cordoned and cordon_check.held(status))
         return approve(update(status, now, conditions=conditions, cordons_accepted=accepted), now,
                        check=max_drift_percent is not None)
     if status.state == S.PENDING_PROPOSAL:  # stop: a proposal being computed is simply abandoned

@@ -59,8 +59,9 @@ def on_proposal(status: RebalanceStatus, task_id: str, result: OptimizationResul
         return update(status, now, state=S.PENDING_PROPOSAL, session_id=task_id,
                        message="Cruise Control is computing the proposal")
     summary = summary_of(result)
+    # A new proposal shown: an acceptance of cordons crossed was for the one before.
     fields: dict[str, object] = dict(session_id=None, summary=summary, broker_load=broker_load_of(result),
-                                     attempts=0, next_attempt_at=None, progress=None)
+                                     attempts=0, next_attempt_at=None, progress=None, cordons_accepted=False)
     if _nothing_to_move(summary):
         return update(status, now, state=S.READY, message="Nothing to move: the cluster already meets the goals",
                        conditions=without(status.conditions, CORDONS_CROSSED), **fields)
@@ -83,6 +84,8 @@ def on_check(status: RebalanceStatus, task_id: str, result: OptimizationResult |
         return update(shown, now, state=S.PROPOSAL_READY, checking_approval=False, session_id=None, summary=fresh,
                        broker_load=broker_load_of(result), progress=None, executed_summary=None,
                        message=f"Approval refused: {shown.conditions[-1].message}")
+    # What the proposal asked again crosses, said as it is now (a cordon lifted since: the condition goes).
+    status = cordon_check.judged(status, crossed or [], now)
     interrupted = status.condition(EXECUTION_INTERRUPTED)
     if interrupted is not None and interrupted.reason == CRUISE_CONTROL_RESTARTED:
         return _after_interruption(status, result, fresh, now, max_drift_percent)
@@ -104,6 +107,7 @@ def _drifted(status: RebalanceStatus, result: OptimizationResult, fresh: Proposa
                           message=message)
     return update(status, now, state=S.PROPOSAL_READY, checking_approval=False, session_id=None, summary=fresh,
                    broker_load=broker_load_of(result), message=message, progress=None, executed_summary=None,
+                   cordons_accepted=False,
                    conditions=[*without(status.conditions, PROPOSAL_CHANGED, EXECUTION_INTERRUPTED), condition])
 
 

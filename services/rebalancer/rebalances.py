@@ -40,6 +40,7 @@ from services.common.logging import correlation, get_logger
 from services.common.outbox import Outbox, send
 from services.common.recent_load import RecentLoad
 from services.common.settings import RebalancerSettings
+from services.common.cordons import read_cordons
 from services.domain.cordons import Cordons
 from services.rebalancer import (
     cordon_check,
@@ -243,13 +244,15 @@ class Rebalances:
         return logic.on_failure(status, error, utcnow(), initial_s=self.tuning.retry_initial_s,
                                 max_s=self.tuning.retry_max_s)
 
-    async def _cordons(self) -> tuple[Cordons, list[int]]:
-        """The cluster's cordons and its alive brokers, read now (a cluster that cannot tell cordons none)."""
+    async def _cordons(self, status: RebalanceStatus) -> tuple[Cordons, list[int]] | None:
+        """The cluster's cordons and its alive brokers, read now; None when the request cannot be met without a
+        cordoned place (then refused: published here)."""
         alive = [b.id for b in await self.admin.brokers() if b.alive]
-        try:
-            return Cordons.of(await answering_log_dirs(self.admin, alive, replicas=False)), alive
-        except Unsupported:
-            return Cordons(), alive
+        cordons = await read_cordons(self.admin, alive)
+        if (refused := cordon_check.refusal(status.request, cordons, alive)) is not None:
+            await self.publish(logic.refused(status, refused, utcnow()))
+            return None
+        return cordons, alive
 
     async def _crossings(self, result: OptimizationResult | None, cordons: Cordons) -> list[str]:
         """Where the proposal crosses cordons (``cordon_check``), with the cordoned directories' replicas read from
@@ -258,7 +261,7 @@ class Rebalances:
             return []
         counts: dict[tuple[int, str], int] = {}
         if cordon_check.needs_dir_figures(result, cordons):
-            described = await answering_log_dirs(self.admin, sorted(cordons.partly_cordoned))
+            described = await answering_log_dirs(self.admin, sorted(cordons.partly_cordoned))  # with the replicas
             counts = {(d.broker, d.path): sum(1 for r in d.replicas if not r.is_future) for d in described}
         return cordon_check.crossings(result, cordons, counts)
 
@@ -289,9 +292,7 @@ class Rebalances:
             if resolved is None:
                 return
             status = resolved
-        cordons = await self._cordons()
-        if (refused := cordon_check.refusal(status.request, *cordons)) is not None:
-            await self.publish(logic.refused(status, refused, utcnow()))
+        if (cordons := await self._cordons(status)) is None:
             return
         try:
             submission = await self._submit(status, dryrun=True, cordons=cordons)
@@ -307,7 +308,8 @@ class Rebalances:
         brokers = await self._brokers_still_there(status)
         if brokers == []:
             return
-        cordons = await self._cordons()
+        if (cordons := await self._cordons(status)) is None:
+            return
         try:
             submission = await self._submit(status, dryrun=True, brokers=brokers, cordons=cordons)
         except CruiseControlError as exc:
@@ -424,11 +426,11 @@ class Rebalances:
             await self.publish(execution.on_execution_started(status, task.user_task_id, utcnow()))
             return
         brokers = await self._brokers_still_there(status)
-        if brokers == []:
+        if brokers == [] or (cordons := await self._cordons(status)) is None:
             return
         try:
             submission = await self._submit(status, dryrun=False, brokers=brokers, reason=status.execution_reason,
-                                            cordons=await self._cordons())
+                                            cordons=cordons)
         except CruiseControlError as exc:
             await self.publish(self._retry(status, exc))
             return

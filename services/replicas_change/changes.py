@@ -15,8 +15,7 @@ from typing import Any
 from events import TOPICS, ReplicasChangeBatch, ReplicasChangeCommand, ReplicasChangeRecord
 from events.envelope import utcnow
 from events.topics import BusTopic
-from services.adapters.admin import AdminError, ClusterAdmin, Unsupported
-from services.adapters.admin.port import answering_log_dirs
+from services.adapters.admin import AdminError, ClusterAdmin
 from services.common.bus import DeadLetters
 from services.adapters.cruise_control import ClusterModelNotReady, CruiseControlClient, CruiseControlError, MalformedAnswer
 from services.common.logging import correlation, get_logger
@@ -24,7 +23,8 @@ from services.common.metrics import observe_since
 from services.common.outbox import Outbox, send
 from services.common.settings import ReplicasChangeSettings
 from services.domain import replicas_change as contract
-from services.domain.cordons import Cordons
+from services.adapters.cruise_control.models import OptimizationResult
+from services.common.cordons import read_cordons
 from services.replicas_change import cordon_hold, isolation, logic
 
 log = get_logger(__name__)
@@ -229,38 +229,60 @@ class ReplicasChanges:
 
     async def _held_by_cordons(self, groups: dict[int, list[str]]) -> dict[str, list[int]] | None:
         """The topics held back because Cruise Control would put a new replica on a fully cordoned broker (their
-        records say so), by a dry run of the batch's increases while some broker is; None: not known now."""
+        records say so); None: the whole batch waits (the cluster or Cruise Control could not be asked now).
+
+        While some broker is fully cordoned and the batch adds replicas, the request about to be sent is asked as a
+        dry run first; the topics its proposal puts on a cordoned broker are held and the rest asked again, until a
+        dry run of exactly what is sent crosses nothing (without the held topics' replicas a cordoned, emptiest
+        broker looks emptier still to the others)."""
         try:
-            alive = [b.id for b in await self.admin.brokers() if b.alive]
-            try:
-                cordoned = Cordons.of(await answering_log_dirs(self.admin, alive, replicas=False)).fully_cordoned
-            except Unsupported:
-                cordoned = frozenset()
-            if not cordoned & set(alive):
+            cordoned = (await read_cordons(self.admin)).fully_cordoned
+            topics = [t for ts in groups.values() for t in ts]
+            if not cordoned or not cordon_hold.increases(groups, await self._actual_rf(topics)):
                 return {}
-            adding = cordon_hold.increases(groups, await self._actual_rf([t for ts in groups.values() for t in ts]))
-            if not adding:
-                return {}
-            names = [t for ts in adding.values() for t in ts]
-            answer = await self.cc.topic_configuration(adding, dryrun=True, verbose=True, **self._scope(names))
-            for _ in range(int(DRY_RUN_WAIT_S / DRY_RUN_FOLLOW_S)):
-                if not answer.in_progress:
-                    break
-                await asyncio.sleep(DRY_RUN_FOLLOW_S)
-                answer = await self.cc.follow(answer.task_id)
         except AdminError as exc:
-            log.warning("cannot read the cluster's cordons; increases wait", error=str(exc))
+            log.warning("cannot read the cluster's cordons; the batch waits", error=str(exc))
             return None
-        except CruiseControlError as exc:
-            if exc.temporary:
-                log.info("dry run for cordons not answered; asking again shortly", error=exc.message)
+        held: dict[str, list[int]] = {}
+        asked = {rf: list(names) for rf, names in groups.items()}
+        while asked:
+            try:
+                answer = await self._dry_run(asked)
+            except CruiseControlError as exc:
+                if exc.temporary:
+                    log.info("dry run for cordons not answered; asking again shortly", error=exc.message)
+                    return None
+                # The request itself is refused: the real one says so, and the refusal is pinned on its changes.
+                log.info("dry run for cordons refused; the request goes as it is", error=exc.message)
+                break
+            if answer is None:
                 return None
-            # The request itself is refused: the real one says so, and the refusal is pinned on its changes.
-            log.info("dry run for cordons refused; the request goes as it is", error=exc.message)
-            return {}
-        if answer.result is None:
-            return None
-        held = cordon_hold.crossing(answer.result, frozenset(cordoned))
+            crossing = cordon_hold.crossing(answer, cordoned)
+            if not crossing:
+                break
+            in_batch = {t: brokers for t, brokers in crossing.items() if any(t in ts for ts in asked.values())}
+            # Another topic's move (a whole-cluster optimization: optimization_scope=cluster) holds the whole request.
+            hit = in_batch if len(in_batch) == len(crossing) else {
+                t: sorted({b for bs in crossing.values() for b in bs}) for ts in asked.values() for t in ts}
+            held.update(hit)
+            asked = {rf: kept for rf, names in asked.items() if (kept := [t for t in names if t not in hit])}
+        await self._say_held(held)
+        return held
+
+    async def _dry_run(self, groups: dict[int, list[str]]) -> OptimizationResult | None:
+        """The request as a dry run with its moves (verbose); None when Cruise Control is still computing it after
+        ``DRY_RUN_WAIT_S``."""
+        topics = [t for ts in groups.values() for t in ts]
+        answer = await self.cc.topic_configuration(groups, dryrun=True, verbose=True, **self._scope(topics))
+        for _ in range(int(DRY_RUN_WAIT_S / DRY_RUN_FOLLOW_S)):
+            if not answer.in_progress:
+                break
+            await asyncio.sleep(DRY_RUN_FOLLOW_S)
+            answer = await self.cc.follow(answer.task_id)
+        return answer.result
+
+    async def _say_held(self, held: dict[str, list[int]]) -> None:
+        """Held topics pending with the reason, asked again at their retry; a record only when the reason is new."""
         by_message: dict[str, list[str]] = {}
         for topic, brokers in held.items():
             by_message.setdefault(cordon_hold.held_message(brokers), []).append(topic)
@@ -268,12 +290,11 @@ class ReplicasChanges:
             log.warning("replicas change held: Cruise Control would use a cordoned broker", topics=len(topics),
                         message=message)
             changed = logic.on_submit_failed(self.in_flight, topics, message, utcnow(), **self._retry)
-            news = [r for r in changed if not logic.said_already(self.in_flight, [r])]
-            for record in changed:  # only its retry time moved: no record for the bus
+            news = [r for r in changed if (old := self.in_flight.get(r.topic)) is None or old.message != r.message]
+            for record in changed:  # said already: only its retry time moved, no record for the bus
                 if record not in news:
                     self._remember(record)
             await self._publish(news)
-        return held
 
     async def _settle_in_doubt(self) -> bool:
         """Changes whose request may or may not have reached Cruise Control: its topic_configuration tasks say, by

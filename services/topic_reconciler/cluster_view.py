@@ -12,8 +12,8 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 
-from services.adapters.admin import AdminError, BrokerInfo, ClusterAdmin, Unsupported
-from services.adapters.admin.port import answering_log_dirs
+from services.adapters.admin import AdminError, BrokerInfo, ClusterAdmin
+from services.common.cordons import read_cordons
 from services.common.logging import get_logger
 from services.domain.cordons import Cordons, usable
 from services.placement.model import Broker, ClusterView
@@ -53,13 +53,9 @@ class ClusterViewCache:
 
     async def read_cordons(self, alive: list[int]) -> None:
         try:
-            dirs = await answering_log_dirs(self._admin, alive, replicas=False)
-        except Unsupported:  # a cluster that cannot describe its directories cordons none
-            dirs = []
+            self._cordons = await read_cordons(self._admin, alive)
         except AdminError as exc:
             log.info("cordons unknown; the last read kept", reason=str(exc))
-            return
-        self._cordons = Cordons.of(dirs)
 
     def cordoned(self, broker: int) -> frozenset[str]:
         """The broker's cordoned log directories, as of the last look."""

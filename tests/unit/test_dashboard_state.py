@@ -212,6 +212,7 @@ def test_a_brokers_cordons_and_failed_disks_are_shown_with_it() -> None:
 
     board = DashboardState()
     board.apply(ObservedBroker(id=4, rack="/dc2/r2"))
+    board.apply(ObservedBroker(id=1, rack="/dc1/r1"))
     update = board.apply(BrokerStatus(broker=4, log_dirs=[LogDirState(path="/d0", cordoned=True),
                                                           LogDirState(path="/d1", cordoned=True)]))
     assert update is not None and update["data"]["logDirsText"] == "cordoned (every directory): takes no new replica"
@@ -222,3 +223,12 @@ def test_a_brokers_cordons_and_failed_disks_are_shown_with_it() -> None:
     assert shown[4]["rack"] == "/dc2/r2" and shown[4]["cordoned"] == ["/d0", "/d1"]
     board.apply(BrokerStatus(broker=4, log_dirs=[LogDirState(path="/d0"), LogDirState(path="/d1")]))
     assert board.snapshot()["brokers"][-1]["logDirsText"] == ""
+    # A forgotten broker's last status (compacted, read in no order with the registry) does not bring it back; a
+    # status read before the broker's registration is shown once it registers.
+    board.apply(BrokerForgotten(id=4))
+    assert board.apply(BrokerStatus(broker=4, log_dirs=[LogDirState(path="/d0", cordoned=True)])) is None
+    assert 4 not in {b["id"] for b in board.snapshot()["brokers"]}
+    board.apply(BrokerStatus(broker=7, log_dirs=[LogDirState(path="/d0", cordoned=True)]))
+    board.apply(ObservedBroker(id=7, rack="/dc1/r9"))
+    assert {b["id"]: b for b in board.snapshot()["brokers"]}[7]["logDirsText"] == \
+        "cordoned (every directory): takes no new replica"

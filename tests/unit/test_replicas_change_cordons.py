@@ -86,3 +86,26 @@ async def test_an_increase_that_would_use_a_cordoned_broker_is_held_until_the_co
     await asyncio.sleep(0.06)
     await settle(changes, outbox, {"full", "low"})
     assert all(len(p.replicas) == 3 for p in simulator.cluster.topics["full"].partitions)
+
+
+async def test_what_is_sent_is_what_a_dry_run_found_clean(service) -> None:
+    """Two increases in one batch: in the first dry run only "many" lands on cordoned broker 4 (its replicas make
+    broker 4 the fullest for "one"); without them, "one" would land there too. The dry run is asked again on what is
+    left, so "one" is held as well and nothing is sent that a dry run did not check."""
+    changes, outbox, simulator, admin = service
+    await admin.create_topic("many", 18, 2, assignment=[[1, 2], [2, 3], [3, 1]] * 6)
+    await admin.create_topic("one", 1, 2, assignment=[[1, 2]])
+    await admin.alter_broker_configs(4, {CORDONED_LOG_DIRS: "*"})
+    await changes.on_command_events([
+        record(TOPICS.replicas_commands, ReplicasChangeCommand(topic=t, target_replicas=3, generation=1), i)
+        for i, t in enumerate(("many", "one"))])
+    await asyncio.sleep(0.02)
+    await changes.submit_due()
+    for _ in range(3):
+        await asyncio.sleep(0.06)
+        await changes.submit_due()
+        await changes.poll()
+    held = latest(outbox)
+    assert {t: r.state for t, r in held.items()} == {"many": "pending", "one": "pending"}
+    assert all("cordoned" in (held[t].message or "") for t in ("many", "one"))
+    assert all(4 not in p.replicas for t in ("many", "one") for p in simulator.cluster.topics[t].partitions)
