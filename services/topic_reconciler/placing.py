@@ -73,6 +73,13 @@ class Placing:
         return [await self.outbox.publish(TOPICS.placements, part, correlation_id=correlation_id)
                 for part in event.split()]
 
+    async def announce(self, topic: str, reason: PlacementReason, new_replicas: dict[int, list[int]],
+                       dirs: dict[tuple[int, int], str], *, correlation_id: str | None) -> list[asyncio.Future[Any]]:
+        """Replicas created in the directories chosen for them beforehand: counted, and the placement on the bus."""
+        event = self.ledger.record(topic, reason, new_replicas, dirs)
+        return [await self.outbox.publish(TOPICS.placements, part, correlation_id=correlation_id)
+                for part in event.split()]
+
     async def answer(self, request: PlacementRequest) -> PlacementResponse:
         """createReplicaPlacement on the cluster as it is now (placements not made, nothing created)."""
         settings = self.settings

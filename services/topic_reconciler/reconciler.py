@@ -437,12 +437,14 @@ class Reconciler:
                 self.placing.view.set_topic(name, existing)
                 assignment = await self.placing.place(name, total - len(existing), rf, placer,
                                                       load_aware=_load_aware(topic))
-                log.info("adding partitions", total=total, placer=placer or "default")
-                await self.admin.create_partitions(name, total, assignment=assignment)
+                new_replicas = {len(existing) + i: r for i, r in enumerate(assignment)}
+                # Their directories go with the creation (as a new topic's): nothing moves between directories after.
+                dirs = await self.placing.ledger.choose(new_replicas, load_aware=_load_aware(topic))
+                log.info("adding partitions", total=total, placer=placer or "default", log_dirs=len(dirs))
+                await self.admin.create_partitions(name, total, assignment=assignment, log_dirs=dirs)
                 self.placing.view.add_partitions(name, assignment)
-                return await self.placing.placed(name, "add-partitions",
-                                                 {len(existing) + i: r for i, r in enumerate(assignment)},
-                                                 load_aware=_load_aware(topic), correlation_id=topic.correlation)
+                return await self.placing.announce(name, "add-partitions", new_replicas, dirs,
+                                                   correlation_id=topic.correlation)
             case logic.AlterConfig(name, config):
                 await self.admin.alter_configs(name, config)
             case logic.RequestReplicasChange(name, target):

@@ -15,7 +15,7 @@ from services.adapters.admin import (AdminError, NewTopic, OperationRefused, Top
 from services.adapters.admin.kafka import KafkaClusterAdmin
 from services.local.kafka_cluster import DEFAULT_RACKS, LocalKafka, class_archive
 from tests.integration.harness import Ballast
-from tests.kafka.conftest import eventually
+from tests.kafka.conftest import eventually, kill_when_quiet
 
 RACKS = dict(zip(range(1, 5), DEFAULT_RACKS, strict=True))
 
@@ -390,7 +390,7 @@ async def _unregistered(admin: KafkaClusterAdmin, broker: int) -> bool:
 async def test_the_adapter_survives_a_broker_it_talks_to_being_killed(admin: KafkaClusterAdmin,
                                                                       kafka: LocalKafka) -> None:
     assert len(await admin.brokers()) == 4
-    kafka.kill_broker(1)
+    await kill_when_quiet(kafka, admin, 1)
     # The client reconnects to the other bootstrap servers.
     await eventually(lambda: _broker(admin, 1, alive=False), "broker 1 fenced")
     kafka.start_broker(1)

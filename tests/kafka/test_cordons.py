@@ -11,7 +11,7 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from events import TOPICS, BrokerStatus
+from events import TOPICS, BrokerForgotten, BrokerStatus
 from events.conditions import LOG_DIRS_CORDONED
 from services.common import busio
 from services.adapters.admin import CORDONED_LOG_DIRS
@@ -19,7 +19,7 @@ from services.adapters.admin.kafka import KafkaClusterAdmin
 from services.local.kafka_cluster import LocalKafka
 from services.local.stack import LocalStack
 from tests.integration.harness import Ballast, spec
-from tests.kafka.conftest import eventually
+from tests.kafka.conftest import eventually, kill_when_quiet
 from tests.kafka.test_log_dirs_cli import ballast as cli
 
 FULL, PARTLY = 4, 1  # the broker cordoned whole, and the one with one directory cordoned
@@ -87,41 +87,52 @@ async def test_no_new_replica_lands_on_a_cordoned_broker_or_directory_and_uncord
 
 @pytest.mark.timeout(600)
 async def test_a_broker_is_decommissioned_end_to_end_and_an_rf_raise_meanwhile_keeps_off_it(
-        kafka_stack: LocalStack, ballast: Ballast, admin: KafkaClusterAdmin, name: str) -> None:
-    """`ballast brokers decommission 4 --wait`: cordoned, drained by its remove-brokers rebalance, said safe to
-    remove; an RF raise asked meanwhile is held (Cruise Control's proposal would use broker 4, the emptiest) and goes
-    through once the cordon is lifted."""
+        kafka_stack: LocalStack, kafka: LocalKafka, ballast: Ballast, admin: KafkaClusterAdmin, name: str) -> None:
+    """`ballast brokers decommission N --wait` on a broker added for the test (the package's other topics, some at
+    RF 4, could not all leave one of the first four): cordoned, drained by its remove-brokers rebalance, said safe to
+    remove; an RF raise asked meanwhile is held (Cruise Control's proposal would use the drained broker, the
+    emptiest) and goes through once the broker has left."""
+    broker = kafka.add_broker("/dc2/r2")
     raised = spec(f"{name}-r", 2, partitions=6)
-    ballast.apply(raised, spec(f"{name}-d", 2, partitions=8))
-    ballast.watcher.wait_status(raised.name, lambda s: s.ready, "ready")
-    ballast.watcher.wait_status(f"{name}-d", lambda s: s.ready, "ready")
-    assert any(FULL in r for parts in (await admin.assignments()).values() for r in parts), "nothing to drain"
+    drained = f"{name}-d"
     try:
+        await eventually(lambda: _alive(admin, broker), f"broker {broker} alive")
+        # Not Ballast's: the drain moves every replica off the broker, whoever's topic it is.
+        await admin.create_topic(drained, 4, 2, assignment=[[broker, 1], [2, broker], [broker, 3], [4, broker]])
+        ballast.apply(raised)
+        ballast.watcher.wait_status(raised.name, lambda s: s.ready, "ready")
         # Cordoned by hand first (kafka-configs would do the same): `describe` marks the replicas it holds, and the
         # decommission finds the cordon there already.
-        await admin.alter_broker_configs(FULL, {CORDONED_LOG_DIRS: "*"})
-        shown = json.loads(cli(kafka_stack, "describe", f"{name}-d", "-o", "json").stdout)
+        await admin.alter_broker_configs(broker, {CORDONED_LOG_DIRS: "*"})
+        shown = json.loads(cli(kafka_stack, "describe", drained, "-o", "json").stdout)
         details = [r for p in shown["cluster"]["partitionDetails"] for r in p["replicaDetails"]]
-        assert {r["broker"] for r in details if r["cordoned"]} == {FULL}
-        assert all(r["cordoned"] for r in details if r["broker"] == FULL)
-        done = cli(kafka_stack, "brokers", "decommission", str(FULL), "--yes", "--wait", "--timeout", "240")
-        assert "cordoned.log.dirs already *" in done.stdout and f"broker {FULL}: safe to remove: it hosts no replica" in done.stdout, \
-            done.stdout
-        hosted = [t for t, parts in (await admin.assignments()).items() for r in parts if FULL in r]
-        assert hosted == [], f"broker {FULL} still hosts replicas of {sorted(set(hosted))}"
+        assert {r["broker"] for r in details if r["cordoned"]} == {broker}
+        assert all(r["cordoned"] for r in details if r["broker"] == broker)
+        done = cli(kafka_stack, "brokers", "decommission", str(broker), "--yes", "--wait", "--timeout", "240")
+        assert "cordoned.log.dirs already *" in done.stdout, done.stdout
+        assert f"broker {broker}: safe to remove: it hosts no replica" in done.stdout, done.stdout
+        hosted = [t for t, parts in (await admin.assignments()).items() for r in parts if broker in r]
+        assert hosted == [], f"broker {broker} still hosts replicas of {sorted(set(hosted))}"
         ballast.apply(raised.model_copy(update={"replicas": 3}))
         held = ballast.watcher.wait_status(
             raised.name, lambda s: s.replicas_change is not None and "cordoned" in (s.replicas_change.message or ""),
             "its RF raise held by the cordon")
         assert held.replicas_change is not None and held.replicas_change.state == "pending"
         [now] = (await admin.describe_topics([raised.name])).values()
-        assert now is not None and all(FULL not in p.replicas for p in now.partitions)
+        assert now is not None and all(broker not in p.replicas for p in now.partitions)
     finally:
-        await admin.alter_broker_configs(FULL, {CORDONED_LOG_DIRS: None})
+        await admin.delete_topic(drained)
+        kafka.decommission_broker(broker)
+        # As an operator would (`ballast brokers forget`): placement keeps no room for it in the later tests.
+        busio.publish(ballast.settings.bus, TOPICS.observed_brokers, [BrokerForgotten(id=broker)])
         # Cruise Control keeps a removed broker out of later optimizations for two weeks
         # (removal.history.retention.time.ms); a restart forgets it, for the package's other tests.
         ballast.fault("cruise-control/restart", {"downSeconds": 0.5})
-    ballast.watcher.wait_status(raised.name, lambda s: s.ready and s.replicas == 3, "raised to RF 3 once uncordoned")
+    ballast.watcher.wait_status(raised.name, lambda s: s.ready and s.replicas == 3, "raised to RF 3 once it left")
+
+
+async def _alive(admin: KafkaClusterAdmin, broker: int) -> bool:
+    return any(b.id == broker and b.alive for b in await admin.brokers())
 
 
 @pytest.mark.timeout(600)
@@ -132,7 +143,7 @@ async def test_placeholders_for_a_killed_broker_are_filled_when_it_returns_and_n
     4, alive but cordoned, gets nothing (without the cordon the three alive brokers would have taken it whole). The
     package's ``brokers_back`` starts broker 3 again if the test fails first."""
     await admin.alter_broker_configs(FULL, {CORDONED_LOG_DIRS: "*"})
-    kafka.kill_broker(3)
+    await kill_when_quiet(kafka, admin, 3)
     try:
         topic = spec(name, 3, partitions=4).model_copy(update={"placer": "multi-level"})
         ballast.apply(topic)

@@ -21,7 +21,7 @@ from services.local.stack import LocalStack
 from services.adapters.cruise_control.client import without_session
 from tests.integration.harness import Ballast, is_ongoing, spec
 from tests.integration.rebalancing import Rebalancing
-from tests.kafka.conftest import eventually, fill, only
+from tests.kafka.conftest import eventually, fill, kill_when_quiet, only
 
 
 async def _replication(admin: KafkaClusterAdmin, topic: str) -> Counter[int]:
@@ -374,7 +374,7 @@ async def test_load_partition_load_and_cluster_state_are_the_real_clusters(
         brokers = {b["Broker"]: b for b in (await cc.get("/load", params={"json": "true"})).json()["brokers"]}
         assert brokers[3]["DiskMB"] >= loaded[0]["disk"] and brokers[3]["Replicas"] > 0
 
-        kafka.kill_broker(4)
+        await kill_when_quiet(kafka, admin, 4)
 
         async def offline() -> dict | None:
             state = await _finished(cc, "/kafka_cluster_state", {"json": "true"})

@@ -15,7 +15,7 @@ from services.adapters.admin.kafka import KafkaClusterAdmin
 from services.local.kafka_cluster import LocalKafka
 from services.local.stack import LocalStack
 from tests.integration.harness import Ballast
-from tests.kafka.conftest import eventually
+from tests.kafka.conftest import eventually, kill_when_quiet
 from tests.unit.best_placement import uneven_spread
 
 DC = {1: "/dc1", 2: "/dc1", 3: "/dc2", 4: "/dc2"}
@@ -96,7 +96,7 @@ def _sync(check):  # noqa: ANN001, ANN202
 
 async def test_created_under_replicated_while_a_broker_is_killed_and_filled_when_it_returns(
         ballast: Ballast, admin: KafkaClusterAdmin, kafka: LocalKafka, name: str) -> None:
-    kafka.kill_broker(4)
+    await kill_when_quiet(kafka, admin, 4)
     ballast.apply(TopicSpec(name=name, partitions=4, replicas=4, placer="multi-level"))
     status = ballast.watcher.wait_status(name, lambda s: s.ready, "created under-replicated")
     assert status.condition("UnderReplicated").status == "True"

@@ -342,7 +342,7 @@ class KafkaClusterAdmin:
         # Every request's directories first: a broker answers AlterReplicaLogDirs only once it has created the logs
         # of the topics created before (both under its replica-state lock), so directories sent between two
         # CreateTopics would wait for the first request's thousands of logs.
-        await self._prefer_log_dirs(topics)
+        await self._prefer_log_dirs({t.name: t.log_dirs for t in topics})
         for batch in in_requests(topics):
             requests = {t.name: {"configs": dict(t.config),
                                  "assignments": {p: list(replicas) for p, replicas in enumerate(t.assignment)}}
@@ -354,16 +354,18 @@ class KafkaClusterAdmin:
                     error(topic.get("error_message") or error.__name__))
         return outcome
 
-    async def _prefer_log_dirs(self, topics: Sequence[NewTopic]) -> None:
-        """AlterReplicaLogDirs before CreateTopics: a broker records the directory for a replica it does not host yet
-        and creates the replica there (LogManager's preferred log directories, which win over the controller's), so
-        nothing moves between directories after (a move right after creation met a Kafka race on JBOD brokers: a
-        future replica no thread copied). Each replica is answered NotLeaderOrFollower or ReplicaNotAvailable, meaning
-        recorded; any failure leaves the choice to the broker, as a cluster without JBOD does."""
+    async def _prefer_log_dirs(self, dirs_by_topic: Mapping[str, Mapping[tuple[int, int], str]]) -> None:
+        """AlterReplicaLogDirs before CreateTopics (or CreatePartitions): a broker records the directory for a replica
+        it does not host yet and creates the replica there (LogManager's preferred log directories, which win over the
+        controller's), so nothing moves between directories after (a move right after creation met a Kafka race on
+        JBOD brokers: a future replica no thread copied; and a broker killed during such a move left the replica in
+        both directories and would not start again). Each replica is answered NotLeaderOrFollower or
+        ReplicaNotAvailable, meaning recorded; any failure leaves the choice to the broker, as a cluster without JBOD
+        does."""
         by_broker: dict[int, dict[TopicPartitionReplica, str]] = {}
-        for t in topics:
-            for (p, b), path in t.log_dirs.items():
-                by_broker.setdefault(b, {})[TopicPartitionReplica(t.name, p, b)] = path
+        for name, dirs in dirs_by_topic.items():
+            for (p, b), path in dirs.items():
+                by_broker.setdefault(b, {})[TopicPartitionReplica(name, p, b)] = path
         if not by_broker:
             return
         # One request per broker, all at once: a broker still creating the replicas of earlier topics answers only
@@ -402,7 +404,10 @@ class KafkaClusterAdmin:
     async def delete_topic(self, name: str) -> None:
         await self._run(lambda a: a.delete_topics([name]), read=False)
 
-    async def create_partitions(self, name: str, total: int, assignment: Assignment | None = None) -> None:
+    async def create_partitions(self, name: str, total: int, assignment: Assignment | None = None,
+                                log_dirs: Mapping[tuple[int, int], str] | None = None) -> None:
+        if log_dirs:
+            await self._prefer_log_dirs({name: log_dirs})
         spec: Any = total if assignment is None else {"count": total, "assignments": [list(r) for r in assignment]}
         await self._run(lambda a: a.create_partitions({name: spec}), read=False)
 

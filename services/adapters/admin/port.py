@@ -291,8 +291,10 @@ class ClusterAdmin(Protocol):
 
     async def delete_topic(self, name: str) -> None: ...
 
-    async def create_partitions(self, name: str, total: int, assignment: Assignment | None = None) -> None:
-        """``assignment`` names the replicas of the new partitions only, as Kafka's CreatePartitions does."""
+    async def create_partitions(self, name: str, total: int, assignment: Assignment | None = None,
+                                log_dirs: Mapping[tuple[int, int], str] | None = None) -> None:
+        """``assignment`` names the replicas of the new partitions only, as Kafka's CreatePartitions does;
+        ``log_dirs``: (partition, broker) -> the directory each new replica is created in (as ``NewTopic.log_dirs``)."""
         ...
 
     async def alter_configs(self, name: str, config: Mapping[str, str | None]) -> None:

@@ -178,11 +178,14 @@ class SimulatorClusterAdmin:
     async def delete_topic(self, name: str) -> None:
         await self._call("DELETE", f"topics/{name}")
 
-    async def create_partitions(self, name: str, total: int, assignment: Assignment | None = None) -> None:
+    async def create_partitions(self, name: str, total: int, assignment: Assignment | None = None,
+                                log_dirs: Mapping[tuple[int, int], str] | None = None) -> None:
         body: dict[str, Any] = {"total": total}
         if assignment is not None:
             body["assignment"] = [list(r) for r in assignment]
         await self._call("POST", f"topics/{name}/partitions", json=body)
+        if log_dirs:  # the simulator puts a replica in its directory at once: no race to avoid
+            await self.alter_replica_log_dirs(name, log_dirs)
 
     async def alter_configs(self, name: str, config: dict[str, str]) -> None:
         await self._call("PATCH", f"topics/{name}/config", json={"config": config})
