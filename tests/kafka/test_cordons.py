@@ -122,6 +122,9 @@ async def test_a_broker_is_decommissioned_end_to_end_and_an_rf_raise_meanwhile_k
         assert now is not None and all(broker not in p.replicas for p in now.partitions)
     finally:
         await admin.delete_topic(drained)
+        # A broker's dynamic configs outlive it in the metadata: a later broker given the same id (another test's
+        # add_broker) would start cordoned.
+        await admin.alter_broker_configs(broker, {CORDONED_LOG_DIRS: None})
         kafka.decommission_broker(broker)
         # As an operator would (`ballast brokers forget`): placement keeps no room for it in the later tests.
         busio.publish(ballast.settings.bus, TOPICS.observed_brokers, [BrokerForgotten(id=broker)])

@@ -186,7 +186,9 @@ def decommission(
         if not safe:
             raise fail(f"broker {broker}: not safe to remove yet: {said}")
         console.print(f"broker {broker}: safe to remove: it hosts no replica. Stop it, then `ballast brokers "
-                      f"forget {broker}` (placement stops keeping room for it)")
+                      f"forget {broker}` (placement stops keeping room for it). Its cordon stays with its id in "
+                      f"Kafka's metadata: a broker that joins later as {broker} starts cordoned (`ballast brokers "
+                      f"uncordon {broker}` then)")
 
 
 def _follow_decommission(name: str, timeout_s: float) -> tuple[bool, str]:

@@ -303,7 +303,8 @@ def test_diff_dry_run_and_apply_wait(ballast: Ballast, name: str, tmp_path: Path
     applied = cli(ballast.stack, "apply", "-f", str(manifest), "--wait", "--timeout", "120")
     assert applied.returncode == 0, applied.stdout + applied.stderr
     assert applied.stdout.splitlines()[-1] == f"{name}: ready"
-    generation = ballast.watcher.latest[name].generation
+    # The test's own reader of the status topic may be a moment behind the CLI's.
+    generation = ballast.watcher.wait_status(name, lambda s: s.ready, "ready").generation
     unchanged = cli(ballast.stack, "diff", "-f", str(manifest), "-o", "json")
     assert unchanged.returncode == 0, unchanged.stderr
     assert json.loads(unchanged.stdout) == {"topic": name, "verdict": "unchanged", "changes": [], "specChanges": [],
