@@ -252,8 +252,14 @@ class ReplicasChanges:
                 if exc.temporary:
                     log.info("dry run for cordons not answered; asking again shortly", error=exc.message)
                     return None
-                # The request itself is refused: the real one says so, and the refusal is pinned on its changes.
-                log.info("dry run for cordons refused; the request goes as it is", error=exc.message)
+                # Refused: what Cruise Control would do once it takes the request is not known, so nothing of it is
+                # sent unchecked; the increases wait with the refusal said, and are asked again at their retry.
+                log.info("dry run for cordons refused; the increases wait", error=exc.message)
+                waiting = [t for ts in cordon_hold.increases(asked, await self._actual_rf(
+                    [t for ts in asked.values() for t in ts])).values() for t in ts]
+                await self._say_waiting(waiting, f"held: a broker is cordoned, and Cruise Control refused the dry run "
+                                                 f"that checks where the new replicas would go: {exc.message}")
+                held.update({t: [] for t in waiting})
                 break
             if answer is None:
                 return None
@@ -285,16 +291,20 @@ class ReplicasChanges:
         """Held topics pending with the reason, asked again at their retry; a record only when the reason is new."""
         by_message: dict[str, list[str]] = {}
         for topic, brokers in held.items():
-            by_message.setdefault(cordon_hold.held_message(brokers), []).append(topic)
+            if brokers:  # those without brokers were said already (a refused dry run)
+                by_message.setdefault(cordon_hold.held_message(brokers), []).append(topic)
         for message, topics in by_message.items():
             log.warning("replicas change held: Cruise Control would use a cordoned broker", topics=len(topics),
                         message=message)
-            changed = logic.on_submit_failed(self.in_flight, topics, message, utcnow(), **self._retry)
-            news = [r for r in changed if (old := self.in_flight.get(r.topic)) is None or old.message != r.message]
-            for record in changed:  # said already: only its retry time moved, no record for the bus
-                if record not in news:
-                    self._remember(record)
-            await self._publish(news)
+            await self._say_waiting(topics, message)
+
+    async def _say_waiting(self, topics: list[str], message: str) -> None:
+        changed = logic.on_submit_failed(self.in_flight, topics, message, utcnow(), **self._retry)
+        news = [r for r in changed if (old := self.in_flight.get(r.topic)) is None or old.message != r.message]
+        for record in changed:  # said already: only its retry time moved, no record for the bus
+            if record not in news:
+                self._remember(record)
+        await self._publish(news)
 
     async def _settle_in_doubt(self) -> bool:
         """Changes whose request may or may not have reached Cruise Control: its topic_configuration tasks say, by

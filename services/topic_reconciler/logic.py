@@ -164,8 +164,10 @@ def plan(spec: TopicSpec | None, actual: TopicDescription | None, change: Replic
     if waiting_for_brokers(placeholders, actual, spec):
         assert placeholders is not None
         result.warnings.append(under_replicated_condition(placeholders, alive_brokers))
-        if alive_brokers is None or alive_brokers < spec.replicas:
-            return result  # nothing to fill them with yet: asking Cruise Control would only be refused
+        if alive_brokers is None or alive_brokers - cordoned_brokers < spec.replicas:
+            # Nothing to fill them with yet (a fully cordoned broker takes no new replica): asking Cruise Control
+            # would only be refused, or put one where the operator said none may go.
+            return result
         # Enough brokers again: the replication-factor change below fills the placeholders.
     if held is not None:
         result.warnings.append(held)

@@ -48,3 +48,19 @@ def test_an_rf_increase_only_cordoned_brokers_could_give_is_held_and_a_decrease_
     lowered = logic.plan(TopicSpec(name="t", partitions=1, replicas=3), at_four, None, alive_brokers=4,
                          cordoned_brokers=3)
     assert [type(a).__name__ for a in lowered.actions] == ["RequestReplicasChange"]
+
+
+def test_placeholders_wait_while_only_a_cordoned_broker_could_fill_them() -> None:
+    """Three brokers alive but one fully cordoned: an RF 3 topic with placeholders waits (a fresh-clone run saw
+    Cruise Control fill one on the cordoned broker when the reconciler counted it); a third broker that takes
+    replicas, and the RF change fills them."""
+    from events import PlaceholderRecord, TopicSpec
+    from services.adapters.admin import PartitionInfo, TopicDescription
+    from services.topic_reconciler import logic
+
+    record = PlaceholderRecord(topic="t", replication_factor=3, assignment=[[1, 2, -1]])
+    under = TopicDescription(name="t", partitions=(PartitionInfo(id=0, replicas=(1, 2)),))
+    spec = TopicSpec(name="t", partitions=1, replicas=3)
+    assert logic.plan(spec, under, None, record, alive_brokers=3, cordoned_brokers=1).actions == []
+    assert [type(a).__name__ for a in logic.plan(spec, under, None, record, alive_brokers=4,
+                                                 cordoned_brokers=1).actions] == ["RequestReplicasChange"]
