@@ -20,6 +20,9 @@ from services.topic_reconciler.placing import Placing
 
 log = get_logger(__name__)
 
+# How many times a creation whose answer was lost looks for the topics before counting them not created.
+IN_DOUBT_LOOKS = 3
+
 
 @dataclass(frozen=True)
 class Creation:
@@ -100,7 +103,9 @@ class BatchCreator:
         try:
             return await self.admin.create_topics(topics)
         except AdminError as exc:
-            if exc.temporary or len(topics) == 1:
+            if exc.temporary:
+                return await self._in_doubt(topics, exc)
+            if len(topics) == 1:
                 return {t.name: exc for t in topics}
             log.warning("the cluster refused the creation request; creating each topic alone", topics=len(topics),
                         error=str(exc))
@@ -111,6 +116,27 @@ class BatchCreator:
             except AdminError as exc:
                 outcome[topic.name] = exc
         return outcome
+
+    async def _in_doubt(self, topics: list[NewTopic], error: AdminError) -> dict[str, AdminError | None]:
+        """A request whose answer was lost (the connection it went on closed: a broker killed, say) may still have
+        been carried out: a topic the cluster now shows with the partitions asked for was created (its placement and
+        placeholders are announced as for any other); the others failed with ``error``."""
+        created: set[str] = set()
+        for attempt in range(IN_DOUBT_LOOKS):  # a broker's metadata follows the controller's by moments
+            try:
+                shown = await self.admin.describe_topics([t.name for t in topics if t.name not in created],
+                                                         replica_dirs=False)
+            except AdminError:
+                break
+            created |= {t.name for t in topics if (d := shown.get(t.name)) is not None
+                        and [list(p.replicas) for p in d.partitions] == [list(r) for r in t.assignment]}
+            if len(created) == len(topics):
+                break
+            await asyncio.sleep(0.2 * (attempt + 1))
+        if created:
+            log.warning("creation answered with an error, yet the cluster shows the topics as asked: created",
+                        topics=len(created), error=str(error))
+        return {t.name: None if t.name in created else error for t in topics}
 
     async def _place(self, creation: Creation, *, brokers_read: bool) -> _Placed:
         action = creation.action
