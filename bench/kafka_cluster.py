@@ -53,14 +53,19 @@ def node_rss(kafka: LocalKafka) -> dict[str, float]:
     return {name: rss_mb(node.process.pid) for name, node in nodes.items() if node.process is not None}
 
 
+def cpu_s(pid: int) -> float:
+    """The CPU time a process has used so far (user and system, from /proc); 0 for one that is gone."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except FileNotFoundError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def node_cpu_s(kafka: LocalKafka) -> float:
-    """The CPU time the cluster's JVMs have used so far (user and system, from /proc)."""
-    ticks = 0
-    for node in (kafka.controller, *kafka.brokers.values()):
-        if node.process is not None:
-            fields = Path(f"/proc/{node.process.pid}/stat").read_text().rsplit(")", 1)[1].split()
-            ticks += int(fields[11]) + int(fields[12])
-    return ticks / os.sysconf("SC_CLK_TCK")
+    """The CPU time the cluster's JVMs have used so far."""
+    return sum(cpu_s(node.process.pid) for node in (kafka.controller, *kafka.brokers.values())
+               if node.process is not None)
 
 
 def load(kafka: LocalKafka, records: int = 20_000) -> None:

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bench.creation import ENV, Statuses, settle, through_ballast
+from bench.kafka_cluster import cpu_s
 from bench.markdown import replace_section
 from services.local.stack import LocalStack
 
@@ -42,14 +43,6 @@ class Run:
     @property
     def per_second(self) -> float:
         return self.topics / self.seconds
-
-
-def cpu_s(pid: int) -> float:
-    try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    except FileNotFoundError:
-        return 0.0
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def stack_cpu(stack: LocalStack) -> dict[str, float]:

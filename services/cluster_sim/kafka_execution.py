@@ -240,15 +240,13 @@ class KafkaExecution(Execution):
             for topic, dirs in by_topic.items():
                 try:
                     await self._b.admin.alter_replica_log_dirs(topic, dirs)
-                except UnknownTopic:
-                    for move in [m for m in in_flight if m.topic == topic]:
-                        in_flight.remove(move)
-                        self.intra_finished += 1
-                except OperationRefused as refused:
-                    # Kafka refuses a move into a cordoned directory (KIP-1066). The real Cruise Control marks the
-                    # task dead, counts it done and ends the execution Completed all the same (seen on dadba67e2).
-                    log.warning("move between log directories refused by Kafka; counted done, as Cruise Control "
-                                "does", topic=topic, error=str(refused))
+                except (UnknownTopic, OperationRefused) as gone:
+                    # A topic deleted: nothing left to move. A move Kafka refuses (into a cordoned directory,
+                    # KIP-1066): the real Cruise Control marks the task dead, counts it done and ends the execution
+                    # Completed all the same (seen on dadba67e2).
+                    if not isinstance(gone, UnknownTopic):
+                        log.warning("move between log directories refused by Kafka; counted done, as Cruise Control "
+                                    "does", topic=topic, error=str(gone))
                     for move in [m for m in in_flight if m.topic == topic]:
                         in_flight.remove(move)
                         self.intra_finished += 1
