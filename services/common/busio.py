@@ -138,13 +138,19 @@ def send(producer: Producer, topic: str, key: bytes | None, value: bytes | None,
     producer.poll(0)
 
 
-def produce(bus: BusSettings, items: list[tuple[str, bytes | None, bytes | None, list[tuple[str, bytes]] | None]],
-            *, delivered: list[tuple[str, int, int]] | None = None,
-            offsets_by_key: dict[bytes, int] | None = None) -> int:
-    """Produce and wait for every acknowledgement; ``delivered`` collects (topic, partition, offset) of each,
-    ``offsets_by_key`` each keyed record's offset."""
+def connected_producer(bus: BusSettings) -> tuple[Producer, Refusal]:
+    """A producer that has reached the bus (or the refusal raised)."""
     p, refusal = producer(bus)
     _check_reachable(p, bus.answer_timeout_s, refusal)
+    return p, refusal
+
+
+def produce(bus: BusSettings, items: list[tuple[str, bytes | None, bytes | None, list[tuple[str, bytes]] | None]],
+            *, delivered: list[tuple[str, int, int]] | None = None,
+            offsets_by_key: dict[bytes, int] | None = None, via: tuple[Producer, Refusal] | None = None) -> int:
+    """Produce and wait for every acknowledgement; ``delivered`` collects (topic, partition, offset) of each,
+    ``offsets_by_key`` each keyed record's offset; ``via``: a ``connected_producer`` to use (a new one otherwise)."""
+    p, refusal = via or connected_producer(bus)
     errors: list[str] = []
     refused: list[NotAuthorized] = []
 
@@ -177,7 +183,7 @@ def produce(bus: BusSettings, items: list[tuple[str, bytes | None, bytes | None,
 
 
 def publish(bus: BusSettings, topic: BusTopic[E], events: Iterable[E], *,
-            offsets_by_key: dict[bytes, int] | None = None) -> int:
+            offsets_by_key: dict[bytes, int] | None = None, via: tuple[Producer, Refusal] | None = None) -> int:
     """Produce these events to their topic, each keyed by its own key, and wait until the bus has them all. An event
     the topic does not carry is refused before anything is sent."""
     records = []
@@ -186,7 +192,7 @@ def publish(bus: BusSettings, topic: BusTopic[E], events: Iterable[E], *,
             raise TypeError(f"{topic.name} carries {', '.join(t.__name__ for t in topic.events)}, "
                             f"not {type(event).__name__}")
         records.append((topic.name, event.key.encode(), encode(event), None))
-    return produce(bus, records, offsets_by_key=offsets_by_key)
+    return produce(bus, records, offsets_by_key=offsets_by_key, via=via)
 
 
 # A partition whose leader just changed answers these until the new leader has caught up; librdkafka does not mark

@@ -76,17 +76,16 @@ class BatchCreator:
                     outcome[creation.action.name] = Created(error=exc)
                 except AdminError as exc:
                     outcome[creation.action.name] = Created(error=exc)
-        if placed and ahead is not None:
+        if placed:
+            log.info("creating topics", topics=len(placed),
+                     partitions=sum(len(p.topic.assignment) for p in placed.values()))
             try:
-                await ahead(list(placed))
+                answered = await self._create([p.topic for p in placed.values()],
+                                              first=(lambda: ahead(list(placed))) if ahead is not None else None)
             except BaseException:
                 for name in placed:
                     self.placing.view.forget(name)  # not asked for after all
                 raise
-        if placed:
-            log.info("creating topics", topics=len(placed),
-                     partitions=sum(len(p.topic.assignment) for p in placed.values()))
-            answered = await self._create([p.topic for p in placed.values()])
         by_name = {c.action.name: c for c in creations}
         for name, one in placed.items():
             error = answered.get(name)
@@ -97,11 +96,21 @@ class BatchCreator:
             outcome[name] = await self._announce(one, by_name[name])
         return outcome
 
-    async def _create(self, topics: list[NewTopic]) -> dict[str, AdminError | None]:
-        """One request for all; where the cluster refuses the request itself (too large, say), each topic alone, so
-        that no topic's refusal is another's. A temporary failure is every topic's (the next resync tries again)."""
+    async def _create(self, topics: list[NewTopic], *,
+                      first: Callable[[], Awaitable[None]] | None) -> dict[str, AdminError | None]:
+        """One request for all (``first`` done before it goes); where the cluster refuses the request itself (too
+        large, say), each topic alone, so that no topic's refusal is another's. A temporary failure is every topic's
+        (the next resync tries again)."""
+        done = False
+
+        async def once() -> None:  # before whichever request goes first (one refused whole may not have run it)
+            nonlocal done
+            if first is not None and not done:
+                await first()
+                done = True
+
         try:
-            return await self.admin.create_topics(topics)
+            return await self.admin.create_topics(topics, first=once)
         except AdminError as exc:
             if exc.temporary:
                 return await self._in_doubt(topics, exc)
@@ -112,7 +121,7 @@ class BatchCreator:
         outcome: dict[str, AdminError | None] = {}
         for topic in topics:
             try:
-                outcome.update(await self.admin.create_topics([topic]))
+                outcome.update(await self.admin.create_topics([topic], first=once))
             except AdminError as exc:
                 outcome[topic.name] = exc
         return outcome

@@ -400,11 +400,18 @@ class Reconciler:
                 continue
             shown = logic.shown(self.unseen, {n: d.partition_count if d is not None else 0
                                               for n, d in described.items()})
-            for name in shown:
-                del self.unseen[name]
             if shown:
                 wait = UNSEEN_FIRST_WAIT_S  # the cluster is catching up: the rest may show soon
+                # Still unseen while looked at: each read asks whichever broker is least loaded, and one that has not
+                # caught up yet would show the topic absent, to be created again (and its replicas moved between
+                # directories). A topic stays watched until the reconcile's own look has shown it.
                 await self.reconcile(shown)
+                for name in logic.shown({n: self.unseen[n] for n in shown if n in self.unseen},
+                                        {n: self.memory[n].actual.partition_count for n in shown
+                                         if self.memory[n].actual is not None}):
+                    del self.unseen[name]
+                for name in [n for n in shown if self.memory.spec(n) is None]:
+                    self.unseen.pop(name, None)  # withdrawn meanwhile: nothing left to wait for
             if (self._now() - began).total_seconds() > UNSEEN_GIVE_UP_S and self.unseen:
                 log.warning("topics created but still not shown by the cluster; left to the resync",
                             topics=len(self.unseen))

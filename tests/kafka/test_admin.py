@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 from confluent_kafka import Producer
 from kafka import errors as kafka_errors
+from kafka.admin import KafkaAdminClient
 
 from events import TOPICS, BrokerForgotten
 from services.common import busio
@@ -257,6 +258,43 @@ async def test_topics_created_together_with_their_replicas_in_the_directories_ch
         (f"{name}-a", 1, 2): (first[2], None), (f"{name}-a", 1, 3): (second[3], None),
         (f"{name}-b", 0, 3): (first[3], None), (f"{name}-b", 0, 1): (second[1], None)}
     assert (await admin.describe_topics([f"{name}-a"]))[f"{name}-a"].own_config == {"retention.ms": "60000"}
+
+
+async def test_the_read_after_a_creation_takes_the_configs_createtopics_answered(
+        admin: KafkaClusterAdmin, kafka: LocalKafka, name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 52: the describe right after a creation takes the topics' configs from the CreateTopics answer (v5+)
+    instead of a DescribeConfigs of thousands of topics, and they read exactly as a DescribeConfigs says them: the
+    configs that differ from Kafka's defaults, and which of them are set on the topic."""
+    asked: list[str] = []
+    describe_configs = KafkaAdminClient.describe_configs
+
+    def counted(client: KafkaAdminClient, resources, *args, **kwargs):  # noqa: ANN001, ANN202
+        asked.extend(r.name for r in resources)
+        return describe_configs(client, resources, *args, **kwargs)
+
+    monkeypatch.setattr(KafkaAdminClient, "describe_configs", counted)
+    topics = {f"{name}-compact": {"cleanup.policy": "compact", "min.compaction.lag.ms": "1000"},
+              f"{name}-plain": {}, f"{name}-retained": {"retention.ms": "60000"}}
+    outcome = await admin.create_topics([NewTopic(n, ((1, 2), (2, 3)), config) for n, config in topics.items()])
+    assert outcome == dict.fromkeys(topics)
+    just_created = await admin.describe_topics(sorted(topics), replica_dirs=False)
+    assert asked == []
+
+    fresh = KafkaClusterAdmin({"bootstrap_servers": kafka.bootstrap_servers}, timeout_s=15)
+    try:
+        described = await fresh.describe_topics(sorted(topics), replica_dirs=False)
+    finally:
+        await fresh.aclose()
+    assert sorted(asked) == sorted(topics)
+    for topic in topics:
+        assert just_created[topic] is not None and described[topic] is not None
+        assert (just_created[topic].config, just_created[topic].overrides) == (
+            described[topic].config, described[topic].overrides)
+        assert just_created[topic].own_config == topics[topic]
+    # Read once: the next describe asks the cluster, where the configs may have changed since.
+    await admin.alter_configs(f"{name}-plain", {"retention.ms": "120000"})
+    again = await admin.describe_topics([f"{name}-plain"], replica_dirs=False)
+    assert again[f"{name}-plain"] is not None and again[f"{name}-plain"].own_config == {"retention.ms": "120000"}
 
 
 async def test_a_broker_that_answers_the_directories_late_is_asked_again_before_the_creation(

@@ -24,8 +24,8 @@ from tests.unit.records import record
 class AnswerLost(SimulatorClusterAdmin):
     """Creates the topics, then answers as a connection closed mid-request does."""
 
-    async def create_topics(self, topics: Sequence[NewTopic]):  # noqa: ANN201
-        await super().create_topics(topics)
+    async def create_topics(self, topics: Sequence[NewTopic], *, first=None):  # noqa: ANN001, ANN201
+        await super().create_topics(topics, first=first)
         raise ClusterUnavailable("Cancelled: Cancelled")
 
 

@@ -11,13 +11,14 @@ import asyncio
 import logging
 import re
 import threading
+import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from operator import itemgetter
 from typing import Any, TypeVar
 
 from kafka import TopicPartition
 from kafka import errors as kafka_errors
-from kafka.admin import AlterConfigOp, ConfigResource, ConfigResourceType, KafkaAdminClient
+from kafka.admin import AlterConfigOp, ConfigResource, ConfigResourceType, ConfigSourceType, KafkaAdminClient
 from kafka.structs import TopicPartitionReplica
 
 from events.topic_configs import KAFKA_TOPIC_DEFAULTS
@@ -56,6 +57,9 @@ SETTLE_S = 5.0
 # How often a broker is asked for new replicas' log directories while its answer times out (each wait is the client's
 # request timeout): it answers once it has created the logs of the topics created before.
 LOG_DIRS_ATTEMPTS = 5
+# How long the configs a CreateTopics answered with stand for a DescribeConfigs of the topic: only the read right
+# after its creation takes them (a later one asks the cluster, where someone may have changed them since).
+CREATED_CONFIGS_FRESH_S = 5.0
 # kafka-python logs each refused connection and retried request at WARNING, and a broker going away at ERROR, in
 # plain text; the adapter raises what fails to whoever called it, who logs it (as JSON).
 logging.getLogger("kafka").setLevel(logging.CRITICAL)
@@ -122,6 +126,15 @@ def _check(errors: Mapping[Any, Any], what: str) -> None:
         raise _admin_error(exc) if isinstance(exc, Exception) else UnreadableAnswer(f"{what} {key}: {name}")
 
 
+def _configs_of(entries: Mapping[str, Mapping[str, Any]]) -> tuple[dict[str, str], frozenset[str]]:
+    """A topic's configs that differ from Kafka's defaults, and which of them are set on the topic, from kafka-python's
+    entries (a DescribeConfigs or a CreateTopics answer: the same entries, the latter unfiltered)."""
+    modified = {key: entry for key, entry in entries.items()
+                if ConfigSourceType.build_from(entry.get("config_source", "UNKNOWN")).is_modified()}
+    return ({key: entry["value"] for key, entry in modified.items() if entry.get("value") is not None},
+            frozenset(key for key, entry in modified.items() if entry.get("config_source") == "DYNAMIC_TOPIC_CONFIG"))
+
+
 def _log_dirs(answer: list[dict[str, Any]]) -> list[LogDirInfo]:
     """kafka-python's DescribeLogDirs answers (one per broker), read."""
     described = []
@@ -147,6 +160,10 @@ class KafkaClusterAdmin:
         self._timeout_s = timeout_s
         self._client: KafkaAdminClient | None = None
         self._lock = threading.Lock()
+        # Topics this client just created: the configs Kafka answered CreateTopics with (v5+, as DescribeConfigs would
+        # say them), and when; the describe right after the creation takes them instead of asking again (thousands of
+        # topics' DescribeConfigs took as long as creating them).
+        self._created_configs: dict[str, tuple[float, tuple[dict[str, str], frozenset[str]]]] = {}
 
     # -- plumbing ------------------------------------------------------------------------------------------------
 
@@ -262,8 +279,7 @@ class KafkaClusterAdmin:
             # Kafka answers so whether the topic exists or not: read as absent, it was "create" to a tenant's diff.
             raise OperationRefused(f"not authorized to describe the topic(s) {', '.join(hidden)} (Kafka's ACLs)")
         present = [name for name in names if name in found]
-        configs = await self._topic_configs(present)
-        brokers = await self.brokers() if present else []
+        configs, brokers = await asyncio.gather(self._topic_configs(present), self.brokers()) if present else ({}, [])
         racks = {b.id: b.rack for b in brokers}
         disks = await self._replica_disks({name: [p["partition_index"] for p in found[name]["partitions"]]
                                            for name in present if replica_dirs}, [b.id for b in brokers if b.alive])
@@ -290,14 +306,17 @@ class KafkaClusterAdmin:
 
     async def _topic_configs(self, names: Sequence[str]) -> dict[str, tuple[dict[str, str], frozenset[str]]]:
         """Per topic: its configs that differ from Kafka's defaults, and which of them are set on the topic."""
-        if not names:
-            return {}
-        resources = [ConfigResource(ConfigResourceType.TOPIC, name) for name in names]
-        answer = await self._run(lambda a: a.describe_configs(resources))
-        return {name: ({key: entry["value"] for key, entry in entries.items() if entry.get("value") is not None},
-                       frozenset(key for key, entry in entries.items()
-                                 if entry.get("config_source") == "DYNAMIC_TOPIC_CONFIG"))
-                for name, entries in answer.get("topic", {}).items()}
+        now = time.monotonic()
+        result = {}
+        for name in names:
+            answered = self._created_configs.pop(name, None)
+            if answered is not None and now - answered[0] < CREATED_CONFIGS_FRESH_S:
+                result[name] = answered[1]
+        if asked := [name for name in names if name not in result]:
+            resources = [ConfigResource(ConfigResourceType.TOPIC, name) for name in asked]
+            answer = await self._run(lambda a: a.describe_configs(resources))
+            result.update({name: _configs_of(entries) for name, entries in answer.get("topic", {}).items()})
+        return result
 
     async def _replica_disks(self, partitions: Mapping[str, Sequence[int]], alive: Sequence[int]
                              ) -> dict[tuple[str, int, int], dict[str, Any]]:
@@ -337,22 +356,33 @@ class KafkaClusterAdmin:
             spec.update(num_partitions=partitions, replication_factor=replication_factor)
         await self._run(lambda a: a.create_topics({name: spec}), read=False)
 
-    async def create_topics(self, topics: Sequence[NewTopic]) -> dict[str, AdminError | None]:
+    async def create_topics(self, topics: Sequence[NewTopic], *,
+                            first: Callable[[], Awaitable[None]] | None = None) -> dict[str, AdminError | None]:
         outcome: dict[str, AdminError | None] = {}
         # Every request's directories first: a broker answers AlterReplicaLogDirs only once it has created the logs
         # of the topics created before (both under its replica-state lock), so directories sent between two
-        # CreateTopics would wait for the first request's thousands of logs.
-        await self._prefer_log_dirs({t.name: t.log_dirs for t in topics})
+        # CreateTopics would wait for the first request's thousands of logs. The caller's ``first`` meanwhile: a
+        # directory recorded for a topic never created is never used.
+        await asyncio.gather(self._prefer_log_dirs({t.name: t.log_dirs for t in topics}),
+                             first() if first is not None else asyncio.sleep(0))
         for batch in in_requests(topics):
             requests = {t.name: {"configs": dict(t.config),
                                  "assignments": {p: list(replicas) for p, replicas in enumerate(t.assignment)}}
                         for t in batch}
             answer = await self._run(lambda a, r=requests: a.create_topics(r, raise_errors=False), read=False)
+            self._remember_configs(answer["topics"])
             for topic in answer["topics"]:
                 error = kafka_errors.for_code(topic["error_code"])
                 outcome[topic["name"]] = None if error is kafka_errors.NoError else _admin_error(
                     error(topic.get("error_message") or error.__name__))
         return outcome
+
+    def _remember_configs(self, created: list[dict[str, Any]]) -> None:
+        now = time.monotonic()
+        self._created_configs = {name: known for name, known in self._created_configs.items()
+                                 if now - known[0] < CREATED_CONFIGS_FRESH_S}
+        self._created_configs.update({topic["name"]: (now, _configs_of(topic["configs"])) for topic in created
+                                      if topic["error_code"] == 0 and topic.get("configs")})
 
     async def _prefer_log_dirs(self, dirs_by_topic: Mapping[str, Mapping[tuple[int, int], str]]) -> None:
         """AlterReplicaLogDirs before CreateTopics (or CreatePartitions): a broker records the directory for a replica

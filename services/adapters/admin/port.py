@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import functools
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -283,10 +283,13 @@ class ClusterAdmin(Protocol):
         cluster chooses."""
         ...
 
-    async def create_topics(self, topics: Sequence[NewTopic]) -> dict[str, AdminError | None]:
+    async def create_topics(self, topics: Sequence[NewTopic], *,
+                            first: Callable[[], Awaitable[None]] | None = None) -> dict[str, AdminError | None]:
         """Create these topics as the cluster's batched CreateTopics does, each replica in its chosen log directory
         from the start where the cluster allows it (no move after). Each topic's outcome: None when created, else its
-        own error (the port's kinds); a failure of the whole request raises."""
+        own error (the port's kinds); a failure of the whole request raises. ``first``: what must be done before the
+        request goes, run beside the adapter's own preparation (the directories sent ahead); when it raises, nothing
+        is created and its error is raised."""
         ...
 
     async def delete_topic(self, name: str) -> None: ...

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
 import httpx
@@ -162,7 +162,10 @@ class SimulatorClusterAdmin:
             body["assignment"] = [list(r) for r in assignment]
         await self._call("POST", "topics", json=body)
 
-    async def create_topics(self, topics: Sequence[NewTopic]) -> dict[str, AdminError | None]:
+    async def create_topics(self, topics: Sequence[NewTopic], *,
+                            first: Callable[[], Awaitable[None]] | None = None) -> dict[str, AdminError | None]:
+        if first is not None:
+            await first()
         kinds = {409: TopicAlreadyExists}
         outcome: dict[str, AdminError | None] = {}
         for batch in in_requests(topics):
