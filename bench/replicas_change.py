@@ -1,6 +1,7 @@
 """Benchmark: N topic specs with replication-factor changes through the local stack.
 
-    python -m bench.replicas_change [--topics 10000] [--rates 250,500,1000] [--write BENCHMARKS.md] [--dump FILE]
+    python -m bench.replicas_change [--topics 10000] [--rates 250,500,1000] [--relaxed] [--write BENCHMARKS.md]
+        [--dump FILE]
     python -m bench.replicas_change --kafka [--topics 200] [--rates 50] [--write BENCHMARKS.md]
 
 With ``--kafka`` the same phases run twice in one run, on the embedded stack and on the real local Kafka cluster (the
@@ -11,7 +12,11 @@ Phase 1 creates N topics at RF 3. Phase 2 (throughput) produces N RF changes (3 
 events processed per second and Cruise Control requests. Phase 3 (latency), once per rate, produces N RF changes
 (alternately to 3 and to 2) paced at that many specs per second and measures spec -> submission (spec produced ->
 Cruise Control has the topic_configuration request: its task's start), each hop on the way, and task completion ->
-status event (simulator's completion time -> the status event)."""
+status event (simulator's completion time -> the status event).
+
+With ``--relaxed`` the same phases run a second time in the same run, on a stack whose Cruise Control task budget is
+relaxed (tasks found finished every 0.05 s instead of 0.5 s, 100 active tasks, the replicas-change service's share
+50 instead of 1): where the budget is the floor of a latency, the two tables show it."""
 
 from __future__ import annotations
 
@@ -41,6 +46,16 @@ ENV = {
     "BALLAST_REPLICAS_CHANGE__POLL_INTERVAL_S": "0.5",
     "BALLAST_RECONCILER__RESYNC_INTERVAL_S": "300",
     "BALLAST_LOG_LEVEL": "warning",
+}
+
+
+# Cruise Control's user-task budget, relaxed: its scanner ten times as often, and room for many tasks at once.
+RELAXED_BUDGET = {
+    "BALLAST_SIMULATOR__TASK_SCANNER_PERIOD_S": "0.05",
+    "BALLAST_CRUISE_CONTROL__TASK_SCANNER_PERIOD_S": "0.05",
+    "BALLAST_SIMULATOR__MAX_ACTIVE_USER_TASKS": "100",
+    "BALLAST_CRUISE_CONTROL__MAX_ACTIVE_USER_TASKS": "100",
+    "BALLAST_CRUISE_CONTROL__USER_TASK_SHARES": '{"rebalancer": 2, "replicas-change": 50, "load-collector": 1}',
 }
 
 
@@ -141,12 +156,13 @@ def completed_at(rf: int):
     return check
 
 
-def run(topics: int, rates: list[int], dump: Path | None = None, kafka: bool = False) -> dict:
+def run(topics: int, rates: list[int], dump: Path | None = None, kafka: bool = False,
+        budget: dict[str, str] | None = None) -> dict:
     names = [f"bench-{i:05d}" for i in range(topics)]
     say = lambda m: print(m, file=sys.stderr, flush=True)  # noqa: E731
     # Only the services of the measured path: the load collector would also make the simulated partitions grow (its
     # reads advance the load model), and the data copy would then dominate the latencies.
-    with LocalStack(Path(tempfile.mkdtemp(prefix="ballast-bench-")), env=ENV, kafka=kafka,
+    with LocalStack(Path(tempfile.mkdtemp(prefix="ballast-bench-")), env={**ENV, **(budget or {})}, kafka=kafka,
                     services=("topic-reconciler", "replicas-change")) as stack:
         stack.start(progress=lambda m: say(f"  {m}"))
         bus = stack.settings().bus
@@ -242,25 +258,48 @@ def quantiles(name: str, values: list[float]) -> dict[str, float]:
     return {f"{name}_p50": percentile(values, 50), f"{name}_p99": percentile(values, 99)}
 
 
-def render(r: dict, command: str) -> str:
+def _paced_rows(r: dict) -> str:
     def verdict(good: bool) -> str:
         return "met" if good else "**not met**"
 
-    n = int(r["topics"])
-    rows = "\n".join(
+    return "\n".join(
         f"| {p['rate']:,} | {p['submit_p50']:.2f} / {p['submit_p99']:.2f} s: {verdict(p['submit_p99'] <= 1)} "
         f"| {p['observed_p50']:.2f} / {p['observed_p99']:.2f} s | {p['pending_p50']:.2f} / {p['pending_p99']:.2f} s "
         f"| {p['idle_p50']:.2f} / {p['idle_max']:.2f} s | {p['own_p50']:.2f} / {p['own_p99']:.2f} s "
         f"| {p['recorded_p50']:.2f} / {p['recorded_p99']:.2f} s "
         f"| {p['status_p50']:.2f} / {p['status_p99']:.2f} s: {verdict(p['status_p99'] <= 2)} | {p['requests']} |"
         for p in r["paced"])
+
+
+PACED_HEADER = ("| specs/s | spec -> submission | spec -> reconciler's status (first hop) | spec -> change recorded pending "
+                "(both hops) | Cruise Control idle between executions (p50 / max) | spec -> submission less the wait "
+                "for the previous execution | spec -> change recorded ongoing (answer back) | task completion -> "
+                "status event | topic_configuration requests |\n| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+
+
+def render(r: dict, command: str, relaxed: dict | None = None) -> str:
+    def verdict(good: bool) -> str:
+        return "met" if good else "**not met**"
+
+    n = int(r["topics"])
+    rows = _paced_rows(r)
+    relaxed_part = "" if relaxed is None else (
+        "\nThe same phases in the same run on a second stack whose Cruise Control task budget is relaxed (its scanner "
+        "every 0.05 s instead of 0.5 s, 100 active tasks, the replicas-change service's share 50 instead of 1): what "
+        "the budget costs is the difference between the two tables. Its burst: "
+        f"{relaxed['spec_events_per_s']:,.0f} spec events/s, {relaxed['burst_requests']:.0f} topic_configuration "
+        f"requests, produced -> every change completed {relaxed['burst_total_s']:.1f} s.\n" + f"""
+{PACED_HEADER}
+{_paced_rows(relaxed)}
+""")
     return f"""## Replication-factor changes through the local stack: {n:,} topics
 
 Command: `{command}`
 
 {n:,} topics (1 partition each) on the local stack (Tansu, topic reconciler, replicas-change service, simulated
 Cruise Control; simulated proposal 0.1 s and execution at least 0.5 s per task, 1 MB partitions so that the simulated
-data copy does not dominate; Ballast polling every 0.5 s), all on this 2-core machine.
+data copy does not dominate; Ballast polling every 0.5 s; Cruise Control's task budget as the local stack sets it:
+finished tasks found every 0.5 s, 5 active at most, the replicas-change service's share 1), all on this 2-core machine.
 
 | measure | result | target |
 | --- | --- | --- |
@@ -273,10 +312,9 @@ Then {n:,} RF changes at a steady rate, once per rate (p50 / p99 over the {n:,} 
 Cruise Control has the request (its task's start). Targets: spec -> submission p99 <= 1 s, task completion -> status
 event p99 <= 2 s.
 
-| specs/s | spec -> submission | spec -> reconciler's status (first hop) | spec -> change recorded pending (both hops) | Cruise Control idle between executions (p50 / max) | spec -> submission less the wait for the previous execution | spec -> change recorded ongoing (answer back) | task completion -> status event | topic_configuration requests |
-| --- | --- | --- | --- | --- | --- | --- | --- | --- |
+{PACED_HEADER}
 {rows}
-
+{relaxed_part}
 """
 
 
@@ -327,6 +365,8 @@ def main() -> None:
     parser.add_argument("--rates", default=None,
                         help="comma-separated specs per second, one latency phase each (default: 250,500,1000; "
                              "50 with --kafka)")
+    parser.add_argument("--relaxed", action="store_true",
+                        help="run the phases again with Cruise Control's task budget relaxed, shown beside")
     parser.add_argument("--write", type=Path, help="replace this benchmark's section in the given markdown file")
     parser.add_argument("--dump", type=Path,
                         help="write each paced change's timestamps here (JSON, one file per rate), for analysis")
@@ -335,12 +375,14 @@ def main() -> None:
     rates_text = args.rates or ("50" if args.kafka else "250,500,1000")
     rates = [int(r) for r in rates_text.split(",")]
     command = (f"python -m bench.replicas_change{' --kafka' if args.kafka else ''} --topics {topics} --rates {rates_text}"
+               + (" --relaxed" if args.relaxed else "")
                + (f" --write {args.write}" if args.write else ""))
     if args.kafka:
         embedded = run(topics, rates, args.dump)
         section = render_side_by_side(embedded, run(topics, rates, args.dump, kafka=True), command)
     else:
-        section = render(run(topics, rates, args.dump), command)
+        section = render(run(topics, rates, args.dump), command,
+                         relaxed=run(topics, rates, budget=RELAXED_BUDGET) if args.relaxed else None)
     print(section)
     if args.write:
         replace_section(args.write, section)

@@ -249,9 +249,11 @@ class ReconcilerSettings(BaseModel):
     config_ownership: Literal["named", "all"] = "named"
     # Spec events are handled in batches (a burst's new topics in one CreateTopics): a batch goes once no spec event
     # has come for spec_batch_quiet_s, or once its first has waited spec_batch_window_s (a steady stream of specs is
-    # then handled at least this often, and a lone spec waits only the quiet period).
+    # then handled at least this often, and a lone spec waits only the quiet period). A second at 1,000 specs/s was
+    # most of a spec's time to its status (p99 1.3 s; 0.56 s with 0.2); a burst from one apply arrives well within
+    # half a second (3,000 specs in 0.06-0.4 s here) and its quiet period ends it.
     spec_batch_quiet_s: float = Field(default=0.1, gt=0, le=5)
-    spec_batch_window_s: float = Field(default=1.0, gt=0, le=30)
+    spec_batch_window_s: float = Field(default=0.5, gt=0, le=30)
 
 
 class AutoRebalanceSettings(BaseModel):
