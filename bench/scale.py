@@ -180,7 +180,7 @@ def section(results: list[Result], command: str) -> str:
             "right after the restart, until its status says ready (the RF change: completed); the others' health page as the running "
             "instance. Issue 52's goal: at most 60 s, at most 1 GB for all services together. The topic "
             f"reconciler's memory per 10,000 managed topics (one shard holds them all here): {per_10k}.\n\n"
-            f"{header}\n{rule}\n" + "\n".join(rows) + "\n")
+            f"{header}\n{rule}\n" + "\n".join(rows) + "\n\n")
 
 
 def main() -> None:
