@@ -40,6 +40,8 @@ class InvalidEvent(ValueError):
 
 @dataclass(frozen=True)
 class Decoded(Generic[E]):
+    """A record read: its envelope (the payload left out: ``event`` is that payload, validated) and its event."""
+
     envelope: Envelope
     event: E
 
@@ -93,4 +95,7 @@ def decode(raw: bytes | str | None, *, topic: BusTopic[E] | None = None) -> Deco
         event = cls.model_validate(envelope.payload)
     except ValidationError as exc:
         raise InvalidEvent(f"invalid {cls.SCHEMA}: {_describe(exc)}") from None
+    # The payload read is the event now: kept in the envelope as well, it doubled what a service holds of the records
+    # it keeps (all of a compacted topic's, as it starts).
+    envelope = envelope.model_copy(update={"payload": {}})
     return Decoded(envelope=envelope, event=event)  # type: ignore[arg-type]  # one of topic.events

@@ -201,18 +201,11 @@ class Intake:
         """Load the shards gained, forget those given away, and act on ``shards``."""
         first = not self.built
         gained, released = shards - self.built, self.built - shards
-        loaded = await self._load(gained) if gained else None
         if released:
             self.memory.forget(lambda name: self._shard(name) in released)
-        if loaded is not None:
-            self.memory.remember(*loaded)
-            if self.on_spec is not None:
-                # Before acting on them: what another instance forwarded for the gained shards while this one's spec
-                # agent passed their records by (the tenant gate's claims and forwards would be stale otherwise).
-                for name, item in loaded[0].items():
-                    self.on_spec(name, item.decoded.event, item.decoded.envelope.id, latest=True)
-            del loaded  # the records as read: only what ``remember`` kept of them is frozen
-        self.frozen.held(len(self.memory.topics))
+        if gained:
+            await self._load(gained)
+        self.frozen.held(len(self.memory.topics))  # only what the memory kept of the records read
         self.built = self.owned = shards
         log.info("acting on shards", shards=sorted(shards), of=self.shards, gained=sorted(gained),
                  released=sorted(released), **self.memory.counts())
@@ -227,15 +220,23 @@ class Intake:
         await self.reconciler.resync(deferred.intersection(specified))
         await self.reconciler.resync(n for n in specified if self._shard(n) in gained)
 
-    async def _load(self, shards: frozenset[int]) -> tuple[dict[str, Any], ...]:
-        outbox = self.reconciler.outbox
+    async def _load(self, shards: frozenset[int]) -> None:
+        """The compacted topics' records of these shards, remembered one topic at a time, each topic's records dropped
+        before the next is read: the four held at once took three times what the memory keeps of them (273 MB at
+        their peak for 30,000 topics, 90 MB kept), and the process kept the peak."""
+        outbox, memory = self.reconciler.outbox, self.memory
 
         def mine(raw: bytes | None) -> bool:
             return shard_of(raw, self.shards) in shards
 
-        return await asyncio.gather(
-            outbox.read_compacted(TOPICS.specs, keys=mine),
-            outbox.read_compacted(TOPICS.status, keys=mine),
-            outbox.read_compacted(TOPICS.replicas_state, keys=mine),
-            outbox.read_compacted(TOPICS.placeholders, keys=mine),
-        )
+        memory.remember_placeholders(await outbox.read_compacted(TOPICS.placeholders, keys=mine))
+        specs = await outbox.read_compacted(TOPICS.specs, keys=mine)
+        memory.remember_specs(specs)
+        if self.on_spec is not None:
+            # Before acting on them: what another instance forwarded for the gained shards while this one's spec
+            # agent passed their records by (the tenant gate's claims and forwards would be stale otherwise).
+            for name, item in specs.items():
+                self.on_spec(name, item.decoded.event, item.decoded.envelope.id, latest=True)
+        del specs
+        memory.remember_statuses(await outbox.read_compacted(TOPICS.status, keys=mine))
+        memory.remember_changes(await outbox.read_compacted(TOPICS.replicas_state, keys=mine))

@@ -122,17 +122,23 @@ class Memory:
         topic.generation = offset + 1
         topic.correlation = correlation_id
 
-    def remember(self, specs: Mapping[str, Stored[Any]], statuses: Mapping[str, Stored[Any]],
-                 changes: Mapping[str, Stored[Any]], placeholders: Mapping[str, Stored[Any]]) -> None:
-        """What the compacted topics say of topics just taken over (nothing is known of them yet)."""
+    # What the compacted topics say of topics just taken over (nothing is known of them yet), one topic at a time and
+    # in this order (each reads what the ones before it left): a service taking over reads one, remembers it and
+    # drops its records before reading the next.
+
+    def remember_placeholders(self, placeholders: Mapping[str, Stored[Any]]) -> None:
         for name, item in placeholders.items():
             if item.decoded.event.placeholders:
                 self[name].placeholders = kept(item.decoded.event)
+
+    def remember_specs(self, specs: Mapping[str, Stored[Any]]) -> None:
         for name, item in specs.items():
             # A reserved name, or a spec for another cluster, was dead-lettered when it arrived.
             if not reserved_topic(name) and not not_ours(item.decoded.event):
                 self.apply_spec(name, item.decoded.event, item.offset, item.decoded.envelope.correlation_id,
                                 item.decoded.envelope.id)
+
+    def remember_statuses(self, statuses: Mapping[str, Stored[Any]]) -> None:
         for name, item in statuses.items():
             status = self[name].status = kept(item.decoded.event)
             self[name].origin = status.origin
@@ -140,6 +146,8 @@ class Memory:
                 self[name].owner = status.owner  # withdrawn by an admin: its tenant still hears of it
             if (drift := status.condition(conditions.DRIFT)) is not None and drift.reason == "Corrected":
                 self[name].drift = (status.generation, drift)
+
+    def remember_changes(self, changes: Mapping[str, Stored[Any]]) -> None:
         for name, item in changes.items():
             if isinstance(item.decoded.event, ReplicasChangeRecord):
                 self[name].change = kept(item.decoded.event)

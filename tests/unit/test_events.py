@@ -22,6 +22,8 @@ def test_round_trip_keeps_envelope_and_correlation_id() -> None:
     assert decoded.envelope.version == 1
     assert decoded.envelope.correlation_id == "corr-1"
     assert spec.config == {"min.insync.replicas": "2"}
+    # The payload is the event: not kept twice (issue 52: a service starting holds every record of a topic at once).
+    assert decoded.envelope.payload == {}
 
 
 def test_wire_form_is_camel_case() -> None:

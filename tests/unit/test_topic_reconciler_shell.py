@@ -4,6 +4,8 @@ would, the bus an in-memory outbox, the cluster the simulator's admin API."""
 from __future__ import annotations
 
 import asyncio
+import gc
+import weakref
 from collections import Counter
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
@@ -63,6 +65,37 @@ async def test_a_spec_creates_its_topic_and_publishes_its_status_once(reconciler
     older = TopicSpec(name="orders", partitions=3, replicas=3)
     await service.intake.on_spec_events([record(TOPICS.specs, older, offset=3)])
     assert len(statuses(outbox, "orders")) == 2 and outbox.on(TOPICS.replicas_commands) == []
+
+
+async def test_a_restart_reads_the_compacted_topics_one_at_a_time(reconciler, tmp_path, monkeypatch) -> None:
+    """Issue 52: the records of the four compacted topics held at once took three times what the memory keeps of
+    them, and the process kept that peak (405-412 MB after a restart at 30,000 topics, 303 MB one at a time). Each
+    topic's records are dropped before the next is read, and what they say is all remembered."""
+    service, outbox, simulator = reconciler
+    spec = TopicSpec(name="kept", partitions=1, replicas=2)
+    await service.intake.on_spec_events([record(TOPICS.specs, spec, offset=outbox.put(TOPICS.specs, spec))])
+    real = outbox.read_compacted
+    earlier: list[weakref.ref] = []
+    held_at_once: list[int] = []
+
+    class Records(dict):  # a plain dict cannot be weakly referenced
+        pass
+
+    async def one_at_a_time(topic, **kwargs):  # noqa: ANN001, ANN003, ANN202
+        gc.collect()
+        held_at_once.append(sum(1 for ref in earlier if ref() is not None))
+        records = Records(await real(topic, **kwargs))
+        earlier.append(weakref.ref(records))
+        return records
+
+    monkeypatch.setattr(outbox, "read_compacted", one_at_a_time)
+    restarted = TopicReconciler(Settings(data_dir=tmp_path / "restarted"), admin=service.reconciler.admin,
+                                outbox=outbox)
+    await restarted.intake.start()
+    await restarted.intake.handover._taking  # type: ignore[union-attr,misc]
+    assert len(held_at_once) == 6 and held_at_once[2:] == [0, 0, 0, 0]  # the brokers' two first, then the four
+    topic = restarted.reconciler.memory["kept"]
+    assert topic.spec is not None and topic.status is not None and topic.status.ready and topic.status.origin == "created"
 
 
 class Killed(BaseException):
