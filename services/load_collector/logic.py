@@ -2,16 +2,23 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
 
 from events import BrokerLoadSample, LogDirLoadSample, PartitionLoadSample
 from events.models import Event
-from services.adapters.cruise_control.models import BrokerLoads, PartitionLoads
+from services.adapters.cruise_control.models import BrokerLoads, PartitionLoad, PartitionLoads
 
 
 def samples(brokers: BrokerLoads, partitions: PartitionLoads | None, sampled_at: datetime) -> list[Event]:
     """One sample per alive broker, per log directory of it (an offline one as such), and per partition, all stamped
     ``sampled_at`` (the event time the aggregates window by)."""
+    return broker_samples(brokers, sampled_at) + partition_samples(
+        partitions.records if partitions is not None else [], sampled_at)
+
+
+def broker_samples(brokers: BrokerLoads, sampled_at: datetime) -> list[Event]:
+    """One sample per alive broker and per log directory of it (an offline one as such)."""
     out: list[Event] = []
     for b in brokers.brokers:
         if not b.alive:
@@ -25,8 +32,12 @@ def samples(brokers: BrokerLoads, partitions: PartitionLoads | None, sampled_at:
             out.append(LogDirLoadSample(
                 broker=b.broker, rack=b.rack or None, log_dir=directory, sampled_at=sampled_at, online=d.online,
                 disk_mb=d.disk_mb or 0.0, disk_pct=d.disk_pct, replicas=d.replicas, leaders=d.leaders))
-    for p in partitions.records if partitions is not None else ():
-        out.append(PartitionLoadSample(
-            topic=p.topic, partition=p.partition, leader=p.leader, followers=p.followers, sampled_at=sampled_at,
-            bytes_in_kb_s=p.network_inbound, bytes_out_kb_s=p.network_outbound, disk_mb=p.disk, msg_in_s=p.msg_in))
     return out
+
+
+def partition_samples(records: Sequence[PartitionLoad], sampled_at: datetime) -> list[Event]:
+    """One sample per partition."""
+    return [PartitionLoadSample(
+        topic=p.topic, partition=p.partition, leader=p.leader, followers=p.followers, sampled_at=sampled_at,
+        bytes_in_kb_s=p.network_inbound, bytes_out_kb_s=p.network_outbound, disk_mb=p.disk, msg_in_s=p.msg_in)
+        for p in records]
