@@ -25,10 +25,17 @@ async def observe(shared: Shared, look: ClusterLook) -> None:
     drained = disks.drained_log_dirs(done)
     if not drained:
         return
+    if not (brokers := [b for b in look.alive if b in drained]):
+        return
+    try:
+        dirs = await shared.admin.describe_log_dirs(brokers)  # the look's have no replicas
+    except AdminError as exc:
+        log.info("log directories of the drained brokers not described", error=str(exc))
+        return
     hosted: dict[tuple[int, str], int] = {}
     moves: Moves = {}
     for broker, paths in drained.items():
-        _plan_moves(broker, paths, [d for d in look.log_dirs if d.broker == broker], hosted, moves)
+        _plan_moves(broker, paths, [d for d in dirs if d.broker == broker], hosted, moves)
     for topic, chosen in moves.items():
         try:
             await shared.admin.alter_replica_log_dirs(topic, chosen)
