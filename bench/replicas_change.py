@@ -258,10 +258,11 @@ def quantiles(name: str, values: list[float]) -> dict[str, float]:
     return {f"{name}_p50": percentile(values, 50), f"{name}_p99": percentile(values, 99)}
 
 
-def _paced_rows(r: dict) -> str:
-    def verdict(good: bool) -> str:
-        return "met" if good else "**not met**"
+def verdict(good: bool) -> str:
+    return "met" if good else "**not met**"
 
+
+def _paced_rows(r: dict) -> str:
     return "\n".join(
         f"| {p['rate']:,} | {p['submit_p50']:.2f} / {p['submit_p99']:.2f} s: {verdict(p['submit_p99'] <= 1)} "
         f"| {p['observed_p50']:.2f} / {p['observed_p99']:.2f} s | {p['pending_p50']:.2f} / {p['pending_p99']:.2f} s "
@@ -278,9 +279,6 @@ PACED_HEADER = ("| specs/s | spec -> submission | spec -> reconciler's status (f
 
 
 def render(r: dict, command: str, relaxed: dict | None = None) -> str:
-    def verdict(good: bool) -> str:
-        return "met" if good else "**not met**"
-
     n = int(r["topics"])
     rows = _paced_rows(r)
     relaxed_part = "" if relaxed is None else (

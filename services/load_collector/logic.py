@@ -7,18 +7,12 @@ from datetime import datetime
 
 from events import BrokerLoadSample, LogDirLoadSample, PartitionLoadSample
 from events.models import Event
-from services.adapters.cruise_control.models import BrokerLoads, PartitionLoad, PartitionLoads
-
-
-def samples(brokers: BrokerLoads, partitions: PartitionLoads | None, sampled_at: datetime) -> list[Event]:
-    """One sample per alive broker, per log directory of it (an offline one as such), and per partition, all stamped
-    ``sampled_at`` (the event time the aggregates window by)."""
-    return broker_samples(brokers, sampled_at) + partition_samples(
-        partitions.records if partitions is not None else [], sampled_at)
+from services.adapters.cruise_control.models import BrokerLoads, PartitionLoad
 
 
 def broker_samples(brokers: BrokerLoads, sampled_at: datetime) -> list[Event]:
-    """One sample per alive broker and per log directory of it (an offline one as such)."""
+    """One sample per alive broker and per log directory of it (an offline one as such), all stamped ``sampled_at``
+    (the event time the aggregates window by)."""
     out: list[Event] = []
     for b in brokers.brokers:
         if not b.alive:

@@ -406,12 +406,10 @@ class Reconciler:
                 # caught up yet would show the topic absent, to be created again (and its replicas moved between
                 # directories). A topic stays watched until the reconcile's own look has shown it.
                 await self.reconcile(shown)
-                for name in logic.shown({n: self.unseen[n] for n in shown if n in self.unseen},
-                                        {n: self.memory[n].actual.partition_count for n in shown
-                                         if self.memory[n].actual is not None}):
-                    del self.unseen[name]
-                for name in [n for n in shown if self.memory.spec(n) is None]:
-                    self.unseen.pop(name, None)  # withdrawn meanwhile: nothing left to wait for
+                looked = {n: actual.partition_count for n in shown if (actual := self.memory[n].actual) is not None}
+                withdrawn = [n for n in shown if self.memory.spec(n) is None]  # nothing left to wait for
+                for name in [*logic.shown(self.unseen, looked), *withdrawn]:
+                    self.unseen.pop(name, None)
             if (self._now() - began).total_seconds() > UNSEEN_GIVE_UP_S and self.unseen:
                 log.warning("topics created but still not shown by the cluster; left to the resync",
                             topics=len(self.unseen))

@@ -8,7 +8,7 @@ from events import TOPICS, BrokerLoadSample, LogDirLoadSample, PartitionLoadSamp
 from services.adapters.cruise_control.models import BrokerLoads, PartitionLoads
 from services.common.outbox import MemoryOutbox
 from services.common.settings import Settings
-from services.load_collector.logic import samples
+from services.load_collector.logic import broker_samples, partition_samples
 
 AT = datetime(2026, 11, 23, 12, 0, tzinfo=UTC)
 
@@ -23,13 +23,13 @@ def test_samples_from_cruise_controls_answers() -> None:
     partitions = PartitionLoads.model_validate({"records": [
         {"topic": "t", "partition": 0, "leader": 1, "followers": [2], "cpu": 0, "networkInbound": 100,
          "networkOutbound": 200, "disk": 300, "msg_in": 100}]})
-    out = samples(brokers, partitions, AT)
+    out = broker_samples(brokers, AT) + partition_samples(partitions.records, AT)
     broker, *dirs, partition = out
     assert isinstance(broker, BrokerLoadSample) and broker.bytes_in_kb_s == 150.0 and broker.rack == "/dc1/r1"
     assert [d.log_dir for d in dirs] == ["/d0", "/d1"] and all(isinstance(d, LogDirLoadSample) for d in dirs)
     assert isinstance(partition, PartitionLoadSample) and partition.key == "partition:t:0"
     assert all(e.sampled_at == AT for e in out)
-    assert len(samples(brokers, None, AT)) == 3, "dead brokers and, when off, partitions are left out"
+    assert len(broker_samples(brokers, AT)) == 3, "dead brokers are left out"
 
 
 def test_an_offline_log_directory_is_sampled_as_offline_from_the_real_cruise_controls_answer() -> None:
@@ -40,7 +40,7 @@ def test_an_offline_log_directory_is_sampled_as_offline_from_the_real_cruise_con
     recorded = Path(__file__).resolve().parents[3] / "shared" / "reference" / "cruise-control-real" / "responses"
     answer = json.loads((recorded / "load-disk-offline-real.json").read_text())["body"]
     brokers = BrokerLoads.model_validate(answer)
-    dirs = {(d.broker, d.log_dir): d for d in samples(brokers, None, AT) if isinstance(d, LogDirLoadSample)}
+    dirs = {(d.broker, d.log_dir): d for d in broker_samples(brokers, AT) if isinstance(d, LogDirLoadSample)}
     failed = dirs[(5, "/var/kafka/broker-5/data-1")]
     assert not failed.online and failed.disk_mb == 0.0 and failed.disk_pct is None
     assert sum(1 for d in dirs.values() if d.online) == 9, "every other directory keeps its figures"
