@@ -282,6 +282,15 @@ def reassigning(spec: TopicSpec, actual: TopicDescription, change: ReplicasChang
                 f"spec ({spec.replicas}) once the move ends")
 
 
+def absence_unconfirmed(spec: TopicSpec | None, before: TopicDescription | None, now: TopicDescription | None,
+                        absent_before: bool) -> bool:
+    """A specified topic the last look showed is absent from this one, for the first time: acted on only once the
+    next look agrees. Each read asks one broker, and one behind the others may not show a topic created a moment ago;
+    creating it again would be refused (it exists), but the log directories sent before the creation would move its
+    existing replicas."""
+    return spec is not None and before is not None and now is None and not absent_before
+
+
 def differing_count(spec: TopicSpec | None, actual: TopicDescription | None, moving: int) -> tuple[int, int] | None:
     """The replica count and the spec's, where they differ with no move in flight (what ``count_seen_before``
     compares from one look to the next); None otherwise."""

@@ -76,6 +76,8 @@ class TopicMemory:
     drift: tuple[int, Condition] | None = None
     # The replica count and the spec's, where they differed with no move in flight at the last look.
     differing_count: tuple[int, int] | None = None
+    # The last look found it absent where the one before showed it (``logic.absence_unconfirmed``).
+    absent_once: bool = False
 
 
 @dataclass

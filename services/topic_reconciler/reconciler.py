@@ -121,7 +121,14 @@ class Reconciler:
             creating: dict[str, Planned] = {}
             for name in names:
                 topic = self.memory[name]
-                topic.described, topic.actual = True, looks[name].actual
+                actual = looks[name].actual
+                if logic.absence_unconfirmed(topic.spec, topic.actual, actual, topic.absent_once):
+                    topic.absent_once = True
+                    with correlation(topic.correlation, topic=name):
+                        log.info("topic not shown by the cluster; acted on if the next look agrees")
+                    continue
+                topic.absent_once = False
+                topic.described, topic.actual = True, actual
                 with correlation(topic.correlation, topic=name):
                     try:
                         planned = await self._plan_one(name, topic, looks[name], policy, sends)

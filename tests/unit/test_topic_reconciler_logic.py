@@ -422,3 +422,12 @@ def test_a_created_topic_is_shown_once_the_cluster_has_every_partition_it_was_cr
     assert logic.shown(created, {"a": 3, "b": 1, "c": 0}) == ["a"]
     assert logic.shown(created, {"b": 2, "c": 4}) == ["b", "c"]
     assert logic.shown(created, {}) == []
+
+
+def test_a_topic_shown_before_and_absent_now_is_confirmed_at_the_next_look() -> None:
+    spec = TopicSpec(name="t", partitions=1, replicas=1)
+    shown = desc("t", partitions=1, rf=1)
+    assert logic.absence_unconfirmed(spec, shown, None, absent_before=False)
+    assert not logic.absence_unconfirmed(spec, shown, None, absent_before=True)  # the second look agrees
+    assert not logic.absence_unconfirmed(spec, None, None, absent_before=False)  # never shown: created at once
+    assert not logic.absence_unconfirmed(None, shown, None, absent_before=False)  # withdrawn: its deletion is said

@@ -524,3 +524,35 @@ async def test_a_topic_one_broker_shows_and_the_next_does_not_is_not_created_aga
         await asyncio.sleep(0.01)
     assert statuses(outbox, "late")[-1].ready
     assert admin.calls["create_topics"] == 1 and not reconciler.unseen
+
+
+async def test_a_topic_shown_then_absent_at_one_look_is_created_again_only_when_the_next_agrees(refusing,
+                                                                                             monkeypatch) -> None:
+    """Issue 52: a resync's read may ask a broker far behind the others, which does not show a topic created a
+    moment ago. A topic the last look showed is created again (deleted outside Ballast) only once two looks in a row
+    find it absent; a look that shows it again in between forgets the first."""
+    reconciler, admin, clock, outbox = refusing
+    real = admin.admin.describe_topics
+    hidden: set[str] = set()
+
+    async def lagging(names, **kwargs):  # noqa: ANN001, ANN003, ANN202 -- the cluster's metadata, less the hidden
+        return {n: (None if n in hidden else d) for n, d in (await real(names, **kwargs)).items()}
+
+    monkeypatch.setattr(admin.admin, "describe_topics", lagging)
+    reconciler.memory.apply_spec("steady", TopicSpec(name="steady", partitions=2, replicas=1), 0, "c")
+    await reconciler.reconcile(["steady"])
+    assert statuses(outbox, "steady")[-1].ready and admin.calls["create_topics"] == 1
+    published = len(statuses(outbox, "steady"))
+
+    hidden.add("steady")  # one broker behind
+    await reconciler.resync()
+    hidden.clear()  # and the next one caught up
+    await reconciler.resync()
+    hidden.add("steady")  # behind once more: a first absence again
+    await reconciler.resync()
+    assert admin.calls["create_topics"] == 1 and len(statuses(outbox, "steady")) == published
+
+    await admin.admin.delete_topic("steady")  # now gone, at every look
+    hidden.clear()
+    await reconciler.resync()
+    assert admin.calls["create_topics"] == 2 and statuses(outbox, "steady")[-1].ready
