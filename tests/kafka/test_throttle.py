@@ -35,6 +35,12 @@ from tests.integration.harness import Follower
 from tests.integration.rebalancing import Rebalancing
 from tests.kafka.conftest import eventually, fill, only, started_stack
 
+# Each test chains several waits on a cluster (a broker restarted, a throttled move of megabytes, at the floor's
+# 100 KB/s where the controller backs off): 48 s alone, over the 300 s default in a fresh clone's full run on a slow
+# machine (2026-12-02), where the timeout said nothing of the step. With 600 s, a step that never ends fails in
+# ``eventually`` (240 s), which names it.
+pytestmark = pytest.mark.timeout(600)
+
 # Kafka measures a replication quota over 11 one-second windows and counts a young one as 10 s long: a move copies
 # about ten seconds' worth of its rate before the rate binds. A small ceiling keeps the tests' moves short and
 # throttled; a large capacity keeps the rate at that ceiling whatever else the shared cluster carries meanwhile (its
