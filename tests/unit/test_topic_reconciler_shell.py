@@ -461,6 +461,18 @@ async def test_a_looks_new_topics_are_placed_on_one_read_of_the_brokers(refusing
     assert {r[0] for name in "de" for r in (await reconciler.placing.view.view()).assignments[name]} == {1, 2}
 
 
+def hiding(admin: Failing, monkeypatch: pytest.MonkeyPatch) -> set[str]:
+    """The topics a broker behind the others does not show yet: every read of the cluster leaves them out."""
+    real = admin.admin.describe_topics
+    hidden: set[str] = set()
+
+    async def lagging(names, **kwargs):  # noqa: ANN001, ANN003, ANN202
+        return {n: (None if n in hidden else d) for n, d in (await real(names, **kwargs)).items()}
+
+    monkeypatch.setattr(admin.admin, "describe_topics", lagging)
+    return hidden
+
+
 async def test_topics_created_that_the_cluster_shows_late_are_not_created_again_and_ready_once_shown(
         refusing, monkeypatch) -> None:
     """Issue 52: a real Kafka broker shows a creation only once it has created the logs of the topics before it
@@ -471,13 +483,8 @@ async def test_topics_created_that_the_cluster_shows_late_are_not_created_again_
 
     monkeypatch.setattr(module, "UNSEEN_FIRST_WAIT_S", 0.01)
     reconciler, admin, clock, outbox = refusing
-    real = admin.admin.describe_topics
-    hidden = {"late"}
-
-    async def lagging(names, **kwargs):  # noqa: ANN001, ANN003, ANN202 -- the cluster's metadata, less the hidden
-        return {n: (None if n in hidden else d) for n, d in (await real(names, **kwargs)).items()}
-
-    monkeypatch.setattr(admin.admin, "describe_topics", lagging)
+    hidden = hiding(admin, monkeypatch)
+    hidden.add("late")
     for offset, name in enumerate(["late", "soon"]):
         reconciler.memory.apply_spec(name, TopicSpec(name=name, partitions=2, replicas=1), offset, "c")
     await reconciler.reconcile(["late", "soon"])
@@ -534,13 +541,7 @@ async def test_a_topic_shown_then_absent_at_one_look_is_created_again_only_when_
     moment ago. A topic the last look showed is created again (deleted outside Ballast) only once two looks in a row
     find it absent; a look that shows it again in between forgets the first."""
     reconciler, admin, clock, outbox = refusing
-    real = admin.admin.describe_topics
-    hidden: set[str] = set()
-
-    async def lagging(names, **kwargs):  # noqa: ANN001, ANN003, ANN202 -- the cluster's metadata, less the hidden
-        return {n: (None if n in hidden else d) for n, d in (await real(names, **kwargs)).items()}
-
-    monkeypatch.setattr(admin.admin, "describe_topics", lagging)
+    hidden = hiding(admin, monkeypatch)
     reconciler.memory.apply_spec("steady", TopicSpec(name="steady", partitions=2, replicas=1), 0, "c")
     await reconciler.reconcile(["steady"])
     assert statuses(outbox, "steady")[-1].ready and admin.calls["create_topics"] == 1
