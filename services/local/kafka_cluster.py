@@ -144,6 +144,9 @@ class LocalKafka:
         self.cluster_id = ""
         self.controller = KafkaNode(id=CONTROLLER_ID, port=free_port(), home=self.run_dir / "controller")
         self.brokers: dict[int, KafkaNode] = {}
+        # Ids of decommissioned brokers, never given again: their dynamic configs (a cordon) stay in the metadata under
+        # their id, and a new broker with that id would start with them.
+        self.departed: set[int] = set()
         for offset, rack in enumerate(racks):
             self._new_broker_node(first_broker_id + offset, rack)
 
@@ -160,6 +163,7 @@ class LocalKafka:
             "security": str(self.security.directory) if self.security else None,
             "controller": {"port": self.controller.port, "pid": _pid(self.controller)},
             "brokers": [{"id": b.id, "port": b.port, "rack": b.rack, "pid": _pid(b)} for b in self.brokers.values()],
+            "departed": sorted(self.departed),
         }
 
     @classmethod
@@ -176,6 +180,7 @@ class LocalKafka:
                                      home=kafka.run_dir / "controller", pid=record["controller"]["pid"])
         for broker in record["brokers"]:
             kafka._new_broker_node(broker["id"], broker["rack"], port=broker["port"]).pid = broker["pid"]
+        kafka.departed = set(record.get("departed", ()))
         return kafka
 
     # -- what clients need ---------------------------------------------------------------------------------------
@@ -272,9 +277,9 @@ class LocalKafka:
         self.start_broker(broker, timeout_s=timeout_s)
 
     def add_broker(self, rack: str, broker: int | None = None, timeout_s: float = PATIENCE_S) -> int:
-        """A new broker (the next free id unless given) joins the running cluster; returns its id."""
-        new_id = broker if broker is not None else max(self.brokers, default=0) + 1
-        if new_id in self.brokers or new_id == CONTROLLER_ID:
+        """A new broker (the next id never used unless given) joins the running cluster; returns its id."""
+        new_id = broker if broker is not None else max(self.brokers.keys() | self.departed, default=0) + 1
+        if new_id in self.brokers or new_id in self.departed or new_id == CONTROLLER_ID:
             raise ValueError(f"broker id {new_id} is taken")
         node = self._new_broker_node(new_id, rack)
         try:
@@ -297,6 +302,7 @@ class LocalKafka:
         self._java_output("org.apache.kafka.tools.ClusterTool", "unregister",
                           "--bootstrap-server", self.bootstrap_servers, "--id", str(broker), *self._command_config())
         node = self.brokers.pop(broker)
+        self.departed.add(broker)
         shutil.rmtree(node.home, ignore_errors=True)
 
     def fail_log_dir(self, broker: int, index: int = 0, timeout_s: float = PATIENCE_S) -> Path:

@@ -528,12 +528,13 @@ class Reconciler:
     async def observe_brokers(self, *, record_news: bool) -> None:
         """Note brokers never seen before (and record them on the bus when ``record_news``); when one joins or
         returns, fill the placeholders waiting for it."""
+        look = self.placing.observed.look_begins()
         try:
             described = await self.admin.brokers()
         except AdminError as exc:
             log.warning("cannot read the cluster's brokers; will retry", error=str(exc))
             return
-        news = self.placing.observed.observe(described)
+        news = self.placing.observed.observe(described, look)
         if news and record_news:
             log.info("brokers observed", brokers={b.id: b.rack for b in news})
             await asyncio.gather(*[await self.outbox.publish(TOPICS.observed_brokers, b) for b in news])

@@ -16,7 +16,10 @@ from typing import TypeVar
 import pytest
 from confluent_kafka import Producer
 
+from events import TOPICS, BrokerForgotten
 from services.adapters.admin.kafka import KafkaClusterAdmin
+from services.common import busio
+from services.common.settings import BusSettings
 from services.local.kafka_cluster import LocalKafka
 from services.local.stack import LocalStack
 from tests.integration.conftest import TEST_ENV
@@ -121,6 +124,14 @@ def rb(kafka_stack: LocalStack) -> Iterator[Rebalancing]:
     client.wait_brokers_known()
     yield client
     client.close()
+
+
+def decommission(kafka: LocalKafka, bus: BusSettings, broker: int) -> None:
+    """A broker a test added leaves for good: stopped, unregistered, and forgotten as an operator would (`ballast
+    brokers forget`). Not forgotten, it stayed an observed broker, offline, and placement (enabled_prefer_observed)
+    kept placeholders for it in every later test's topics on the shared cluster."""
+    kafka.decommission_broker(broker)
+    busio.publish(bus, TOPICS.observed_brokers, [BrokerForgotten(id=broker)])
 
 
 @pytest.fixture

@@ -9,15 +9,13 @@ from confluent_kafka import Producer
 from kafka import errors as kafka_errors
 from kafka.admin import KafkaAdminClient
 
-from events import TOPICS, BrokerForgotten
-from services.common import busio
 from services.adapters.admin import (AdminError, NewTopic, OperationRefused, TopicAlreadyExists, TopicDefaults,
                                    UnknownTopic)
 from services.adapters.admin import kafka as kafka_admin
 from services.adapters.admin.kafka import KafkaClusterAdmin
 from services.local.kafka_cluster import DEFAULT_RACKS, LocalKafka, class_archive
 from tests.integration.harness import Ballast
-from tests.kafka.conftest import eventually, kill_when_quiet
+from tests.kafka.conftest import decommission, eventually, kill_when_quiet
 
 RACKS = dict(zip(range(1, 5), DEFAULT_RACKS, strict=True))
 
@@ -414,10 +412,7 @@ async def test_an_added_broker_with_a_failed_log_dir_then_decommissioned(admin: 
         assert await eventually(lambda: _isr_with(admin, name, 1, broker), "the replica on the healthy disk in sync")
     finally:
         await admin.delete_topic(name)
-        kafka.decommission_broker(broker)
-        # As an operator would (`ballast brokers forget`): placement keeps no room for it in the later tests.
-        forgotten = BrokerForgotten(id=broker)
-        busio.publish(ballast.settings.bus, TOPICS.observed_brokers, [forgotten])
+        decommission(kafka, ballast.settings.bus, broker)
     assert await eventually(lambda: _unregistered(admin, broker), "the broker unregistered")
 
 

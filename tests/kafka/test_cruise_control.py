@@ -21,7 +21,7 @@ from services.local.stack import LocalStack
 from services.adapters.cruise_control.client import without_session
 from tests.integration.harness import Ballast, is_ongoing, spec
 from tests.integration.rebalancing import Rebalancing
-from tests.kafka.conftest import eventually, fill, kill_when_quiet, only
+from tests.kafka.conftest import decommission, eventually, fill, kill_when_quiet, only
 
 
 async def _replication(admin: KafkaClusterAdmin, topic: str) -> Counter[int]:
@@ -174,7 +174,7 @@ async def _hosted(admin: KafkaClusterAdmin, topic: str) -> Counter[int]:
 
 
 async def test_add_then_remove_a_broker_moves_real_data_under_the_throttle(
-        rb: Rebalancing, kafka: LocalKafka, admin: KafkaClusterAdmin, name: str) -> None:
+        rb: Rebalancing, kafka_stack: LocalStack, kafka: LocalKafka, admin: KafkaClusterAdmin, name: str) -> None:
     await admin.create_topic(name, 8, 2, assignment=[[1 + i % 4, 1 + (i + 1) % 4] for i in range(8)])
     fill(kafka.bootstrap_servers, name, 8, 1.5)
     before = await _hosted(admin, name)
@@ -231,7 +231,7 @@ async def test_add_then_remove_a_broker_moves_real_data_under_the_throttle(
         assert (await _hosted(admin, name))[new] == 0
         await eventually(lambda: _no_throttles(admin, name), "throttles removed after the scale-down", 30)
     finally:
-        kafka.decommission_broker(new)
+        decommission(kafka, kafka_stack.settings().bus, new)
     assert new not in {b.id for b in await admin.brokers()}
     await eventually(lambda: _in_sync(admin, name, 2), "every replica in sync on the original brokers")
 

@@ -19,7 +19,7 @@ from services.local.stack import LocalStack
 from tests.integration.harness import Follower
 from tests.integration.rebalancing import Rebalancing
 from services.rebalancer.app import RebalancerService
-from tests.kafka.conftest import eventually, fill
+from tests.kafka.conftest import decommission, eventually, fill
 from tests.unit.records import record
 
 BROKER = 3
@@ -188,7 +188,7 @@ async def test_a_failed_disk_is_reported_the_broker_serves_the_other_and_its_rep
         watcher.stop()
         await admin.delete_topic(name)
         await eventually(lambda: _gone(admin, name), f"{name} deleted")
-        kafka.decommission_broker(new)
+        decommission(kafka, kafka_stack.settings().bus, new)
 
 
 async def _remediate(stack: LocalStack, admin: KafkaClusterAdmin) -> RebalanceStatus:

@@ -126,6 +126,22 @@ def test_observed_registry_keeps_offline_brokers_until_forgotten() -> None:
     assert [b.id for b in registry.cluster_brokers([BrokerInfo(1, "/dc1/r1")])] == [1]
 
 
+def test_a_forgotten_broker_comes_back_only_when_two_looks_in_a_row_begun_after_the_forget_show_it() -> None:
+    registry = ObservedBrokers()
+    one, two = BrokerInfo(1, "/dc1/r1"), BrokerInfo(2, "/dc2/r1")
+    registry.observe([one, two])
+    asked_before = registry.look_begins()
+    registry.apply(BrokerForgotten(id=2))
+    # The answer to a look asked before the forget, then a broker whose metadata still lists it: not back.
+    assert registry.observe([one, two], asked_before) == []
+    assert registry.observe([one, two]) == []
+    assert registry.observe([one]) == []
+    assert registry.observe([one, two]) == []  # one look, then the next must show it too
+    assert 2 not in {b.id for b in registry.cluster_brokers([one])}
+    [back] = registry.observe([one, two])  # it really came back
+    assert back.id == 2 and 2 in {b.id for b in registry.cluster_brokers([one])}
+
+
 def test_a_requested_change_shows_pending_at_once_unless_the_replicas_change_service_decides() -> None:
     done = ReplicasChangeRecord(topic="t", state="completed", target_replicas=3)
     expected = logic.expected_change(done, logic.RequestReplicasChange("t", 2), 7, NOW)
