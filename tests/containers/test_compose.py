@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shlex
 import shutil
 import signal
@@ -338,6 +339,15 @@ def topic_config(admin: AdminClient, topic: str, key: str) -> str:
     return configs.result(timeout=30)[key].value
 
 
+def _log_tail(container: str, lines: int = 40) -> str:
+    """What a container's log (all its runs, stdout and stderr as podman keeps them) says of errors and exits: the
+    last ``lines`` lines that mention one."""
+    logs = podman("logs", container, check=False, timeout=60)
+    said = [line for line in (logs.stdout + logs.stderr).splitlines()
+            if re.search(r"error|exception|traceback|exit|lease|critical", line, re.IGNORECASE)]
+    return "\n".join(line[:400] for line in said[-lines:])
+
+
 def test_every_service_passes_its_health_check_and_none_restarted(stack: Stack) -> None:
     checked = [c["Names"][0] for c in stack.containers()
                if podman("inspect", "--format", "{{.Config.Healthcheck}}", c["Names"][0]).stdout.strip()
@@ -347,12 +357,18 @@ def test_every_service_passes_its_health_check_and_none_restarted(stack: Stack) 
     for name in checked:
         eventually(lambda: podman("healthcheck", "run", name, check=False, timeout=60).returncode == 0,
                    f"{name} healthy")
-    states = {c["Names"][0].removeprefix(f"{stack.project}_").removesuffix("_1"):
-              podman("inspect", "--format", "{{.State.Status}} {{.State.ExitCode}} {{.RestartCount}}",
-                     c["Names"][0]).stdout.split() for c in stack.containers()}
+    containers = {c["Names"][0].removeprefix(f"{stack.project}_").removesuffix("_1"): c["Names"][0]
+                  for c in stack.containers()}
+    states = {name: podman("inspect", "--format", "{{.State.Status}} {{.State.ExitCode}} {{.RestartCount}}",
+                           container).stdout.split() for name, container in containers.items()}
     # init-bus made the topics and ended well; nothing crashed and was brought back by its restart policy.
     assert states.pop("init-bus") == ["exited", "0", "0"]
-    assert {name: state for name, state in states.items() if state != ["running", "0", "0"]} == {}
+    restarted = {name: state for name, state in states.items() if state != ["running", "0", "0"]}
+    # A restarted container's log holds its runs before too: what ended the first is said (a fresh clone's run once
+    # saw the rebalancer and the replicas-change service restarted once each, with nothing to tell why).
+    assert restarted == {}, "\n".join(
+        [str(restarted)] + [f"--- {name}, the end of its log:\n"
+                            + _log_tail(containers[name]) for name in restarted])
     # The dashboard's page, through its published port.
     page = httpx.get(stack.url("BALLAST_COMPOSE_DASHBOARD_PORT"), timeout=10)
     assert page.status_code == 200 and "<html" in page.text.lower()
