@@ -200,13 +200,17 @@ def publish(bus: BusSettings, topic: BusTopic[E], events: Iterable[E], *,
 _LEADER_SETTLING = frozenset({KafkaError.OFFSET_NOT_AVAILABLE, KafkaError.NOT_LEADER_FOR_PARTITION,
                               KafkaError.LEADER_NOT_AVAILABLE, KafkaError.FENCED_LEADER_EPOCH,
                               KafkaError.UNKNOWN_LEADER_EPOCH, KafkaError._TIMED_OUT})
+# A connection to the broker dropped (or none up yet), nor marked retriable: a fresh clone's run saw the compose
+# stack's replicas-change service crash on "Broker transport failure" while its brokers were still starting, and its
+# container restarted.
+_CONNECTION_LOST = frozenset({KafkaError._TRANSPORT, KafkaError._ALL_BROKERS_DOWN})
 
 
 def _momentary(exc: BaseException) -> bool:
     if not isinstance(exc, KafkaException) or not isinstance(exc.args[0], KafkaError):
         return False
     error = exc.args[0]
-    return error.retriable() or error.code() in _LEADER_SETTLING
+    return error.retriable() or error.code() in _LEADER_SETTLING | _CONNECTION_LOST
 
 
 def watermarks(consumer: Consumer, tp: TopicPartition, timeout_s: float) -> tuple[int, int]:

@@ -118,6 +118,14 @@ def test_a_watermark_asked_during_a_leader_change_is_asked_again_until_the_new_l
     assert leader.asked == 4
 
 
+def test_a_watermark_asked_while_the_connection_to_its_broker_is_down_is_asked_again() -> None:
+    from confluent_kafka import KafkaError, TopicPartition
+
+    leader = SettlingLeader(refusals=2, error=KafkaError._TRANSPORT)
+    assert busio.watermarks(leader, TopicPartition("t", 0), timeout_s=10) == (3, 10)
+    assert leader.asked == 3
+
+
 def test_a_watermark_error_that_will_not_pass_is_raised_at_once() -> None:
     from confluent_kafka import KafkaError, KafkaException, TopicPartition
 
