@@ -56,13 +56,17 @@ class Refusal:
     to give when nothing answers, which a wrong password otherwise looks like (librdkafka retries it quietly)."""
 
     CODES = frozenset({KafkaError._AUTHENTICATION, KafkaError.SASL_AUTHENTICATION_FAILED, KafkaError._SSL})
+    # A connection that dropped during the SASL handshake comes as _AUTHENTICATION too, with this in its text: a broker
+    # still starting, not a refusal (a fresh clone's run: the compose stack's replicas-change service exited on "SASL
+    # SCRAM-SHA-512 mechanism handshake failed: Local: Broker transport failure", and its container restarted).
+    CONNECTION_DROPPED = "Broker transport failure"
 
     def __init__(self, bus: BusSettings) -> None:
         self.bus = bus
         self.reason: str | None = None
 
     def __call__(self, error: KafkaError) -> None:
-        if error.code() in self.CODES:
+        if error.code() in self.CODES and self.CONNECTION_DROPPED not in error.str():
             self.reason = error.str()
 
     def refused(self, client: Any) -> ClientRefused | None:

@@ -162,3 +162,16 @@ def test_a_topic_refused_by_the_acls_is_said_in_one_line_also_when_produce_itsel
     monkeypatch.setattr(busio, "_check_reachable", lambda client, timeout_s, refusal: None)
     with pytest.raises(busio.NotAuthorized, match="refused to let 'payments' write ballast.topic.specs: .*Kafka's ACLs"):
         busio.publish(bus, TOPICS.specs, [TopicSpec(name="orders", partitions=3, replicas=2)])
+
+
+def test_a_handshake_cut_by_a_starting_broker_is_not_a_refusal_and_a_wrong_password_is() -> None:
+    from confluent_kafka import KafkaError
+
+    refusal = busio.Refusal(BusSettings(security_protocol="SASL_SSL", sasl_mechanism="SCRAM-SHA-512",
+                                        sasl_username="ballast"))
+    refusal(KafkaError(KafkaError._AUTHENTICATION, "sasl_ssl://kafka-1:9092/bootstrap: SASL SCRAM-SHA-512 mechanism "
+                       "handshake failed: Local: Broker transport failure: broker's supported mechanisms: (n/a)"))
+    assert refusal.reason is None
+    refusal(KafkaError(KafkaError._AUTHENTICATION, "SASL authentication error: Authentication failed during "
+                       "authentication due to invalid credentials with SASL mechanism SCRAM-SHA-512"))
+    assert refusal.reason is not None and "invalid credentials" in refusal.reason
