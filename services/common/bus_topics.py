@@ -104,21 +104,28 @@ def ensure_partitions(settings: BusSettings, topic: BusTopic, count: int, timeou
     try:
         future.result()
     except KafkaException as exc:
-        if exc.args[0].code() != KafkaError.INVALID_PARTITIONS:  # another instance raised it first
+        if exc.args[0].code() == KafkaError.INVALID_PARTITIONS:  # another instance raised it first
+            pass
+        elif not permanent(exc.args[0]):
+            raise  # a bus still starting: ``wait_for_bus`` asks again
+        else:
             raise RuntimeError(f"{topic.name} has {have} partition(s) and {count} are needed, but adding them "
                                f"failed: {exc.args[0].str()}; add them with kafka-topics.sh --alter") from None
     log.info("added bus topic partitions", topic=topic.name, partitions=count)
 
 
-def wait_for_bus(settings: BusSettings, topics: Iterable[BusTopic] | None = None, *, timeout_s: float = 5.0,
-                 sleep: Callable[[float], None] = time.sleep) -> None:
-    """Block until the bus answers and holds Ballast's topics (``ensure_topics``), creating them; a temporary
-    failure is logged and tried again, a permanent one raises ``BusRefused`` with the broker's reason."""
+def wait_for_bus(settings: BusSettings, topics: Iterable[BusTopic] | None = None, *, partitions: int | None = None,
+                 timeout_s: float = 5.0, sleep: Callable[[float], None] = time.sleep) -> None:
+    """Block until the bus answers and holds Ballast's topics (``ensure_topics``), creating them, each with at least
+    ``partitions`` when told (``ensure_partitions``); a temporary failure is logged and tried again, a permanent one
+    raises ``BusRefused`` with the broker's reason."""
     wanted = list(topics or TOPICS.all())
     attempts = 0
     while True:
         try:
             ensure_topics(settings, wanted, timeout_s)
+            for topic in wanted if partitions else ():
+                ensure_partitions(settings, topic, partitions, timeout_s)
         except ClientRefused as exc:
             attempts += 1
             wait = backoff(attempts, initial_s=FIRST_WAIT_S, max_s=LONGEST_WAIT_S).total_seconds()
@@ -142,10 +149,11 @@ def wait_for_bus(settings: BusSettings, topics: Iterable[BusTopic] | None = None
         return
 
 
-def wait_for_bus_to_start(settings: BusSettings, service_log: Any, topics: Iterable[BusTopic] | None = None) -> None:
+def wait_for_bus_to_start(settings: BusSettings, service_log: Any, topics: Iterable[BusTopic] | None = None, *,
+                          partitions: int | None = None) -> None:
     """``wait_for_bus`` as a service starts: a permanent refusal is the service's last log line, and its exit (1)."""
     try:
-        wait_for_bus(settings, topics)
+        wait_for_bus(settings, topics, partitions=partitions)
     except BusRefused as exc:
         service_log.error("cannot start", reason=str(exc))
         raise SystemExit(1) from None

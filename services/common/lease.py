@@ -46,7 +46,7 @@ from confluent_kafka import Consumer, KafkaException, TopicPartition
 
 from events import TOPICS
 from events.topics import group
-from services.common.bus_topics import ensure_partitions, ensure_topics
+from services.common.bus_topics import wait_for_bus_to_start
 from services.common.logging import get_logger
 from services.common.metrics import exposition
 from services.common.settings import BusSettings
@@ -159,9 +159,10 @@ class Lease:
 
     def wait(self, *, host: str, port: int) -> None:
         """Block until this instance owns the service, answering health checks as a standby meanwhile."""
-        # A group on a topic that does not exist assigns nothing; one partition per shard.
-        ensure_topics(self._bus, [TOPICS.leases])
-        ensure_partitions(self._bus, TOPICS.leases, self.shards)
+        # A group on a topic that does not exist assigns nothing; one partition per shard. Under the bus port's
+        # policy: a fresh clone's run saw the compose stack's topic reconciler exit on "Failed to get metadata: Local:
+        # Timed out" here, a moment after the bus had answered, while its brokers were still starting.
+        wait_for_bus_to_start(self._bus, log, [TOPICS.leases], partitions=self.shards)
         server = _StandbyHealth(self.service, host, port)
         log.info("waiting for the service's lease", service=self.service)
         # A standby asked to stop (a rolling update) exits 0 within a poll; once the service runs, faust handles

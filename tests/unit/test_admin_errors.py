@@ -4,6 +4,7 @@ HTTP status)."""
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 
 import httpx
@@ -127,6 +128,51 @@ async def test_a_change_to_a_broker_the_clients_metadata_does_not_know_yet_is_se
     admin = KafkaClusterAdmin({"bootstrap_servers": "127.0.0.1:1"}, timeout_s=5)
     await admin.alter_replica_log_dirs("t", {(0, 5): "/data/a"})
     assert stale.closed and clients.made == 2
+
+
+class HungClient(Client):
+    """A KafkaAdminClient whose calls never return until it is closed, as kafka-python's blocking call waits on its
+    I/O thread with no deadline (a fresh clone's run: a DescribeLogDirs hung until the test's 300 s ran out)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.released = threading.Event()
+
+    def __getattr__(self, name: str) -> Any:
+        def call(*args: Any, **kwargs: Any) -> Any:
+            self.released.wait()
+            raise kafka_errors.KafkaConnectionError("Event loop stopped")  # as closing fails its pending waiters
+        return call
+
+    def close(self) -> None:
+        super().close()
+        self.released.set()
+
+
+async def test_a_hung_call_is_given_up_its_client_closed_and_a_read_asked_again_of_a_fresh_client(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    hung = HungClient()
+    configs = {"broker": {"1": {"x": {"value": "1", "config_source": "DYNAMIC_BROKER_CONFIG"}}}}
+    clients = Clients(hung, Client(answer=configs))
+    monkeypatch.setattr(kafka_adapter, "KafkaAdminClient", clients)
+    admin = KafkaClusterAdmin({"bootstrap_servers": "127.0.0.1:1"}, timeout_s=0.1)
+    assert await admin.broker_configs(1) == {"x": "1"}
+    assert clients.made == 2
+    hung.released.wait(5)
+    assert hung.closed
+
+
+async def test_a_hung_change_is_temporary_not_asked_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A change may have been applied before it hung: the caller decides, as for any temporary failure of a change."""
+    hung = HungClient()
+    clients = Clients(hung, Client(answer={}))
+    monkeypatch.setattr(kafka_adapter, "KafkaAdminClient", clients)
+    admin = KafkaClusterAdmin({"bootstrap_servers": "127.0.0.1:1"}, timeout_s=0.1)
+    with pytest.raises(ClusterUnavailable, match="no answer within"):
+        await admin.reassign_partitions("t", {0: [1]})
+    assert clients.made == 1
+    hung.released.wait(5)
+    assert hung.closed
 
 
 async def test_a_broker_the_clients_metadata_never_knows_is_temporary_once_the_calls_timeout_has_passed(

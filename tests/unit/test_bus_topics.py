@@ -82,3 +82,25 @@ def test_init_bus_makes_each_tenants_three_topics_where_a_tenants_file_names_ten
     path.write_text("tenants: [{name: payments}]\n")
     with pytest.raises(TenantsError, match="not a tenants file"):
         deployment_topics(path)
+
+
+def test_a_topics_partitions_are_raised_under_the_same_policy_a_bus_still_starting_waited_out(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A fresh clone's run: the compose stack's topic reconciler exited on "Failed to get metadata: Local: Timed out"
+    while raising its lease topic's partitions, a moment after the bus had first answered."""
+    from events import TOPICS
+
+    answers = [KafkaError._TIMED_OUT, KafkaError._TRANSPORT, None]
+    raised: list[tuple[str, int]] = []
+
+    def partitions(settings: BusSettings, topic, count: int, timeout_s: float) -> None:
+        code = answers.pop(0)
+        if code is not None:
+            raise KafkaException(KafkaError(code, "Failed to get metadata: Local: Timed out"))
+        raised.append((topic.name, count))
+
+    monkeypatch.setattr(bus_topics, "ensure_topics", lambda settings, topics, timeout_s: None)
+    monkeypatch.setattr(bus_topics, "ensure_partitions", partitions)
+    slept: list[float] = []
+    wait_for_bus(BUS, [TOPICS.leases], partitions=4, sleep=slept.append)
+    assert raised == [("ballast.leases", 4)] and slept == [1, 2]

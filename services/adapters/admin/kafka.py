@@ -51,6 +51,10 @@ _ERROR_MESSAGE = re.compile(r"error_message=(['\"])(.*?)\1[,)]")
 PREFERRED_ELECTION = 0
 READ_ATTEMPTS = 4
 RETRY_BACKOFF_S = 0.3
+# A call still unanswered after this many of its request timeouts is taken as hung: kafka-python's blocking call
+# waits on its I/O thread with no deadline of its own, and a fresh clone's run saw a DescribeLogDirs (its metadata
+# request) wait for ever, until the test's 300 s ran out. Its client is closed, which releases the waiting thread.
+HUNG_AFTER_TIMEOUTS = 3
 # How long a changed config is read back for until the broker answering shows the change: a broker applies it
 # from the metadata log a moment after the controller accepted it.
 SETTLE_S = 5.0
@@ -153,6 +157,13 @@ def _log_dirs(answer: list[dict[str, Any]]) -> list[LogDirInfo]:
     return described
 
 
+def _close(client: KafkaAdminClient) -> None:
+    try:
+        client.close()
+    except Exception:  # noqa: BLE001 -- closing a broken client
+        pass
+
+
 class KafkaClusterAdmin:
     def __init__(self, config: Mapping[str, Any], timeout_s: float = 30.0) -> None:
         """``config``: KafkaAdminClient settings (``bootstrap_servers``, security ...)."""
@@ -193,7 +204,7 @@ class KafkaClusterAdmin:
         while True:
             tries += 1
             try:
-                return await asyncio.to_thread(attempt)
+                return await self._watched(attempt)
             except kafka_errors.UnknownBrokerIdError as exc:
                 # Raised by the client before it sends anything: its metadata does not know the broker yet (the
                 # broker joined after the client read the cluster, or the broker that answered it had not yet learnt
@@ -209,14 +220,30 @@ class KafkaClusterAdmin:
                     continue
                 raise _admin_error(exc) from exc
 
-    def _reset(self) -> None:
+    async def _watched(self, attempt: Callable[[], T]) -> T:
+        """``attempt`` in a worker thread, given up as hung (a retriable timeout) once it outlives
+        HUNG_AFTER_TIMEOUTS of the client's request timeouts."""
+        call = asyncio.ensure_future(asyncio.to_thread(attempt))
+        call.add_done_callback(lambda done: done.cancelled() or done.exception())  # the outcome of one given up
+        limit_s = self._timeout_s * HUNG_AFTER_TIMEOUTS
+        try:
+            return await asyncio.wait_for(asyncio.shield(call), limit_s)
+        except TimeoutError:
+            log.warning("a Kafka admin call hung; closing its client", after_s=limit_s)
+            self._reset(wait=False)
+            raise kafka_errors.KafkaTimeoutError(f"no answer within {limit_s:.0f} s") from None
+
+    def _reset(self, *, wait: bool = True) -> None:
+        """The next call gets a fresh client; this one is closed (without ``wait``, in a thread of its own: closing
+        joins the client's I/O thread, which may be the one stuck)."""
         with self._lock:
             client, self._client = self._client, None
-        if client is not None:
-            try:
-                client.close()
-            except Exception:  # noqa: BLE001 -- closing a broken client
-                pass
+        if client is None:
+            return
+        if wait:
+            _close(client)
+        else:
+            threading.Thread(target=_close, args=(client,), name="admin-close", daemon=True).start()
 
     # -- brokers and topics --------------------------------------------------------------------------------------
 
