@@ -36,6 +36,7 @@ from services.common.settings import CruiseControlSettings, SimulatorSettings
 from services.local.broker import free_port
 from tests.patience import WAIT_S
 from tests.unit.sim_restart import at, restarted
+from tests.unit.simulated import simulated_cluster
 
 OPENAPI = Path(__file__).resolve().parents[3] / "shared" / "reference" / "cruise-control-openapi" / "base.yaml"
 
@@ -103,11 +104,8 @@ def validate_all(openapi: OpenAPI, recorder: Recorder) -> int:
 
 @pytest.fixture
 async def sim() -> AsyncIterator[Simulator]:
-    simulator = Simulator(SimulatorSettings(cruise_control_port=free_port(), admin_port=free_port(),
-                                            min_execution_s=0.3, proposal_s=0.05, task_scanner_period_s=0.1))
-    await simulator.start()
-    yield simulator
-    await simulator.stop()
+    async with simulated_cluster(min_execution_s=0.3, proposal_s=0.05, task_scanner_period_s=0.1) as cluster:
+        yield cluster.simulator
 
 
 def client_for(sim: Simulator, transport: httpx.AsyncBaseTransport | None = None, **kw) -> CruiseControlClient:

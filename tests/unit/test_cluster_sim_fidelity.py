@@ -9,24 +9,19 @@ from collections.abc import AsyncIterator
 import pytest
 
 from services.cluster_sim.app import Simulator
-from services.adapters.admin.simulator import SimulatorClusterAdmin
 from services.adapters.cruise_control import CruiseControlClient, RequestRejected
-from services.common.settings import CruiseControlSettings, SimulatorSettings
-from services.local.broker import free_port
+from services.common.settings import CruiseControlSettings
+from tests.unit.simulated import simulated_cluster
 
 
 @pytest.fixture
 async def sim() -> AsyncIterator[Simulator]:
-    simulator = Simulator(SimulatorSettings(cruise_control_port=free_port(), admin_port=free_port(),
-                                            min_execution_s=0.1, proposal_s=0.01,
-                                            brokers=["1:/dc1/r1", "2:/dc1/r1", "3:/dc2/r1", "4:/dc2/r1"]))
-    await simulator.start()
-    admin = SimulatorClusterAdmin(f"http://127.0.0.1:{simulator.settings.admin_port}")
-    await admin.create_topic("a", 2, 2)
-    await admin.create_topic("b", 2, 2)
-    await admin.aclose()
-    yield simulator
-    await simulator.stop()
+    # One rack a data centre.
+    async with simulated_cluster(brokers=["1:/dc1/r1", "2:/dc1/r1", "3:/dc2/r1", "4:/dc2/r1"], min_execution_s=0.1,
+                                 proposal_s=0.01) as cluster:
+        await cluster.admin.create_topic("a", 2, 2)
+        await cluster.admin.create_topic("b", 2, 2)
+        yield cluster.simulator
 
 
 def client(sim: Simulator, *, rack_enabled: bool = False) -> CruiseControlClient:

@@ -14,24 +14,16 @@ from services.cluster_sim.app import Simulator
 from services.adapters.admin import CORDONED_LOG_DIRS, OperationRefused, Unsupported
 from services.adapters.admin.simulator import SimulatorClusterAdmin
 from services.common.outbox import MemoryOutbox
-from services.common.settings import PlacementSettings, Settings, SimulatorSettings
-from services.local.broker import free_port
+from services.common.settings import PlacementSettings, Settings
 from services.topic_reconciler.app import TopicReconciler
 from tests.unit.records import record
-
-BROKERS = ["1:/dc1/r1", "2:/dc1/r2", "3:/dc2/r1", "4:/dc2/r2"]
+from tests.unit.simulated import FOUR_BROKERS, simulated_cluster
 
 
 @pytest.fixture
 async def cluster() -> AsyncIterator[tuple[Simulator, SimulatorClusterAdmin]]:
-    simulator = Simulator(SimulatorSettings(cruise_control_port=free_port(), admin_port=free_port(), brokers=BROKERS))
-    await simulator.start()
-    admin = SimulatorClusterAdmin(f"http://127.0.0.1:{simulator.settings.admin_port}")
-    try:
-        yield simulator, admin
-    finally:
-        await admin.aclose()
-        await simulator.stop()
+    async with simulated_cluster(brokers=FOUR_BROKERS) as simulated:
+        yield simulated.simulator, simulated.admin
 
 
 async def reconciler(admin: SimulatorClusterAdmin, tmp_path: Path, placer: str) -> TopicReconciler:
@@ -96,7 +88,6 @@ async def test_a_replication_factor_only_cordoned_brokers_could_give_is_refused_
     assert "wide" not in simulator.cluster.topics
     [status] = [s for s in service.outbox.on(TOPICS.status) if s.topic == "wide"]  # type: ignore[attr-defined]
     assert not status.ready and "cordoned" in (status.condition("Ready").message or "")  # type: ignore[union-attr]
-
 
 
 async def test_added_partitions_and_placement_answers_leave_a_fully_cordoned_broker_out(

@@ -15,10 +15,10 @@ from services.adapters.admin import ClusterUnavailable, NewTopic
 from services.adapters.admin.simulator import SimulatorClusterAdmin
 from services.cluster_sim.app import Simulator
 from services.common.outbox import MemoryOutbox
-from services.common.settings import PlacementSettings, Settings, SimulatorSettings
-from services.local.broker import free_port
+from services.common.settings import PlacementSettings, Settings
 from services.topic_reconciler.app import TopicReconciler
 from tests.unit.records import record
+from tests.unit.simulated import FOUR_BROKERS, simulated_cluster
 
 
 class AnswerLost(SimulatorClusterAdmin):
@@ -31,15 +31,8 @@ class AnswerLost(SimulatorClusterAdmin):
 
 @pytest.fixture
 async def cluster() -> AsyncIterator[tuple[Simulator, AnswerLost]]:
-    simulator = Simulator(SimulatorSettings(cruise_control_port=free_port(), admin_port=free_port(),
-                                            brokers=["1:/dc1/r1", "2:/dc1/r2", "3:/dc2/r1", "4:/dc2/r2"]))
-    await simulator.start()
-    admin = AnswerLost(f"http://127.0.0.1:{simulator.settings.admin_port}")
-    try:
-        yield simulator, admin
-    finally:
-        await admin.aclose()
-        await simulator.stop()
+    async with simulated_cluster(brokers=FOUR_BROKERS, admin=AnswerLost) as simulated:
+        yield simulated.simulator, simulated.admin
 
 
 async def test_a_topic_created_though_the_answer_was_lost_is_created_with_its_placeholders(

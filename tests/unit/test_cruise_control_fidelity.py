@@ -26,9 +26,8 @@ import yaml
 from services.cluster_sim.app import Simulator
 from services.cluster_sim.model import Cluster
 from services.adapters.cruise_control.client import without_session
-from services.common.settings import SimulatorSettings
-from services.local.broker import free_port
 from tests.unit import sim_restart
+from tests.unit.simulated import simulated_cluster
 
 RECORDED = Path(__file__).resolve().parents[3] / "shared" / "reference" / "cruise-control-real" / "responses"
 KNOWN_DIFFERENCES = yaml.safe_load((Path(__file__).with_name("cruise_control_fidelity.yaml")).read_text())
@@ -323,11 +322,8 @@ def differences(real: Exchange, status: int, headers: httpx.Headers, answer: Any
 
 @pytest.fixture
 async def simulator() -> AsyncIterator[Simulator]:
-    sim = Simulator(SimulatorSettings(cruise_control_port=free_port(), admin_port=free_port(), proposal_s=0.01,
-                                      min_execution_s=0.2, task_scanner_period_s=0.01))
-    await sim.start()
-    yield sim
-    await sim.stop()
+    async with simulated_cluster(proposal_s=0.01, min_execution_s=0.2, task_scanner_period_s=0.01) as cluster:
+        yield cluster.simulator
 
 
 def _ids_in(exchange: Exchange) -> set[str]:

@@ -15,7 +15,6 @@ import httpx
 import pytest
 
 from services.cluster_sim.app import Simulator
-from services.adapters.admin.simulator import SimulatorClusterAdmin
 from services.adapters.cruise_control import (
     ClusterModelNotReady,
     CruiseControlClient,
@@ -29,9 +28,9 @@ from services.adapters.cruise_control.budget import TaskBudget
 from services.adapters.cruise_control.errors import ShareHeldByComputingTasks, TaskForgotten, classify
 from services.adapters.cruise_control.models import BrokerLoads, PartitionLoads
 from services.adapters.cruise_control.warm_up import warming_up
-from services.common.settings import CruiseControlSettings, SimulatorSettings
-from services.local.broker import free_port
+from services.common.settings import CruiseControlSettings
 from tests.unit.sim_restart import at, restarted
+from tests.unit.simulated import simulated_cluster
 
 REAL = Path(__file__).resolve().parents[3] / "shared" / "reference" / "cruise-control-real" / "responses"
 
@@ -109,14 +108,9 @@ def test_warming_up_is_read_from_cruise_controls_own_state() -> None:
 
 @pytest.fixture
 async def sim() -> AsyncIterator[Simulator]:
-    simulator = Simulator(SimulatorSettings(cruise_control_port=free_port(), admin_port=free_port(), proposal_s=0.02,
-                                            min_execution_s=0.2, task_scanner_period_s=0.05))
-    await simulator.start()
-    admin = SimulatorClusterAdmin(f"http://127.0.0.1:{simulator.settings.admin_port}")
-    await admin.create_topic("a", 3, 2)
-    await admin.aclose()
-    yield simulator
-    await simulator.stop()
+    async with simulated_cluster(proposal_s=0.02, min_execution_s=0.2, task_scanner_period_s=0.05) as cluster:
+        await cluster.admin.create_topic("a", 3, 2)
+        yield cluster.simulator
 
 
 def settings_for(sim: Simulator, **extra: object) -> CruiseControlSettings:

@@ -15,8 +15,7 @@ import pytest
 from services.cli.commands.log_dirs import parse_reassignment
 from services.cluster_sim.app import Simulator
 from services.adapters.admin.simulator import SimulatorClusterAdmin
-from services.common.settings import SimulatorSettings
-from services.local.broker import free_port
+from tests.unit.simulated import simulated_cluster
 
 
 @pytest.mark.parametrize(("text", "error"), [
@@ -42,10 +41,8 @@ def test_log_dirs_default_to_any() -> None:
 
 @pytest.fixture
 async def sim() -> AsyncIterator[Simulator]:
-    simulator = Simulator(SimulatorSettings(cruise_control_port=free_port(), admin_port=free_port()))
-    await simulator.start()
-    yield simulator
-    await simulator.stop()
+    async with simulated_cluster() as cluster:
+        yield cluster.simulator
 
 
 async def _cli(sim: Simulator, *args: str) -> tuple[int, str, str]:

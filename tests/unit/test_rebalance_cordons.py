@@ -15,17 +15,16 @@ from events import TOPICS, RebalanceAction, RebalanceMode, RebalanceRequest, Reb
 from events.conditions import CORDONS_CROSSED, INVALID_ACTION
 from services.adapters.admin import CORDONED_LOG_DIRS
 from services.adapters.admin.simulator import SimulatorClusterAdmin
-from services.adapters.cruise_control import CruiseControlClient
 from services.adapters.cruise_control.models import OptimizationResult
 from services.cluster_sim.app import Simulator
 from services.common.outbox import MemoryOutbox
-from services.common.settings import CruiseControlSettings, Settings, SimulatorSettings
+from services.common.settings import Settings
 from services.domain.cordons import Cordons, rebalance_destinations
-from services.local.broker import free_port
 from services.rebalancer import cordon_check
 from services.rebalancer.app import RebalancerService
 from services.rebalancer.rebalances import Rebalances
 from tests.unit.records import record
+from tests.unit.simulated import FOUR_BROKERS, QUICK_EXECUTIONS, simulated_cluster
 
 
 class Stack:
@@ -54,24 +53,14 @@ class Stack:
 
 @pytest.fixture
 async def stack(tmp_path: Path) -> AsyncIterator[Stack]:
-    simulator = Simulator(SimulatorSettings(cruise_control_port=free_port(), admin_port=free_port(),
-                                            min_execution_s=0.1, proposal_s=0.01, task_scanner_period_s=0.05,
-                                            brokers=["1:/dc1/r1", "2:/dc1/r2", "3:/dc2/r1", "4:/dc2/r2"]))
-    await simulator.start()
-    admin = SimulatorClusterAdmin(f"http://127.0.0.1:{simulator.settings.admin_port}")
-    # Everything on brokers 1-3, broker 4 empty: a full rebalance would fill broker 4 first.
-    await admin.create_topic("a", 12, 2, assignment=[[1, 2], [2, 3], [3, 1]] * 4)
-    cc = CruiseControlClient(CruiseControlSettings(port=simulator.settings.cruise_control_port,
-                                                   task_scanner_period_s=0.05))
-    outbox = MemoryOutbox()
-    service = RebalancerService(Settings(data_dir=tmp_path), admin=admin, cruise_control=cc, outbox=outbox)
-    await service.start()
-    try:
-        yield Stack(service.rebalances, outbox, simulator, admin)
-    finally:
-        await cc.aclose()
-        await admin.aclose()
-        await simulator.stop()
+    async with simulated_cluster(brokers=FOUR_BROKERS, **QUICK_EXECUTIONS) as cluster:
+        # Everything on brokers 1-3, broker 4 empty: a full rebalance would fill broker 4 first.
+        await cluster.admin.create_topic("a", 12, 2, assignment=[[1, 2], [2, 3], [3, 1]] * 4)
+        outbox = MemoryOutbox()
+        service = RebalancerService(Settings(data_dir=tmp_path), admin=cluster.admin,
+                                    cruise_control=cluster.cruise_control(), outbox=outbox)
+        await service.start()
+        yield Stack(service.rebalances, outbox, cluster.simulator, cluster.admin)
 
 
 async def test_a_full_rebalance_moves_nothing_onto_a_fully_cordoned_broker(stack: Stack) -> None:

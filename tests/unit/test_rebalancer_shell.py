@@ -12,17 +12,15 @@ import pytest
 
 from events import TOPICS, RebalanceAction, RebalanceRequest, RebalanceState, RebalanceStatus
 from services.cluster_sim.app import Simulator
-from services.adapters.admin.simulator import SimulatorClusterAdmin
-from services.adapters.cruise_control import CruiseControlClient
 from services.common.outbox import MemoryOutbox
-from services.common.settings import CruiseControlSettings, Settings, SimulatorSettings
-from services.local.broker import free_port
+from services.common.settings import Settings
 from services.rebalancer.app import RebalancerService
 from services.rebalancer.observers.look import ClusterLook
 from services.rebalancer.observers.shared import Shared
 from services.rebalancer.observers.timer import Concern, Observers
 from services.rebalancer.rebalances import Rebalances
 from tests.unit.records import record
+from tests.unit.simulated import FOUR_BROKERS, QUICK_EXECUTIONS, simulated_cluster
 
 
 @pytest.fixture
@@ -45,23 +43,12 @@ def observers(started: tuple[RebalancerService, Simulator]) -> Observers:
 
 @pytest.fixture
 async def started(tmp_path: Path) -> AsyncIterator[tuple[RebalancerService, Simulator]]:
-    simulator = Simulator(SimulatorSettings(cruise_control_port=free_port(), admin_port=free_port(),
-                                            min_execution_s=0.1, proposal_s=0.01, task_scanner_period_s=0.05,
-                                            brokers=["1:/dc1/r1", "2:/dc1/r2", "3:/dc2/r1", "4:/dc2/r2"]))
-    await simulator.start()
-    admin = SimulatorClusterAdmin(f"http://127.0.0.1:{simulator.settings.admin_port}")
-    await admin.create_topic("a", 8, 2, assignment=[[1, 2]] * 8)  # all on two brokers: something to balance
-    cc = CruiseControlClient(CruiseControlSettings(port=simulator.settings.cruise_control_port,
-                                                   task_scanner_period_s=0.05))
-    outbox = MemoryOutbox()
-    service = RebalancerService(Settings(data_dir=tmp_path), admin=admin, cruise_control=cc, outbox=outbox)
-    await service.start()
-    try:
-        yield service, simulator
-    finally:
-        await cc.aclose()
-        await admin.aclose()
-        await simulator.stop()
+    async with simulated_cluster(brokers=FOUR_BROKERS, **QUICK_EXECUTIONS) as cluster:
+        await cluster.admin.create_topic("a", 8, 2, assignment=[[1, 2]] * 8)  # all on two brokers: to balance
+        service = RebalancerService(Settings(data_dir=tmp_path), admin=cluster.admin,
+                                    cruise_control=cluster.cruise_control(), outbox=MemoryOutbox())
+        await service.start()
+        yield service, cluster.simulator
 
 
 async def until(rebalancer: Rebalances, outbox: MemoryOutbox, state: RebalanceState) -> RebalanceStatus:

@@ -14,41 +14,31 @@ import pytest
 from events import TOPICS, ReplicasChangeCommand, ReplicasChangeRecord
 from services.adapters.admin import CORDONED_LOG_DIRS
 from services.adapters.admin.simulator import SimulatorClusterAdmin
-from services.adapters.cruise_control import CruiseControlClient
 from services.cluster_sim.app import Simulator
 from services.common.outbox import MemoryOutbox
-from services.common.settings import CruiseControlSettings, ReplicasChangeSettings, Settings, SimulatorSettings
-from services.local.broker import free_port
+from services.common.settings import ReplicasChangeSettings, Settings
 from services.replicas_change.app import ReplicasChangeService
 from services.replicas_change.changes import ReplicasChanges
 from tests.unit.records import record
+from tests.unit.simulated import FOUR_BROKERS, QUICK_EXECUTIONS, simulated_cluster
 
 
 @pytest.fixture
 async def service(tmp_path: Path) -> AsyncIterator[tuple[ReplicasChanges, MemoryOutbox, Simulator,
                                                         SimulatorClusterAdmin]]:
-    simulator = Simulator(SimulatorSettings(cruise_control_port=free_port(), admin_port=free_port(),
-                                            min_execution_s=0.1, proposal_s=0.01, task_scanner_period_s=0.05,
-                                            brokers=["1:/dc1/r1", "2:/dc1/r2", "3:/dc2/r1", "4:/dc2/r2"]))
-    await simulator.start()
-    admin = SimulatorClusterAdmin(f"http://127.0.0.1:{simulator.settings.admin_port}")
-    # "full" fills every broker but 4 (the simulated Cruise Control adds the least-loaded broker: 4, when it may);
-    # "low" is at RF 3 already and is lowered, which places nothing.
-    await admin.create_topic("full", 3, 2, assignment=[[1, 2], [2, 3], [3, 1]])
-    await admin.create_topic("low", 3, 3, assignment=[[1, 2, 3]] * 3)
-    cc = CruiseControlClient(CruiseControlSettings(port=simulator.settings.cruise_control_port,
-                                                   task_scanner_period_s=0.05))
-    outbox = MemoryOutbox()
-    settings = Settings(data_dir=tmp_path, replicas_change=ReplicasChangeSettings(
-        batch_quiet_s=0.01, batch_window_s=0.01, retry_initial_s=0.05, retry_max_s=0.05))
-    changes = ReplicasChangeService(settings, admin=admin, cruise_control=cc, outbox=outbox).changes
-    await changes.rebuild()
-    try:
-        yield changes, outbox, simulator, admin
-    finally:
-        await cc.aclose()
-        await admin.aclose()
-        await simulator.stop()
+    async with simulated_cluster(brokers=FOUR_BROKERS, **QUICK_EXECUTIONS) as cluster:
+        admin = cluster.admin
+        # "full" fills every broker but 4 (the simulated Cruise Control adds the least-loaded broker: 4, when it
+        # may); "low" is at RF 3 already and is lowered, which places nothing.
+        await admin.create_topic("full", 3, 2, assignment=[[1, 2], [2, 3], [3, 1]])
+        await admin.create_topic("low", 3, 3, assignment=[[1, 2, 3]] * 3)
+        outbox = MemoryOutbox()
+        settings = Settings(data_dir=tmp_path, replicas_change=ReplicasChangeSettings(
+            batch_quiet_s=0.01, batch_window_s=0.01, retry_initial_s=0.05, retry_max_s=0.05))
+        changes = ReplicasChangeService(settings, admin=admin, cruise_control=cluster.cruise_control(),
+                                        outbox=outbox).changes
+        await changes.rebuild()
+        yield changes, outbox, cluster.simulator, admin
 
 
 def latest(outbox: MemoryOutbox) -> dict[str, ReplicasChangeRecord]:

@@ -12,37 +12,27 @@ import pytest
 
 from events import TOPICS, ReplicasChangeCommand, ReplicasChangeRecord
 from services.cluster_sim.app import Simulator
-from services.adapters.admin.simulator import SimulatorClusterAdmin
 from services.adapters.cruise_control import CruiseControlClient
 from services.common.outbox import MemoryOutbox
-from services.common.settings import CruiseControlSettings, ReplicasChangeSettings, Settings, SimulatorSettings
-from services.local.broker import free_port
+from services.common.settings import CruiseControlSettings, ReplicasChangeSettings, Settings
 from services.replicas_change.app import ReplicasChangeService
 from services.replicas_change.changes import ReplicasChanges
 from tests.unit.records import Message, Record, record
+from tests.unit.simulated import FOUR_BROKERS, simulated_cluster
 
 
 @pytest.fixture
 async def service(tmp_path: Path) -> AsyncIterator[tuple[ReplicasChanges, MemoryOutbox, Simulator]]:
-    simulator = Simulator(SimulatorSettings(cruise_control_port=free_port(), admin_port=free_port(),
-                                            min_execution_s=0.1, proposal_s=0.01,
-                                            brokers=["1:/dc1/r1", "2:/dc1/r2", "3:/dc2/r1", "4:/dc2/r2"]))
-    await simulator.start()
-    admin = SimulatorClusterAdmin(f"http://127.0.0.1:{simulator.settings.admin_port}")
-    for name in ("a", "b"):
-        await admin.create_topic(name, 2, 2)
-    cc = CruiseControlClient(CruiseControlSettings(port=simulator.settings.cruise_control_port))
-    outbox = MemoryOutbox()
-    settings = Settings(data_dir=tmp_path, replicas_change=ReplicasChangeSettings(batch_quiet_s=0.01,
-                                                                                batch_window_s=0.01))
-    changes = ReplicasChangeService(settings, admin=admin, cruise_control=cc, outbox=outbox).changes
-    await changes.rebuild()
-    try:
-        yield changes, outbox, simulator
-    finally:
-        await cc.aclose()
-        await admin.aclose()
-        await simulator.stop()
+    async with simulated_cluster(brokers=FOUR_BROKERS, min_execution_s=0.1, proposal_s=0.01) as cluster:
+        for name in ("a", "b"):
+            await cluster.admin.create_topic(name, 2, 2)
+        outbox = MemoryOutbox()
+        settings = Settings(data_dir=tmp_path, replicas_change=ReplicasChangeSettings(batch_quiet_s=0.01,
+                                                                                    batch_window_s=0.01))
+        changes = ReplicasChangeService(settings, admin=cluster.admin, cruise_control=cluster.cruise_control(),
+                                        outbox=outbox).changes
+        await changes.rebuild()
+        yield changes, outbox, cluster.simulator
 
 
 def latest(outbox: MemoryOutbox) -> dict[str, ReplicasChangeRecord]:

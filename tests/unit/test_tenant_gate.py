@@ -11,14 +11,13 @@ import pytest
 from events import TOPICS, TopicSpec, TopicSpecDeleted, encode
 from events.topics import tenant_topics
 from services.cluster_sim.app import Simulator
-from services.adapters.admin.simulator import SimulatorClusterAdmin
 from services.common.metrics import TENANT_DECISIONS
 from services.common.outbox import MemoryOutbox
-from services.common.settings import BusSettings, Settings, SimulatorSettings
+from services.common.settings import BusSettings, Settings
 from services.common.shards import shard_of
-from services.local.broker import free_port
 from services.topic_reconciler.app import TopicReconciler
 from tests.unit.records import Message, Record, record
+from tests.unit.simulated import THREE_BROKERS, simulated_cluster
 
 TENANTS = """\
 tenants:
@@ -30,23 +29,16 @@ tenants:
 
 @pytest.fixture
 async def service(tmp_path: Path) -> AsyncIterator[tuple[TopicReconciler, MemoryOutbox, Simulator]]:
-    simulator = Simulator(SimulatorSettings(cruise_control_port=free_port(), admin_port=free_port(),
-                                            brokers=["1:/dc1/r1", "2:/dc1/r2", "3:/dc2/r1"]))
-    await simulator.start()
-    admin = SimulatorClusterAdmin(f"http://127.0.0.1:{simulator.settings.admin_port}")
     (tmp_path / "tenants.yaml").write_text(TENANTS)
-    outbox = MemoryOutbox()
-    reconciler = TopicReconciler(Settings(data_dir=tmp_path, tenants_file=tmp_path / "tenants.yaml"), admin=admin,
-                                 outbox=outbox)
-    assert reconciler.gate is not None
-    await reconciler.gate.start()
-    await reconciler.intake.start()
-    await reconciler.intake.handover._taking  # type: ignore[union-attr,misc]  # the first load
-    try:
-        yield reconciler, outbox, simulator
-    finally:
-        await admin.aclose()
-        await simulator.stop()
+    async with simulated_cluster(brokers=THREE_BROKERS) as cluster:
+        outbox = MemoryOutbox()
+        reconciler = TopicReconciler(Settings(data_dir=tmp_path, tenants_file=tmp_path / "tenants.yaml"),
+                                     admin=cluster.admin, outbox=outbox)
+        assert reconciler.gate is not None
+        await reconciler.gate.start()
+        await reconciler.intake.start()
+        await reconciler.intake.handover._taking  # type: ignore[union-attr,misc]  # the first load
+        yield reconciler, outbox, cluster.simulator
 
 
 async def from_tenant(service: TopicReconciler, tenant: str, event: TopicSpec | TopicSpecDeleted,

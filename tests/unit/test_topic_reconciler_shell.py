@@ -19,30 +19,22 @@ from services.cluster_sim.app import Simulator
 from services.adapters.admin import ClusterUnavailable, OperationRefused
 from services.adapters.admin.simulator import SimulatorClusterAdmin
 from services.common.outbox import MemoryOutbox
-from services.common.settings import PlacementSettings, ReconcilerSettings, Settings, SimulatorSettings
-from services.local.broker import free_port
+from services.common.settings import PlacementSettings, ReconcilerSettings, Settings
 from services.topic_reconciler.app import TopicReconciler
 from services.topic_reconciler.placing import Placing
 from services.topic_reconciler.reconciler import Reconciler
 from tests.unit.records import Message, Record, record
+from tests.unit.simulated import THREE_BROKERS, simulated_cluster
 
 
 @pytest.fixture
 async def reconciler(tmp_path: Path) -> AsyncIterator[tuple[TopicReconciler, MemoryOutbox, Simulator]]:
-    simulator = Simulator(SimulatorSettings(cruise_control_port=free_port(), admin_port=free_port(),
-                                            brokers=["1:/dc1/r1", "2:/dc1/r2", "3:/dc2/r1"]))
-    await simulator.start()
-    admin = SimulatorClusterAdmin(f"http://127.0.0.1:{simulator.settings.admin_port}")
-    outbox = MemoryOutbox()
-    settings = Settings(data_dir=tmp_path)
-    service = TopicReconciler(settings, admin=admin, outbox=outbox)
-    await service.intake.start()
-    await service.intake.handover._taking  # type: ignore[union-attr,misc]  # the first load
-    try:
-        yield service, outbox, simulator
-    finally:
-        await admin.aclose()
-        await simulator.stop()
+    async with simulated_cluster(brokers=THREE_BROKERS) as cluster:
+        outbox = MemoryOutbox()
+        service = TopicReconciler(Settings(data_dir=tmp_path), admin=cluster.admin, outbox=outbox)
+        await service.intake.start()
+        await service.intake.handover._taking  # type: ignore[union-attr,misc]  # the first load
+        yield service, outbox, cluster.simulator
 
 
 def statuses(outbox: MemoryOutbox, topic: str) -> list[TopicStatus]:
@@ -269,19 +261,13 @@ class Failing:
 
 @pytest.fixture
 async def refusing() -> AsyncIterator[tuple[Reconciler, Failing, Clock, MemoryOutbox]]:
-    simulator = Simulator(SimulatorSettings(cruise_control_port=free_port(), admin_port=free_port(),
-                                            brokers=["1:/dc1/r1", "2:/dc1/r2", "3:/dc2/r1"]))
-    await simulator.start()
-    admin = Failing(SimulatorClusterAdmin(f"http://127.0.0.1:{simulator.settings.admin_port}"))
-    clock, outbox = Clock(), MemoryOutbox()
-    placing = Placing(admin, outbox, PlacementSettings(), clock)  # type: ignore[arg-type]
-    reconciler = Reconciler(admin, outbox, placing, clock, fence=set,  # type: ignore[arg-type]
-                            settings=ReconcilerSettings(retry_initial_s=30, retry_max_s=120))
-    try:
+    async with simulated_cluster(brokers=THREE_BROKERS,
+                                 admin=lambda url: Failing(SimulatorClusterAdmin(url))) as cluster:
+        admin, clock, outbox = cluster.admin, Clock(), MemoryOutbox()
+        placing = Placing(admin, outbox, PlacementSettings(), clock)  # type: ignore[arg-type]
+        reconciler = Reconciler(admin, outbox, placing, clock, fence=set,  # type: ignore[arg-type]
+                                settings=ReconcilerSettings(retry_initial_s=30, retry_max_s=120))
         yield reconciler, admin, clock, outbox
-    finally:
-        await admin.aclose()
-        await simulator.stop()
 
 
 async def applied(reconciler: Reconciler, spec: TopicSpec, offset: int) -> None:
