@@ -87,14 +87,22 @@ class SimCruiseControl:
         """Back up after a restart: the warm-up counts from here, as metric sampling restarts then."""
         self.warm_up = WarmUp(length_s=self.tuning.warmup_s)
 
-    async def refresh_model(self, max_age_s: float = 0.0) -> None:
+    async def refresh_model(self, max_age_s: float = 0.0, *, within_s: float | None = None) -> None:
         """Cruise Control's view of the cluster before it answers: a real backend's model is read again unless it is
-        younger than ``max_age_s``; the in-memory one is always current."""
-        if self.backend.real:
-            try:
-                await self.backend.refresh(max_age_s)
-            except AdminError as exc:  # as Cruise Control does, answer from the last metadata it has
-                log.warning("cannot read the cluster; using the last model", error=str(exc))
+        younger than ``max_age_s``; the in-memory one is always current. With ``within_s``, a read that takes longer
+        goes on in the background and the answer is the last model's, as Cruise Control answers its state from the
+        metadata it has without asking Kafka (a fresh clone's run: the compose stack's doctor found no answer in
+        10 s while Kafka was slow to answer the simulator)."""
+        if not self.backend.real:
+            return
+        refreshing = asyncio.ensure_future(self.backend.refresh(max_age_s))
+        refreshing.add_done_callback(lambda done: done.cancelled() or done.exception())  # logged below, or not waited
+        try:
+            await asyncio.wait_for(asyncio.shield(refreshing), within_s)
+        except TimeoutError:
+            log.info("the cluster is slow to answer; answering from the last model", waited_s=within_s)
+        except AdminError as exc:  # as Cruise Control does, answer from the last metadata it has
+            log.warning("cannot read the cluster; using the last model", error=str(exc))
 
     def _spawn(self, coro: Any) -> asyncio.Task[None]:
         task = asyncio.get_running_loop().create_task(coro)

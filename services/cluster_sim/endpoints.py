@@ -52,7 +52,7 @@ class CruiseControl(Protocol):
     warm_up: WarmUp
     tuning: SimTuning
 
-    async def refresh_model(self, max_age_s: float = 0.0) -> None: ...
+    async def refresh_model(self, max_age_s: float = 0.0, *, within_s: float | None = None) -> None: ...
 
     def stop_execution(self, *, force: bool = False) -> dict[str, Any]: ...
 
@@ -75,14 +75,18 @@ def operation(cc: CruiseControl, request: Request) -> Operation:
 
 # -- answered from the model ---------------------------------------------------------------------------------------
 
+# How long the state endpoint waits for a fresh model before it answers from the last one: health checks ask it.
+STATE_WITHIN_S = 2.0
+
 def _answer(cc: CruiseControl, compute: Callable[[], dict[str, Any]], *, refresh: float | None = None,
-            needs_model: str | None = None, advance_load: bool = False) -> Operation:
+            refresh_within_s: float | None = None, needs_model: str | None = None,
+            advance_load: bool = False) -> Operation:
     """An operation answered at once from the model (``needs_model``: refused while warming up)."""
     async def answer(task: SimTask) -> None:
         if advance_load:
             cc.load.advance()
         if refresh is not None:
-            await cc.refresh_model(refresh)
+            await cc.refresh_model(refresh, within_s=refresh_within_s)
         if needs_model:
             cc.warm_up.refuse_without_load_model(cc.cluster, needs_model, method="GET")
         task.finish(200, compute(), time.monotonic())
@@ -92,7 +96,7 @@ def _answer(cc: CruiseControl, compute: Callable[[], dict[str, Any]], *, refresh
 def state(cc: CruiseControl, request: Request) -> Operation:
     query = request.query
     wanted, verbose = substates(query), query.boolean("verbose", False)
-    return _answer(cc, lambda: cc.state(wanted, verbose=verbose), refresh=1.0)
+    return _answer(cc, lambda: cc.state(wanted, verbose=verbose), refresh=1.0, refresh_within_s=STATE_WITHIN_S)
 
 
 def kafka_cluster_state(cc: CruiseControl, request: Request) -> Operation:

@@ -3,6 +3,8 @@ the executor's per-broker concurrency; and its start, against a cluster that is 
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 
 from services.cluster_sim.kafka_backend import MB, KafkaBackend, snapshot
@@ -154,3 +156,38 @@ async def test_a_permanent_refusal_as_it_starts_is_raised_at_once() -> None:
     with pytest.raises(OperationRefused):
         await _started(cluster)
     assert cluster.asked == 1
+
+
+class _SlowCluster(_StartingCluster):
+    """Up, then slow: once ``slow`` is set, a look at the brokers waits until ``answer`` is set."""
+
+    def __init__(self) -> None:
+        super().__init__(down_for=0, error=ClusterUnavailable("unused"))
+        self.slow, self.answer = False, asyncio.Event()
+
+    async def brokers(self) -> list[BrokerInfo]:
+        if self.slow:
+            await self.answer.wait()
+            return [BrokerInfo(1, "/dc1/r1", True), BrokerInfo(2, "/dc1/r2", True)]
+        return await super().brokers()
+
+
+async def test_the_state_is_answered_from_the_last_model_while_kafka_is_slow_and_the_model_catches_up_after() -> None:
+    """Cruise Control answers its state from the metadata it has; a fresh clone's run saw the compose stack's doctor
+    find the simulator silent for 10 s while it waited on Kafka."""
+    from services.cluster_sim.cruise_control import SimCruiseControl
+
+    cluster = _SlowCluster()
+    backend = KafkaBackend(cluster, sync_interval_s=3600)  # type: ignore[arg-type]
+    await backend.start()
+    try:
+        cc = SimCruiseControl(backend)
+        cluster.slow = True
+        await asyncio.wait_for(cc.refresh_model(0.0, within_s=0.05), 5)
+        assert list(backend.cluster.brokers) == [1], "answered from the last model"
+        cluster.answer.set()
+        await asyncio.wait_for(cc.refresh_model(0.0), 5)
+        assert list(backend.cluster.brokers) == [1, 2]
+    finally:
+        cluster.answer.set()
+        await backend.close()
