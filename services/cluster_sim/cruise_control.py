@@ -47,6 +47,12 @@ class Reply:
     new_session: str | None = None  # a cookie to set
 
 
+def _log_failure(refresh: asyncio.Future[None]) -> None:
+    """The end of a model read no request waited for."""
+    if not refresh.cancelled() and (error := refresh.exception()) is not None:
+        log.warning("cannot read the cluster; keeping the last model", error=str(error))
+
+
 class SimCruiseControl:
     def __init__(self, backend: Backend, tuning: SimTuning | None = None) -> None:
         self.backend = backend
@@ -96,11 +102,11 @@ class SimCruiseControl:
         if not self.backend.real:
             return
         refreshing = asyncio.ensure_future(self.backend.refresh(max_age_s))
-        refreshing.add_done_callback(lambda done: done.cancelled() or done.exception())  # logged below, or not waited
         try:
             await asyncio.wait_for(asyncio.shield(refreshing), within_s)
         except TimeoutError:
             log.info("the cluster is slow to answer; answering from the last model", waited_s=within_s)
+            refreshing.add_done_callback(_log_failure)
         except AdminError as exc:  # as Cruise Control does, answer from the last metadata it has
             log.warning("cannot read the cluster; using the last model", error=str(exc))
 

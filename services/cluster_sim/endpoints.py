@@ -78,6 +78,7 @@ def operation(cc: CruiseControl, request: Request) -> Operation:
 # How long the state endpoint waits for a fresh model before it answers from the last one: health checks ask it.
 STATE_WITHIN_S = 2.0
 
+
 def _answer(cc: CruiseControl, compute: Callable[[], dict[str, Any]], *, refresh: float | None = None,
             refresh_within_s: float | None = None, needs_model: str | None = None,
             advance_load: bool = False) -> Operation:

@@ -109,8 +109,8 @@ def ensure_partitions(settings: BusSettings, topic: BusTopic, count: int, timeou
         elif not permanent(exc.args[0]):
             raise  # a bus still starting: ``wait_for_bus`` asks again
         else:
-            raise RuntimeError(f"{topic.name} has {have} partition(s) and {count} are needed, but adding them "
-                               f"failed: {exc.args[0].str()}; add them with kafka-topics.sh --alter") from None
+            raise BusRefused(f"{topic.name} has {have} partition(s) and {count} are needed, but adding them "
+                             f"failed: {exc.args[0].str()}; add them with kafka-topics.sh --alter") from None
     log.info("added bus topic partitions", topic=topic.name, partitions=count)
 
 

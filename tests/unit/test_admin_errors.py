@@ -4,6 +4,7 @@ HTTP status)."""
 
 from __future__ import annotations
 
+import asyncio
 import threading
 from typing import Any
 
@@ -51,6 +52,8 @@ class Client:
 
     def __getattr__(self, name: str) -> Any:
         def call(*args: Any, **kwargs: Any) -> Any:
+            if self.closed:
+                raise RuntimeError("NetworkSelector closed!")  # as kafka-python's closed client does
             if self.error is not None:
                 raise self.error
             return self.answer
@@ -115,7 +118,12 @@ class Clients:
 
     def __call__(self, **config: Any) -> Client:
         self.made += 1
-        return self.clients.pop(0) if len(self.clients) > 1 else self.clients[0]
+        if len(self.clients) > 1:
+            return self.clients.pop(0)
+        if self.clients[0].closed:  # the last one again, as a new client
+            last = self.clients[0]
+            self.clients[0] = Client(last.error, last.answer)
+        return self.clients[0]
 
 
 async def test_a_change_to_a_broker_the_clients_metadata_does_not_know_yet_is_sent_with_fresh_metadata(
@@ -151,19 +159,40 @@ class HungClient(Client):
 
 async def test_a_hung_call_is_given_up_its_client_closed_and_a_read_asked_again_of_a_fresh_client(
         monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(kafka_adapter, "CLIENT_OWN_WAIT_S", 0.0)
     hung = HungClient()
     configs = {"broker": {"1": {"x": {"value": "1", "config_source": "DYNAMIC_BROKER_CONFIG"}}}}
-    clients = Clients(hung, Client(answer=configs))
+    fresh = Client(answer=configs)
+    clients = Clients(hung, fresh)
     monkeypatch.setattr(kafka_adapter, "KafkaAdminClient", clients)
     admin = KafkaClusterAdmin({"bootstrap_servers": "127.0.0.1:1"}, timeout_s=0.1)
     assert await admin.broker_configs(1) == {"x": "1"}
     assert clients.made == 2
-    hung.released.wait(5)
-    assert hung.closed
+    assert hung.released.wait(5) and hung.closed
+    await asyncio.sleep(0.3)  # the given-up call's thread has failed by now, and closed only its own client
+    assert not fresh.closed
+    assert await admin.broker_configs(1) == {"x": "1"} and clients.made == 2
+
+
+async def test_a_call_whose_client_was_closed_under_it_is_temporary() -> None:
+    """A call that took the client just before another call gave the client up as hung meets kafka-python's
+    "NetworkSelector closed!": the cluster did not refuse anything."""
+    given_up, fresh = Client(), Client()
+    admin = kafka_admin(given_up)
+
+    def closed_under_it(client: Any) -> Any:
+        admin._client = fresh  # another call gave the client up and made a fresh one
+        given_up.closed = True
+        return client.describe_cluster()
+
+    with pytest.raises(ClusterUnavailable, match="NetworkSelector closed"):
+        await admin._run(closed_under_it, read=False)
+    assert admin._client is fresh and not fresh.closed
 
 
 async def test_a_hung_change_is_temporary_not_asked_again(monkeypatch: pytest.MonkeyPatch) -> None:
     """A change may have been applied before it hung: the caller decides, as for any temporary failure of a change."""
+    monkeypatch.setattr(kafka_adapter, "CLIENT_OWN_WAIT_S", 0.0)
     hung = HungClient()
     clients = Clients(hung, Client(answer={}))
     monkeypatch.setattr(kafka_adapter, "KafkaAdminClient", clients)

@@ -104,3 +104,23 @@ def test_a_topics_partitions_are_raised_under_the_same_policy_a_bus_still_starti
     slept: list[float] = []
     wait_for_bus(BUS, [TOPICS.leases], partitions=4, sleep=slept.append)
     assert raised == [("ballast.leases", 4)] and slept == [1, 2]
+
+
+def test_partitions_the_bus_refuses_to_add_stop_the_wait_with_its_reason_and_what_to_do(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from events import TOPICS
+
+    class Admin:
+        def list_topics(self, name: str, timeout: float) -> object:
+            return type("Metadata", (), {"topics": {name: type("Topic", (), {"partitions": {0: None}, "error": None})}})
+
+        def create_partitions(self, wanted: list, request_timeout: float) -> dict:
+            class Refused:
+                def result(self) -> None:
+                    raise KafkaException(KafkaError(KafkaError.CLUSTER_AUTHORIZATION_FAILED, "not authorized"))
+            return {wanted[0].topic: Refused()}
+
+    monkeypatch.setattr(bus_topics, "ensure_topics", lambda settings, topics, timeout_s: None)
+    monkeypatch.setattr(bus_topics, "_admin", lambda settings: (Admin(), None))
+    with pytest.raises(BusRefused, match="ballast.leases has 1 partition.*not authorized.*kafka-topics.sh --alter"):
+        wait_for_bus(BUS, [TOPICS.leases], partitions=4, sleep=lambda s: pytest.fail("a refusal is not waited out"))

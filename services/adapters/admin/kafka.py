@@ -53,8 +53,11 @@ READ_ATTEMPTS = 4
 RETRY_BACKOFF_S = 0.3
 # A call still unanswered after this many of its request timeouts is taken as hung: kafka-python's blocking call
 # waits on its I/O thread with no deadline of its own, and a fresh clone's run saw a DescribeLogDirs (its metadata
-# request) wait for ever, until the test's 300 s ran out. Its client is closed, which releases the waiting thread.
+# request) wait for ever, until the test's 300 s ran out. Its client is closed, which fails the waiting call when
+# the client's I/O thread stops. Never sooner than kafka-python's own fixed waits (bootstrap, finding the
+# controller: 30 s each) after the request timeout.
 HUNG_AFTER_TIMEOUTS = 3
+CLIENT_OWN_WAIT_S = 30.0
 # How long a changed config is read back for until the broker answering shows the change: a broker applies it
 # from the metadata log a moment after the controller accepted it.
 SETTLE_S = 5.0
@@ -190,14 +193,21 @@ class KafkaClusterAdmin:
         asked has just died, a leader moved) is asked again, of a fresh client, up to READ_ATTEMPTS times; a change
         is not, since it may have been applied before the connection broke. A call the client did not send, since
         its metadata does not know the broker yet, is asked again, read or change, until the call's timeout."""
-        def attempt() -> T:
+        def attempt(used: list[KafkaAdminClient]) -> T:
+            client = self._admin()
+            used.append(client)
             try:
-                return call(self._admin())
+                return call(client)
             except (kafka_errors.KafkaConnectionError, kafka_errors.KafkaTimeoutError, kafka_errors.UnknownBrokerIdError):
                 # Connections and metadata are rebuilt from the bootstrap servers next time (brokers may have moved,
                 # or joined since this client last read the cluster's metadata).
-                self._reset()
+                self._discard(client)
                 raise
+            except RuntimeError as exc:
+                if self._client is client:
+                    raise
+                # The client was closed under this call (given up as hung by another): "NetworkSelector closed!".
+                raise kafka_errors.KafkaConnectionError(str(exc)) from exc
 
         deadline = asyncio.get_running_loop().time() + self._timeout_s
         tries = 0
@@ -220,30 +230,36 @@ class KafkaClusterAdmin:
                     continue
                 raise _admin_error(exc) from exc
 
-    async def _watched(self, attempt: Callable[[], T]) -> T:
-        """``attempt`` in a worker thread, given up as hung (a retriable timeout) once it outlives
-        HUNG_AFTER_TIMEOUTS of the client's request timeouts."""
-        call = asyncio.ensure_future(asyncio.to_thread(attempt))
+    async def _watched(self, attempt: Callable[[list[KafkaAdminClient]], T]) -> T:
+        """``attempt`` in a worker thread (it notes the client it uses), given up as hung (a retriable timeout) once it
+        outlives HUNG_AFTER_TIMEOUTS of the client's request timeouts, or the client's own fixed waits."""
+        used: list[KafkaAdminClient] = []
+        call = asyncio.ensure_future(asyncio.to_thread(attempt, used))
         call.add_done_callback(lambda done: done.cancelled() or done.exception())  # the outcome of one given up
-        limit_s = self._timeout_s * HUNG_AFTER_TIMEOUTS
+        limit_s = max(self._timeout_s * HUNG_AFTER_TIMEOUTS, CLIENT_OWN_WAIT_S + self._timeout_s)
         try:
             return await asyncio.wait_for(asyncio.shield(call), limit_s)
         except TimeoutError:
             log.warning("a Kafka admin call hung; closing its client", after_s=limit_s)
-            self._reset(wait=False)
+            # In a thread of its own: the lock may be held by a client still connecting, and closing joins the
+            # client's I/O thread, which may be the one stuck.
+            for client in used:
+                threading.Thread(target=self._discard, args=(client,), name="admin-close", daemon=True).start()
             raise kafka_errors.KafkaTimeoutError(f"no answer within {limit_s:.0f} s") from None
 
-    def _reset(self, *, wait: bool = True) -> None:
-        """The next call gets a fresh client; this one is closed (without ``wait``, in a thread of its own: closing
-        joins the client's I/O thread, which may be the one stuck)."""
+    def _discard(self, client: KafkaAdminClient) -> None:
+        """Close ``client``; the next call gets a fresh one, unless another call has already replaced it (a failed
+        call closes the client it used, never one made since)."""
+        with self._lock:
+            if self._client is client:
+                self._client = None
+        _close(client)
+
+    def _reset(self) -> None:
         with self._lock:
             client, self._client = self._client, None
-        if client is None:
-            return
-        if wait:
+        if client is not None:
             _close(client)
-        else:
-            threading.Thread(target=_close, args=(client,), name="admin-close", daemon=True).start()
 
     # -- brokers and topics --------------------------------------------------------------------------------------
 
