@@ -103,7 +103,7 @@ class SimCruiseControl:
             return
         refreshing = asyncio.ensure_future(self.backend.refresh(max_age_s))
         try:
-            await asyncio.wait_for(asyncio.shield(refreshing), within_s)
+            await (refreshing if within_s is None else asyncio.wait_for(asyncio.shield(refreshing), within_s))
         except TimeoutError:
             log.info("the cluster is slow to answer; answering from the last model", waited_s=within_s)
             refreshing.add_done_callback(_log_failure)

@@ -104,13 +104,12 @@ def ensure_partitions(settings: BusSettings, topic: BusTopic, count: int, timeou
     try:
         future.result()
     except KafkaException as exc:
-        if exc.args[0].code() == KafkaError.INVALID_PARTITIONS:  # another instance raised it first
-            pass
-        elif not permanent(exc.args[0]):
-            raise  # a bus still starting: ``wait_for_bus`` asks again
-        else:
+        error = exc.args[0]
+        if error.code() != KafkaError.INVALID_PARTITIONS:  # that one: another instance raised it first
+            if not permanent(error):
+                raise  # a bus still starting: ``wait_for_bus`` asks again
             raise BusRefused(f"{topic.name} has {have} partition(s) and {count} are needed, but adding them "
-                             f"failed: {exc.args[0].str()}; add them with kafka-topics.sh --alter") from None
+                             f"failed: {error.str()}; add them with kafka-topics.sh --alter") from None
     log.info("added bus topic partitions", topic=topic.name, partitions=count)
 
 
@@ -124,8 +123,9 @@ def wait_for_bus(settings: BusSettings, topics: Iterable[BusTopic] | None = None
     while True:
         try:
             ensure_topics(settings, wanted, timeout_s)
-            for topic in wanted if partitions else ():
-                ensure_partitions(settings, topic, partitions, timeout_s)
+            if partitions:
+                for topic in wanted:
+                    ensure_partitions(settings, topic, partitions, timeout_s)
         except ClientRefused as exc:
             attempts += 1
             wait = backoff(attempts, initial_s=FIRST_WAIT_S, max_s=LONGEST_WAIT_S).total_seconds()

@@ -255,11 +255,6 @@ class KafkaClusterAdmin:
                 self._client = None
         _close(client)
 
-    def _reset(self) -> None:
-        with self._lock:
-            client, self._client = self._client, None
-        if client is not None:
-            _close(client)
 
     # -- brokers and topics --------------------------------------------------------------------------------------
 
@@ -619,4 +614,5 @@ class KafkaClusterAdmin:
         await self._run(lambda a: a.elect_leaders(PREFERRED_ELECTION, wanted), read=False)
 
     async def aclose(self) -> None:
-        await asyncio.to_thread(self._reset)
+        if (client := self._client) is not None:
+            await asyncio.to_thread(self._discard, client)
