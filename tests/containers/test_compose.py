@@ -329,9 +329,22 @@ def test_a_topic_spec_and_a_replication_factor_change_complete_on_the_containeri
     grown = eventually(lambda: in_sync(stack.admin, "orders", replicas=3),
                        "orders at three in-sync replicas a partition")
     assert all(sorted(replicas) == [1, 2, 3] for replicas in grown)
-    status = eventually(lambda: (s := statuses(stack).get("orders")) and s["replicasChange"]
-                        and s["replicasChange"]["state"] == "completed" and s, "the change's status: completed")
+    try:
+        status = eventually(lambda: change_completed(stack, "orders"), "the change's status: completed")
+    except AssertionError as failed:  # what the services said while the status stayed put
+        said = {service: _log_tail(stack.container(service), lines=60, pattern=r".")
+                for service in ("replicas-change", "cruise-control")}
+        raise AssertionError(f"{failed}\n" + "\n".join(f"--- {s} ---\n{log}" for s, log in said.items())) from None
     assert status["ready"] and status["replicas"] == 3
+
+
+def change_completed(stack: Stack, topic: str) -> dict:
+    """The topic's status once its replicas change has completed; while not, an error that says where it is."""
+    status = statuses(stack).get(topic)
+    change = status and status["replicasChange"]
+    if not change or change["state"] != "completed":
+        raise RuntimeError(f"{topic}'s replicas change: {change!r}")
+    return status
 
 
 def topic_config(admin: AdminClient, topic: str, key: str) -> str:
@@ -339,12 +352,12 @@ def topic_config(admin: AdminClient, topic: str, key: str) -> str:
     return configs.result(timeout=30)[key].value
 
 
-def _log_tail(container: str, lines: int = 40) -> str:
-    """What a container's log (all its runs, stdout and stderr as podman keeps them) says of errors and exits: the
-    last ``lines`` lines that mention one."""
+def _log_tail(container: str, lines: int = 40, pattern: str = r"error|exception|traceback|exit|lease|critical"
+              ) -> str:
+    """What a container's log (all its runs, stdout and stderr as podman keeps them) says: the last ``lines`` lines
+    that match ``pattern`` (by default, those that mention an error or an exit)."""
     logs = podman("logs", container, check=False, timeout=60)
-    said = [line for line in (logs.stdout + logs.stderr).splitlines()
-            if re.search(r"error|exception|traceback|exit|lease|critical", line, re.IGNORECASE)]
+    said = [line for line in (logs.stdout + logs.stderr).splitlines() if re.search(pattern, line, re.IGNORECASE)]
     return "\n".join(line[:400] for line in said[-lines:])
 
 

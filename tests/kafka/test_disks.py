@@ -55,7 +55,9 @@ async def test_remove_disks_from_the_bus_empties_a_real_directory_under_the_thro
             dirs = await admin.describe_log_dirs([BROKER])
             samples.append((time.monotonic(), sum(r.size_bytes for d in dirs if d.path == data0
                                                   for r in d.replicas if r.topic == name)))
-            assert len(samples) < 600, "the execution did not end within ~2 minutes"
+            if len(samples) >= 600:
+                raise AssertionError("the execution did not end within ~2 minutes\n"
+                                     + await _where_the_drain_is(rb, kafka, admin, drain, name))
             await asyncio.sleep(0.2)
         ready = rb.latest[drain]
         assert throttled_seen, "the intra-broker throttle was never seen on the broker"
@@ -88,6 +90,21 @@ async def test_remove_disks_from_the_bus_empties_a_real_directory_under_the_thro
     await eventually(lambda: _in(admin, name, 1, data1), "a replica staying in the released directory")
     await asyncio.sleep(2)  # several of the rebalancer's looks (every 0.5 s)
     assert (await _dirs(admin, name))[1] == data1
+
+
+async def _where_the_drain_is(rb: Rebalancing, kafka: LocalKafka, admin: KafkaClusterAdmin, drain: str,
+                              topic: str) -> str:
+    """What a drain that does not end shows: its status, Cruise Control's executor, the topic's replicas in the
+    broker's directories (a future replica is the copy of a move), and what the broker logged of moves between its
+    directories."""
+    dirs = await admin.describe_log_dirs([BROKER])
+    replicas = [(d.path, r.partition, r.is_future, r.size_bytes, r.offset_lag)
+                for d in dirs for r in d.replicas if r.topic == topic]
+    logged = [line for line in kafka.brokers[BROKER].log_file.read_text(errors="replace").splitlines()
+              if "AlterLogDirs" in line or "future" in line.lower()]
+    return "\n".join([f"status: {rb.latest[drain]}", f"executor: {rb.executor()}",
+                      f"replicas (dir, partition, future, bytes, lag): {replicas}",
+                      "broker log:", *(line[:300] for line in logged[-30:])])
 
 
 def _give_back(rb: Rebalancing, drain: str) -> None:
