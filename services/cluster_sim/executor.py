@@ -21,6 +21,9 @@ from services.cluster_sim.model import Proposal
 from services.cluster_sim.proposals import CruiseControlFailure
 from services.cluster_sim.tuning import SimTuning
 from services.cluster_sim.user_tasks import SimTask, UserTaskManager
+from services.common.logging import get_logger
+
+log = get_logger(__name__)
 
 ONGOING = ("Cannot start a new execution while there is an ongoing execution. Please use stop_ongoing_execution=true "
            "to stop ongoing execution and start a new one.")
@@ -68,7 +71,13 @@ class Executor:
         self._runner = self._spawn(self._execute(execution, task, leaving))
 
     async def _execute(self, execution: Execution, task: SimTask, leaving: list[int]) -> None:
-        await execution.run()  # cancelled by a restart, which forgets the task
+        try:
+            await execution.run()  # cancelled by a restart, which forgets the task
+        except Exception as exc:  # noqa: BLE001 - as the real executor: whatever ends an execution ends its task
+            # Left to escape, it kept the executor busy for good: every later execution refused as "ongoing" and
+            # this task InExecution for ever (a fresh clone's run: a drain, and then a rebalance, never started).
+            execution.error = f"{type(exc).__name__}: {exc}"
+            log.warning("execution failed", task=task.id, error=execution.error)
         if self.execution is execution:
             self.execution = self._execution_task = None
         if not execution.ended_with_error:

@@ -99,7 +99,11 @@ class KafkaExecution(Execution):
             log.warning("execution failed", task=self.task_id, error=self.error)
             await self._roll_back_in_flight()
         finally:
-            await self._clear_throttles(self.moves)
+            try:
+                await self._clear_throttles(self.moves)
+            except AdminError as exc:  # the throttles stay; the execution ends all the same, with the error
+                self.error = self.error or f"throttles not removed: {exc}"
+                log.warning("throttles not removed", task=self.task_id, error=str(exc))
 
     async def _move_replicas(self) -> None:
         while (self._pending or self._in_flight) and not self.stop_requested and self.error is None:

@@ -138,6 +138,28 @@ async def test_a_change_to_a_broker_the_clients_metadata_does_not_know_yet_is_se
     assert stale.closed and clients.made == 2
 
 
+class BusyOnce(Client):
+    """A client whose connection is paused for the first call: as many requests in flight as it takes."""
+
+    def __getattr__(self, name: str) -> Any:
+        def call(*args: Any, **kwargs: Any) -> Any:
+            if self.error is not None:
+                error, self.error = self.error, None
+                raise error
+            return self.answer
+        return call
+
+
+async def test_a_change_the_client_holds_back_while_its_connection_is_busy_is_asked_again_of_the_same_client() -> None:
+    """kafka-python refuses to send on a connection with its most requests in flight ("Node paused:
+    {'max_in_flight'}", NodeNotReadyError): nothing reached the cluster, so a change is safe to ask again; the
+    client, busy with other calls, is kept."""
+    busy = BusyOnce(kafka_errors.NodeNotReadyError("Node paused: {'max_in_flight'}"), answer={})
+    admin = kafka_admin(busy)
+    await admin.alter_replica_log_dirs("t", {(0, 1): "/data/a"})
+    assert busy.error is None and not busy.closed and admin._client is busy
+
+
 class HungClient(Client):
     """A KafkaAdminClient whose calls never return until it is closed, as kafka-python's blocking call waits on its
     I/O thread with no deadline (a fresh clone's run: a DescribeLogDirs hung until the test's 300 s ran out)."""

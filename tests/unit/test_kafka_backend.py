@@ -4,13 +4,18 @@ the executor's per-broker concurrency; and its start, against a cluster that is 
 from __future__ import annotations
 
 import asyncio
+from types import SimpleNamespace
+from typing import Any
 
 import pytest
 
+from services.cluster_sim.executor import Executor
 from services.cluster_sim.kafka_backend import MB, KafkaBackend, snapshot
 from services.cluster_sim.kafka_execution import KafkaExecution
 from services.cluster_sim.load import MeasuredLoad
-from services.cluster_sim.model import Cluster, ReplicaMove
+from services.cluster_sim.model import Cluster, Proposal, ReplicaMove
+from services.cluster_sim.tuning import SimTuning
+from services.cluster_sim.user_tasks import UserTaskManager
 from services.adapters.admin.port import (AdminError, BrokerInfo, ClusterUnavailable, LogDirInfo, OperationRefused,
                                         PartitionInfo, Reassignment, ReplicaInfo, TopicDescription)
 
@@ -191,3 +196,49 @@ async def test_the_state_is_answered_from_the_last_model_while_kafka_is_slow_and
     finally:
         cluster.answer.set()
         await backend.close()
+
+
+class _FailingCluster(_MovingCluster):
+    """Kafka that stops answering once a movement is handed to it (the rollback's own calls fail too), until it is
+    ``back``."""
+
+    back = False
+
+    async def reassign_partitions(self, name: str, replicas: dict[int, list[int]]) -> None:
+        pass
+
+    async def list_reassignments(self, names: list[str] | None = None) -> list[Reassignment]:
+        if self.back:
+            return []
+        raise ClusterUnavailable("no answer")
+
+    async def cancel_reassignments(self, name: str, partitions: list[int]) -> None:
+        raise ClusterUnavailable("no answer")
+
+    async def brokers(self) -> list[BrokerInfo]:
+        raise ClusterUnavailable("no answer")
+
+
+async def test_an_execution_that_fails_on_its_way_out_ends_its_task_and_frees_the_executor() -> None:
+    """Kafka stopped answering in the middle of an execution, and its rollback could not be asked either: the
+    execution ends with the error (its task CompletedWithError), and the executor takes the next one. An error that
+    escaped the execution once kept the executor busy for good: its task InExecution for ever and every later
+    execution refused as ongoing (a fresh clone's run: a drain, then an automatic rebalance, never started)."""
+    tasks = UserTaskManager(SimpleNamespace(max_active_user_tasks=5, task_scanner_period_s=0.01, session_expiry_s=60))
+    spawned: list[asyncio.Task[None]] = []
+
+    def spawn(coro: Any) -> asyncio.Task[None]:
+        spawned.append(asyncio.ensure_future(coro))
+        return spawned[-1]
+
+    cluster = _FailingCluster()
+    executor = Executor(KafkaBackend(cluster),  # type: ignore[arg-type]
+                        tuning=lambda: SimTuning(execution_check_s=0.001), tasks=lambda: tasks, spawn=spawn)
+    task = tasks.create("rebalance", ("POST", frozenset()), "/rebalance", "test", "s", asynchronous=True)
+    executor.start(task, Proposal(moves=[ReplicaMove("t", 0, (1, 2), (1, 3), 1.0)]), throttle_bytes_s=None,
+                   concurrency=None, intra_concurrency=None, leaving=[])
+    await asyncio.wait_for(spawned[0], 5)
+    assert task.status == "CompletedWithError"
+    assert executor.state() == {"state": "NO_TASK_IN_PROGRESS"}
+    cluster.back = True
+    await executor.refuse_while_busy("rebalance", method="POST")  # raises while another execution runs

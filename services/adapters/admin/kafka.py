@@ -95,6 +95,10 @@ _MOMENTARY = (kafka_errors.UnknownBrokerIdError, kafka_errors.BrokerNotAvailable
               kafka_errors.ReassignmentInProgressError)
 
 
+# What the client refuses before it sends the request (see KafkaClusterAdmin._run).
+_NOT_SENT = (kafka_errors.UnknownBrokerIdError, kafka_errors.NodeNotReadyError)
+
+
 def _temporary(kind: type[BaseException]) -> bool:
     """Kafka's own word (``retriable``) decides, with connections and timeouts, which never reached the cluster."""
     return bool(getattr(kind, "retriable", False)) or issubclass(kind, (*_MOMENTARY, OSError, TimeoutError))
@@ -191,8 +195,9 @@ class KafkaClusterAdmin:
     async def _run(self, call: Callable[[KafkaAdminClient], T], *, read: bool = True) -> T:
         """Run one client call in a worker thread. A read that fails for a reason Kafka calls retriable (the node it
         asked has just died, a leader moved) is asked again, of a fresh client, up to READ_ATTEMPTS times; a change
-        is not, since it may have been applied before the connection broke. A call the client did not send, since
-        its metadata does not know the broker yet, is asked again, read or change, until the call's timeout."""
+        is not, since it may have been applied before the connection broke. A call the client did not send (its
+        metadata does not know the broker yet, or its connection to it is paused) is asked again, read or change,
+        until the call's timeout."""
         def attempt(used: list[KafkaAdminClient]) -> T:
             client = self._admin()
             used.append(client)
@@ -215,12 +220,14 @@ class KafkaClusterAdmin:
             tries += 1
             try:
                 return await self._watched(attempt)
-            except kafka_errors.UnknownBrokerIdError as exc:
-                # Raised by the client before it sends anything: its metadata does not know the broker yet (the
+            except _NOT_SENT as exc:
+                # Raised by the client before it sends anything, so a change is asked again too, until the call's own
+                # timeout, as Kafka's AdminClient waits for the node: its metadata does not know the broker yet (the
                 # broker joined after the client read the cluster, or the broker that answered it had not yet learnt
-                # of the new one). So a change is asked again too, of a fresh client with fresh metadata, until the
-                # call's own timeout, as Kafka's AdminClient waits for the node. Seen under load: a test's
-                # AlterReplicaLogDirs to a broker just added refused with "UnknownBrokerIdError: 5".
+                # of the new one; asked again of a fresh client with fresh metadata), or the connection is paused
+                # with as many requests in flight as it takes (other calls of this client at the same moment). Seen
+                # under load: a test's AlterReplicaLogDirs to a broker just added refused with "UnknownBrokerIdError:
+                # 5"; eight threads' calls on one client refused with "Node paused: {'max_in_flight'}".
                 if asyncio.get_running_loop().time() + RETRY_BACKOFF_S * tries > deadline:
                     raise _admin_error(exc) from exc
                 await asyncio.sleep(RETRY_BACKOFF_S * tries)
