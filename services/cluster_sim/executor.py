@@ -74,8 +74,8 @@ class Executor:
         try:
             await execution.run()  # cancelled by a restart, which forgets the task
         except Exception as exc:  # noqa: BLE001 - as the real executor: whatever ends an execution ends its task
-            # Left to escape, it kept the executor busy for good: every later execution refused as "ongoing" and
-            # this task InExecution for ever (a fresh clone's run: a drain, and then a rebalance, never started).
+            # Left to escape, it kept the executor busy for good: this task InExecution for ever and every later
+            # execution refused as ongoing.
             execution.error = f"{type(exc).__name__}: {exc}"
             log.warning("execution failed", task=task.id, error=execution.error)
         if self.execution is execution:

@@ -222,8 +222,9 @@ class _FailingCluster(_MovingCluster):
 async def test_an_execution_that_fails_on_its_way_out_ends_its_task_and_frees_the_executor() -> None:
     """Kafka stopped answering in the middle of an execution, and its rollback could not be asked either: the
     execution ends with the error (its task CompletedWithError), and the executor takes the next one. An error that
-    escaped the execution once kept the executor busy for good: its task InExecution for ever and every later
-    execution refused as ongoing (a fresh clone's run: a drain, then an automatic rebalance, never started)."""
+    escaped the execution kept the executor busy for good: its task InExecution for ever and every later execution
+    refused as ongoing (what two fresh clones' runs showed: a drain, then an automatic rebalance, that never moved
+    anything)."""
     tasks = UserTaskManager(SimpleNamespace(max_active_user_tasks=5, task_scanner_period_s=0.01, session_expiry_s=60))
     spawned: list[asyncio.Task[None]] = []
 
