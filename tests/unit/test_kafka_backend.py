@@ -13,11 +13,11 @@ from services.cluster_sim.executor import Executor
 from services.cluster_sim.kafka_backend import MB, KafkaBackend, snapshot
 from services.cluster_sim.kafka_execution import KafkaExecution
 from services.cluster_sim.load import MeasuredLoad
-from services.cluster_sim.model import Cluster, Proposal, ReplicaMove
+from services.cluster_sim.model import Cluster, IntraBrokerMove, Proposal, ReplicaMove
 from services.cluster_sim.tuning import SimTuning
 from services.cluster_sim.user_tasks import UserTaskManager
-from services.adapters.admin.port import (AdminError, BrokerInfo, ClusterUnavailable, LogDirInfo, OperationRefused,
-                                        PartitionInfo, Reassignment, ReplicaInfo, TopicDescription)
+from services.adapters.admin.port import (AdminError, BrokerInfo, ClusterUnavailable, LogDirInfo, LogDirReplica,
+                                        OperationRefused, PartitionInfo, Reassignment, ReplicaInfo, TopicDescription)
 
 
 def _topic(name: str, sizes: dict[int, int | None], isr: tuple[int, ...] = (1, 2)) -> TopicDescription:
@@ -243,3 +243,27 @@ async def test_an_execution_that_fails_on_its_way_out_ends_its_task_and_frees_th
     assert executor.state() == {"state": "NO_TASK_IN_PROGRESS"}
     cluster.back = True
     await executor.refuse_while_busy("rebalance", method="POST")  # raises while another execution runs
+
+
+class _DirsCluster:
+    """Broker 1's directories in the middle of a drain of /a; broker 2 does not answer."""
+
+    def __init__(self) -> None:
+        self.asked: list[list[int]] = []
+
+    async def describe_log_dirs(self, brokers: list[int]) -> list[LogDirInfo]:
+        self.asked.append(list(brokers))
+        return [LogDirInfo(broker=1, path="/a", replicas=(LogDirReplica("copying", 0, 10),)),
+                LogDirInfo(broker=1, path="/b", replicas=(LogDirReplica("copying", 0, 4, is_future=True),
+                                                          LogDirReplica("moved", 0, 10)))]
+
+
+async def test_moves_between_directories_are_followed_through_their_brokers_directories_alone() -> None:
+    """As Cruise Control reads them (describeReplicaLogDirs of the replicas in flight): no model refresh per look."""
+    cluster = _DirsCluster()
+    execution = KafkaExecution(task_id="x", moves=[], backend=SimpleNamespace(admin=cluster))  # type: ignore[arg-type]
+    moves = {name: IntraBrokerMove(name, 0, broker, "/a", "/b", 1.0)
+             for name, broker in (("copying", 1), ("moved", 1), ("deleted", 1), ("unanswered", 2))}
+    done = await execution._intra_done(list(moves.values()))
+    assert cluster.asked == [[1, 2]]
+    assert {m.topic for m in done} == {"moved", "deleted"}
