@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import time
 
+import pytest
 
 from events import TOPICS, BrokerStatus, Decoded, RebalanceStatus
 from events import RebalanceState as S
@@ -32,6 +33,7 @@ async def _dirs(admin: KafkaClusterAdmin, topic: str) -> dict[int, str]:
     return {p.id: dict(p.log_dirs).get(BROKER, "") for p in described.partitions}
 
 
+@pytest.mark.timeout(600)
 async def test_remove_disks_from_the_bus_empties_a_real_directory_under_the_throttle_and_keeps_it_empty(
         rb: Rebalancing, kafka: LocalKafka, admin: KafkaClusterAdmin, name: str) -> None:
     data0, data1 = (str(d) for d in kafka.log_dirs(BROKER))
@@ -48,6 +50,11 @@ async def test_remove_disks_from_the_bus_empties_a_real_directory_under_the_thro
         # While it runs: the throttle on the broker, and the data arriving in data-0 at most at its rate.
         samples: list[tuple[float, int]] = []
         throttled_seen = False
+        # The drain moves every replica in the directory, other tests' too on the shared cluster (79 in a fresh
+        # clone's run): two minutes, and a second more for each.
+        summary = rb.latest[drain].summary
+        allowed_s = 120 + (summary.num_intra_broker_replica_movements if summary else 0)
+        deadline = time.monotonic() + allowed_s
         while rb.latest[drain].state != S.READY:
             assert rb.latest[drain].state == S.REBALANCING, rb.latest[drain]
             config = await admin.broker_configs(BROKER)
@@ -55,8 +62,8 @@ async def test_remove_disks_from_the_bus_empties_a_real_directory_under_the_thro
             dirs = await admin.describe_log_dirs([BROKER])
             samples.append((time.monotonic(), sum(r.size_bytes for d in dirs if d.path == data0
                                                   for r in d.replicas if r.topic == name)))
-            if len(samples) >= 600:
-                raise AssertionError("the execution did not end within ~2 minutes\n"
+            if time.monotonic() > deadline:
+                raise AssertionError(f"the execution did not end within {allowed_s} s\n"
                                      + await _where_the_drain_is(rb, kafka, admin, drain, name))
             await asyncio.sleep(0.2)
         ready = rb.latest[drain]
