@@ -118,10 +118,11 @@ def test_a_watermark_asked_during_a_leader_change_is_asked_again_until_the_new_l
     assert leader.asked == 4
 
 
-def test_a_watermark_asked_while_the_connection_to_its_broker_is_down_is_asked_again() -> None:
+@pytest.mark.parametrize("error", ["_TRANSPORT", "_DESTROY_BROKER"])
+def test_a_watermark_asked_while_the_connection_to_its_broker_is_down_is_asked_again(error: str) -> None:
     from confluent_kafka import KafkaError, TopicPartition
 
-    leader = SettlingLeader(refusals=2, error=KafkaError._TRANSPORT)
+    leader = SettlingLeader(refusals=2, error=getattr(KafkaError, error))
     assert busio.watermarks(leader, TopicPartition("t", 0), timeout_s=10) == (3, 10)
     assert leader.asked == 3
 
