@@ -287,8 +287,13 @@ class KafkaExecution(Execution):
                 else:
                     where[(r.topic, r.partition, d.broker)] = d.path
         answered = {d.broker for d in dirs}
-        return [m for m in in_flight if m.broker in answered and (key := (m.topic, m.partition, m.broker)) not in copying
-                and where.get(key, m.destination) == m.destination]
+
+        def ended(move: IntraBrokerMove) -> bool:
+            key = (move.topic, move.partition, move.broker)
+            return (move.broker in answered and key not in copying
+                    and where.get(key, move.destination) == move.destination)
+
+        return [m for m in in_flight if ended(m)]
 
     async def _move_leaders(self) -> None:
         await self._b.refresh()

@@ -262,7 +262,6 @@ class KafkaClusterAdmin:
                 self._client = None
         _close(client)
 
-
     # -- brokers and topics --------------------------------------------------------------------------------------
 
     async def brokers(self) -> list[BrokerInfo]:
