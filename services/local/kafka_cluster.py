@@ -311,8 +311,12 @@ class LocalKafka:
         broker keeps serving from its other directories. Returns the failed directory once the broker reports it
         offline."""
         path = self.brokers[broker].log_dirs[index]
-        shutil.rmtree(path)
+        # Renamed away in one step, not deleted in place: the running broker renames and deletes partition
+        # directories in it at any moment (a finished move's old copy), which made an rmtree walking it fail.
+        gone = path.with_name(f"{path.name}.failed")
+        path.rename(gone)
         path.write_bytes(b"")
+        shutil.rmtree(gone, ignore_errors=True)
         deadline = time.monotonic() + timeout_s
         while time.monotonic() < deadline:
             if str(path) in self.offline_log_dirs(broker):
