@@ -8,6 +8,7 @@ thread of its own; each call here runs in a worker thread so that the services' 
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import re
 import threading
@@ -137,11 +138,17 @@ def _check(errors: Mapping[Any, Any], what: str) -> None:
         raise _admin_error(exc) if isinstance(exc, Exception) else UnreadableAnswer(f"{what} {key}: {name}")
 
 
+@functools.cache
+def _modified(source: str) -> bool:
+    """Whether a config of this source differs from Kafka's default. Asked of every entry of every topic created (a
+    CreateTopics answer holds all of a topic's configs), so each source is read once."""
+    return ConfigSourceType.build_from(source).is_modified()
+
+
 def _configs_of(entries: Mapping[str, Mapping[str, Any]]) -> tuple[dict[str, str], frozenset[str]]:
     """A topic's configs that differ from Kafka's defaults, and which of them are set on the topic, from kafka-python's
     entries (a DescribeConfigs or a CreateTopics answer: the same entries, the latter unfiltered)."""
-    modified = {key: entry for key, entry in entries.items()
-                if ConfigSourceType.build_from(entry.get("config_source", "UNKNOWN")).is_modified()}
+    modified = {key: entry for key, entry in entries.items() if _modified(entry.get("config_source", "UNKNOWN"))}
     return ({key: entry["value"] for key, entry in modified.items() if entry.get("value") is not None},
             frozenset(key for key, entry in modified.items() if entry.get("config_source") == "DYNAMIC_TOPIC_CONFIG"))
 
