@@ -204,18 +204,18 @@ def publish(bus: BusSettings, topic: BusTopic[E], events: Iterable[E], *,
 _LEADER_SETTLING = frozenset({KafkaError.OFFSET_NOT_AVAILABLE, KafkaError.NOT_LEADER_FOR_PARTITION,
                               KafkaError.LEADER_NOT_AVAILABLE, KafkaError.FENCED_LEADER_EPOCH,
                               KafkaError.UNKNOWN_LEADER_EPOCH, KafkaError._TIMED_OUT})
-# A connection to the broker dropped (or none up yet), or its handle torn down while librdkafka reconnects, nor
-# marked retriable: fresh clones' runs saw the compose stack's replicas-change service crash on "Broker transport
+# A connection to the broker dropped (or none up yet), or its handle torn down while librdkafka reconnects, none
+# marked retriable (the admin adapters built on librdkafka take the same list): fresh clones' runs saw the compose stack's replicas-change service crash on "Broker transport
 # failure" while its brokers were still starting, and on "Broker handle destroyed without termination"
 # (_DESTROY_BROKER) a minute after, and its container restarted.
-_CONNECTION_LOST = frozenset({KafkaError._TRANSPORT, KafkaError._ALL_BROKERS_DOWN, KafkaError._DESTROY_BROKER})
+CONNECTION_LOST = frozenset({KafkaError._TRANSPORT, KafkaError._ALL_BROKERS_DOWN, KafkaError._DESTROY_BROKER})
 
 
 def _momentary(exc: BaseException) -> bool:
     if not isinstance(exc, KafkaException) or not isinstance(exc.args[0], KafkaError):
         return False
     error = exc.args[0]
-    return error.retriable() or error.code() in _LEADER_SETTLING | _CONNECTION_LOST
+    return error.retriable() or error.code() in _LEADER_SETTLING | CONNECTION_LOST
 
 
 def watermarks(consumer: Consumer, tp: TopicPartition, timeout_s: float) -> tuple[int, int]:

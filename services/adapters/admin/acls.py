@@ -22,6 +22,7 @@ from confluent_kafka.admin import (
 )
 
 from services.adapters.admin.port import AdminError, ClusterUnavailable, OperationRefused
+from services.common.busio import CONNECTION_LOST
 from services.common.settings import Settings
 from services.domain.acls import AclChanges, AclPlan, Binding, Pattern, Resource, changes, ours, plan
 from services.domain.tenants import Tenants
@@ -59,8 +60,8 @@ def _error(exc: Exception, where: str) -> AdminError:
     reason = f"{where}: {error.name()}: {error.str()}"
     if error.code() == KafkaError.SECURITY_DISABLED:
         return OperationRefused(f"{reason} (the cluster has no authorizer: set authorizer.class.name on its nodes)")
-    return ClusterUnavailable(reason) if error.retriable() or error.code() in (
-        KafkaError._TIMED_OUT, KafkaError._TRANSPORT, KafkaError._ALL_BROKERS_DOWN) else OperationRefused(reason)
+    temporary = error.retriable() or error.code() == KafkaError._TIMED_OUT or error.code() in CONNECTION_LOST
+    return ClusterUnavailable(reason) if temporary else OperationRefused(reason)
 
 
 class KafkaAcls:
