@@ -1,11 +1,12 @@
 """Creating topics in batches, as Kafka's own CreateTopics does: each topic placed in turn (a placement counts the
 ones before it), its new replicas' log directories chosen, then one request for them all, with the directories sent
-ahead so that no replica moves after (``ClusterAdmin.create_topics``), then the placements on the bus."""
+ahead so that no replica moves after (``ClusterAdmin.create_topics``); then the placements counted and on the bus
+(``announce``)."""
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -34,19 +35,22 @@ class Creation:
 
 
 @dataclass
+class _Placed:
+    topic: NewTopic
+    placeholders: PlaceholderRecord | None
+
+
+@dataclass
 class Created:
     """What became of one creation: ``error`` None when the topic was created (``placeholders``: the record of the
-    replicas it was created without, if any); ``sends``: the records on their way to the bus."""
+    replicas it was created without, if any); ``sends``: the records on their way to the bus. ``placed``: what
+    ``BatchCreator.announce`` counts and puts on the bus."""
 
     error: AdminError | PlacementError | None = None
     placeholders: PlaceholderRecord | None = None
     sends: list[asyncio.Future[Any]] = field(default_factory=list)
-
-
-@dataclass
-class _Placed:
-    topic: NewTopic
-    placeholders: PlaceholderRecord | None
+    placed: _Placed | None = field(default=None, repr=False)
+    correlation: str | None = None
 
 
 class BatchCreator:
@@ -93,8 +97,24 @@ class BatchCreator:
                 self.placing.view.forget(name)  # placed in the view ahead of the answer: not there after all
                 outcome[name] = Created(error=error)
                 continue
-            outcome[name] = await self._announce(one, by_name[name])
+            correlation_id = by_name[name].correlation
+            sends = [] if one.placeholders is None else [
+                await self.outbox.publish(TOPICS.placeholders, one.placeholders, correlation_id=correlation_id)]
+            outcome[name] = Created(placeholders=one.placeholders, sends=sends, placed=one, correlation=correlation_id)
         return outcome
+
+    async def announce(self, created: Mapping[str, Created]) -> list[asyncio.Future[Any]]:
+        """The replicas of the topics ``create`` made, counted in their directories' usage and on the bus for the
+        load aggregates. Apart from ``create``: the caller tells users first. (The placeholders went with the
+        creation: they are the topic's own memory, which a restart needs.)"""
+        sends: list[asyncio.Future[Any]] = []
+        for one in created.values():
+            if one.error is None and one.placed is not None:
+                topic = one.placed.topic
+                replicas = {p: list(r) for p, r in enumerate(topic.assignment)}
+                sends.extend(await self.placing.announce(topic.name, "create", replicas, dict(topic.log_dirs),
+                                                         correlation_id=one.correlation))
+        return sends
 
     async def _create(self, topics: list[NewTopic], *,
                       first: Callable[[], Awaitable[None]] | None) -> dict[str, AdminError | None]:
@@ -170,14 +190,3 @@ class BatchCreator:
         self.placing.view.set_topic(action.name, placed.assignment)
         return _Placed(NewTopic(action.name, tuple(tuple(r) for r in placed.assignment), dict(action.config), dirs),
                        record)
-
-    async def _announce(self, placed: _Placed, creation: Creation) -> Created:
-        """A topic created: its placement (and its placeholders) on the bus."""
-        topic = placed.topic
-        event = self.placing.ledger.record(topic.name, "create", dict(enumerate(topic.assignment)), topic.log_dirs)
-        sends = [await self.outbox.publish(TOPICS.placements, part, correlation_id=creation.correlation)
-                 for part in event.split()]
-        if placed.placeholders is not None:
-            sends.append(await self.outbox.publish(TOPICS.placeholders, placed.placeholders,
-                                                   correlation_id=creation.correlation))
-        return Created(placeholders=placed.placeholders, sends=sends)

@@ -386,6 +386,20 @@ async def test_no_topic_is_created_before_the_bus_has_it_as_ballasts(refusing, m
     assert (await admin.describe_topics(["a"]))["a"] is not None and statuses(outbox, "a")[-1].ready
 
 
+async def test_new_topics_ready_statuses_go_before_their_placements_are_announced(refusing) -> None:
+    """Users wait on the ready status; the placements (for the load aggregates) follow it, for every topic of the
+    batch: announcing thousands of them kept the statuses waiting."""
+    reconciler, _, _, outbox = refusing
+    for name in ("a", "b", "c"):
+        reconciler.memory.apply_spec(name, TopicSpec(name=name, partitions=2, replicas=1), 0, "c")
+    await reconciler.reconcile(["a", "b", "c"])
+    order = [(p.topic, p.event.topic) for p in outbox.published
+             if p.topic == TOPICS.placements.name or (p.topic == TOPICS.status.name and p.event.ready)]
+    ready, placed = (TOPICS.status.name,) * 3, (TOPICS.placements.name,) * 3
+    assert [topic for topic, _ in order] == [*ready, *placed]
+    assert sorted(name for _, name in order[3:]) == ["a", "b", "c"]
+
+
 async def test_a_creation_request_the_cluster_refuses_whole_is_sent_again_topic_by_topic(refusing, monkeypatch) -> None:
     """A request the cluster refuses itself (too large for it, say) is not every topic's refusal: each is created
     alone, and only a topic refused on its own waits out the backoff."""

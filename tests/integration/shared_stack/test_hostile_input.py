@@ -60,9 +60,15 @@ def test_a_large_valid_topic_does_not_stop_the_specs_after_it(ballast: Ballast, 
         ballast.watcher.wait_rf(s.name, 2)
     status = ballast.watcher.wait_rf(big.name, 3)
     assert status.partitions == 30_000
-    placed = [r for r in busio.consume(ballast.settings.bus, [TOPICS.placements.name], follow=False, idle_s=1.0)
-              if r.key == big.name.encode()]
-    replicas = sum(len(decode(r.value).event.placed) for r in placed)  # type: ignore[attr-defined]
+    # The placement follows the ready status (the reconciler tells users first).
+    deadline = time.monotonic() + WAIT_S
+    while True:
+        placed = [r for r in busio.consume(ballast.settings.bus, [TOPICS.placements.name], follow=False, idle_s=1.0)
+                  if r.key == big.name.encode()]
+        replicas = sum(len(decode(r.value).event.placed) for r in placed)  # type: ignore[attr-defined]
+        if replicas >= 90_000 or time.monotonic() > deadline:
+            break
+        time.sleep(0.5)
     assert len(placed) > 1 and replicas == 90_000
     ballast.delete(big.name)
     ballast.watcher.wait_status(big.name, lambda s: s.deleted and s.partitions is None, "deleted")
