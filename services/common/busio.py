@@ -205,9 +205,9 @@ _LEADER_SETTLING = frozenset({KafkaError.OFFSET_NOT_AVAILABLE, KafkaError.NOT_LE
                               KafkaError.LEADER_NOT_AVAILABLE, KafkaError.FENCED_LEADER_EPOCH,
                               KafkaError.UNKNOWN_LEADER_EPOCH, KafkaError._TIMED_OUT})
 # A connection to the broker dropped (or none up yet), or its handle torn down while librdkafka reconnects, none
-# marked retriable (the admin adapters built on librdkafka take the same list): fresh clones' runs saw the compose stack's replicas-change service crash on "Broker transport
-# failure" while its brokers were still starting, and on "Broker handle destroyed without termination"
-# (_DESTROY_BROKER) a minute after, and its container restarted.
+# marked retriable (the admin adapters built on librdkafka take the same list): fresh clones' runs saw the compose
+# stack's replicas-change service crash on "Broker transport failure" while its brokers were still starting, and on
+# "Broker handle destroyed without termination" (_DESTROY_BROKER) a minute after, and its container restarted.
 CONNECTION_LOST = frozenset({KafkaError._TRANSPORT, KafkaError._ALL_BROKERS_DOWN, KafkaError._DESTROY_BROKER})
 
 
