@@ -150,7 +150,8 @@ def test_a_cluster_without_an_authorizer_or_that_refuses_is_a_permanent_refusal_
     refused = _error(KafkaException(KafkaError(KafkaError.CLUSTER_AUTHORIZATION_FAILED)), "the bus at k:9092")
     assert isinstance(refused, OperationRefused) and str(refused).startswith("the bus at k:9092: ")
     # librdkafka's own codes for a connection lost, none marked retriable, are temporary as on the bus (busio).
-    for code in (KafkaError._TIMED_OUT, KafkaError._TRANSPORT, KafkaError._ALL_BROKERS_DOWN, KafkaError._DESTROY_BROKER):
+    lost = (KafkaError._TIMED_OUT, KafkaError._TRANSPORT, KafkaError._ALL_BROKERS_DOWN, KafkaError._DESTROY_BROKER)
+    for code in lost:
         assert isinstance(_error(KafkaException(KafkaError(code)), "the bus"), ClusterUnavailable), code
 
 
