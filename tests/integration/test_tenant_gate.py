@@ -4,10 +4,8 @@ deployment's own spec topic is reconciled as before, its status on no tenant's t
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
-from typing import TypeVar
 
 import pytest
 
@@ -17,11 +15,10 @@ from services.common import busio
 from services.common.settings import BusSettings
 from services.local.stack import LocalStack
 from tests.integration.conftest import TEST_ENV
-from tests.patience import WAIT_S
+from tests.patience import until
 
 TENANTS = "tenants: [{name: team-a, principal: 'User:team-a', topics: {prefixes: [a.]}}]\n"
 A = tenant_topics("team-a")
-T = TypeVar("T")
 
 
 @pytest.fixture(scope="module")
@@ -35,15 +32,6 @@ def bus(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BusSettings]:
         yield stack.settings().bus
     finally:
         stack.stop()
-
-
-def until(what: str, look: Callable[[], T | None]) -> T:
-    deadline = time.monotonic() + WAIT_S
-    while time.monotonic() < deadline:
-        if (found := look()) is not None:
-            return found
-        time.sleep(0.3)
-    raise AssertionError(f"not within {WAIT_S:.0f} s: {what}")
 
 
 def test_a_tenants_spec_and_an_admins_are_both_reconciled_each_status_where_it_belongs(bus: BusSettings) -> None:

@@ -17,6 +17,7 @@ from services.common import busio
 from services.common.bus import consumer_group
 from tests.integration.harness import WAIT_S, Ballast, spec
 from tests.integration.shared_stack.test_bus import cli
+from tests.patience import until
 
 SERVICES = ("topic-reconciler", "replicas-change", "rebalancer")
 
@@ -60,15 +61,14 @@ def test_a_large_valid_topic_does_not_stop_the_specs_after_it(ballast: Ballast, 
         ballast.watcher.wait_rf(s.name, 2)
     status = ballast.watcher.wait_rf(big.name, 3)
     assert status.partitions == 30_000
-    # The placement follows the ready status (the reconciler tells users first).
-    deadline = time.monotonic() + WAIT_S
-    while True:
+    def placement() -> list | None:
         placed = [r for r in busio.consume(ballast.settings.bus, [TOPICS.placements.name], follow=False, idle_s=1.0)
                   if r.key == big.name.encode()]
-        replicas = sum(len(decode(r.value).event.placed) for r in placed)  # type: ignore[attr-defined]
-        if replicas >= 90_000 or time.monotonic() > deadline:
-            break
-        time.sleep(0.5)
+        return placed if sum(len(decode(r.value).event.placed) for r in placed) >= 90_000 else None
+
+    # The placement follows the ready status (the reconciler tells users first).
+    placed = until("the big topic's placement on the bus", placement)
+    replicas = sum(len(decode(r.value).event.placed) for r in placed)  # type: ignore[attr-defined]
     assert len(placed) > 1 and replicas == 90_000
     ballast.delete(big.name)
     ballast.watcher.wait_status(big.name, lambda s: s.deleted and s.partitions is None, "deleted")

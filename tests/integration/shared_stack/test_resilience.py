@@ -16,6 +16,7 @@ from services.common import busio
 from services.adapters.cruise_control import CruiseControlClient
 from services.common.settings import CruiseControlSettings
 from tests.integration.harness import WAIT_S, Ballast, change_sessions, is_ongoing, pending_with, spec
+from tests.patience import until
 
 
 def test_cruise_control_down_then_back(ballast: Ballast, name: str) -> None:
@@ -300,16 +301,15 @@ def test_kill_9_in_the_middle_of_a_batch_of_500_creations_loses_and_duplicates_n
                 status
         assert ballast.watcher.latest[topic].origin == "created", ballast.watcher.describe(topic)
     assert not [d for d in ballast.watcher.dead_letters if (d.record_key or "").startswith(name)]
-    # The placements follow the ready statuses (the reconciler tells users first).
-    deadline = time.monotonic() + WAIT_S
-    while True:
+    def placements() -> dict[str, int] | None:
         placed: dict[str, int] = {}
         for event in busio.events(settings.bus, TOPICS.placements, follow=False, idle_s=1.0):
             if event.topic.startswith(name) and event.reason == "create":
                 placed[event.topic] = placed.get(event.topic, 0) + 1
-        if set(placed) >= set(topics) - set(before) or time.monotonic() > deadline:
-            break
-        time.sleep(0.5)
+        return placed if set(placed) >= set(topics) - set(before) else None
+
+    # The placements follow the ready statuses (the reconciler tells users first).
+    placed = until("a placement for every topic made after the restart", placements)
     assert set(placed.values()) == {1}, "no topic's placement recorded twice"
     assert set(placed) >= set(topics) - set(before), "every topic made after the restart has its placement"
 

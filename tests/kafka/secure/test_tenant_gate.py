@@ -8,9 +8,7 @@ let each tenant write is the other half of the issue (test_tenant_acls). The ten
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
-from typing import TypeVar
 
 import pytest
 
@@ -21,10 +19,9 @@ from services.common.settings import BusSettings
 from services.local.kafka_probe import admin_client
 from services.local.kafka_security import ADMIN
 from services.local.stack import LocalStack
-from tests.patience import WAIT_S
+from tests.patience import until
 
 A, B = tenant_topics("team-a"), tenant_topics("team-b")
-T = TypeVar("T")
 
 
 @pytest.fixture(scope="module")
@@ -33,15 +30,6 @@ def admin(stack: LocalStack) -> BusSettings:
     assert stack.security is not None
     return stack.settings().bus.model_copy(update={"sasl_username": ADMIN,
                                                    "sasl_password_file": stack.security.password_file(ADMIN)})
-
-
-def until(what: str, look: Callable[[], T | None]) -> T:
-    deadline = time.monotonic() + WAIT_S
-    while time.monotonic() < deadline:
-        if (found := look()) is not None:
-            return found
-        time.sleep(0.5)
-    raise AssertionError(f"not within {WAIT_S:.0f} s: {what}")
 
 
 def status_on(bus: BusSettings, topic, name: str, holds: Callable[[TopicStatus], bool]) -> Callable[[], TopicStatus | None]:
