@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from services.adapters.admin import ClusterAdmin, Unsupported
+from services.adapters.admin import ClusterAdmin, LogDirInfo, Unsupported
 from services.adapters.admin.port import answering_log_dirs
 from services.domain.cordons import Cordons
 
@@ -14,7 +14,13 @@ async def read_cordons(admin: ClusterAdmin, brokers: Sequence[int] | None = None
     describe its directories cordons none. Raises AdminError when the cluster cannot be read."""
     if brokers is None:
         brokers = [b.id for b in await admin.brokers() if b.alive]
+    return Cordons.of(await read_directories(admin, brokers))
+
+
+async def read_directories(admin: ClusterAdmin, brokers: Sequence[int]) -> list[LogDirInfo]:
+    """The directories of those of ``brokers`` that answer, without their replicas (a small answer: whether each is
+    online and cordoned); none for a cluster that cannot describe them. Raises AdminError when it cannot be read."""
     try:
-        return Cordons.of(await answering_log_dirs(admin, brokers, replicas=False))
+        return await answering_log_dirs(admin, brokers, replicas=False)
     except Unsupported:
-        return Cordons()
+        return []

@@ -459,9 +459,12 @@ class PlacementSettings(BaseModel):
     placer: PlacerName = "striped"
     # Fixed seed: the same cluster and request always give the same placement. None: a fresh choice each time.
     seed: int | None = 0
-    # The topic reconciler reads brokers and every topic's assignment, and the brokers' log directories, at most this
-    # often for its placements (and adds each placement it makes to what it read).
+    # The topic reconciler's placements read every topic's assignment and every log directory's replicas, and add each
+    # placement Ballast makes to what they read. A read older than view_max_age_s is used as it is and read again
+    # soon after, off the placements' path; one older than view_stale_max_s is read before placing
+    # (services.topic_reconciler.freshness). Brokers, cordons and failed directories are read for every batch.
     view_max_age_s: float = Field(default=30.0, gt=0)
+    view_stale_max_s: float = Field(default=600.0, gt=0)
     # Creating topics while brokers are down (seed 002): disabled (Kafka's behaviour), enabled (placeholders for
     # what does not fit on alive brokers), enabled_prefer_observed (place over every observed broker, keeping the
     # rack spread; replicas on offline ones become placeholders).

@@ -147,6 +147,7 @@ class TopicReconciler:
             supervisor.agent(raw_topic(app, first, bus, *more), tenant_specs)
         supervisor.timer(self.settings.reconciler.resync_interval_s)(intake.resync)
         supervisor.timer(self.settings.placement.observe_interval_s)(intake.observe)
+        supervisor.timer(self.settings.placement.observe_interval_s)(intake.refresh_placement_reads)
 
 
 def create_service(settings: Settings, lease: Lease | None = None) -> TopicReconciler:

@@ -1,11 +1,12 @@
 """What the placers see of the managed cluster, kept between placements.
 
 Reading every topic's assignment for each creation would make a burst of N creations cost N full listings; so the
-assignments are read once, kept for ``max_age_s``, and every placement Ballast makes is added to them as it happens.
-Brokers are cheap to read and matter more (a broker that stopped a moment ago must not get new replicas), so they
-are read for every placement, or once for a batch of them (a look's new topics, placed one after the other), and so
-are their log directories' cordons (KIP-1066): as Kafka's own placer does, the placers never see a broker whose every
-directory is cordoned, and a cordoned directory takes no new replica (``cordoned``)."""
+assignments are read once, kept (``freshness``: read again off the placements' path once old), and every placement
+Ballast makes is added to them as it happens. Brokers are cheap to read and matter more (a broker that stopped a
+moment ago must not get new replicas), so they are read for every placement, or once for a batch of them (a look's
+new topics, placed one after the other), and so are their log directories' cordons (KIP-1066) and failures: as
+Kafka's own placer does, the placers never see a broker whose every directory is cordoned, and a cordoned or failed
+directory takes no new replica (``closed``)."""
 
 from __future__ import annotations
 
@@ -13,10 +14,11 @@ import time
 from collections.abc import Callable, Sequence
 
 from services.adapters.admin import AdminError, BrokerInfo, ClusterAdmin
-from services.common.cordons import read_cordons
+from services.common.cordons import read_directories
 from services.common.logging import get_logger
 from services.domain.cordons import Cordons, usable
 from services.placement.model import Broker, ClusterView
+from services.topic_reconciler.freshness import Freshness
 from services.topic_reconciler.observed import ObservedBrokers
 
 log = get_logger(__name__)
@@ -24,42 +26,70 @@ log = get_logger(__name__)
 
 class ClusterViewCache:
     def __init__(self, admin: ClusterAdmin, max_age_s: float, observed: ObservedBrokers | None = None,
-                 load: Callable[[], dict[int, float]] | None = None) -> None:
+                 load: Callable[[], dict[int, float]] | None = None, *, stale_max_s: float | None = None,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        """``stale_max_s``: how old the assignments may be and still be used while read again (None: not at
+        all older than ``max_age_s``)."""
         self._admin = admin
         self._observed = observed or ObservedBrokers()
         self._load = load or dict
-        self._max_age_s = max_age_s
+        self._clock = clock
         self._brokers: tuple[Broker, ...] = ()
-        # Each broker's cordoned log directories (read with the brokers).
+        # Each broker's cordoned and offline log directories (read with the brokers).
         self._cordons = Cordons()
+        self._offline: dict[int, frozenset[str]] = {}
         # Shared with the views handed out (the placers only read it): recording a placement is O(1).
         self._assignments: dict[str, list[list[int]]] = {}
-        self._read_at: float | None = None
+        self.freshness = Freshness(max_age_s, stale_max_s if stale_max_s is not None else max_age_s)
 
     async def view(self, *, load_aware: bool = True, brokers_read: bool = False) -> ClusterView:
         """Raises AdminError when the cluster cannot be read. ``load_aware``: with the brokers' recent load;
         ``brokers_read``: with the brokers as last read (for the placements of a batch after its first, which read
         them)."""
-        now = time.monotonic()
         if not brokers_read or not self._brokers:
             described = await self._admin.brokers()
             self.set_brokers(described)
-            await self.read_cordons([b.id for b in described if b.alive])
-        if self._read_at is None or now - self._read_at > self._max_age_s:
-            self._assignments = await self._admin.assignments()
-            self._read_at = now
+            await self.read_directories([b.id for b in described if b.alive])
+        if self.freshness.must_read(self._clock()):
+            await self.read_assignments()
         brokers = tuple(usable(self._brokers, self._cordons))
         return ClusterView(brokers, self._assignments, self._load() if load_aware else {})
 
-    async def read_cordons(self, alive: list[int]) -> None:
+    async def read_assignments(self) -> None:
+        """Every topic's assignment as the cluster says it now. Raises AdminError when it cannot be read."""
+        began = self._clock()
+        self._assignments = await self._admin.assignments()
+        self.freshness.was_read(began)
+
+    async def refresh_due(self) -> None:
+        """Read the assignments again if an old read was used since (``freshness``); a failure keeps the old."""
+        if self.freshness.due:
+            try:
+                await self.read_assignments()
+            except AdminError as exc:
+                log.info("cannot read the assignments again; the last read kept", reason=str(exc))
+
+    async def read_directories(self, alive: list[int]) -> None:
+        """The alive brokers' directories: which are cordoned and which have failed."""
         try:
-            self._cordons = await read_cordons(self._admin, alive)
+            dirs = await read_directories(self._admin, alive)
         except AdminError as exc:
-            log.info("cordons unknown; the last read kept", reason=str(exc))
+            log.info("cordons and failed directories unknown; the last read kept", reason=str(exc))
+            return
+        self._cordons = Cordons.of(dirs)
+        offline: dict[int, set[str]] = {}
+        for d in dirs:
+            if not d.online:
+                offline.setdefault(d.broker, set()).add(d.path)
+        self._offline = {b: frozenset(paths) for b, paths in offline.items()}
 
     def cordoned(self, broker: int) -> frozenset[str]:
         """The broker's cordoned log directories, as of the last look."""
         return self._cordons.cordoned.get(broker, frozenset())
+
+    def offline(self, broker: int) -> frozenset[str]:
+        """The broker's failed (offline) log directories, as of the last look."""
+        return self._offline.get(broker, frozenset())
 
     @property
     def fully_cordoned(self) -> frozenset[int]:
@@ -86,4 +116,4 @@ class ClusterViewCache:
 
     def invalidate(self) -> None:
         """Read every assignment again before the next placement."""
-        self._read_at = None
+        self.freshness.forget()

@@ -149,6 +149,10 @@ class Intake:
         if self.ready.is_set():
             await self.reconciler.resync()
 
+    async def refresh_placement_reads(self) -> None:
+        if self.ready.is_set():
+            await self.reconciler.refresh_placement_reads()
+
     async def observe(self) -> None:
         if self.ready.is_set():
             # Every instance observes; the one holding shard 0 records new brokers on the bus.

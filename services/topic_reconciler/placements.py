@@ -19,6 +19,7 @@ from services.adapters.admin import AdminError, ClusterAdmin
 from services.common.logging import get_logger
 from services.placement.log_dirs import LogDirUsage, choose_log_dirs
 from services.common.recent_load import RecentLoad
+from services.topic_reconciler.freshness import Freshness
 from events import placeholders as placeholder
 
 log = get_logger(__name__)
@@ -26,19 +27,25 @@ log = get_logger(__name__)
 
 class PlacementLedger:
     def __init__(self, admin: ClusterAdmin, recent_load: RecentLoad, rack_of: Callable[[int], str | None], *,
-                 cordoned: Callable[[int], frozenset[str]] = lambda broker: frozenset(), choose_dirs: bool = True,
+                 cordoned: Callable[[int], frozenset[str]] = lambda broker: frozenset(),
+                 offline: Callable[[int], frozenset[str]] = lambda broker: frozenset(), choose_dirs: bool = True,
                  now: Callable[[], datetime] = lambda: datetime.now(UTC),
-                 dirs_max_age: timedelta = timedelta(seconds=30)) -> None:
+                 dirs_max_age: timedelta = timedelta(seconds=30), dirs_stale_max: timedelta | None = None) -> None:
+        """``cordoned``, ``offline``: a broker's cordoned (KIP-1066) and failed directories as last looked at, never
+        chosen for a new replica. ``dirs_max_age``, ``dirs_stale_max``: how old the cluster's figures of its
+        directories may get (``freshness``; no older than the age when the second is None)."""
         self._admin = admin
         self._recent_load = recent_load
         self._rack_of = rack_of
-        self._cordoned = cordoned  # a broker's cordoned directories (KIP-1066): never chosen for a new replica
+        self._cordoned = cordoned
+        self._offline = offline
         self._choose_dirs = choose_dirs  # off: each broker puts a new replica in the directory it likes
         self._now = now
-        # The cluster's own view of its directories, read at most every ``dirs_max_age`` (they change rarely).
-        self._dirs_max_age = dirs_max_age
+        # The cluster's own figures of its directories: listing every replica of every directory grows with the
+        # cluster, and they change slowly; Ballast's own placements are added to them as it makes them.
         self._cluster_dirs: dict[int, dict[str, LogDirUsage | None]] = {}  # None: offline
-        self._cluster_dirs_at: datetime | None = None
+        age = dirs_max_age.total_seconds()
+        self.freshness = Freshness(age, dirs_stale_max.total_seconds() if dirs_stale_max is not None else age)
         # Directories a remove-disks rebalance keeps empty, and failed ones, from the brokers' status events.
         self._drained: dict[int, set[str]] = {}
         self._failed: dict[int, set[str]] = {}
@@ -106,24 +113,34 @@ class PlacementLedger:
             else:
                 usage[broker] = {d: u for d, u in real.items() if u is not None}
             failed, drained = self._failed.get(broker, set()), self._drained.get(broker, set())
-            closed = failed | self._cordoned(broker)
+            closed = failed | self._cordoned(broker) | self._offline(broker)
             usage[broker] = {d: replace(u, draining=d in drained) for d, u in usage[broker].items() if d not in closed}
         return usage
 
     async def _cluster_log_dirs(self, now: datetime) -> dict[int, dict[str, LogDirUsage | None]]:
-        if self._cluster_dirs_at is not None and now - self._cluster_dirs_at < self._dirs_max_age:
-            return self._cluster_dirs
+        if self.freshness.must_read(now.timestamp()) and not await self._read_cluster_dirs(now):
+            return {}  # asked again at the next placement
+        return self._cluster_dirs
+
+    async def refresh_due(self) -> None:
+        """Read the cluster's figures again if an old read was used since (``freshness``); a failure keeps the old."""
+        if self.freshness.due:
+            await self._read_cluster_dirs(self._now())
+
+    async def _read_cluster_dirs(self, now: datetime) -> bool:
+        """False when the cluster could not be read now (what was read before is kept)."""
         try:
             described = await self._admin.describe_log_dirs()
         except AdminError as exc:
             log.info("the cluster's log directories are unknown; using the aggregates", reason=str(exc))
-            if exc.temporary:  # asked again at the next placement; a refusal (no DescribeLogDirs) is kept a while
-                return {}
+            if exc.temporary:  # a refusal (no DescribeLogDirs) is kept as long as a read
+                return False
             described = []
         dirs: dict[int, dict[str, LogDirUsage | None]] = {}
         for d in described:
             dirs.setdefault(d.broker, {})[d.path] = (
                 LogDirUsage(disk_mb=d.size_bytes / 1e6, replicas=sum(1 for r in d.replicas if not r.is_future))
                 if d.online else None)
-        self._cluster_dirs, self._cluster_dirs_at = dirs, now
-        return dirs
+        self._cluster_dirs = dirs
+        self.freshness.was_read(now.timestamp())
+        return True

@@ -44,10 +44,23 @@ class Placing:
         self.recent_load = RecentLoad(timedelta(seconds=settings.load_max_age_s))
         self.view = ClusterViewCache(
             admin, max_age_s=settings.view_max_age_s, observed=self.observed,
-            load=lambda: self.recent_load.per_broker(clock()) if settings.load_aware else {})
+            load=lambda: self.recent_load.per_broker(clock()) if settings.load_aware else {},
+            stale_max_s=settings.view_stale_max_s)
         self.ledger = PlacementLedger(admin, self.recent_load, self.view.rack_of, cordoned=self.view.cordoned,
-                                      choose_dirs=settings.load_aware,
-                                      now=clock, dirs_max_age=timedelta(seconds=settings.view_max_age_s))
+                                      offline=self.view.offline, choose_dirs=settings.load_aware, now=clock,
+                                      dirs_max_age=timedelta(seconds=settings.view_max_age_s),
+                                      dirs_stale_max=timedelta(seconds=settings.view_stale_max_s))
+
+    @property
+    def due(self) -> bool:
+        """A read of the whole cluster was used past its age and is to be read again (``refresh_due``)."""
+        return self.view.freshness.due or self.ledger.freshness.due
+
+    async def refresh_due(self) -> None:
+        """Read again what the placements used past its age (``freshness``): called between placements, with the
+        reconciler's lock held, so that no placement is made while the read is under way and then lost by it."""
+        await self.view.refresh_due()
+        await self.ledger.refresh_due()
 
     async def place_topic(self, topic: str, partitions: int, replication_factor: int, config: dict[str, str],
                           placer: str | None, min_required: int | None, *, load_aware: bool,

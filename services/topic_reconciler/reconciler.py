@@ -532,6 +532,14 @@ class Reconciler:
                             and spec.replicas != r.target_replicas})
         await self.reconcile(follow_up)
 
+    async def refresh_placement_reads(self) -> None:
+        """Between batches, read again the whole cluster's figures that placements used past their age
+        (``services.topic_reconciler.freshness``); a batch that comes meanwhile waits for the lock."""
+        if not self.placing.due:
+            return  # the lock not taken for nothing: a batch may be waiting for it
+        async with self.lock:
+            await self.placing.refresh_due()
+
     async def observe_brokers(self, *, record_news: bool) -> None:
         """Note brokers never seen before (and record them on the bus when ``record_news``); when one joins or
         returns, fill the placeholders waiting for it."""
@@ -547,7 +555,8 @@ class Reconciler:
             await asyncio.gather(*[await self.outbox.publish(TOPICS.observed_brokers, b) for b in news])
         self.placing.view.set_brokers(described)
         alive = {b.id for b in described if b.alive}
-        await self.placing.view.read_cordons(sorted(alive))  # a cordon set by anyone is known within one look
+        # A cordon set by anyone, or a directory failed, is known within one look.
+        await self.placing.view.read_directories(sorted(alive))
         came = alive - self.alive_brokers if self.alive_brokers is not None else set()
         self.alive_brokers = alive
         if came and (waiting := self.memory.with_placeholders()):

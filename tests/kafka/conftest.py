@@ -34,8 +34,9 @@ KAFKA_ENV = {
     "BALLAST_PLACEMENT__UNDER_REPLICATED": "enabled_prefer_observed",
     # The brokers are asked for every second, not every 5 s: a stopped broker is noticed within a second or so.
     "BALLAST_PLACEMENT__OBSERVE_INTERVAL_S": "1",
-    # Placement reads the cluster's assignments and log directories afresh for every test's topics.
+    # Placement reads the cluster's assignments and log directories afresh for every test's topics, before placing.
     "BALLAST_PLACEMENT__VIEW_MAX_AGE_S": "1",
+    "BALLAST_PLACEMENT__VIEW_STALE_MAX_S": "1",
     # Failed disks (seed 004) are reported within a look at the brokers (remediation is tested with a rebalancer of
     # its own: on here, it would act on every test that fails a disk). A look describes every log directory of every
     # broker, and the brokers size every partition for it: every 2 s, not every second, with the hundreds of

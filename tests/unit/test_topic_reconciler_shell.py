@@ -461,6 +461,22 @@ async def test_a_looks_new_topics_are_placed_on_one_read_of_the_brokers(refusing
     assert {r[0] for name in "de" for r in (await reconciler.placing.view.view()).assignments[name]} == {1, 2}
 
 
+async def test_a_batch_after_a_quiet_spell_places_on_the_old_view_and_it_is_read_again_after(refusing) -> None:
+    """Issue 52: every topic's assignment, read before the first placement of a batch once 30 s old, took seconds at
+    thousands of topics; the batch now places on the old read (with Ballast's placements in it), and the read comes
+    after, between batches, under the reconciler's lock."""
+    reconciler, admin, clock, outbox = refusing
+    await applied(reconciler, TopicSpec(name="a", partitions=2, replicas=1), 0)
+    assert admin.calls["assignments"] == 1
+    reconciler.placing.view.freshness.read_at -= 45  # type: ignore[operator]  # a quiet spell
+    await applied(reconciler, TopicSpec(name="b", partitions=2, replicas=1), 1)
+    assert statuses(outbox, "b")[-1].ready and admin.calls["assignments"] == 1 and reconciler.placing.due
+    await reconciler.refresh_placement_reads()
+    assert admin.calls["assignments"] == 2 and not reconciler.placing.view.freshness.due
+    await reconciler.refresh_placement_reads()  # nothing used old since
+    assert admin.calls["assignments"] == 2
+
+
 def hiding(admin: Failing, monkeypatch: pytest.MonkeyPatch) -> set[str]:
     """The topics a broker behind the others does not show yet: every read of the cluster leaves them out."""
     real = admin.admin.describe_topics
