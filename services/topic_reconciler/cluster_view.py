@@ -6,7 +6,7 @@ Ballast makes is added to them as it happens. Brokers are cheap to read and matt
 moment ago must not get new replicas), so they are read for every placement, or once for a batch of them (a look's
 new topics, placed one after the other), and so are their log directories' cordons (KIP-1066) and failures: as
 Kafka's own placer does, the placers never see a broker whose every directory is cordoned, and a cordoned or failed
-directory takes no new replica (``closed``)."""
+directory takes no new replica (``cordoned``, ``offline``)."""
 
 from __future__ import annotations
 
@@ -113,7 +113,3 @@ class ClusterViewCache:
 
     def forget(self, topic: str) -> None:
         self._assignments.pop(topic, None)
-
-    def invalidate(self) -> None:
-        """Read every assignment again before the next placement."""
-        self.freshness.forget()

@@ -36,7 +36,3 @@ class Freshness:
 
     def was_read(self, now: float) -> None:
         self.read_at, self.due = now, False
-
-    def forget(self) -> None:
-        """Read again before the next use."""
-        self.read_at, self.due = None, False

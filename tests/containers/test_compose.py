@@ -437,7 +437,9 @@ def test_the_spark_job_in_its_image_writes_load_aggregates_and_doctor_sees_every
     # ballast-spark (with the jars the image leaves out gone), to the bus.
     found = eventually(aggregates, f"aggregates on {TOPICS.load_aggregates.name}")
     assert {row["entityKind"] for row in found} >= {"broker", "domain"}
-    doctor = stack.ballast("doctor", "--output", "json")
+    # Asked while this test's Spark job and the suite's other workers load both cores: the cluster's admin client
+    # once took longer than doctor's default 10 s to connect here ("no answer in 10 s"), every other part ok.
+    doctor = stack.ballast("doctor", "--output", "json", "--timeout", "30")
     assert doctor.returncode == 0, doctor.stdout + doctor.stderr
 
 
