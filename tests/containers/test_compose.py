@@ -437,10 +437,17 @@ def test_the_spark_job_in_its_image_writes_load_aggregates_and_doctor_sees_every
     # ballast-spark (with the jars the image leaves out gone), to the bus.
     found = eventually(aggregates, f"aggregates on {TOPICS.load_aggregates.name}")
     assert {row["entityKind"] for row in found} >= {"broker", "domain"}
-    # Asked while this test's Spark job and the suite's other workers load both cores: the cluster's admin client
-    # once took longer than doctor's default 10 s to connect here ("no answer in 10 s"), every other part ok.
-    doctor = stack.ballast("doctor", "--output", "json", "--timeout", "30")
-    assert doctor.returncode == 0, doctor.stdout + doctor.stderr
+    # Until doctor says every part is ok: asked while this test's Spark job and the suite's other workers load both
+    # cores, it saw a part not ok for a moment in two fresh-clone runs (the cluster's admin client not connected
+    # within 10 s; the topic reconciler holding its lease with no shard taken, as between a handover's pause and take).
+    def every_part_ok() -> str:
+        doctor = stack.ballast("doctor", "--output", "json")
+        assert doctor.returncode == 0, doctor.stdout + doctor.stderr
+        return doctor.stdout
+
+    said = str(eventually(every_part_ok, "ballast doctor: every part ok"))
+    assert "spark-aggregates" in {check["name"] for check in map(json.loads, said.splitlines())
+                                  if check["health"] == "ok"}
 
 
 def test_prometheus_scrapes_the_five_services(stack: Stack) -> None:
