@@ -40,6 +40,8 @@ class ClusterViewCache:
         self._offline: dict[int, frozenset[str]] = {}
         # Shared with the views handed out (the placers only read it): recording a placement is O(1).
         self._assignments: dict[str, list[list[int]]] = {}
+        # The topics placed or forgotten while every assignment is being read (None: no read under way).
+        self._changed_while_reading: set[str] | None = None
         self.freshness = Freshness(max_age_s, stale_max_s if stale_max_s is not None else max_age_s)
 
     async def view(self, *, load_aware: bool = True, brokers_read: bool = False) -> ClusterView:
@@ -56,10 +58,26 @@ class ClusterViewCache:
         return ClusterView(brokers, self._assignments, self._load() if load_aware else {})
 
     async def read_assignments(self) -> None:
-        """Every topic's assignment as the cluster says it now. Raises AdminError when it cannot be read."""
+        """Every topic's assignment as the cluster says it now, or as a read under way says it. Raises AdminError
+        when it cannot be read."""
+        await self.freshness.read_once(self._read_assignments)
+
+    async def _read_assignments(self) -> bool:
         began = self._clock()
-        self._assignments = await self._admin.assignments()
+        self._changed_while_reading = set()
+        try:
+            read = await self._admin.assignments()
+        finally:
+            changed, self._changed_while_reading = self._changed_while_reading, None
+        # Placements made while the read was under way: newer than what it may show.
+        for topic in changed:
+            if topic in self._assignments:
+                read[topic] = self._assignments[topic]
+            else:
+                read.pop(topic, None)
+        self._assignments = read
         self.freshness.was_read(began)
+        return True
 
     async def refresh_due(self) -> None:
         """Read the assignments again if an old read was used since (``freshness``); a failure keeps the old."""
@@ -106,10 +124,17 @@ class ClusterViewCache:
 
     def set_topic(self, topic: str, partitions: Sequence[Sequence[int]]) -> None:
         """The topic's partitions as they are now (read from the cluster, or just placed by Ballast)."""
+        self._changed(topic)
         self._assignments[topic] = [list(r) for r in partitions]
 
     def add_partitions(self, topic: str, partitions: Sequence[Sequence[int]]) -> None:
+        self._changed(topic)
         self._assignments.setdefault(topic, []).extend(list(r) for r in partitions)
 
     def forget(self, topic: str) -> None:
+        self._changed(topic)
         self._assignments.pop(topic, None)
+
+    def _changed(self, topic: str) -> None:
+        if self._changed_while_reading is not None:
+            self._changed_while_reading.add(topic)

@@ -7,11 +7,17 @@ batch that followed a quiet spell. So a read older than ``max_age_s`` is still u
 Ballast made since added to it, and read again soon after, off the placement's path (``due``, read by the
 reconciler's timer). Only one older than ``stale_max_s``, or none at all, is read before placing. What must be
 current for every placement (which brokers are alive, cordoned or failed directories) is read apart from these,
-cheaply, each time."""
+cheaply, each time.
+
+The timer's read does not hold the reconciler's lock: at thousands of topics, on brokers busy creating logs, it took
+over 5 s, and a batch that came meanwhile waited for it. Placements go on during it, so the cache that reads keeps
+what Ballast placed while the read was under way on top of what it read (the read may not show it yet)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import asyncio
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
 
 
 @dataclass
@@ -21,6 +27,8 @@ class Freshness:
     read_at: float | None = None
     # Used while older than max_age_s since it was read: read again at the next chance.
     due: bool = False
+    reads: int = 0
+    _reading: asyncio.Lock = field(default_factory=asyncio.Lock, repr=False)
 
     def __post_init__(self) -> None:
         # A window shorter than the age would serve nothing stale: read before use past the age, as before.
@@ -36,3 +44,11 @@ class Freshness:
 
     def was_read(self, now: float) -> None:
         self.read_at, self.due = now, False
+        self.reads += 1
+
+    async def read_once(self, read: Callable[[], Awaitable[bool]]) -> bool:
+        """Run ``read`` (True: it read, and said ``was_read``) unless a read under way when this was asked finishes
+        meanwhile: one read at a time, whoever asks (the timer between batches, a batch that must read first)."""
+        reads = self.reads
+        async with self._reading:
+            return self.reads != reads or await read()

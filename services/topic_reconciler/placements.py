@@ -44,6 +44,8 @@ class PlacementLedger:
         # The cluster's own figures of its directories: listing every replica of every directory grows with the
         # cluster, and they change slowly; Ballast's own placements are added to them as it makes them.
         self._cluster_dirs: dict[int, dict[str, LogDirUsage | None]] = {}  # None: offline
+        # The replicas placed while the figures are being read (None: no read under way), counted in the new ones.
+        self._placed_while_reading: list[tuple[int, str]] | None = None
         age = dirs_max_age.total_seconds()
         self.freshness = Freshness(age, dirs_stale_max.total_seconds() if dirs_stale_max is not None else age)
         # Directories a remove-disks rebalance keeps empty, and failed ones, from the brokers' status events.
@@ -87,6 +89,8 @@ class PlacementLedger:
         now = self._now()
         for (_partition, broker), log_dir in dirs.items():
             self._recent_load.placed(broker, log_dir, now)
+            if self._placed_while_reading is not None:
+                self._placed_while_reading.append((broker, log_dir))
             if (figures := self._cluster_dirs.get(broker, {}).get(log_dir)) is not None:
                 self._cluster_dirs[broker][log_dir] = replace(figures, placed_since=figures.placed_since + 1)
         if dirs:
@@ -129,6 +133,10 @@ class PlacementLedger:
 
     async def _read_cluster_dirs(self, now: datetime) -> bool:
         """False when the cluster could not be read now (what was read before is kept)."""
+        return await self.freshness.read_once(lambda: self._read_dirs(now))
+
+    async def _read_dirs(self, now: datetime) -> bool:
+        self._placed_while_reading = []
         try:
             described = await self._admin.describe_log_dirs()
         except AdminError as exc:
@@ -136,11 +144,18 @@ class PlacementLedger:
             if exc.temporary:  # a refusal (no DescribeLogDirs) is kept as long as a read
                 return False
             described = []
+        finally:
+            placed, self._placed_while_reading = self._placed_while_reading, None
         dirs: dict[int, dict[str, LogDirUsage | None]] = {}
         for d in described:
             dirs.setdefault(d.broker, {})[d.path] = (
                 LogDirUsage(disk_mb=d.size_bytes / 1e6, replicas=sum(1 for r in d.replicas if not r.is_future))
                 if d.online else None)
+        # Placed while the read was under way: counted, whether the brokers had made them by then or not (a
+        # directory counted one replica fuller for a while takes the next one a little later).
+        for broker, log_dir in placed:
+            if (figures := dirs.get(broker, {}).get(log_dir)) is not None:
+                dirs[broker][log_dir] = replace(figures, placed_since=figures.placed_since + 1)
         self._cluster_dirs = dirs
         self.freshness.was_read(now.timestamp())
         return True

@@ -57,8 +57,8 @@ class Placing:
         return self.view.freshness.due or self.ledger.freshness.due
 
     async def refresh_due(self) -> None:
-        """Read again what the placements used past its age (``freshness``): called between placements, with the
-        reconciler's lock held, so that no placement is made while the read is under way and then lost by it."""
+        """Read again what the placements used past its age (``freshness``); placements may go on meanwhile (the
+        caches keep them over the read)."""
         await self.view.refresh_due()
         await self.ledger.refresh_due()
 

@@ -533,12 +533,9 @@ class Reconciler:
         await self.reconcile(follow_up)
 
     async def refresh_placement_reads(self) -> None:
-        """Between batches, read again the whole cluster's figures that placements used past their age
-        (``services.topic_reconciler.freshness``); a batch that comes meanwhile waits for the lock."""
-        if not self.placing.due:
-            return  # the lock not taken for nothing: a batch may be waiting for it
-        async with self.lock:
-            await self.placing.refresh_due()
+        """Read again the whole cluster's figures that placements used past their age
+        (``services.topic_reconciler.freshness``), beside the batches: without the lock, which they take."""
+        await self.placing.refresh_due()
 
     async def observe_brokers(self, *, record_news: bool) -> None:
         """Note brokers never seen before (and record them on the bus when ``record_news``); when one joins or

@@ -3,6 +3,7 @@ that follow it: every topic's assignment (ClusterViewCache) and every directory'
 
 from __future__ import annotations
 
+import asyncio
 from datetime import UTC, datetime, timedelta
 
 from services.adapters.admin import BrokerInfo, ClusterUnavailable, LogDirInfo, LogDirReplica
@@ -38,12 +39,17 @@ class Cluster:
         self.topics = {"old": [[1, 2]]}
         self.offline: set[tuple[int, str]] = set()
         self.unavailable = False
+        # Set: every read of the whole cluster waits for it (a read under way while placements go on).
+        self.gate: asyncio.Event | None = None
+        self.replicas_per_dir = {"/d0": 5, "/d1": 0}
 
     async def brokers(self) -> list[BrokerInfo]:
         return [BrokerInfo(id=b, rack=f"/r{b}", alive=True) for b in (1, 2)]
 
     async def assignments(self) -> dict[str, list[list[int]]]:
         self.assignments_read += 1
+        if self.gate is not None:
+            await self.gate.wait()
         if self.unavailable:
             raise ClusterUnavailable("timed out")
         return {name: [list(r) for r in replicas] for name, replicas in self.topics.items()}
@@ -52,9 +58,11 @@ class Cluster:
                                 ) -> list[LogDirInfo]:
         if replicas:
             self.dirs_read += 1
+            if self.gate is not None:
+                await self.gate.wait()
         return [LogDirInfo(broker=b, path=d, error="KafkaStorageError" if (b, d) in self.offline else None,
                            replicas=tuple(LogDirReplica(topic="old", partition=0, size_bytes=1) for _ in
-                                          range(5 if d == "/d0" else 0)) if replicas else ())
+                                          range(self.replicas_per_dir[d])) if replicas else ())
                 for b in (brokers or (1, 2)) for d in ("/d0", "/d1")]
 
 
@@ -115,3 +123,71 @@ async def test_a_directory_failed_since_the_figures_were_read_is_known_from_the_
     assert cluster.dirs_read == 1 and ledger.freshness.due  # the old figures, used as they are
     await ledger.refresh_due()
     assert cluster.dirs_read == 2 and not ledger.freshness.due
+
+
+async def until_read_begins(cluster: Cluster, reads_before: int, count: str = "assignments_read") -> None:
+    while getattr(cluster, count) == reads_before:
+        await asyncio.sleep(0)
+
+
+async def test_placements_made_while_every_assignment_is_read_again_are_kept_over_the_read() -> None:
+    cluster, clock = Cluster(), Clock()
+    cache = ClusterViewCache(cluster, max_age_s=30, stale_max_s=600, clock=clock)  # type: ignore[arg-type]
+    cluster.topics["gone"] = [[1, 2]]
+    await cache.view()
+    clock.now = 45.0
+    await cache.view()  # used old: due
+    cluster.gate = asyncio.Event()
+    refresh = asyncio.create_task(cache.refresh_due())
+    await until_read_begins(cluster, 1)
+    # A batch meanwhile: places on the last read, and deletes a topic; the read under way shows neither.
+    cache.set_topic("mine", [[2, 1]])
+    cache.forget("gone")
+    cluster.topics["theirs"] = [[1, 2]]
+    cluster.gate.set()
+    await refresh
+    assert (await cache.view()).assignments == {"old": [[1, 2]], "theirs": [[1, 2]], "mine": [[2, 1]]}
+    assert not cache.freshness.due and cluster.assignments_read == 2
+
+
+async def test_a_batch_that_must_read_while_a_read_is_under_way_waits_for_that_read() -> None:
+    cluster, clock = Cluster(), Clock()
+    cache = ClusterViewCache(cluster, max_age_s=30, stale_max_s=600, clock=clock)  # type: ignore[arg-type]
+    await cache.view()
+    clock.now = 45.0
+    await cache.view()
+    cluster.gate = asyncio.Event()
+    refresh = asyncio.create_task(cache.refresh_due())
+    await until_read_begins(cluster, 1)
+    clock.now = 700.0  # too old to place on: this batch reads first
+    cluster.topics["theirs"] = [[1, 2]]
+    placing = asyncio.create_task(cache.view())
+    await asyncio.sleep(0.01)
+    assert not placing.done()
+    cluster.gate.set()
+    assert set((await placing).assignments) == {"old", "theirs"}
+    await refresh
+    assert cluster.assignments_read == 2  # one read for both
+
+
+async def test_replicas_placed_while_the_directories_are_read_again_count_in_the_new_figures() -> None:
+    cluster, clock = Cluster(), Clock()
+    cache = ClusterViewCache(cluster, max_age_s=30, stale_max_s=600, clock=clock)  # type: ignore[arg-type]
+    at = {"now": datetime(2026, 12, 3, tzinfo=UTC)}
+    ledger = PlacementLedger(cluster, RecentLoad(timedelta(minutes=5)), cache.rack_of,  # type: ignore[arg-type]
+                             now=lambda: at["now"], dirs_max_age=timedelta(seconds=30),
+                             dirs_stale_max=timedelta(seconds=600))
+    await cache.view()
+    assert await ledger.choose({0: [1]}, load_aware=True) == {(0, 1): "/d1"}
+    at["now"] += timedelta(seconds=45)
+    await ledger.choose({0: [1]}, load_aware=True)  # used old: due
+    cluster.gate, cluster.replicas_per_dir = asyncio.Event(), {"/d0": 3, "/d1": 0}
+    refresh = asyncio.create_task(ledger.refresh_due())
+    await until_read_begins(cluster, 1, "dirs_read")
+    # Three replicas go to broker 1's /d1 while the read under way still shows it empty.
+    ledger.record("t", "create", {0: [1], 1: [1], 2: [1]}, {(0, 1): "/d1", (1, 1): "/d1", (2, 1): "/d1"})
+    cluster.gate.set()
+    await refresh
+    assert not ledger.freshness.due and cluster.dirs_read == 2
+    # 3 + 3 placed against 3 on /d0: without the three counted, /d1 (empty as read) would take the next two too.
+    assert await ledger.choose({0: [1]}, load_aware=True) == {(0, 1): "/d0"}
