@@ -92,12 +92,19 @@ async def test_an_old_view_is_placed_on_as_it_is_with_ballasts_placements_and_re
     assert cluster.assignments_read == 3  # too old to place on: read first
 
 
-async def test_a_failed_read_between_batches_keeps_the_last_one_and_is_tried_again() -> None:
-    cluster, clock = Cluster(), Clock()
+async def used_old(cluster: Cluster, clock: Clock) -> ClusterViewCache:
+    """A cache whose assignments were read at 0 s and placed on at 45 s: used past their age, due to be read again."""
     cache = ClusterViewCache(cluster, max_age_s=30, stale_max_s=600, clock=clock)  # type: ignore[arg-type]
     await cache.view()
     clock.now = 45.0
     await cache.view()
+    assert cache.freshness.due
+    return cache
+
+
+async def test_a_failed_read_between_batches_keeps_the_last_one_and_is_tried_again() -> None:
+    cluster, clock = Cluster(), Clock()
+    cache = await used_old(cluster, clock)
     cluster.unavailable = True
     await cache.refresh_due()
     assert (await cache.view()).assignments == {"old": [[1, 2]]} and cache.freshness.due
@@ -126,17 +133,16 @@ async def test_a_directory_failed_since_the_figures_were_read_is_known_from_the_
 
 
 async def until_read_begins(cluster: Cluster, reads_before: int, count: str = "assignments_read") -> None:
-    while getattr(cluster, count) == reads_before:
-        await asyncio.sleep(0)
+    async def begun() -> None:
+        while getattr(cluster, count) == reads_before:
+            await asyncio.sleep(0)
+    await asyncio.wait_for(begun(), timeout=5)
 
 
 async def test_placements_made_while_every_assignment_is_read_again_are_kept_over_the_read() -> None:
     cluster, clock = Cluster(), Clock()
-    cache = ClusterViewCache(cluster, max_age_s=30, stale_max_s=600, clock=clock)  # type: ignore[arg-type]
     cluster.topics["gone"] = [[1, 2]]
-    await cache.view()
-    clock.now = 45.0
-    await cache.view()  # used old: due
+    cache = await used_old(cluster, clock)
     cluster.gate = asyncio.Event()
     refresh = asyncio.create_task(cache.refresh_due())
     await until_read_begins(cluster, 1)
@@ -152,10 +158,7 @@ async def test_placements_made_while_every_assignment_is_read_again_are_kept_ove
 
 async def test_a_batch_that_must_read_while_a_read_is_under_way_waits_for_that_read() -> None:
     cluster, clock = Cluster(), Clock()
-    cache = ClusterViewCache(cluster, max_age_s=30, stale_max_s=600, clock=clock)  # type: ignore[arg-type]
-    await cache.view()
-    clock.now = 45.0
-    await cache.view()
+    cache = await used_old(cluster, clock)
     cluster.gate = asyncio.Event()
     refresh = asyncio.create_task(cache.refresh_due())
     await until_read_begins(cluster, 1)

@@ -463,8 +463,8 @@ async def test_a_looks_new_topics_are_placed_on_one_read_of_the_brokers(refusing
 
 async def test_a_batch_after_a_quiet_spell_places_on_the_old_view_and_it_is_read_again_after(refusing) -> None:
     """Issue 52: every topic's assignment, read before the first placement of a batch once 30 s old, took seconds at
-    thousands of topics; the batch now places on the old read (with Ballast's placements in it), and the read comes
-    after, between batches, beside them."""
+    thousands of topics; the batch now places on the old read (with Ballast's placements in it), and a timer reads
+    again after, without holding up the batches that come meanwhile."""
     reconciler, admin, clock, outbox = refusing
     await applied(reconciler, TopicSpec(name="a", partitions=2, replicas=1), 0)
     assert admin.calls["assignments"] == 1
