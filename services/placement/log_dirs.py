@@ -28,13 +28,15 @@ class LogDirUsage:
 
 
 def choose_log_dirs(new_replicas: Mapping[int, Sequence[int]], usage: Mapping[int, Mapping[str, LogDirUsage]], *,
-                    explicit: Collection[int] = ()) -> dict[tuple[int, int], str]:
+                    explicit: Collection[int] = (),
+                    placed_before: Mapping[tuple[int, str], int] | None = None) -> dict[tuple[int, int], str]:
     """``new_replicas``: partition -> brokers that get a new replica of it. Returns (partition, broker) -> log
     directory for each on a broker with two or more known directories, or one on the brokers ``explicit`` names
     (those whose other directories were left out of ``usage``: cordoned ones, which the broker's own choice must not
     be trusted to avoid); the others (one directory, no figures, placeholders, every directory draining) are left to
-    the broker."""
-    placed: dict[tuple[int, str], int] = {}
+    the broker. ``placed_before``: (broker, directory) -> replicas sent there by the same decision's earlier topics
+    (a batch of creations) that ``usage`` does not count yet."""
+    placed: dict[tuple[int, str], int] = dict(placed_before or {})
     chosen: dict[tuple[int, int], str] = {}
     for partition in sorted(new_replicas):
         for broker in new_replicas[partition]:

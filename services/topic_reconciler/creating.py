@@ -6,6 +6,7 @@ ahead so that no replica moves after (``ClusterAdmin.create_topics``); then the 
 from __future__ import annotations
 
 import asyncio
+from collections import Counter
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -70,10 +71,16 @@ class BatchCreator:
         # The brokers are read once for the batch, by its first placement (as fresh as the look that planned it):
         # thousands of placements one after the other need not ask thousands of times.
         brokers_read = False
+        # The directories chosen for the batch's topics so far: the ledger counts a replica only once created
+        # (``announce``), and each topic's choice must count the ones before it, or a burst of one-partition topics
+        # lands in one directory of each broker.
+        dirs_so_far: Counter[tuple[int, str]] = Counter()
         for creation in creations:
             with correlation(creation.correlation, topic=creation.action.name):
                 try:
-                    placed[creation.action.name] = await self._place(creation, brokers_read=brokers_read)
+                    placed[creation.action.name] = one = await self._place(creation, brokers_read=brokers_read,
+                                                                           dirs_so_far=dirs_so_far)
+                    dirs_so_far.update((broker, path) for (_, broker), path in one.topic.log_dirs.items())
                     brokers_read = True
                 except PlacementError as exc:  # the cluster was read: the topic cannot be placed on it
                     brokers_read = True
@@ -167,7 +174,8 @@ class BatchCreator:
                         topics=len(created), error=str(error))
         return {t.name: None if t.name in created else error for t in topics}
 
-    async def _place(self, creation: Creation, *, brokers_read: bool) -> _Placed:
+    async def _place(self, creation: Creation, *, brokers_read: bool,
+                     dirs_so_far: Mapping[tuple[int, str], int]) -> _Placed:
         action = creation.action
         self.placing.view.forget(action.name)  # whatever the view remembers of a topic that is gone
         placed = await self.placing.place_topic(action.name, action.partitions, action.replication_factor,
@@ -183,7 +191,8 @@ class BatchCreator:
                     f"too many partitions to create under-replicated: the record of its placeholders would "
                     f"take {size:,} bytes (at most {MAX_RECORD_BYTES:,}); create it once enough brokers are "
                     "alive, or with fewer partitions")
-        dirs = await self.placing.ledger.choose(dict(enumerate(placed.assignment)), load_aware=creation.load_aware)
+        dirs = await self.placing.ledger.choose(dict(enumerate(placed.assignment)), load_aware=creation.load_aware,
+                                                placed_before=dirs_so_far)
         log.info("creating topic", partitions=action.partitions, replicas=action.replication_factor,
                  placer=action.placer or "default", placeholders=placed.placeholders, log_dirs=len(dirs))
         # The next topic of the batch is placed counting this one's replicas.

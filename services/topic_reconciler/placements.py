@@ -71,16 +71,18 @@ class PlacementLedger:
                 dirs = {}
         return self.record(topic, reason, new_replicas, dirs)
 
-    async def choose(self, new_replicas: Mapping[int, Sequence[int]], *, load_aware: bool
-                     ) -> dict[tuple[int, int], str]:
+    async def choose(self, new_replicas: Mapping[int, Sequence[int]], *, load_aware: bool,
+                     placed_before: Mapping[tuple[int, str], int] | None = None) -> dict[tuple[int, int], str]:
         """The directory for each new replica ((partition, broker) -> path) where Ballast chooses one; nothing is
-        changed yet (a new topic's go with its creation, ``ClusterAdmin.create_topics``)."""
+        changed yet (a new topic's go with its creation, ``ClusterAdmin.create_topics``). ``placed_before``: the
+        replicas chosen for a batch's earlier topics, not recorded yet ((broker, path) -> count)."""
         if not load_aware or not self._choose_dirs:
             return {}
         replicas = {p: placeholder.real(brokers) for p, brokers in new_replicas.items()}
         brokers = sorted({b for brokers in replicas.values() for b in brokers})
         usage = await self._usage(brokers, self._now())
-        return choose_log_dirs(replicas, usage, explicit={b for b in brokers if self._cordoned(b)})
+        return choose_log_dirs(replicas, usage, explicit={b for b in brokers if self._cordoned(b)},
+                               placed_before=placed_before)
 
     def record(self, topic: str, reason: PlacementReason, new_replicas: Mapping[int, Sequence[int]],
                dirs: Mapping[tuple[int, int], str]) -> ReplicasPlaced:

@@ -61,6 +61,14 @@ def test_a_burst_onto_empty_directories_alternates_as_kafka_would() -> None:
     assert [chosen[(p, 1)] for p in range(4)] == [A, B, A, B]
 
 
+def test_one_partition_topics_of_a_batch_alternate_counting_the_ones_before() -> None:
+    usage = {1: {A: LogDirUsage(0.0, 0), B: LogDirUsage(0.0, 0)}}
+    assert choose_log_dirs({0: [1]}, usage) == {(0, 1): A}
+    # The batch's earlier topics sent one replica to A: B comes next, then A again.
+    assert choose_log_dirs({0: [1]}, usage, placed_before={(1, A): 1}) == {(0, 1): B}
+    assert choose_log_dirs({0: [1]}, usage, placed_before={(1, A): 1, (1, B): 1}) == {(0, 1): A}
+
+
 def test_capacity_growth_and_draining_count() -> None:
     # A holds less but is a quarter of B's size: B is the emptier disk.
     assert choose_log_dirs({0: [1]}, {1: {A: LogDirUsage(100.0, 1, capacity_mb=400.0),

@@ -461,6 +461,22 @@ async def test_a_looks_new_topics_are_placed_on_one_read_of_the_brokers(refusing
     assert {r[0] for name in "de" for r in (await reconciler.placing.view.view()).assignments[name]} == {1, 2}
 
 
+
+async def test_a_batchs_topics_spread_over_each_brokers_directories(refusing) -> None:
+    """One batch of creations chooses every topic's directories before any is created: each topic's choice counts
+    the batch's topics before it. (Counted only once created, a burst of one-partition topics went all to the same
+    directory of each broker.)"""
+    reconciler, admin, _clock, outbox = refusing
+    names = [f"t{i}" for i in range(12)]
+    for offset, name in enumerate(names):
+        reconciler.memory.apply_spec(name, TopicSpec(name=name, partitions=1, replicas=3), offset, "c")
+    await reconciler.reconcile(names)
+    assert all(statuses(outbox, name)[-1].ready for name in names)
+    described = await admin.describe_topics(names)
+    per_dir = Counter((broker, path) for name in names for p in described[name].partitions
+                      for broker, path in p.log_dirs)
+    # Three brokers of two directories each, twelve replicas a broker: six in each directory.
+    assert len(per_dir) == 6 and set(per_dir.values()) == {6}
 async def test_a_batch_after_a_quiet_spell_places_on_the_old_view_and_it_is_read_again_after(refusing) -> None:
     """Issue 52: every topic's assignment, read before the first placement of a batch once 30 s old, took seconds at
     thousands of topics; the batch now places on the old read (with Ballast's placements in it), and a timer reads
