@@ -1,8 +1,8 @@
 """Benchmark: creating N topics through Ballast against the cluster's own batched creation, side by side in one run
 on one cluster (issue 52, goal 1).
 
-    python -m bench.creation --kafka [--topics 300,3000] [--write BENCHMARKS.md]
-    python -m bench.creation [--topics 10000] [--write BENCHMARKS.md]
+    python -m bench.creation --kafka [--topics 300,3000] [--placer multi-level] [--write BENCHMARKS.md]
+    python -m bench.creation [--topics 10000] [--placer multi-level] [--write BENCHMARKS.md]
 
 With ``--kafka`` the cluster is the real local one (Kafka 4.3.1, 4 brokers, two log directories each, 1 GB of
 heap a node); the baseline is
@@ -198,12 +198,14 @@ def _chunks(items: list[str], size: int) -> list[list[str]]:
     return [items[i:i + size] for i in range(0, len(items), size)]
 
 
-def run(kafka: bool, sizes: list[int], timeout_s: float) -> list[Result]:
+def run(kafka: bool, sizes: list[int], timeout_s: float, placer: str | None = None) -> list[Result]:
+    """``placer``: Ballast's (BALLAST_PLACEMENT__PLACER; None: the default, striped)."""
     results = []
+    env = {**ENV, **({"BALLAST_PLACEMENT__PLACER": placer} if placer else {})}
     with tempfile.TemporaryDirectory(prefix="ballast-bench-creation-") as tmp:
         # Thousands of partitions a broker: the local cluster's default heap (256 MB a node) spent the creation of
         # 3,000 topics collecting garbage until Kafka's own requests timed out.
-        stack = LocalStack(Path(tmp), env=ENV, kafka=kafka, kafka_heap_mb=KAFKA_HEAP_MB)
+        stack = LocalStack(Path(tmp), env=env, kafka=kafka, kafka_heap_mb=KAFKA_HEAP_MB)
         try:
             stack.start()
             statuses = Statuses(stack.settings().bus)
@@ -231,19 +233,21 @@ def run(kafka: bool, sizes: list[int], timeout_s: float) -> list[Result]:
     return results
 
 
-def section(kafka: bool, results: list[Result], command: str) -> str:
+def section(kafka: bool, results: list[Result], command: str, placer: str | None = None) -> str:
     where = ("the real local Kafka cluster (4.3.1, 4 brokers, two log directories each); the cluster's own: "
              "CreateTopics in as few requests as its controller takes, until every partition has a leader" if kafka else
              "the embedded stack (the simulator's cluster); the cluster's own: the simulator's admin API, every "
              "creation at once (not Kafka's pace: the simulator places each new topic by counting every replica of "
              "its cluster, a time that grows with the square of the topics, so the ratio here says only that "
              "Ballast is not the slower part; the goal's comparison is the real Kafka one)")
-    title = "real Kafka" if kafka else "embedded stack"
+    title = ("real Kafka" if kafka else "embedded stack") + (f", the {placer} placer" if placer else "")
+    placed = f" Ballast places with the {placer} placer (`BALLAST_PLACEMENT__PLACER`)." if placer else ""
     rows = "\n".join(f"| {r.topics:,} | {r.baseline_s:.1f} s | {r.ballast_s:.1f} s | {r.said} |"
                      for r in results)
     return (f"## Creating topics at the cluster's pace: {title}\n\n`{command}`\n\n"
             f"Topics of {PARTITIONS} partitions at RF {REPLICAS} on {where}; Ballast: the specs published in one batch "
-            "until every status says ready. Side by side in one run, on one cluster (issue 52's goal: at most 2x).\n\n"
+            f"until every status says ready.{placed} Side by side in one run, on one cluster (issue 52's goal: at most "
+            "2x).\n\n"
             "| topics | the cluster's own | through Ballast | ratio |\n| --- | --- | --- | --- |\n" + rows + "\n\n")
 
 
@@ -253,12 +257,15 @@ def main() -> None:
     parser.add_argument("--topics", default=None, help="comma-separated sizes (default: 300,3000 with --kafka, "
                                                       "else 10000)")
     parser.add_argument("--timeout", type=float, default=1800.0, help="seconds Ballast has for each size")
+    parser.add_argument("--placer", choices=["striped", "multi-level"],
+                        help="Ballast's placer (default: the deployment's, striped); its own section with --write")
     parser.add_argument("--write", type=Path, help="replace this benchmark's section of BENCHMARKS.md")
     args = parser.parse_args()
     sizes = [int(s) for s in (args.topics or ("300,3000" if args.kafka else "10000")).split(",")]
-    results = run(args.kafka, sizes, args.timeout)
-    command = "python -m bench.creation" + (" --kafka" if args.kafka else "") + f" --topics {','.join(map(str, sizes))}"
-    text = section(args.kafka, results, command)
+    results = run(args.kafka, sizes, args.timeout, args.placer)
+    command = ("python -m bench.creation" + (" --kafka" if args.kafka else "") + f" --topics {','.join(map(str, sizes))}"
+               + (f" --placer {args.placer}" if args.placer else ""))
+    text = section(args.kafka, results, command, args.placer)
     print(text)
     if args.write:
         replace_section(args.write, text)

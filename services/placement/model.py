@@ -6,6 +6,7 @@ the brokers and of every topic's current assignment, and returns partition -> or
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -63,6 +64,37 @@ class PlacementSpec:
     use_offline_brokers: bool = False
 
 
+@dataclass
+class ReplicaTally:
+    """Replicas (placeholders left out) and leaders per broker over a set of assignments, kept as they change by whoever
+    changes them: a placer then counts a cluster's replicas without reading every topic (a multi-level placement on a
+    view of 5,000 topics took 7 ms, nearly all of it counting them, for each topic of a batch)."""
+
+    replicas: Counter[int] = field(default_factory=Counter)
+    leaders: Counter[int] = field(default_factory=Counter)
+
+    @classmethod
+    def of(cls, assignments: Mapping[str, Sequence[Sequence[int]]]) -> ReplicaTally:
+        tally = cls()
+        for partitions in assignments.values():
+            tally.add(partitions)
+        return tally
+
+    def add(self, partitions: Sequence[Sequence[int]], sign: int = 1) -> None:
+        for replicas in partitions:
+            for broker in replicas:
+                if not placeholder.is_placeholder(broker):
+                    self.replicas[broker] += sign
+            if replicas and replicas[0] >= 0:
+                self.leaders[replicas[0]] += sign
+
+    def remove(self, partitions: Sequence[Sequence[int]]) -> None:
+        self.add(partitions, -1)
+
+    def copy(self) -> ReplicaTally:
+        return ReplicaTally(Counter(self.replicas), Counter(self.leaders))
+
+
 @dataclass(frozen=True)
 class ClusterView:
     brokers: tuple[Broker, ...]
@@ -71,6 +103,8 @@ class ClusterView:
     # broker -> recent load (the aggregates' bytes in, KB/s); empty when unknown. Placers use it only to break ties
     # the count contract leaves open.
     load: Mapping[int, float] = field(default_factory=dict)
+    # The counts of ``assignments`` exactly, where the view's maker keeps them (None: counted when asked).
+    tally: ReplicaTally | None = field(default=None, compare=False, repr=False)
 
     @classmethod
     def of(cls, brokers: Iterable[Broker], assignments: Mapping[str, Sequence[Sequence[int]]] | None = None,
@@ -84,10 +118,18 @@ class ClusterView:
         return next((b for b in self.brokers if b.id == broker_id), None)
 
     def with_assignment(self, topic: str, assignment: Sequence[Sequence[int]]) -> ClusterView:
-        return ClusterView(self.brokers, {**self.assignments, topic: [list(r) for r in assignment]}, self.load)
+        partitions = [list(r) for r in assignment]
+        tally = None
+        if self.tally is not None:
+            tally = self.tally.copy()
+            tally.remove(self.assignments.get(topic, ()))
+            tally.add(partitions)
+        return ClusterView(self.brokers, {**self.assignments, topic: partitions}, self.load, tally)
 
     def replica_counts(self, exclude_topic: str | None = None) -> dict[int, int]:
         counts = dict.fromkeys((b.id for b in self.brokers), 0)
+        if self.tally is not None:
+            return _less(counts, self.tally.replicas, self._own(exclude_topic).replicas)
         for topic, partitions in self.assignments.items():
             if topic == exclude_topic:
                 continue
@@ -99,6 +141,8 @@ class ClusterView:
 
     def leader_counts(self, exclude_topic: str | None = None) -> dict[int, int]:
         counts = dict.fromkeys((b.id for b in self.brokers), 0)
+        if self.tally is not None:
+            return _less(counts, self.tally.leaders, self._own(exclude_topic).leaders)
         for topic, partitions in self.assignments.items():
             if topic == exclude_topic:
                 continue
@@ -106,6 +150,18 @@ class ClusterView:
                 if replicas and replicas[0] >= 0:
                     counts[replicas[0]] = counts.get(replicas[0], 0) + 1
         return counts
+
+    def _own(self, topic: str | None) -> ReplicaTally:
+        return ReplicaTally.of({topic: self.assignments[topic]} if topic in self.assignments else {})
+
+
+def _less(counts: dict[int, int], totals: Counter[int], own: Counter[int]) -> dict[int, int]:
+    """``counts`` (every broker of the view, at 0) with ``totals`` less ``own``: a broker outside the view only where
+    something is left on it, as counting the assignments one by one gives."""
+    for broker, total in totals.items():
+        if (left := total - own[broker]) or broker in counts:
+            counts[broker] = left
+    return counts
 
 
 def usable_brokers(cluster: ClusterView, broker_ids: Iterable[int] | None) -> list[Broker]:

@@ -115,18 +115,18 @@ class _Layout:
         self.alive = {b.id for b in cluster.brokers if b.state is BrokerState.ALIVE}
         existing = list(cluster.assignments.get(topic, []))[:first_partition]
         topic_on = Counter(b for r in existing for b in r if b in self.paths)
-        other_on = Counter(b for t, parts in cluster.assignments.items() if t != topic
-                           for r in parts for b in r if b in self.paths)
+        # The other topics' replicas and leaders: counted by the view (kept as placements go, where its maker keeps
+        # them), not here for every placement.
+        other_on = {b: n for b, n in cluster.replica_counts(exclude_topic=topic).items() if b in self.paths}
         self.topic_on = {b: topic_on[b] for b in self.paths}
         self.topic_replicas = _per_domain(self.paths, topic_on)
         self.all_replicas = _per_domain(self.paths, other_on)
         self.topic_leaders = {b: 0 for b in self.paths}
-        self.all_leaders = {b: 0 for b in self.paths}
-        for name, parts in cluster.assignments.items():
-            counts = self.topic_leaders if name == topic else self.all_leaders
-            for index, replicas in enumerate(parts):
-                if replicas and replicas[0] in counts and (name != topic or index < first_partition):
-                    counts[replicas[0]] += 1
+        others_lead = cluster.leader_counts(exclude_topic=topic)
+        self.all_leaders = {b: others_lead.get(b, 0) for b in self.paths}
+        for replicas in existing:
+            if replicas and replicas[0] in self.topic_leaders:
+                self.topic_leaders[replicas[0]] += 1
         self.topic_leaders_in = _per_domain(self.paths, self.topic_leaders)
         self.all_leaders_in = _per_domain(self.paths, self.all_leaders)
         self.load_in = _per_domain(self.paths, {b: v for b, v in cluster.load.items() if b in self.paths})

@@ -17,7 +17,7 @@ from services.adapters.admin import AdminError, BrokerInfo, ClusterAdmin
 from services.common.cordons import read_directories
 from services.common.logging import get_logger
 from services.domain.cordons import Cordons, usable
-from services.placement.model import Broker, ClusterView
+from services.placement.model import Broker, ClusterView, ReplicaTally
 from services.topic_reconciler.freshness import Freshness
 from services.topic_reconciler.observed import ObservedBrokers
 
@@ -40,6 +40,9 @@ class ClusterViewCache:
         self._offline: dict[int, frozenset[str]] = {}
         # Shared with the views handed out (the placers only read it): recording a placement is O(1).
         self._assignments: dict[str, list[list[int]]] = {}
+        # Their replicas and leaders per broker, kept with them: the multi-level placer's counts of the whole cluster
+        # for each placement of a batch.
+        self._tally = ReplicaTally()
         # The topics placed or forgotten while every assignment is being read (None: no read under way).
         self._changed_while_reading: set[str] | None = None
         self.freshness = Freshness(max_age_s, stale_max_s if stale_max_s is not None else max_age_s)
@@ -55,7 +58,7 @@ class ClusterViewCache:
         if self.freshness.must_read(self._clock()):
             await self.read_assignments()
         brokers = tuple(usable(self._brokers, self._cordons))
-        return ClusterView(brokers, self._assignments, self._load() if load_aware else {})
+        return ClusterView(brokers, self._assignments, self._load() if load_aware else {}, self._tally)
 
     async def read_assignments(self) -> None:
         """Every topic's assignment as the cluster says it now, or as a read under way says it. Raises AdminError
@@ -75,7 +78,7 @@ class ClusterViewCache:
                 read[topic] = self._assignments[topic]
             else:
                 read.pop(topic, None)
-        self._assignments = read
+        self._assignments, self._tally = read, ReplicaTally.of(read)
         self.freshness.was_read(began)
         return True
 
@@ -125,15 +128,19 @@ class ClusterViewCache:
     def set_topic(self, topic: str, partitions: Sequence[Sequence[int]]) -> None:
         """The topic's partitions as they are now (read from the cluster, or just placed by Ballast)."""
         self._changed(topic)
+        self._tally.remove(self._assignments.get(topic, ()))
         self._assignments[topic] = [list(r) for r in partitions]
+        self._tally.add(self._assignments[topic])
 
     def add_partitions(self, topic: str, partitions: Sequence[Sequence[int]]) -> None:
         self._changed(topic)
-        self._assignments.setdefault(topic, []).extend(list(r) for r in partitions)
+        added = [list(r) for r in partitions]
+        self._assignments.setdefault(topic, []).extend(added)
+        self._tally.add(added)
 
     def forget(self, topic: str) -> None:
         self._changed(topic)
-        self._assignments.pop(topic, None)
+        self._tally.remove(self._assignments.pop(topic, ()))
 
     def _changed(self, topic: str) -> None:
         if self._changed_while_reading is not None:
