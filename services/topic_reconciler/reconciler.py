@@ -534,7 +534,12 @@ class Reconciler:
 
     async def refresh_placement_reads(self) -> None:
         """Read again the whole cluster's figures that placements used past their age
-        (``services.topic_reconciler.freshness``), beside the batches: without the lock, which they take."""
+        (``services.topic_reconciler.freshness``), beside the batches: without the lock, which they take, and only
+        while no batch holds it (the next tick otherwise). Every topic's metadata decoded and every log directory's
+        replicas summed took the reconciler's CPU and the brokers' from a batch of 295 creations that came as the timer
+        fired: its placing and AlterReplicaLogDirs took 1.5 s, 0.5 s in the runs around it."""
+        if self.lock.locked():
+            return
         await self.placing.refresh_due()
 
     async def observe_brokers(self, *, record_news: bool) -> None:

@@ -507,6 +507,20 @@ async def test_a_batch_after_a_quiet_spell_places_on_the_old_view_and_it_is_read
     assert admin.calls["assignments"] == 2
 
 
+async def test_the_timers_read_waits_for_a_tick_with_no_batch_under_way(refusing) -> None:
+    """The read of the whole cluster takes CPU and the brokers' time: it goes between batches, not during one."""
+    reconciler, admin, _clock, _outbox = refusing
+    await applied(reconciler, TopicSpec(name="a", partitions=2, replicas=1), 0)
+    reconciler.placing.view.freshness.read_at -= 45  # type: ignore[operator]  # a quiet spell
+    await applied(reconciler, TopicSpec(name="b", partitions=2, replicas=1), 1)  # placed on the old read: due
+    assert reconciler.placing.due and admin.calls["assignments"] == 1
+    async with reconciler.lock:  # a batch under way
+        await reconciler.refresh_placement_reads()
+        assert admin.calls["assignments"] == 1 and reconciler.placing.due
+    await reconciler.refresh_placement_reads()  # the next tick
+    assert admin.calls["assignments"] == 2 and not reconciler.placing.due
+
+
 def hiding(admin: Failing, monkeypatch: pytest.MonkeyPatch) -> set[str]:
     """The topics a broker behind the others does not show yet: every read of the cluster leaves them out."""
     real = admin.admin.describe_topics
