@@ -263,8 +263,8 @@ def main() -> None:
     args = parser.parse_args()
     sizes = [int(s) for s in (args.topics or ("300,3000" if args.kafka else "10000")).split(",")]
     results = run(args.kafka, sizes, args.timeout, args.placer)
-    command = ("python -m bench.creation" + (" --kafka" if args.kafka else "") + f" --topics {','.join(map(str, sizes))}"
-               + (f" --placer {args.placer}" if args.placer else ""))
+    command = ("python -m bench.creation" + (" --kafka" if args.kafka else "")
+               + f" --topics {','.join(map(str, sizes))}" + (f" --placer {args.placer}" if args.placer else ""))
     text = section(args.kafka, results, command, args.placer)
     print(text)
     if args.write:

@@ -112,7 +112,7 @@ class ClusterView:
         return cls(tuple(sorted(brokers, key=lambda b: b.id)), dict(assignments or {}), dict(load or {}))
 
     def without_load(self) -> ClusterView:
-        return ClusterView(self.brokers, self.assignments)
+        return ClusterView(self.brokers, self.assignments, tally=self.tally)
 
     def broker(self, broker_id: int) -> Broker | None:
         return next((b for b in self.brokers if b.id == broker_id), None)
