@@ -241,12 +241,12 @@ def section(kafka: bool, results: list[Result], command: str, placer: str | None
              "its cluster, a time that grows with the square of the topics, so the ratio here says only that "
              "Ballast is not the slower part; the goal's comparison is the real Kafka one)")
     title = ("real Kafka" if kafka else "embedded stack") + (f", the {placer} placer" if placer else "")
-    placed = f" Ballast places with the {placer} placer (`BALLAST_PLACEMENT__PLACER`)." if placer else ""
+    placer_said = f" Ballast places with the {placer} placer (`BALLAST_PLACEMENT__PLACER`)." if placer else ""
     rows = "\n".join(f"| {r.topics:,} | {r.baseline_s:.1f} s | {r.ballast_s:.1f} s | {r.said} |"
                      for r in results)
     return (f"## Creating topics at the cluster's pace: {title}\n\n`{command}`\n\n"
             f"Topics of {PARTITIONS} partitions at RF {REPLICAS} on {where}; Ballast: the specs published in one batch "
-            f"until every status says ready.{placed} Side by side in one run, on one cluster (issue 52's goal: at most "
+            f"until every status says ready.{placer_said} Side by side in one run, on one cluster (issue 52's goal: at most "
             "2x).\n\n"
             "| topics | the cluster's own | through Ballast | ratio |\n| --- | --- | --- | --- |\n" + rows + "\n\n")
 

@@ -461,7 +461,6 @@ async def test_a_looks_new_topics_are_placed_on_one_read_of_the_brokers(refusing
     assert {r[0] for name in "de" for r in (await reconciler.placing.view.view()).assignments[name]} == {1, 2}
 
 
-
 async def test_a_batchs_topics_spread_over_each_brokers_directories(refusing) -> None:
     """One batch of creations chooses every topic's directories before any is created: each topic's choice counts
     the batch's topics before it. (Counted only once created, a burst of one-partition topics went all to the same
