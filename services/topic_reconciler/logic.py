@@ -352,6 +352,21 @@ def placeholders_filled(placeholders: PlaceholderRecord | None, actual: TopicDes
         waiting_for_brokers(placeholders, actual, spec))
 
 
+def filled_without_ballast(placeholders: PlaceholderRecord, actual: TopicDescription) -> dict[int, list[int]]:
+    """The brokers that took a partition's placeholders without a fill of Ballast's own on record: Cruise Control's
+    replication-factor change filled them (where Ballast could not move replicas directly), or Ballast's reassignment
+    landed and the reconciler stopped before it said so. Partition -> those brokers, at most as many as the partition
+    had placeholders; a partition the topic no longer has counts none."""
+    filled: dict[int, list[int]] = {}
+    for index, replicas in enumerate(placeholders.assignment):
+        if index >= len(actual.partitions) or not (missing := len(replicas) - len(placeholder.real(replicas))):
+            continue
+        known = set(placeholder.real(replicas))
+        if new := [b for b in actual.partitions[index].replicas if b not in known][:missing]:
+            filled[index] = new
+    return filled
+
+
 def under_replicated_condition(placeholders: PlaceholderRecord, alive_brokers: int | None) -> Condition:
     partitions = placeholder.partitions_waiting(placeholders.assignment)
     intended = sorted({b for brokers in placeholders.intended.values() for b in brokers})

@@ -321,6 +321,12 @@ class Reconciler:
         topic, name = planned.topic, planned.name
         sends: Sends = []
         if logic.placeholders_filled(topic.placeholders, topic.actual, planned.spec):
+            assert topic.placeholders is not None and topic.actual is not None
+            # Replicas that filled them some other way are placements all the same, for the load aggregates to count
+            # (where they are now: nothing moves).
+            if filled := logic.filled_without_ballast(topic.placeholders, topic.actual):
+                sends.extend(await self.placing.announce(name, "fill-placeholders", filled, {},
+                                                         correlation_id=topic.correlation))
             sends.append(await self._close_placeholders(topic))
         topic.outcome = (error, planned.plan.warnings)
         sends.extend(await self.statuses.publish(name, topic, error=error, warnings=planned.plan.warnings))

@@ -112,6 +112,21 @@ def test_placeholders_hold_the_rf_change_until_enough_brokers_are_alive() -> Non
     assert logic.placeholders_filled(record, under, spec(replicas=2))
 
 
+def test_placeholders_filled_without_ballast_name_the_brokers_that_took_them() -> None:
+    record = PlaceholderRecord(topic="t", replication_factor=3, assignment=[[1, 2, -1], [2, -1, -2], [3, 1, 2]])
+
+    def actual(*partitions: tuple[int, ...]) -> TopicDescription:
+        return TopicDescription("t", tuple(PartitionInfo(i, r, r[0]) for i, r in enumerate(partitions)))
+
+    # Cruise Control's RF change: a new broker where each placeholder was, none in a partition that had none.
+    assert logic.filled_without_ballast(record, actual((1, 2, 4), (2, 3, 4), (3, 1, 2))) == {0: [4], 1: [3, 4]}
+    # Still waiting, or moved elsewhere meanwhile: never more brokers than the partition had placeholders.
+    assert logic.filled_without_ballast(record, actual((1, 2), (2, 5, 3), (3, 1, 2))) == {1: [5, 3]}
+    assert logic.filled_without_ballast(record, actual((4, 5, 6), (2, 3, 4), (3, 1, 2))) == {0: [4], 1: [3, 4]}
+    # Partitions the topic no longer has (deleted and made again smaller) count none.
+    assert logic.filled_without_ballast(record, actual((1, 2, 4),)) == {0: [4]}
+
+
 def test_observed_registry_keeps_offline_brokers_until_forgotten() -> None:
     registry = ObservedBrokers()
     news = registry.observe([BrokerInfo(1, "/dc1/r1"), BrokerInfo(2, "/dc2/r1")])

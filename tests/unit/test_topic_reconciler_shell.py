@@ -618,3 +618,30 @@ async def test_a_topic_shown_then_absent_at_one_look_is_created_again_only_when_
     hidden.clear()
     await reconciler.resync()
     assert admin.calls["create_topics"] == 2 and statuses(outbox, "steady")[-1].ready
+
+
+async def test_placeholders_filled_without_a_fill_of_its_own_are_announced_as_placed(tmp_path: Path) -> None:
+    """A restart that finds a topic's placeholders taken on the cluster (its reassignment landed, the reconciler
+    stopped before saying so; or Cruise Control's RF change filled them): the brokers that took them are counted as
+    placed, in one "fill-placeholders" placement, and the record is closed. Nothing moves."""
+    from events import PlaceholderRecord
+
+    async with simulated_cluster(brokers=THREE_BROKERS) as cluster:
+        await cluster.admin.create_topic("filled", 3, 3, assignment=[[1, 2, 3], [2, 3, 1], [3, 1, 2]])
+        outbox = MemoryOutbox()
+        outbox.put(TOPICS.specs, TopicSpec(name="filled", partitions=3, replicas=3))
+        outbox.put(TOPICS.placeholders, PlaceholderRecord(
+            topic="filled", replication_factor=3, assignment=[[1, 2, -1], [2, -1, 1], [3, 1, 2]]))
+        service = TopicReconciler(Settings(data_dir=tmp_path), admin=cluster.admin, outbox=outbox)
+        await service.intake.start()
+        await service.intake.handover._taking  # type: ignore[union-attr,misc]  # the takeover's reads
+        await service.reconciler.reconcile(["filled"])
+
+        fills = [e for e in outbox.on(TOPICS.placements) if e.reason == "fill-placeholders"]
+        assert [sorted((r.partition, r.broker) for r in e.placed) for e in fills] == [[(0, 3), (1, 3)]]
+        assert all(r.log_dir is None for r in fills[0].placed)  # where they are: no directory chosen
+        assert outbox.on(TOPICS.placeholders)[-1].filled
+        assert [list(p.replicas) for p in cluster.simulator.cluster.topics["filled"].partitions] == [
+            [1, 2, 3], [2, 3, 1], [3, 1, 2]]
+        await service.reconciler.reconcile(["filled"])  # closed: never counted twice
+        assert len([e for e in outbox.on(TOPICS.placements) if e.reason == "fill-placeholders"]) == 1
