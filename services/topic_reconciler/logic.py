@@ -347,22 +347,36 @@ def waiting_for_brokers(placeholders: PlaceholderRecord | None, actual: TopicDes
 def placeholders_filled(placeholders: PlaceholderRecord | None, actual: TopicDescription | None,
                         spec: TopicSpec | None) -> bool:
     """A record still open whose topic no longer waits: filled (or the spec moved on). A topic not described (yet:
-    a real broker's metadata may lag a create by moments) tells nothing; its deletion closes the record itself."""
-    return placeholders is not None and placeholders.placeholders > 0 and actual is not None and not (
-        waiting_for_brokers(placeholders, actual, spec))
+    a real broker's metadata may lag a create by moments) tells nothing; its deletion closes the record itself. While
+    the spec still wants them, a partition short of its replicas holds the record open: Cruise Control's change
+    reassigns a topic's partitions a few at a time, and most of them filled is not all."""
+    if placeholders is None or placeholders.placeholders == 0 or actual is None:
+        return False
+    if waiting_for_brokers(placeholders, actual, spec):
+        return False
+    still_wanted = spec is not None and spec.replicas == placeholders.replication_factor
+    return not (still_wanted and _short(placeholders, actual))
+
+
+def _short(placeholders: PlaceholderRecord, actual: TopicDescription) -> bool:
+    return any(index < len(actual.partitions) and len(actual.partitions[index].replicas) < len(replicas)
+               for index, replicas in enumerate(placeholders.assignment))
 
 
 def filled_without_ballast(placeholders: PlaceholderRecord, actual: TopicDescription) -> dict[int, list[int]]:
     """The brokers that took a partition's placeholders without a fill of Ballast's own on record: Cruise Control's
     replication-factor change filled them (where Ballast could not move replicas directly), or Ballast's reassignment
-    landed and the reconciler stopped before it said so. Partition -> those brokers, at most as many as the partition
-    had placeholders; a partition the topic no longer has counts none."""
+    landed and the reconciler stopped before it said so. Partition -> the brokers it has beyond the record's real
+    replicas, at most as many as it had placeholders (where its replicas also moved, which of them took the
+    placeholders is not known: the first are named), and only once it has all its replicas; a partition the topic
+    no longer has counts none."""
     filled: dict[int, list[int]] = {}
     for index, replicas in enumerate(placeholders.assignment):
-        if index >= len(actual.partitions) or not (missing := len(replicas) - len(placeholder.real(replicas))):
+        if index >= len(actual.partitions) or len(actual.partitions[index].replicas) < len(replicas):
             continue
         known = set(placeholder.real(replicas))
-        if new := [b for b in actual.partitions[index].replicas if b not in known][:missing]:
+        missing = len(replicas) - len(known)
+        if missing and (new := [b for b in actual.partitions[index].replicas if b not in known][:missing]):
             filled[index] = new
     return filled
 

@@ -256,8 +256,13 @@ class Reconciler:
             sends.extend(outcome.sends)
             with correlation(planned.topic.correlation, topic=name):
                 planned.topic.origin = logic.origin_after_creation(outcome.error)
-                if outcome.error is None and outcome.placeholders is not None:
+                if outcome.error is None:
+                    # A record still open from the topic as it was before (deleted outside Ballast) is not this
+                    # topic's: closed, with nothing announced (the creation announces its own replicas).
+                    stale = planned.topic.placeholders if outcome.placeholders is None else None
                     planned.topic.placeholders = outcome.placeholders
+                    if stale is not None and stale.placeholders:
+                        sends.append(await self.placing.close(stale, correlation_id=planned.topic.correlation))
                 errors[name] = self._settle(planned.topic, [(planned.creates, outcome.error)] if outcome.error
                                             else [], planned.now)
         made = {n: p.creates.partitions for n, p in creating.items() if created[n].error is None and p.creates}
@@ -322,12 +327,14 @@ class Reconciler:
         sends: Sends = []
         if logic.placeholders_filled(topic.placeholders, topic.actual, planned.spec):
             assert topic.placeholders is not None and topic.actual is not None
-            # Replicas that filled them some other way are placements all the same, for the load aggregates to count
-            # (where they are now: nothing moves).
-            if filled := logic.filled_without_ballast(topic.placeholders, topic.actual):
+            filled = logic.filled_without_ballast(topic.placeholders, topic.actual)
+            # Closed first, as a fill of Ballast's own does: a stop between the two then loses a count rather than
+            # doubling it. Replicas that filled them some other way are placements all the same, for the load
+            # aggregates to count (where they are now: nothing moves).
+            sends.append(await self._close_placeholders(topic))
+            if filled:
                 sends.extend(await self.placing.announce(name, "fill-placeholders", filled, {},
                                                          correlation_id=topic.correlation))
-            sends.append(await self._close_placeholders(topic))
         topic.outcome = (error, planned.plan.warnings)
         sends.extend(await self.statuses.publish(name, topic, error=error, warnings=planned.plan.warnings))
         return sends

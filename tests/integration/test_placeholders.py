@@ -14,6 +14,7 @@ from services.common import busio
 from services.local.stack import LocalStack
 from tests.integration.conftest import TEST_ENV
 from tests.integration.harness import Ballast
+from tests.patience import until
 
 SMALL_ENV = {
     **TEST_ENV,
@@ -104,11 +105,12 @@ def test_rf3_with_one_broker_down_gets_a_placeholder_that_is_filled_when_the_bro
         return [(e.reason, sorted((r.partition, r.broker) for r in e.placed)) for e in placements(small, topic)]
 
     try:
-        small.watcher.wait("the fill's placement", lambda: len(placed()) >= 2)
+        seen = until("the fill's placement", lambda: found if len(found := placed()) >= 2 else None)
     except AssertionError as exc:
-        raise AssertionError(f"{exc}; the topic reconciler said:\n{service_log(small, 'topic-reconciler', topic)}")
-    assert placed() == [("create", [(p, b) for p in range(3) for b in (1, 2)]),
-                        ("fill-placeholders", [(p, 3) for p in range(3)])]
+        raise AssertionError(f"{exc} (placed: {placed()}); the topic reconciler said:\n"
+                             f"{service_log(small, 'topic-reconciler', topic)}") from exc
+    assert seen == [("create", [(p, b) for p in range(3) for b in (1, 2)]),
+                    ("fill-placeholders", [(p, 3) for p in range(3)])]
 
 
 def test_the_registry_lists_every_broker_seen(small: Ballast) -> None:

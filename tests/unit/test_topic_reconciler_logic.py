@@ -123,8 +123,19 @@ def test_placeholders_filled_without_ballast_name_the_brokers_that_took_them() -
     # Still waiting, or moved elsewhere meanwhile: never more brokers than the partition had placeholders.
     assert logic.filled_without_ballast(record, actual((1, 2), (2, 5, 3), (3, 1, 2))) == {1: [5, 3]}
     assert logic.filled_without_ballast(record, actual((4, 5, 6), (2, 3, 4), (3, 1, 2))) == {0: [4], 1: [3, 4]}
-    # Partitions the topic no longer has (deleted and made again smaller) count none.
+    # Partitions the topic no longer has count none.
     assert logic.filled_without_ballast(record, actual((1, 2, 4),)) == {0: [4]}
+
+
+def test_a_partition_short_of_its_replicas_holds_the_placeholders_open_while_the_spec_wants_them() -> None:
+    record = PlaceholderRecord(topic="t", replication_factor=3, assignment=[[1, 2, -1]] * 3)
+    half_done = TopicDescription("t", tuple(PartitionInfo(i, r, 1) for i, r in enumerate(
+        [(1, 2, 3), (1, 2, 3), (1, 2)])))  # most partitions have 3: the topic's RF reads 3
+    assert half_done.replication_factor == 3
+    assert not logic.placeholders_filled(record, half_done, spec(replicas=3))
+    assert logic.filled_without_ballast(record, half_done) == {0: [3], 1: [3]}
+    assert logic.placeholders_filled(record, half_done, spec(replicas=2))  # the spec moved on
+    assert logic.placeholders_filled(record, desc("t", 3, rf=3), spec(replicas=3))
 
 
 def test_observed_registry_keeps_offline_brokers_until_forgotten() -> None:

@@ -645,3 +645,27 @@ async def test_placeholders_filled_without_a_fill_of_its_own_are_announced_as_pl
             [1, 2, 3], [2, 3, 1], [3, 1, 2]]
         await service.reconciler.reconcile(["filled"])  # closed: never counted twice
         assert len([e for e in outbox.on(TOPICS.placements) if e.reason == "fill-placeholders"]) == 1
+
+
+async def test_a_topic_made_again_closes_the_placeholders_of_the_one_deleted_without_counting_them(
+        tmp_path: Path) -> None:
+    """A topic deleted outside Ballast while it waited for brokers, and created again in full: the old record is
+    not the new topic's. It is closed, and only the creation's own replicas are counted."""
+    from events import PlaceholderRecord
+
+    async with simulated_cluster(brokers=THREE_BROKERS) as cluster:
+        outbox = MemoryOutbox()
+        outbox.put(TOPICS.specs, TopicSpec(name="again", partitions=3, replicas=3))
+        outbox.put(TOPICS.placeholders, PlaceholderRecord(
+            topic="again", replication_factor=3, assignment=[[1, 2, -1], [2, 3, -1], [3, 1, -1]]))
+        service = TopicReconciler(Settings(data_dir=tmp_path), admin=cluster.admin, outbox=outbox)
+        await service.intake.start()
+        await service.intake.handover._taking  # type: ignore[union-attr,misc]  # the takeover's reads
+        for _ in range(2):  # a topic gone is acted on once a second look agrees
+            await service.reconciler.reconcile(["again"])
+
+        assert len(cluster.simulator.cluster.topics["again"].partitions) == 3
+        assert [e.reason for e in outbox.on(TOPICS.placements)] == ["create"]
+        assert outbox.on(TOPICS.placeholders)[-1].filled
+        await service.reconciler.reconcile(["again"])
+        assert [e.reason for e in outbox.on(TOPICS.placements)] == ["create"]
