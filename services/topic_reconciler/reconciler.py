@@ -100,22 +100,29 @@ class Reconciler:
 
     async def resync(self, names: Iterable[str] | None = None) -> None:
         """Reconcile every topic specified (or these), a chunk per lock hold: with thousands of topics one pass takes
-        seconds, and live spec and change events must not wait behind it."""
+        seconds, and live spec and change events must not wait behind it. The topics to create are created after, in
+        one batch as a burst's are: chunk by chunk, each chunk's directories would wait for the brokers to create the
+        logs of the chunk before (seconds a chunk, after a lost lease in the middle of thousands of creations)."""
         ordered = sorted(names) if names is not None else self.memory.specified()
+        to_create: list[str] = []
         for start in range(0, len(ordered), CHUNK):
-            await self.reconcile(ordered[start:start + CHUNK])
+            to_create.extend(await self.reconcile(ordered[start:start + CHUNK], create=False))
+        if to_create:
+            # Looked at again in the batch: a spec event may have created or changed them meanwhile.
+            await self.reconcile(to_create)
 
-    async def reconcile(self, names: list[str]) -> None:
-        """Compare desired with actual for these topics, act, and publish every status that changed."""
+    async def reconcile(self, names: list[str], *, create: bool = True) -> list[str]:
+        """Compare desired with actual for these topics, act, and publish every status that changed. Without
+        ``create``, the topics to create are left as they are and named in the answer."""
         async with self.lock:
             names = sorted(self._fence(names))
             if not names:
-                return
+                return []
             try:
                 looks = await self._look(names)
             except AdminError as exc:
                 log.warning("cannot read the cluster; will retry at the next resync", error=str(exc))
-                return
+                return []
             sends: Sends = []
             policy = self.policy() if self.policy is not None else None
             creating: dict[str, Planned] = {}
@@ -139,11 +146,12 @@ class Reconciler:
                     except Exception as exc:  # noqa: BLE001 - one topic's failure never stops the others
                         log.exception("reconcile failed; will retry at the next resync")
                         sends.extend(await self._report_failure(name, topic, exc))
-            if creating:
+            if creating and create:
                 sends.extend(await self._create_all(creating))
         # The records are queued in order; waiting for their acknowledgements outside the lock lets the next batch of
         # specs be handled meanwhile (the caller still returns, and its offsets commit, only once they are durable).
         await asyncio.gather(*sends)
+        return [] if create else sorted(creating)
 
     async def _look(self, names: list[str]) -> dict[str, Look]:
         """One read of the cluster for these topics: their descriptions, the topic defaults where a spec leaves a new

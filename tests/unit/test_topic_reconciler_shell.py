@@ -22,7 +22,7 @@ from services.common.outbox import MemoryOutbox
 from services.common.settings import PlacementSettings, ReconcilerSettings, Settings
 from services.topic_reconciler.app import TopicReconciler
 from services.topic_reconciler.placing import Placing
-from services.topic_reconciler.reconciler import Reconciler
+from services.topic_reconciler.reconciler import CHUNK, Reconciler
 from tests.unit.records import Message, Record, record
 from tests.unit.simulated import THREE_BROKERS, simulated_cluster
 
@@ -362,6 +362,22 @@ async def test_topics_of_one_look_are_created_in_one_request_each_with_its_own_o
     del admin.failures["create_topics"]
     await reconciler.resync()
     assert statuses(outbox, "d")[-1].ready and statuses(outbox, "e")[-1].ready
+
+
+async def test_a_resync_creates_its_topics_in_one_request_whatever_its_chunks(refusing) -> None:
+    """Issue 52: a resync reads thousands of topics a chunk at a time, and created those missing a chunk at a time: on
+    real Kafka each chunk's directories waited for the brokers to create the logs of the chunk before (1.4-24 s a
+    chunk of 200, after a lost lease in a burst of 3,000). They are now created in one request, after the chunks."""
+    reconciler, admin, clock, outbox = refusing
+    names = [f"t{i:03}" for i in range(2 * CHUNK + 50)]
+    for offset, name in enumerate(names):
+        reconciler.memory.apply_spec(name, TopicSpec(name=name, partitions=1, replicas=1), offset, "c")
+    await reconciler.resync()
+    assert admin.calls["create_topics"] == 1 and admin.calls["describe_topics"] > 3  # every chunk looked at
+    assert all(statuses(outbox, name)[-1].ready for name in names)
+    assert sorted(p.topic for p in outbox.on(TOPICS.placements)) == names
+    await reconciler.resync()  # nothing left to create
+    assert admin.calls["create_topics"] == 1
 
 
 async def test_no_topic_is_created_before_the_bus_has_it_as_ballasts(refusing, monkeypatch) -> None:
