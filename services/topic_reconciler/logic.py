@@ -359,8 +359,12 @@ def placeholders_filled(placeholders: PlaceholderRecord | None, actual: TopicDes
 
 
 def _short(placeholders: PlaceholderRecord, actual: TopicDescription) -> bool:
-    return any(index < len(actual.partitions) and len(actual.partitions[index].replicas) < len(replicas)
-               for index, replicas in enumerate(placeholders.assignment))
+    return any(_short_of(actual, index, replicas) for index, replicas in enumerate(placeholders.assignment))
+
+
+def _short_of(actual: TopicDescription, index: int, replicas: list[int]) -> bool:
+    """The topic's partition ``index`` has fewer replicas than the record's (a partition it no longer has is not)."""
+    return index < len(actual.partitions) and len(actual.partitions[index].replicas) < len(replicas)
 
 
 def filled_without_ballast(placeholders: PlaceholderRecord, actual: TopicDescription) -> dict[int, list[int]]:
@@ -372,7 +376,7 @@ def filled_without_ballast(placeholders: PlaceholderRecord, actual: TopicDescrip
     no longer has counts none."""
     filled: dict[int, list[int]] = {}
     for index, replicas in enumerate(placeholders.assignment):
-        if index >= len(actual.partitions) or len(actual.partitions[index].replicas) < len(replicas):
+        if index >= len(actual.partitions) or _short_of(actual, index, replicas):
             continue
         known = set(placeholder.real(replicas))
         missing = len(replicas) - len(known)

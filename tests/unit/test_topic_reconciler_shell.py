@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from events import TOPICS, Condition, TopicSpec, TopicSpecDeleted, TopicStatus
+from events import TOPICS, Condition, PlaceholderRecord, TopicSpec, TopicSpecDeleted, TopicStatus
 from services.cluster_sim.app import Simulator
 from services.adapters.admin import ClusterUnavailable, OperationRefused
 from services.adapters.admin.simulator import SimulatorClusterAdmin
@@ -640,8 +640,6 @@ async def test_placeholders_filled_without_a_fill_of_its_own_are_announced_as_pl
     """A restart that finds a topic's placeholders taken on the cluster (its reassignment landed, the reconciler
     stopped before saying so; or Cruise Control's RF change filled them): the brokers that took them are counted as
     placed, in one "fill-placeholders" placement, and the record is closed. Nothing moves."""
-    from events import PlaceholderRecord
-
     async with simulated_cluster(brokers=THREE_BROKERS) as cluster:
         await cluster.admin.create_topic("filled", 3, 3, assignment=[[1, 2, 3], [2, 3, 1], [3, 1, 2]])
         outbox = MemoryOutbox()
@@ -667,8 +665,6 @@ async def test_a_topic_made_again_closes_the_placeholders_of_the_one_deleted_wit
         tmp_path: Path) -> None:
     """A topic deleted outside Ballast while it waited for brokers, and created again in full: the old record is
     not the new topic's. It is closed, and only the creation's own replicas are counted."""
-    from events import PlaceholderRecord
-
     async with simulated_cluster(brokers=THREE_BROKERS) as cluster:
         outbox = MemoryOutbox()
         outbox.put(TOPICS.specs, TopicSpec(name="again", partitions=3, replicas=3))
