@@ -191,7 +191,8 @@ def through_ballast(stack: LocalStack, statuses: Statuses, names: list[str], tim
     offsets: dict[bytes, int] = {}
     specs = [TopicSpec(name=n, partitions=PARTITIONS, replicas=REPLICAS) for n in names]
     began = time.monotonic()
-    busio.publish(stack.settings().bus, TOPICS.specs, specs, offsets_by_key=offsets, via=statuses.producer)
+    busio.publish(stack.settings().bus, TOPICS.specs, specs, offsets_by_key=offsets, via=statuses.producer,
+                  as_burst=True)
     generations = {key.decode(): offset + 1 for key, offset in offsets.items()}
     while not statuses.all_ready(generations):
         if time.monotonic() - began > timeout_s:

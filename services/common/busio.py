@@ -16,6 +16,7 @@ from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, Topi
 from tenacity import Retrying, retry_if_exception, stop_after_delay, wait_exponential
 
 from events import Decoded, InvalidEvent, decode, encode
+from events.bursts import Burst
 from events.limits import bounded
 from events.models import Event
 from events.topics import BusTopic
@@ -187,15 +188,18 @@ def produce(bus: BusSettings, items: list[tuple[str, bytes | None, bytes | None,
 
 
 def publish(bus: BusSettings, topic: BusTopic[E], events: Iterable[E], *,
-            offsets_by_key: dict[bytes, int] | None = None, via: tuple[Producer, Refusal] | None = None) -> int:
+            offsets_by_key: dict[bytes, int] | None = None, via: tuple[Producer, Refusal] | None = None,
+            as_burst: bool = False) -> int:
     """Produce these events to their topic, each keyed by its own key, and wait until the bus has them all. An event
-    the topic does not carry is refused before anything is sent."""
-    records = []
+    the topic does not carry is refused before anything is sent. ``as_burst``: several events are marked as one
+    burst (``events.bursts``), so that a consumer that batches them takes them together, as soon as all are in."""
+    events = list(events)
     for event in events:
         if not isinstance(event, topic.events):
             raise TypeError(f"{topic.name} carries {', '.join(t.__name__ for t in topic.events)}, "
                             f"not {type(event).__name__}")
-        records.append((topic.name, event.key.encode(), encode(event), None))
+    headers = [Burst.new(len(events)).header()] if as_burst and len(events) > 1 else None
+    records = [(topic.name, event.key.encode(), encode(event), headers) for event in events]
     return produce(bus, records, offsets_by_key=offsets_by_key, via=via)
 
 

@@ -10,6 +10,9 @@ once the agent's body has handled them (taken the next batch), as in faust.
 With ``quiet``, a batch goes once no event has come for that long (or at ``within``, or full): a burst that reaches
 the consumer in several fetches (a user's `apply` of 300 topics came as 60 and 240) is then one batch, and handled as
 one (one CreateTopics), where a fixed short window cut it in two and the second waited on the brokers for the first.
+
+With ``bursts`` (``services.common.bursts``), a batch of complete bursts goes as soon as their last record is in, and
+one that holds a burst not yet complete waits for the rest (up to the bursts' own wait) past the window and quiet.
 """
 
 from __future__ import annotations
@@ -22,16 +25,19 @@ import faust
 from faust.types import EventT
 from mode.utils.times import Seconds, want_seconds
 
+from services.common.bursts import BurstGathering
+
 
 class BatchingStream(faust.Stream):
     def take_events(self, max_: int, within: Seconds,  # type: ignore[override]
-                    quiet: Seconds | None = None) -> AsyncGenerator[list[EventT], None]:
-        batches = self._batches(max_, within, quiet)
+                    quiet: Seconds | None = None, bursts: BurstGathering | None = None
+                    ) -> AsyncGenerator[list[EventT], None]:
+        batches = self._batches(max_, within, quiet, bursts)
         # faust closes a stream's batching generators when the stream stops.
         self._active_agens.add(batches)
         return batches
 
-    async def _batches(self, max_: int, within: Seconds, quiet: Seconds | None
+    async def _batches(self, max_: int, within: Seconds, quiet: Seconds | None, bursts: BurstGathering | None
                        ) -> AsyncGenerator[list[EventT], None]:
         loop = asyncio.get_running_loop()
         window = want_seconds(within) if within else 0.0
@@ -53,6 +59,8 @@ class BatchingStream(faust.Stream):
             if not pending:
                 first_at = loop.time()
             pending.append(event)
+            if bursts is not None:
+                bursts.note(event.message.headers)
             arrived.set()
             if len(pending) >= max_:
                 full.set()
@@ -66,8 +74,10 @@ class BatchingStream(faust.Stream):
         try:
             while not self.should_stop:
                 await self.wait_for_stopped(arrived)
-                await self._gathered(first_at + window, lull, arrived, full)
+                await self._gathered(first_at, window, lull, arrived, full, bursts)
                 batch, pending[:] = list(pending), []
+                if bursts is not None:
+                    bursts.taken()
                 arrived.clear()
                 full.clear()
                 taken.set()
@@ -82,15 +92,23 @@ class BatchingStream(faust.Stream):
             self.enable_acks = acks_before
             self._processors.remove(collect)
 
-    async def _gathered(self, until: float, lull: float | None, arrived: asyncio.Event, full: asyncio.Event) -> None:
-        """Wait until the batch is full, ``until`` comes, or (given ``lull``) no event has arrived for that long."""
+    async def _gathered(self, first_at: float, window: float, lull: float | None, arrived: asyncio.Event,
+                        full: asyncio.Event, bursts: BurstGathering | None) -> None:
+        """Wait until the batch is full, its window has passed, (given ``lull``) no event has arrived for that long,
+        or (given ``bursts``) it holds complete bursts only; a burst not yet complete holds it up to their wait."""
         loop = asyncio.get_running_loop()
-        while not full.is_set() and not self.should_stop and (left := until - loop.time()) > 0:
-            if lull is None:
+        while not full.is_set() and not self.should_stop:
+            if bursts is not None and bursts.done():
+                return
+            holding = bursts is not None and bursts.holding()
+            limit = max(window, bursts.wait_s) if bursts is not None and holding else window
+            left = first_at + limit - loop.time()
+            if left <= 0:
+                return
+            if lull is None and bursts is None:
                 await self.wait_for_stopped(full, timeout=left)
                 return
             arrived.clear()
-            await self.wait_for_stopped(arrived, timeout=min(lull, left))
-            if not arrived.is_set():
+            await self.wait_for_stopped(arrived, timeout=left if holding or lull is None else min(lull, left))
+            if not arrived.is_set() and lull is not None and not holding:
                 return  # quiet
-        

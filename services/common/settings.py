@@ -254,6 +254,10 @@ class ReconcilerSettings(BaseModel):
     # half a second (3,000 specs in 0.06-0.4 s here) and its quiet period ends it.
     spec_batch_quiet_s: float = Field(default=0.1, gt=0, le=5)
     spec_batch_window_s: float = Field(default=0.5, gt=0, le=30)
+    # A burst of specs marked by its publisher (``ballast apply``; ``events.bursts``) goes as one batch as soon as its
+    # last spec is in, without the quiet period, and is held past the window while its rest comes: at most this long
+    # from its first spec (a publisher that stopped half-way, or a restart in the middle of a burst).
+    spec_burst_wait_s: float = Field(default=5.0, gt=0, le=60)
 
 
 class AutoRebalanceSettings(BaseModel):

@@ -18,6 +18,7 @@ from events.envelope import utcnow
 from events.topics import group as topic_group
 from services.adapters.admin import ClusterAdmin, make_cluster_admin
 from services.common.agents import Handler, Supervisor
+from services.common.bursts import BurstGathering
 from services.common.bus import BATCH_WAIT_S, DeadLetters, consumer_group, make_app, raw_topic
 from services.common.health import add_health_page
 from services.common.logging import get_logger
@@ -106,11 +107,13 @@ class TopicReconciler:
         async def specs(stream: faust.StreamT) -> None:
             tuning = self.settings.reconciler
             async for events in stream.take_events(SPEC_BATCH, within=tuning.spec_batch_window_s,
-                                                   quiet=tuning.spec_batch_quiet_s):
+                                                   quiet=tuning.spec_batch_quiet_s,
+                                                   bursts=BurstGathering(tuning.spec_burst_wait_s)):
                 await intake.ready.wait()
                 received = time.time()
                 await supervisor.handle(events, intake.on_spec_events)
-                self.last_batch = {"events": len(events), "handledS": round(time.time() - received, 3),
+                self.last_batch = {"number": self.last_batch.get("number", 0) + 1, "events": len(events),
+                                   "handledS": round(time.time() - received, 3),
                                    "oldestAgeS": round(received - events[0].message.timestamp, 3)}
 
         def handled_when_ready(name: str, handler: Handler) -> Callable[[faust.StreamT], Awaitable[None]]:

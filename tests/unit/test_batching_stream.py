@@ -9,6 +9,8 @@ from typing import Any
 import faust
 import pytest
 
+from events.bursts import Burst
+from services.common.bursts import BurstGathering
 from services.common.faust_stream import BatchingStream
 
 
@@ -115,3 +117,54 @@ async def test_a_steady_stream_still_goes_once_its_first_event_has_waited_the_wi
             await asyncio.sleep(0.05)
         await _until(lambda: sum(map(len, batches)) == 40, "forty events")
     assert len(batches) > 1 and [v for b in batches for v in b] == list(range(40))
+
+
+async def _taking_bursts(within: float, quiet: float, burst_wait: float) -> tuple[Any, list[list[int]]]:
+    app = _app()
+    batches: list[list[int]] = []
+
+    @app.agent()
+    async def take(stream: faust.StreamT) -> AsyncIterator[None]:
+        async for events in stream.take_events(1000, within=within, quiet=quiet,
+                                               bursts=BurstGathering(burst_wait)):
+            batches.append([event.value for event in events])
+            yield None
+
+    return take, batches
+
+
+async def test_a_complete_burst_goes_without_waiting_for_the_quiet_period() -> None:
+    # A 30 s quiet period and window: the batch can go within _until's 5 s only because the burst is complete.
+    take, batches = await _taking_bursts(within=30.0, quiet=30.0, burst_wait=30.0)
+    burst = Burst.new(3)
+    async with take.test_context() as agent:
+        for value in range(3):
+            await agent.put(value, headers=[burst.header()], wait=False)
+        await _until(lambda: sum(map(len, batches)) == 3, "the burst")
+    assert batches == [[0, 1, 2]]
+
+
+async def test_a_burst_whose_parts_come_further_apart_than_window_and_quiet_is_one_batch() -> None:
+    take, batches = await _taking_bursts(within=0.1, quiet=0.05, burst_wait=30.0)
+    burst = Burst.new(5)
+    async with take.test_context() as agent:
+        for part in ([0, 1], [2, 3], [4]):
+            for value in part:
+                await agent.put(value, headers=[burst.header()], wait=False)
+            await asyncio.sleep(0.3)
+        await _until(lambda: sum(map(len, batches)) == 5, "the burst")
+    assert batches == [[0, 1, 2, 3, 4]]
+
+
+async def test_a_burst_whose_rest_never_comes_goes_at_the_bursts_wait_and_unmarked_events_keep_the_quiet() -> None:
+    take, batches = await _taking_bursts(within=0.1, quiet=0.05, burst_wait=0.6)
+    burst = Burst.new(10)
+    async with take.test_context() as agent:
+        await agent.put(0, headers=[burst.header()], wait=False)
+        await asyncio.sleep(0.3)  # past the window and the quiet period: held for the burst's rest
+        await agent.put(1, headers=[burst.header()], wait=False)
+        await _until(lambda: sum(map(len, batches)) == 2, "the part of the burst")
+        await agent.put(7, wait=False)
+        await _until(lambda: sum(map(len, batches)) == 3, "the unmarked event")
+    # Two of ten came: held together until the bursts' wait, then the unmarked event alone after its quiet period.
+    assert batches == [[0, 1], [7]]

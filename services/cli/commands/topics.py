@@ -82,11 +82,12 @@ def apply(
     sent = [m for m in manifests if not isinstance(m, TopicSpec) or diffs[m.name].publish]
     offsets: dict[bytes, int] = {}  # of the specs: a spec's generation is its record's offset + 1
     if sent_specs := [m for m in sent if isinstance(m, TopicSpec)]:
-        busio.publish(settings.bus, spec_topics(settings).specs, sent_specs, offsets_by_key=offsets)
+        busio.publish(settings.bus, spec_topics(settings).specs, sent_specs, offsets_by_key=offsets, as_burst=True)
     if requests := [m for m in sent if isinstance(m, RebalanceRequest)]:
         busio.publish(settings.bus, TOPICS.rebalance_requests, requests)
     if pruned:
-        busio.publish(settings.bus, spec_topics(settings).specs, [TopicSpecDeleted(name=d.name) for d in pruned])
+        busio.publish(settings.bus, spec_topics(settings).specs, [TopicSpecDeleted(name=d.name) for d in pruned],
+                      as_burst=True)
     for d in pruned:
         console.print(f"topic spec {escape(d.name)}: withdrawn", soft_wrap=True)
     for m in manifests:
@@ -206,7 +207,7 @@ def delete(
                       soft_wrap=True)
     confirm(yes, "nothing deleted")
     events = [TopicSpecDeleted(name=name) for name in topics]
-    busio.publish(settings.bus, spec_topics(settings).specs, events)
+    busio.publish(settings.bus, spec_topics(settings).specs, events, as_burst=True)
     said = {**dict.fromkeys(retaining, " (topic retained)"), **dict.fromkeys(absent, " (there is no topic)")}
     for name in topics:
         console.print(f"topic spec {name}: withdrawn{said.get(name, '')}")

@@ -14,11 +14,13 @@ import pytest
 from confluent_kafka.admin import AdminClient, NewTopic
 
 from events import TOPICS, InvalidEvent, ReplicasChangeState, TopicSpec, TopicStatus, decode, encode
+from events.bursts import Burst, burst_of
 from services.common import busio
 from services.adapters.admin import TopicAlreadyExists
 from services.adapters.admin.kafka import KafkaClusterAdmin
 from services.local.stack import LocalStack
 from tests.integration.harness import Ballast, Watcher
+from tests.patience import until
 
 
 def cli(stack: LocalStack, *args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
@@ -434,3 +436,37 @@ def test_the_documented_spec_record_from_a_plain_kafka_client_gets_the_documente
     assert (status["topic"], status["partitions"], status["origin"]) == (topic, 6, "created")
     assert status["observedGeneration"] == status["generation"] >= 1
     assert status["conditions"][0]["type"] == "Ready" and status["conditions"][0]["status"] == "True"
+
+
+def test_a_burst_of_specs_is_one_batch_of_the_reconciler_however_it_arrives(ballast: Ballast, name: str,
+                                                                            tmp_path: Path) -> None:
+    """Issue 52: `apply` marks its specs as one burst; the reconciler takes them as one batch (one CreateTopics) as
+    soon as the last is in, even when the bus delivers them further apart than its spec window and quiet period."""
+    stack = ballast.stack
+    bus = stack.settings().bus
+    specs = [TopicSpec(name=f"{name}-burst-{i}", partitions=1, replicas=1) for i in range(6)]
+    burst = Burst.new(len(specs))
+
+    def last_batch() -> dict:
+        return stack.http.get(stack.health_url("topic-reconciler"), timeout=5).json()["lastSpecBatch"]
+
+    before = last_batch().get("number", 0)
+    busio.produce(bus, [(TOPICS.specs.name, s.key.encode(), encode(s), [burst.header()]) for s in specs[:3]])
+    time.sleep(1.0)  # twice the stack's spec window (0.5 s); well within the burst's wait (5 s)
+    busio.produce(bus, [(TOPICS.specs.name, s.key.encode(), encode(s), [burst.header()]) for s in specs[3:]])
+    for spec in specs:
+        ballast.watcher.wait_status(spec.name, lambda s: s.ready, "ready")
+    # The health page shows a batch once handled, which may be after its statuses, and after a batch of the test
+    # before still being handled; cut in two, no batch of six would come.
+    until("the six specs handled as one batch", lambda: batch if (batch := last_batch()).get("number", 0) > before
+          and batch["events"] == len(specs) else None, timeout_s=60)
+
+    # The CLI marks what one apply publishes as one burst.
+    manifest = tmp_path / "topics.yaml"
+    manifest.write_text("\n---\n".join(f"name: {name}-applied-{i}\npartitions: 1\nreplicas: 1" for i in range(3)))
+    assert cli(stack, "apply", "-f", str(manifest)).returncode == 0
+    applied = {r.key: burst_of(r.headers) for r in busio.consume(bus, [TOPICS.specs.name], follow=False, idle_s=0.0)
+               if r.key is not None and r.key.decode().startswith(f"{name}-applied-")}
+    assert len(applied) == 3
+    (one_burst,) = set(applied.values())
+    assert one_burst is not None and one_burst.size == 3
