@@ -10,10 +10,14 @@ header is a hint about timing only: a record without it, or with one that does n
 from __future__ import annotations
 
 import uuid
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 HEADER = "ballast-burst"
+# Anything longer is not a burst Ballast marked (a UUID and a size of at most nine digits): read as no burst, so a
+# hostile header can neither hold memory nor fail the reading.
+MAX_ID_CHARS = 64
+MAX_SIZE_DIGITS = 9
 
 
 @dataclass(frozen=True)
@@ -29,12 +33,12 @@ class Burst:
         return HEADER, f"{self.id}/{self.size}".encode()
 
 
-def burst_of(headers: Sequence[tuple[str, bytes | None]] | None) -> Burst | None:
+def burst_of(headers: Sequence[tuple[str, bytes | None]] | Mapping[str, bytes | None] | None) -> Burst | None:
     """The burst a record's headers name, or None (no header, or one that does not read as ``<id>/<size>``)."""
-    for name, value in headers or ():
-        if name != HEADER or value is None:
+    for name, value in (headers.items() if isinstance(headers, Mapping) else headers or ()):
+        if name != HEADER or not isinstance(value, bytes) or len(value) > MAX_ID_CHARS + 1 + MAX_SIZE_DIGITS:
             continue
-        burst_id, _, size = value.decode("utf-8", "replace").rpartition("/")
-        if burst_id and size.isascii() and size.isdigit() and int(size) > 0:
+        burst_id, _, size = value.decode("ascii", "replace").rpartition("/")
+        if burst_id and len(size) <= MAX_SIZE_DIGITS and size.isascii() and size.isdigit() and int(size) > 0:
             return Burst(burst_id, int(size))
     return None

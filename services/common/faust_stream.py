@@ -101,14 +101,15 @@ class BatchingStream(faust.Stream):
             if bursts is not None and bursts.done():
                 return
             holding = bursts is not None and bursts.holding()
-            limit = max(window, bursts.wait_s) if bursts is not None and holding else window
-            left = first_at + limit - loop.time()
+            left = first_at + (max(window, bursts.wait_s) if bursts is not None and holding else window) - loop.time()
             if left <= 0:
                 return
             if lull is None and bursts is None:
                 await self.wait_for_stopped(full, timeout=left)
                 return
+            # A burst not yet complete waits for its rest, however long the bus takes between its records.
+            quiet = None if holding else lull
             arrived.clear()
-            await self.wait_for_stopped(arrived, timeout=left if holding or lull is None else min(lull, left))
-            if not arrived.is_set() and lull is not None and not holding:
-                return  # quiet
+            await self.wait_for_stopped(arrived, timeout=min(quiet, left) if quiet is not None else left)
+            if quiet is not None and not arrived.is_set():
+                return

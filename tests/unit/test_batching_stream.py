@@ -9,7 +9,7 @@ from typing import Any
 import faust
 import pytest
 
-from events.bursts import Burst
+from events.bursts import HEADER, Burst
 from services.common.bursts import BurstGathering
 from services.common.faust_stream import BatchingStream
 
@@ -157,7 +157,7 @@ async def test_a_burst_whose_parts_come_further_apart_than_window_and_quiet_is_o
 
 
 async def test_a_burst_whose_rest_never_comes_goes_at_the_bursts_wait_and_unmarked_events_keep_the_quiet() -> None:
-    take, batches = await _taking_bursts(within=0.1, quiet=0.05, burst_wait=0.6)
+    take, batches = await _taking_bursts(within=0.1, quiet=0.05, burst_wait=1.5)
     burst = Burst.new(10)
     async with take.test_context() as agent:
         await agent.put(0, headers=[burst.header()], wait=False)
@@ -168,3 +168,14 @@ async def test_a_burst_whose_rest_never_comes_goes_at_the_bursts_wait_and_unmark
         await _until(lambda: sum(map(len, batches)) == 3, "the unmarked event")
     # Two of ten came: held together until the bursts' wait, then the unmarked event alone after its quiet period.
     assert batches == [[0, 1], [7]]
+
+
+async def test_a_hostile_burst_header_is_no_burst_and_the_stream_goes_on() -> None:
+    take, batches = await _taking_bursts(within=0.1, quiet=0.05, burst_wait=30.0)
+    async with take.test_context() as agent:
+        await agent.put(0, headers=[(HEADER, b"x/" + b"9" * 5000)], wait=False)
+        await _until(lambda: batches == [[0]], "the event with the hostile header, after its quiet period")
+        for value in (1, 2):
+            await agent.put(value, wait=False)
+        await _until(lambda: sum(map(len, batches)) == 3, "the events after it")
+    assert [v for b in batches for v in b] == [0, 1, 2]
