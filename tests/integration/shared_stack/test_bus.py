@@ -14,7 +14,7 @@ import pytest
 from confluent_kafka.admin import AdminClient, NewTopic
 
 from events import TOPICS, InvalidEvent, ReplicasChangeState, TopicSpec, TopicStatus, decode, encode
-from events.bursts import Burst, burst_of
+from events.bursts import HEADER, Burst, burst_of
 from services.common import busio
 from services.adapters.admin import TopicAlreadyExists
 from services.adapters.admin.kafka import KafkaClusterAdmin
@@ -463,6 +463,13 @@ def test_a_burst_of_specs_is_one_batch_of_the_reconciler_however_it_arrives(ball
     # before still being handled; cut in two, no batch of six would come.
     until("the six specs handled as one batch", lambda: batch if (batch := last_batch()).get("number", 0) > before
           and batch["events"] == len(specs) else None, timeout_s=60)
+
+    # A header that does not read is no burst: the spec is handled after its quiet period, and the next ones too.
+    hostile, after = (TopicSpec(name=f"{name}-hostile-{i}", partitions=1, replicas=1) for i in range(2))
+    busio.produce(bus, [(TOPICS.specs.name, hostile.key.encode(), encode(hostile), [(HEADER, b"x/" + b"9" * 5000)]),
+                        (TOPICS.specs.name, after.key.encode(), encode(after), None)], via=producer)
+    for spec in (hostile, after):
+        ballast.watcher.wait_status(spec.name, lambda s: s.ready, "ready")
 
     # The CLI marks what one apply publishes as one burst.
     manifest = tmp_path / "topics.yaml"
