@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 from events.bursts import burst_of
 
@@ -26,8 +27,8 @@ class BurstGathering:
         # than a batch goes on in the next one).
         self._open: OrderedDict[str, tuple[int, int]] = OrderedDict()
         self._complete: OrderedDict[str, None] = OrderedDict()
-        self._in_batch: set[str] = set()
-        self._waiting: set[str] = set()  # those of the batch's bursts not yet complete
+        self._waiting: set[str] = set()  # the batch's bursts not yet complete
+        self._marked = 0
         self._unmarked = 0
 
     def note(self, headers: Sequence[tuple[str, bytes | None]] | Mapping[str, bytes | None] | None) -> None:
@@ -36,7 +37,7 @@ class BurstGathering:
         if burst is None:
             self._unmarked += 1
             return
-        self._in_batch.add(burst.id)
+        self._marked += 1
         if burst.id in self._complete:
             return  # delivered again
         size, seen = self._open.pop(burst.id, (burst.size, 0))
@@ -47,7 +48,7 @@ class BurstGathering:
         self._remember(self._open, burst.id, (size, seen + 1))
         self._waiting.add(burst.id)
 
-    def _remember(self, bursts: OrderedDict, burst_id: str, value: object) -> None:
+    def _remember(self, bursts: OrderedDict[str, Any], burst_id: str, value: object) -> None:
         bursts[burst_id] = value
         while len(bursts) > MAX_BURSTS:
             # A forgotten open burst no longer holds a batch.
@@ -59,10 +60,9 @@ class BurstGathering:
 
     def done(self) -> bool:
         """The batch holds records of bursts only, every one of them complete: nothing more to wait for."""
-        return bool(self._in_batch) and not self._unmarked and not self._waiting
+        return bool(self._marked) and not self._unmarked and not self._waiting
 
     def taken(self) -> None:
         """The batch went: bursts still open go on counting in the next."""
-        self._in_batch.clear()
         self._waiting.clear()
-        self._unmarked = 0
+        self._marked = self._unmarked = 0

@@ -101,7 +101,8 @@ class BatchingStream(faust.Stream):
             if bursts is not None and bursts.done():
                 return
             holding = bursts is not None and bursts.holding()
-            left = first_at + (max(window, bursts.wait_s) if bursts is not None and holding else window) - loop.time()
+            limit = max(window, bursts.wait_s) if bursts is not None and holding else window
+            left = first_at + limit - loop.time()
             if left <= 0:
                 return
             if lull is None and bursts is None:
