@@ -34,7 +34,9 @@ def test_the_groups_that_start_clusters_and_stacks_go_before_the_unit_tests() ->
     waiting, short = rank_of("tests/integration/test_shards.py::t"), rank_of("tests/integration/test_cli_stack.py::t")
     up, instances = rank_of("tests/kafka/test_up.py::t"), rank_of("tests/integration/test_instances.py::t")
     compose = rank_of("tests/containers/test_compose.py::t")
-    assert kafka == spark < shared < compose < instances < up < waiting < short < unit
+    # The secured cluster's two minutes before the short modules: collected last, it would run last.
+    secured = rank_of("tests/kafka/secure/test_tenant_gate.py::t")
+    assert kafka == spark < shared < compose < instances < up < secured < waiting < short < unit
 
 
 def test_the_last_worker_starts_with_the_unit_tests_and_the_others_take_them_when_nothing_else_is_left() -> None:
