@@ -33,10 +33,10 @@ def test_the_groups_that_start_clusters_and_stacks_go_before_the_unit_tests() ->
     shared, unit = rank_of("tests/integration/shared_stack/test_bus.py::t"), rank_of("tests/unit/test_events.py::t")
     waiting, short = rank_of("tests/integration/test_shards.py::t"), rank_of("tests/integration/test_cli_stack.py::t")
     up, instances = rank_of("tests/kafka/test_up.py::t"), rank_of("tests/integration/test_instances.py::t")
-    compose = rank_of("tests/containers/test_compose.py::t")
+    compose, throttle = rank_of("tests/containers/test_compose.py::t"), rank_of("tests/kafka/test_throttle.py::t")
     # The secured cluster's two minutes before the short modules: collected last, it would run last.
     secured = rank_of("tests/kafka/secure/test_tenant_gate.py::t")
-    assert kafka == spark < shared < compose < instances < up < secured < waiting < short < unit
+    assert kafka == spark < shared < compose < throttle < instances < up < secured < waiting < short < unit
 
 
 def test_the_last_worker_starts_with_the_unit_tests_and_the_others_take_them_when_nothing_else_is_left() -> None:
@@ -46,3 +46,47 @@ def test_the_last_worker_starts_with_the_unit_tests_and_the_others_take_them_whe
     assert next_group(groups, units_first=False) == KAFKA
     assert next_group(groups[2:], units_first=False) == "tests/unit/test_events.py"
     assert next_group(groups[:2], units_first=True) == KAFKA
+
+
+class _Worker:
+    """What the scheduler sees of a pytest-xdist worker: its id, and the tests it was sent."""
+
+    def __init__(self, worker_id: str) -> None:
+        self.gateway = type("Gateway", (), {"id": worker_id})()
+        self.shutting_down = False
+        self.sent: list[list[int]] = []
+
+    def send_runtest_some(self, indexes: list[int]) -> None:
+        self.sent.append(indexes)
+
+    def shutdown(self) -> None:
+        self.shutting_down = True
+
+
+def test_a_worker_gets_its_next_group_when_one_test_of_its_own_is_left_not_two() -> None:
+    from collections import OrderedDict
+
+    from tests.scheduling import GroupScheduling
+
+    crowds = ["tests/containers/test_compose.py::test_a", "tests/spark_cluster/test_standalone_cluster.py::test_b[1]",
+              "tests/spark_cluster/test_standalone_cluster.py::test_b[2]"]
+    throttle = ["tests/kafka/test_throttle.py::test_c"]
+    collection = crowds + throttle
+    scheduler = GroupScheduling.__new__(GroupScheduling)  # its state set here: no pytest config to read it from
+    worker = _Worker("gw0")
+    scheduler.numnodes = 2
+    scheduler.collection = collection
+    scheduler.log = lambda *_: None
+    scheduler.workqueue = OrderedDict([(group_of(crowds[0]), dict.fromkeys(crowds, False)),
+                                       (group_of(throttle[0]), dict.fromkeys(throttle, False))])
+    scheduler.assigned_work = {worker: {}}
+    scheduler.registered_collections = {worker: collection}
+    scheduler._assign_work_unit(worker)
+    assert worker.sent == [[0, 1, 2]]
+    scheduler.mark_test_complete(worker, 0)  # two of its tests left: pytest-xdist would send the next group now
+    assert worker.sent == [[0, 1, 2]]
+    scheduler.mark_test_complete(worker, 1)  # one left, which the worker runs once it holds the next
+    assert worker.sent == [[0, 1, 2], [3]]
+    assert not worker.shutting_down
+    scheduler.mark_test_complete(worker, 2)  # nothing left to give: told to run what it holds and stop
+    assert worker.shutting_down and worker.sent == [[0, 1, 2], [3]]
