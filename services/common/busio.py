@@ -43,8 +43,10 @@ class NotAuthorized(RuntimeError):
 
 def not_authorized(bus: BusSettings, doing: str, topic: str, error: KafkaError) -> NotAuthorized:
     who = f"{bus.sasl_username!r}" if bus.sasl_username else "this client"
+    # The broker's words for the code, not the error's own text: raised by produce() itself, librdkafka puts
+    # "Unable to produce message: " before them, and the line would depend on which came first.
     return NotAuthorized(f"the bus at {bus.bootstrap_servers} refused to let {who} {doing} {topic}: "
-                         f"{error.str()} (Kafka's ACLs)")
+                         f"{KafkaError(error.code()).str()} (Kafka's ACLs)")
 
 
 def _refused_topic(bus: BusSettings, doing: str, topic: str, error: KafkaError | None) -> None:

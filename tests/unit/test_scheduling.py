@@ -36,7 +36,7 @@ def test_the_groups_that_start_clusters_and_stacks_go_before_the_unit_tests() ->
     compose, throttle = rank_of("tests/containers/test_compose.py::t"), rank_of("tests/kafka/test_throttle.py::t")
     # The secured cluster's two minutes before the short modules: collected last, it would run last.
     secured = rank_of("tests/kafka/secure/test_tenant_gate.py::t")
-    assert kafka == spark < shared < compose < throttle < instances < up < secured < waiting < short < unit
+    assert kafka == spark < shared < compose < instances < up < throttle < secured < waiting < short < unit
 
 
 def test_the_last_worker_starts_with_the_unit_tests_and_the_others_take_them_when_nothing_else_is_left() -> None:
