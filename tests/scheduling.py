@@ -126,6 +126,6 @@ class GroupScheduling(LoadScopeScheduling):
         taken a test earlier waits behind that test. The Spark cluster's module is two tests of one and two minutes:
         the worker that began it took test_throttle's six minutes at once, which then began three minutes later than
         on a worker free meanwhile, and ended the run (2026-12-04: 865 s, against 798 s in the run before)."""
-        if not node.shutting_down and self.workqueue and self._pending_of(self.assigned_work[node]) > 1:
+        if self.workqueue and self._pending_of(self.assigned_work[node]) > 1:
             return
         super()._reschedule(node)

@@ -3,7 +3,10 @@ stack or a Spark session are one group each, so what they share starts once per 
 
 from __future__ import annotations
 
-from tests.scheduling import CROWDS, KAFKA, SECURE, SHARED_STACKS, SPARK, group_of, next_group, rank_of, unit_worker
+from collections import OrderedDict
+
+from tests.scheduling import (CROWDS, KAFKA, SECURE, SHARED_STACKS, SPARK, GroupScheduling, group_of, next_group, rank_of,
+                              unit_worker)
 
 
 def test_tests_that_share_something_are_one_group_and_the_others_a_group_per_module() -> None:
@@ -64,10 +67,6 @@ class _Worker:
 
 
 def test_a_worker_gets_its_next_group_when_one_test_of_its_own_is_left_not_two() -> None:
-    from collections import OrderedDict
-
-    from tests.scheduling import GroupScheduling
-
     crowds = ["tests/containers/test_compose.py::test_a", "tests/spark_cluster/test_standalone_cluster.py::test_b[1]",
               "tests/spark_cluster/test_standalone_cluster.py::test_b[2]"]
     throttle = ["tests/kafka/test_throttle.py::test_c"]
@@ -75,7 +74,6 @@ def test_a_worker_gets_its_next_group_when_one_test_of_its_own_is_left_not_two()
     scheduler = GroupScheduling.__new__(GroupScheduling)  # its state set here: no pytest config to read it from
     worker = _Worker("gw0")
     scheduler.numnodes = 2
-    scheduler.collection = collection
     scheduler.log = lambda *_: None
     scheduler.workqueue = OrderedDict([(group_of(crowds[0]), dict.fromkeys(crowds, False)),
                                        (group_of(throttle[0]), dict.fromkeys(throttle, False))])
