@@ -31,6 +31,7 @@ An instance left with no shard exits and stands by, as a single service's owner 
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import os
 import signal
@@ -61,6 +62,14 @@ POLL_S = 0.5
 # A gap this long between two of the lease thread's polls is logged (with how long it was): the thread needs the GIL,
 # and a process that holds it (a long garbage collection, a long C call) delays the polls towards max.poll.interval.
 LATE_POLL_S = 2.0
+# A standby whose client has not joined the group (no assignment, not even an empty one) this long after it began
+# starts a fresh client. A join takes seconds, at most a session and a rebalance timeout (12 s) while the group waits
+# for an owner killed -9; a fresh clone's run saw a replicas-change service whose librdkafka consumer never sent a
+# JoinGroup at all (no broker logged one for its group) and stood by for the whole 90 s its stack waited, while the
+# other services' lease groups, on the same coordinator, were joined within 3 s.
+JOIN_DEADLINE_S = 30.0
+# librdkafka's statistics, for the group's state in that warning (which join step it is stuck in).
+STATS_INTERVAL_MS = 5000
 
 
 def restart_as_standby() -> None:
@@ -88,27 +97,42 @@ class Lease:
         self._handover: Handover | None = None
         self._on_lost = on_lost or restart_as_standby
         self._bus = bus
-        self._consumer = Consumer({
-            **bus.confluent_config(),
-            "group.id": lease_group(service),
+        self._stopping = threading.Event()
+        self._thread: threading.Thread | None = None
+        # Whether this client has been given an assignment yet (an empty one too: joined as a standby), and the last
+        # group state librdkafka's statistics reported.
+        self._joined = False
+        self._group_state: dict[str, Any] = {}
+        self._consumer = self._subscribed_consumer()
+
+    def _subscribed_consumer(self) -> Consumer:
+        consumer = Consumer({
+            **self._bus.confluent_config(),
+            "group.id": lease_group(self.service),
             # The range assignor gives the first partitions to the members whose ids sort first, and member ids start
             # with the client id: the instances that started first keep what they hold, and one joining later never
             # takes a single service's lease.
-            "client.id": f"ballast-{service}-{time.time_ns():020d}-{uuid.uuid4().hex[:6]}",
-            "session.timeout.ms": bus.lease_session_timeout_ms,
+            "client.id": f"ballast-{self.service}-{time.time_ns():020d}-{uuid.uuid4().hex[:6]}",
+            "session.timeout.ms": self._bus.lease_session_timeout_ms,
             "heartbeat.interval.ms": 1000,
             # Also the rebalance timeout the coordinator waits for members to rejoin: Kafka's 5 minutes would hold
             # a takeover that long whenever a member leaves mid-rebalance. Both threads poll every 0.5 s at most,
             # except while a sharded service pauses (shards.PAUSE_TIMEOUT_S, less than this).
-            "max.poll.interval.ms": max(MAX_POLL_INTERVAL_MS, bus.lease_session_timeout_ms),
+            "max.poll.interval.ms": max(MAX_POLL_INTERVAL_MS, self._bus.lease_session_timeout_ms),
             "enable.auto.commit": False,
             "partition.assignment.strategy": "range",
+            "statistics.interval.ms": STATS_INTERVAL_MS,
+            "stats_cb": self._stats,
             "log_level": 0,
         })
-        self._stopping = threading.Event()
-        self._thread: threading.Thread | None = None
-        self._consumer.subscribe([TOPICS.leases.name], on_assign=self._assigned, on_revoke=self._revoked,
-                                 on_lost=self._dropped)
+        consumer.subscribe([TOPICS.leases.name], on_assign=self._assigned, on_revoke=self._revoked,
+                           on_lost=self._dropped)
+        return consumer
+
+    def _stats(self, stats: str) -> None:
+        group = json.loads(stats).get("cgrp") or {}
+        self._group_state = {key: group[key] for key in ("state", "join_state", "stateage", "rebalance_cnt",
+                                                          "rebalance_reason") if key in group}
 
     @property
     def owner(self) -> bool:
@@ -121,6 +145,8 @@ class Lease:
         return self.owned
 
     def _revoked(self, consumer: Any, partitions: list[TopicPartition]) -> None:
+        if consumer is not self._consumer:
+            return  # a client replaced while standing by, closing: what it held is not this instance's
         # Eager protocol: every rebalance revokes everything first. Nothing may act on a shard once this returns.
         if self._handover is not None and self.owned:
             try:
@@ -129,6 +155,9 @@ class Lease:
                 self._lost(f"the service did not stop acting on its shards in time ({exc!r})")
 
     def _assigned(self, consumer: Any, partitions: list[TopicPartition]) -> None:
+        if consumer is not self._consumer:
+            return
+        self._joined = True
         held = frozenset(p.partition for p in partitions
                          if p.topic == TOPICS.leases.name and p.partition < self.shards)
         if self.owned and not held:
@@ -141,7 +170,7 @@ class Lease:
             self._handover.assign(held)
 
     def _dropped(self, consumer: Any, partitions: list[TopicPartition]) -> None:
-        if self.owned:
+        if consumer is self._consumer and self.owned:
             self._lost("this instance was dropped from the group (its session expired)")
 
     def _lost(self, why: str) -> None:
@@ -171,8 +200,7 @@ class Lease:
         stop = threading.Event()
         previous = signal.signal(signal.SIGTERM, lambda *_: stop.set())
         try:
-            while not self.owner and not stop.is_set():
-                self.poll()
+            self._stand_by(stop)
         finally:
             signal.signal(signal.SIGTERM, previous)
             server.stop()
@@ -182,6 +210,21 @@ class Lease:
             logging.shutdown()
             os._exit(0)  # without leaving the group: see ``release``
         log.info("this instance owns the service now", service=self.service, shards=sorted(self.owned))
+
+    def _stand_by(self, stop: threading.Event) -> None:
+        """Poll until this instance owns the service or is asked to stop; a client that has not joined the group
+        within JOIN_DEADLINE_S is replaced by a fresh one (its coordinator, metadata and join found again)."""
+        began = time.monotonic()
+        while not self.owner and not stop.is_set():
+            self.poll()
+            if not self._joined and time.monotonic() - began > JOIN_DEADLINE_S:
+                log.warning("the lease group not joined; starting a fresh client", service=self.service,
+                            group=lease_group(self.service), waited_s=round(time.monotonic() - began, 1),
+                            group_state=self._group_state)
+                stuck, self._consumer, self._group_state = self._consumer, self._subscribed_consumer(), {}
+                # Closed aside: a client stuck in its join may take as long to leave.
+                threading.Thread(target=stuck.close, name="lease-close", daemon=True).start()
+                began = time.monotonic()
 
     def keep(self) -> None:
         """Stay in the group while the service runs, exiting the moment the lease is lost."""
