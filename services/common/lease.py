@@ -64,9 +64,10 @@ POLL_S = 0.5
 LATE_POLL_S = 2.0
 # A standby whose client has not joined the group (no assignment, not even an empty one) this long after it began
 # starts a fresh client. A join takes seconds, at most a session and a rebalance timeout (12 s) while the group waits
-# for an owner killed -9; a fresh clone's run saw a replicas-change service whose librdkafka consumer never sent a
-# JoinGroup at all (no broker logged one for its group) and stood by for the whole 90 s its stack waited, while the
-# other services' lease groups, on the same coordinator, were joined within 3 s.
+# for an owner killed -9; a fresh clone's run saw a replicas-change service whose librdkafka consumer never joined (no
+# broker's coordinator logged a JoinGroup for its group) and stood by for the whole 90 s its stack waited, while the
+# other services' lease groups, on the same coordinator, were joined within 3 s. Why is not known (its client logs
+# were off); the warning says which step librdkafka was in.
 JOIN_DEADLINE_S = 30.0
 # librdkafka's statistics, for the group's state in that warning (which join step it is stuck in).
 STATS_INTERVAL_MS = 5000
