@@ -4,7 +4,6 @@ from the group exits at once, except while it is stopping on its own."""
 from __future__ import annotations
 
 import threading
-import time
 
 from confluent_kafka import TopicPartition
 from structlog.testing import capture_logs
@@ -104,7 +103,8 @@ def test_a_sharded_instance_left_without_shards_or_unable_to_pause_exits() -> No
 
 def test_lease_partitions_beyond_the_shards_count_for_nothing() -> None:
     single, exits = lease()
-    single._assigned(single._consumer, parts(1, 2, 3))  # a bus with 4 partitions; a single service's lease is partition 0
+    # A bus with 4 partitions; a single service's lease is partition 0.
+    single._assigned(single._consumer, parts(1, 2, 3))
     assert not single.owner
     held, _, _ = sharded(shards=2)
     held._assigned(held._consumer, parts(1, 2, 3))
@@ -141,9 +141,10 @@ def standing_by(held: Lease) -> tuple[threading.Thread, threading.Event]:
     return thread, stop
 
 
-def test_a_standby_whose_client_never_joins_the_group_starts_a_fresh_one_and_ignores_the_old(monkeypatch) -> None:  # noqa: ANN001
-    """Seen once: a service's librdkafka consumer that never sent a JoinGroup, its service standing by for good. Here
-    the client cannot join (its broker does not answer), so each deadline brings a fresh client."""
+def test_a_standby_whose_client_never_joins_starts_a_fresh_one_and_ignores_the_old(monkeypatch) -> None:  # noqa: ANN001
+    """Seen once: a service's librdkafka consumer that never joined (no coordinator logged its JoinGroup), its service
+    standing by for good. Here the client cannot join (its broker does not answer), so each deadline brings a fresh
+    client."""
     monkeypatch.setattr(lease_module, "JOIN_DEADLINE_S", 0.2)
     held, exits = lease()
     first = held._consumer
@@ -169,9 +170,13 @@ def test_a_standby_that_joined_without_the_lease_keeps_its_client(monkeypatch) -
     held, _ = lease()
     held._assigned(held._consumer, parts())  # joined; another instance owns the service
     first = held._consumer
+    polls: list[None] = []
+    polling = held.poll
+    held.poll = lambda: polls.append(polling())  # type: ignore[method-assign]
     thread, stop = standing_by(held)
     try:
-        time.sleep(1.0)  # five deadlines: a joined standby waits for the lease however long it takes
+        # Three polls of 0.5 s each: well past the deadline, which a joined standby waits out however long it takes.
+        until("three polls", lambda: True if len(polls) >= 3 else None)
     finally:
         stop.set()
         thread.join(timeout=WAIT_S)

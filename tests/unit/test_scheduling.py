@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from collections import OrderedDict
 
-from tests.scheduling import (CROWDS, KAFKA, SECURE, SHARED_STACKS, SPARK, GroupScheduling, group_of, next_group, rank_of,
-                              unit_worker)
+from tests.scheduling import (CROWDS, KAFKA, SECURE, SHARED_STACKS, SPARK, GroupScheduling, group_of, next_group,
+                              rank_of, unit_worker)
 
 
 def test_tests_that_share_something_are_one_group_and_the_others_a_group_per_module() -> None:
